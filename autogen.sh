@@ -1,0 +1,6 @@
+#!/bin/sh
+# Generate configure and Makefile.in from configure.ac and Makefile.am.
+set -e
+cd "$(dirname "$0")"
+mkdir -p config/m4
+autoreconf --install --force -Wall

@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# crmpi's one entry point on a fresh machine.
+#
+#   ./bootstrap.sh deps    Debian packages + CRIU 4.1.1 (from Debian's source package) in deps/
+#   ./bootstrap.sh build   deps, then autogen/configure/make/make install into ./install
+#   ./bootstrap.sh demo    build, then the main job
+#   ./bootstrap.sh test    build, then every test; last line "N passed, N failed[, N skipped]"
+#
+# Idempotent: every step is skipped when its result is already there.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")" && pwd)
+cd "$top"
+deps_prefix="$top/deps"
+install_prefix="$top/install"
+criu_version=4.1.1
+jobs=$(nproc 2>/dev/null || echo 2)
+
+say() { printf 'bootstrap: %s\n' "$*"; }
+die() { printf 'bootstrap: error: %s\n' "$*" >&2; exit 1; }
+
+debian_packages=(
+    build-essential autoconf automake libtool pkg-config
+    libpmix-dev libhwloc-dev libfabric-dev libucx-dev
+    libcmocka-dev python3 python3-pytest
+    openmpi-bin libopenmpi-dev
+    # CRIU's build dependencies (DESIGN section 9)
+    libprotobuf-c-dev protobuf-c-compiler libprotobuf-dev protobuf-compiler
+    libnl-3-dev libnet1-dev libcap-dev libgnutls28-dev libnftables-dev libbsd-dev uuid-dev
+    iproute2 procps curl ca-certificates xz-utils
+)
+
+install_debian_packages() {
+    local missing=()
+    for pkg in "${debian_packages[@]}"; do
+        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' ||
+            missing+=("$pkg")
+    done
+    if [ ${#missing[@]} -eq 0 ]; then
+        say "Debian packages: all present"
+        return
+    fi
+    [ "$(id -u)" -eq 0 ] || die "missing packages (${missing[*]}); run as root or install them"
+    say "installing Debian packages: ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" \
+        >/dev/null
+}
+
+# The Debian mirror this machine's apt already uses (deb822 or one-line format).
+debian_mirror() {
+    local uri=""
+    if compgen -G "/etc/apt/sources.list.d/*.sources" >/dev/null; then
+        uri=$(awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i !~ /security/) { print $i; exit } }' \
+            /etc/apt/sources.list.d/*.sources)
+    fi
+    if [ -z "$uri" ] && [ -f /etc/apt/sources.list ]; then
+        uri=$(awk '$1 == "deb" && $0 !~ /security/ { for (i = 2; i <= NF; i++)
+                   if ($i ~ /^(https?|ftp):/) { print $i; exit } }' /etc/apt/sources.list)
+    fi
+    [ -n "$uri" ] || die "cannot find a Debian mirror in the apt configuration"
+    printf '%s\n' "${uri%/}"
+}
+
+# CRIU 4.1.1 from the orig tarball of Debian trixie's source package, checksum-verified
+# against trixie's source index (bookworm's CRIU 3.17 fails on this kernel: DESIGN section 9).
+install_criu() {
+    if [ -x "$deps_prefix/sbin/criu" ] && [ -f "$deps_prefix/lib/libcriu.so" ] &&
+        [ -f "$deps_prefix/include/criu/rpc.pb-c.h" ]; then
+        say "CRIU: present in deps/ ($("$deps_prefix/sbin/criu" --version | head -n 1))"
+        return
+    fi
+    local mirror work index tarball sha expected
+    mirror=$(debian_mirror)
+    work="$deps_prefix/src"
+    mkdir -p "$work"
+    say "CRIU $criu_version: reading trixie's source index from the configured Debian mirror"
+    curl -fsSL -o "$work/Sources.xz" "$mirror/dists/trixie/main/source/Sources.xz" ||
+        die "cannot download trixie's source index from $mirror"
+    index=$(xz -dc "$work/Sources.xz" | awk 'BEGIN { RS = "" } /(^|\n)Package: criu\n/')
+    tarball="criu_${criu_version}.orig.tar.xz"
+    expected=$(printf '%s\n' "$index" | awk -v f="$tarball" '
+        /^Checksums-Sha256:/ { s = 1; next } /^[^ ]/ { s = 0 } s && $3 == f { print $1; exit }')
+    [ -n "$expected" ] || die "trixie's source index has no $tarball"
+    if [ ! -f "$work/$tarball" ] || ! echo "$expected  $work/$tarball" | sha256sum -c --quiet; then
+        curl -fsSL -o "$work/$tarball" "$mirror/pool/main/c/criu/$tarball" ||
+            die "cannot download $tarball"
+    fi
+    sha=$(sha256sum "$work/$tarball" | cut -d' ' -f1)
+    [ "$sha" = "$expected" ] || die "$tarball: sha256 $sha does not match the index ($expected)"
+    say "CRIU $criu_version: tarball verified (sha256 $sha); building"
+    rm -rf "$work/criu-$criu_version"
+    tar -C "$work" -xJf "$work/$tarball"
+    (
+        cd "$work/criu-$criu_version"
+        make -j"$jobs" criu lib >"$work/criu-build.log" 2>&1 ||
+            { tail -n 30 "$work/criu-build.log" >&2; exit 1; }
+    ) || die "CRIU build failed (log: deps/src/criu-build.log)"
+    local src="$work/criu-$criu_version"
+    install -D -m 755 "$src/criu/criu" "$deps_prefix/sbin/criu"
+    install -D -m 644 "$src/lib/c/criu.h" "$deps_prefix/include/criu/criu.h"
+    install -D -m 644 "$src/images/rpc.proto" "$deps_prefix/include/criu/rpc.proto"
+    install -D -m 644 "$src/criu/include/version.h" "$deps_prefix/include/criu/version.h"
+    install -D -m 644 "$src/images/rpc.pb-c.h" "$deps_prefix/include/criu/rpc.pb-c.h"
+    install -D -m 755 "$src/lib/c/libcriu.so" "$deps_prefix/lib/libcriu.so.2"
+    ln -sf libcriu.so.2 "$deps_prefix/lib/libcriu.so"
+    mkdir -p "$deps_prefix/lib/pkgconfig"
+    cat >"$deps_prefix/lib/pkgconfig/criu.pc" <<EOF
+prefix=$deps_prefix
+libdir=\${prefix}/lib
+includedir=\${prefix}/include/criu
+
+Name: CRIU
+Description: checkpoint/restore in userspace (libcriu)
+Version: $criu_version
+Libs: -L\${libdir} -Wl,-rpath,\${libdir} -lcriu
+Cflags: -I\${includedir}
+EOF
+    rm -rf "$src"
+}
+
+criu_verdict() {
+    local out
+    if out=$("$deps_prefix/sbin/criu" check 2>&1); then
+        say "criu check: $(printf '%s\n' "$out" | tail -n 1)"
+    else
+        say "criu check failed (checkpoint/restart will not work here):"
+        printf '%s\n' "$out" | tail -n 5 >&2
+    fi
+}
+
+do_deps() {
+    install_debian_packages
+    install_criu
+    criu_verdict
+}
+
+# Rebuild only what changed; configure again only when the build system changed.
+do_build() {
+    do_deps
+    export PKG_CONFIG_PATH="$deps_prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+    if [ ! -x configure ] || [ configure.ac -nt configure ] || [ Makefile.am -nt configure ]; then
+        say "autogen"
+        ./autogen.sh >/dev/null
+    fi
+    mkdir -p build
+    if [ ! -f build/Makefile ] || [ configure -nt build/Makefile ]; then
+        say "configure"
+        (cd build && ../configure --prefix="$install_prefix" --with-criu="$deps_prefix" \
+            --enable-silent-rules >configure.out) || { cat build/config.log | tail -n 30; exit 1; }
+        sed -n '/^crmpi configuration/,$p' build/configure.out
+    fi
+    say "make"
+    make -C build -j"$jobs" -s >/dev/null
+    make -C build -s install >/dev/null
+    say "installed into install/ (bin: $(ls "$install_prefix/bin" | tr '\n' ' '))"
+}
+
+do_demo() {
+    do_build
+    "$top/test/demo.sh" "$install_prefix"
+}
+
+do_test() {
+    do_build
+    "$top/test/run-all.sh" "$top/build" "$install_prefix"
+}
+
+case "${1:-}" in
+    deps) do_deps ;;
+    build) do_build ;;
+    demo) do_demo ;;
+    test) do_test ;;
+    *)
+        sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+        [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ] || exit 2
+        ;;
+esac

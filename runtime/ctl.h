@@ -1,0 +1,107 @@
+/*
+ * ctl.h: the control protocol between crmpi's processes (DESIGN section 5).
+ *
+ *   tools --unix--> mpirun (HNP) <--stream--> crmpi-agent (one per rank) <--socketpair--> rank
+ *                                                   ^ also the rank's init (exit status)
+ *
+ * One framing everywhere: a fixed 20-byte header in host byte order (every peer of a
+ * connection runs on the same machine architecture) followed by `len` payload bytes.
+ * Payloads are sequences of typed fields built with crmpi_buf_t; a reader skips nothing
+ * and fails with CRMPI_ERR_PROTO on any mismatch. The version is checked on every message:
+ * a peer of another version is refused, never misread.
+ *
+ * Every request carries a sequence number; its reply carries the same number and a status
+ * (CRMPI_OK or a negative crmpi status).
+ *
+ * Thread safety: a connection is used by one thread at a time (the caller serialises).
+ */
+#ifndef CRMPI_CTL_H
+#define CRMPI_CTL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CRMPI_CTL_MAGIC 0x43524d50u /* "CRMP" */
+#define CRMPI_CTL_VERSION 1
+#define CRMPI_CTL_MAX_PAYLOAD (64u << 20) /* a larger length is a protocol error */
+
+typedef enum {
+    /* rank <-> agent */
+    CRMPI_CTL_HELLO = 1,       /* rank -> agent: u32 pid; reply JOB_INFO */
+    CRMPI_CTL_JOB_INFO,        /* agent -> rank: see crmpi_rte_job_info_t fields, in order */
+    CRMPI_CTL_MODEX_PUT,       /* rank -> agent: str key, bytes value; reply status only */
+    CRMPI_CTL_FENCE,           /* rank -> agent: u32 collect; reply when every rank arrived */
+    CRMPI_CTL_MODEX_GET,       /* rank -> agent: u32 rank, str key; reply: bytes value */
+    CRMPI_CTL_ABORT,           /* rank -> agent -> mpirun: i32 errcode, str message */
+    CRMPI_CTL_FINALIZE,        /* rank -> agent: the rank is leaving MPI; reply status */
+    CRMPI_CTL_REPLY,           /* any reply: status in the header, payload per request */
+    CRMPI_CTL_INIT_EXIT,       /* rank's init -> agent: i32 raw wait status of the rank */
+    /* agent <-> mpirun */
+    CRMPI_CTL_AGENT_HELLO = 32, /* agent -> mpirun: u32 rank, u32 agent pid, u32 rank pid */
+    CRMPI_CTL_AGENT_EXIT,       /* agent -> mpirun: u32 rank, i32 raw wait status */
+    CRMPI_CTL_AGENT_ABORT,      /* agent -> mpirun: u32 rank, i32 errcode, str message */
+} crmpi_ctl_type_t;
+
+typedef struct crmpi_ctl_hdr {
+    uint32_t magic;   /* CRMPI_CTL_MAGIC */
+    uint16_t version; /* CRMPI_CTL_VERSION */
+    uint16_t type;    /* crmpi_ctl_type_t */
+    uint32_t seq;     /* request sequence number; replies echo it */
+    int32_t status;   /* CRMPI_OK or a negative crmpi status (replies) */
+    uint32_t len;     /* payload bytes that follow */
+} crmpi_ctl_hdr_t;
+
+typedef struct crmpi_ctl_msg {
+    crmpi_ctl_hdr_t hdr; /* as received */
+    uint8_t *payload;    /* malloc'ed, hdr.len bytes (NULL when 0); owned by the caller */
+} crmpi_ctl_msg_t;
+
+/* A growable byte buffer with typed, bounds-checked field encoding. */
+typedef struct crmpi_buf {
+    uint8_t *data;   /* owned; malloc'ed by the put functions */
+    size_t len;      /* bytes written (put) or total bytes (get) */
+    size_t cap;      /* allocated bytes (put) */
+    size_t pos;      /* read position (get) */
+    int failed;      /* sticky: a put ran out of memory or a get ran past the end */
+} crmpi_buf_t;
+
+void crmpi_buf_init(crmpi_buf_t *buf);
+/** Read from borrowed memory: the buffer does not own `data` and must not be freed. */
+void crmpi_buf_init_read(crmpi_buf_t *buf, const void *data, size_t len);
+void crmpi_buf_free(crmpi_buf_t *buf);
+void crmpi_buf_put_u32(crmpi_buf_t *buf, uint32_t value);
+void crmpi_buf_put_i32(crmpi_buf_t *buf, int32_t value);
+void crmpi_buf_put_u64(crmpi_buf_t *buf, uint64_t value);
+void crmpi_buf_put_str(crmpi_buf_t *buf, const char *value);  /* NULL encodes as "" */
+void crmpi_buf_put_bytes(crmpi_buf_t *buf, const void *data, size_t len);
+/* Getters set *value_out only on success; a failure is also sticky in buf->failed. */
+int crmpi_buf_get_u32(crmpi_buf_t *buf, uint32_t *value_out);
+int crmpi_buf_get_i32(crmpi_buf_t *buf, int32_t *value_out);
+int crmpi_buf_get_u64(crmpi_buf_t *buf, uint64_t *value_out);
+/** *value_out points into the buffer (NUL-terminated), valid while the buffer lives. */
+int crmpi_buf_get_str(crmpi_buf_t *buf, const char **value_out);
+/** *data_out points into the buffer, valid while the buffer lives. */
+int crmpi_buf_get_bytes(crmpi_buf_t *buf, const void **data_out, size_t *len_out);
+/** CRMPI_OK when every get consumed exactly the whole buffer and none failed. */
+int crmpi_buf_get_done(const crmpi_buf_t *buf);
+
+/**
+ * Send one message (header + payload) completely; retries EINTR and short writes.
+ * @return CRMPI_OK, CRMPI_ERR_PEER_GONE (EPIPE/ECONNRESET), CRMPI_ERR_IO.
+ */
+int crmpi_ctl_send(int fd, crmpi_ctl_type_t type, uint32_t seq, int32_t status,
+                   const void *payload, size_t len);
+
+/**
+ * Receive one whole message; blocks until it has arrived.
+ * @return CRMPI_OK, CRMPI_ERR_PEER_GONE (orderly close before a header began),
+ *         CRMPI_ERR_PROTO (bad magic, version or length, or close mid-message), CRMPI_ERR_IO.
+ */
+int crmpi_ctl_recv(int fd, crmpi_ctl_msg_t *msg_out);
+
+void crmpi_ctl_msg_free(crmpi_ctl_msg_t *msg);
+
+/** A message type's name for logs ("MODEX_GET"); "?" for unknown. */
+const char *crmpi_ctl_type_name(uint16_t type);
+
+#endif /* CRMPI_CTL_H */

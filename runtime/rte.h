@@ -1,0 +1,70 @@
+/*
+ * rte.h: the rank's view of the run-time environment (libmpi side).
+ *
+ *   MPI_Init -> crmpi_rte_init()  connect to the agent over the inherited control socket
+ *                                 (fd number in CRMPI_CTL_FD), HELLO, receive job facts
+ *            -> crmpi_rte_modex_publish() ... crmpi_rte_fence(collect=1)
+ *            -> crmpi_rte_modex_lookup() for each peer the transports need
+ *   MPI_Finalize -> crmpi_rte_finalize()  (a fence without data, then FINALIZE)
+ *   MPI_Abort    -> crmpi_rte_abort()     (the agent tells mpirun, which ends the job)
+ *
+ * PMIx lives in the agent, not here: a restored rank cannot reconnect a stale PMIx client
+ * (DESIGN section 2). Every call is a request/reply over the control socket.
+ *
+ * Thread safety: callers hold the library lock; calls are serialised internally as well.
+ */
+#ifndef CRMPI_RTE_H
+#define CRMPI_RTE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CRMPI_RTE_NAME_MAX 256
+
+typedef struct crmpi_rte_job_info {
+    uint64_t jobid;                       /* mpirun's pid (Open MPI 1.x convention) */
+    uint32_t rank;                        /* this process's rank in MPI_COMM_WORLD */
+    uint32_t size;                        /* ranks in MPI_COMM_WORLD */
+    uint32_t local_rank;                  /* index among the ranks on this node */
+    uint32_t local_size;                  /* ranks on this node */
+    uint32_t node_id;                     /* index of this node in the job's node list */
+    uint32_t num_nodes;                   /* nodes in the job */
+    uint32_t *node_of_rank;               /* node_id of every rank; `size` entries, owned */
+    char nodename[CRMPI_RTE_NAME_MAX];    /* this node's name, as the launcher knows it */
+    char session_dir[CRMPI_RTE_NAME_MAX]; /* node-local scratch directory of this job */
+} crmpi_rte_job_info_t;
+
+/**
+ * Connect to the agent and learn the job facts.
+ * @return CRMPI_OK; CRMPI_ERR_NOT_FOUND (not started by mpirun: no CRMPI_CTL_FD; the
+ *         caller falls back to a singleton), CRMPI_ERR_PROTO / CRMPI_ERR_PEER_GONE.
+ */
+int crmpi_rte_init(crmpi_rte_job_info_t *info_out);
+
+/** The facts received by crmpi_rte_init (NULL before it). */
+const crmpi_rte_job_info_t *crmpi_rte_job_info(void);
+
+/** Publish this rank's value for `key` (visible to others after the next collecting fence). */
+int crmpi_rte_modex_publish(const char *key, const void *data, size_t len);
+
+/** Block until every rank of the job has called it; collect != 0 exchanges published data. */
+int crmpi_rte_fence(int collect);
+
+/**
+ * Look up `key` as published by `peer_rank`.
+ * @param data_out  malloc'ed copy, owned by the caller (free()); set only on CRMPI_OK
+ * @return CRMPI_OK or CRMPI_ERR_NOT_FOUND (the peer published no such key).
+ */
+int crmpi_rte_modex_lookup(uint32_t peer_rank, const char *key, void **data_out,
+                           size_t *len_out);
+
+/**
+ * Tell mpirun that this rank aborts the job with `errcode`; `message` is shown to the user.
+ * Returns when the agent has the message (the job is being torn down); the caller exits.
+ */
+int crmpi_rte_abort(int errcode, const char *message);
+
+/** Leave the job: fence without data, tell the agent, close the control socket. */
+int crmpi_rte_finalize(void);
+
+#endif /* CRMPI_RTE_H */
