@@ -67,4 +67,12 @@ int crmpi_rte_abort(int errcode, const char *message);
 /** Leave the job: fence without data, tell the agent, close the control socket. */
 int crmpi_rte_finalize(void);
 
+/* Encoding of the job facts in CRMPI_CTL_JOB_INFO (runtime/job_info.c, used by the agent
+ * to send and by the rank to receive). */
+struct crmpi_buf;
+void crmpi_rte_job_info_pack(const crmpi_rte_job_info_t *info, struct crmpi_buf *buf);
+/** Fills *info_out (node_of_rank malloc'ed) only on CRMPI_OK; CRMPI_ERR_PROTO otherwise. */
+int crmpi_rte_job_info_unpack(struct crmpi_buf *buf, crmpi_rte_job_info_t *info_out);
+void crmpi_rte_job_info_free(crmpi_rte_job_info_t *info);
+
 #endif /* CRMPI_RTE_H */

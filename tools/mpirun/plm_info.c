@@ -14,7 +14,7 @@ static const crmpi_param_decl_t plm_local_params[] = {
      CRMPI_PARAM_LEVEL_TUNER},
 };
 
-static const crmpi_component_info_t plm_local_info = {
+const crmpi_component_info_t crmpi_plm_local_info = {
     .framework = "plm",
     .name = "local",
     .description = "fork one crmpi-agent per rank on this node; embedded PMIx server",
@@ -22,7 +22,7 @@ static const crmpi_component_info_t plm_local_info = {
     .num_params = sizeof(plm_local_params) / sizeof(plm_local_params[0]),
 };
 
-static const crmpi_component_info_t *const plm_components[] = {&plm_local_info, NULL};
+static const crmpi_component_info_t *const plm_components[] = {&crmpi_plm_local_info, NULL};
 
 const crmpi_framework_info_t crmpi_plm_framework_info = {
     .name = "plm",

@@ -1,0 +1,199 @@
+/*
+ * agent_ns.c: the rank's pid namespace and its init (see agent_ns.h).
+ *
+ * The agent has threads (PMIx's progress thread), so the children are created with raw
+ * clone system calls and do nothing but system calls until exec: no malloc, no stdio, no
+ * locks that another thread might have held at the time of the clone.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "agent_ns.h"
+#include "crmpi_status.h"
+#include "ctl.h"
+#include "log.h"
+
+/* The rank's pid inside the namespace, for the init's signal forwarder. */
+static volatile pid_t agent_ns_rank_pid;
+
+static void agent_ns_init_forward(int sig)
+{
+    if (agent_ns_rank_pid > 0) {
+        kill(agent_ns_rank_pid, sig);
+    }
+}
+
+static void agent_ns_write_str(int fd, const char *text)
+{
+    ssize_t ignored = write(fd, text, strlen(text));
+    (void)ignored;
+}
+
+/* The rank, between clone3 and exec. */
+static void agent_ns_rank_exec(const char *program, char *const argv[], char *const envp[])
+{
+    sigset_t none;
+    for (int sig = 1; sig < NSIG; sig++) {
+        signal(sig, SIG_DFL);
+    }
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    execve(program, argv, envp);
+    agent_ns_write_str(2, "crmpi-agent: cannot execute ");
+    agent_ns_write_str(2, program);
+    agent_ns_write_str(2, ": ");
+    agent_ns_write_str(2, strerror(errno));
+    agent_ns_write_str(2, "\n");
+    _exit(127);
+}
+
+/* Create the rank with a chosen pid in this (new) namespace, or any pid if refused. */
+static pid_t agent_ns_clone_rank(pid_t wanted_pid, int *pid_refused_out)
+{
+    pid_t set_tid[1] = {wanted_pid};
+    struct clone_args args;
+    memset(&args, 0, sizeof(args));
+    args.exit_signal = SIGCHLD;
+    args.set_tid = (uint64_t)(uintptr_t)set_tid;
+    args.set_tid_size = 1;
+    long pid = syscall(SYS_clone3, &args, sizeof(args));
+    if (pid >= 0) {
+        *pid_refused_out = 0;
+        return (pid_t)pid;
+    }
+    /* Kernels without clone3 or set_tid (or without the privilege for it): any pid. */
+    *pid_refused_out = 1;
+    return (pid_t)syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+}
+
+/* Move fd to `target` without FD_CLOEXEC, whatever number fd has now. */
+static int agent_ns_place_fd(int fd, int target)
+{
+    int high = fcntl(fd, F_DUPFD, 64);
+    return high < 0 || dup2(high, target) < 0 ? -1 : 0;
+}
+
+static __attribute__((noreturn)) void agent_ns_init_main(const char *program, char *const argv[],
+                                                         char *const envp[], pid_t wanted_pid,
+                                                         int in_fd, int out_fd, int err_fd,
+                                                         int ctl_fd)
+{
+    struct sigaction forward = {.sa_handler = agent_ns_init_forward};
+    sigset_t none;
+    int status = 0, pid_refused;
+    pid_t rank;
+
+    setsid();
+    /* The namespace must not outlive its agent, whoever kills the agent and how. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (agent_ns_place_fd(in_fd, 0) < 0 || agent_ns_place_fd(out_fd, 1) < 0 ||
+        agent_ns_place_fd(err_fd, 2) < 0 || agent_ns_place_fd(ctl_fd, AGENT_NS_CTL_FD) < 0) {
+        _exit(126);
+    }
+    syscall(SYS_close_range, AGENT_NS_CTL_FD + 1, ~0U, 0);
+    sigemptyset(&forward.sa_mask);
+    forward.sa_flags = SA_RESTART;
+    int forwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGQUIT, SIGCONT};
+    for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++) {
+        sigaction(forwarded[i], &forward, NULL);
+    }
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+
+    rank = agent_ns_clone_rank(wanted_pid, &pid_refused);
+    if (rank == 0) {
+        agent_ns_rank_exec(program, argv, envp);
+    }
+    if (rank < 0) {
+        agent_ns_write_str(2, "crmpi-agent: cannot create the rank process\n");
+        _exit(126);
+    }
+    agent_ns_rank_pid = rank;
+    if (pid_refused) {
+        agent_ns_write_str(2, "crmpi-agent: warning: the kernel refused the rank's chosen pid; "
+                              "it has the next free pid of its namespace\n");
+    }
+    /* Reap everything (the rank's own children are reparented here) until the rank ends. */
+    for (;;) {
+        int child_status;
+        pid_t pid = wait4(-1, &child_status, 0, NULL);
+        if (pid < 0 && errno == EINTR) {
+            continue;
+        }
+        if (pid < 0) {
+            break;
+        }
+        if (pid == rank) {
+            status = child_status;
+            break;
+        }
+    }
+    int32_t raw = status;
+    crmpi_ctl_send(AGENT_NS_CTL_FD, CRMPI_CTL_INIT_EXIT, 0, CRMPI_OK, &raw, sizeof(raw));
+    _exit(0);
+}
+
+int agent_ns_start(const char *program, char *const argv[], char *const envp[],
+                   pid_t wanted_pid, agent_ns_child_t *child_out)
+{
+    int in_pipe[2], out_pipe[2], err_pipe[2], ctl[2];
+
+    if (pipe2(in_pipe, O_CLOEXEC) < 0) {
+        goto err_report;
+    }
+    if (pipe2(out_pipe, O_CLOEXEC) < 0) {
+        goto err_close_in;
+    }
+    if (pipe2(err_pipe, O_CLOEXEC) < 0) {
+        goto err_close_out;
+    }
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) < 0) {
+        goto err_close_err;
+    }
+    long pid = syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, 0, 0, 0, 0);
+    if (pid < 0) {
+        goto err_close_ctl;
+    }
+    if (pid == 0) {
+        agent_ns_init_main(program, argv, envp, wanted_pid, in_pipe[0], out_pipe[1],
+                           err_pipe[1], ctl[1]);
+    }
+    /* stdin: the write end closes at once, so the rank reads end-of-file. */
+    close(in_pipe[0]);
+    close(in_pipe[1]);
+    close(out_pipe[1]);
+    close(err_pipe[1]);
+    close(ctl[1]);
+    child_out->init_pid = (pid_t)pid;
+    child_out->rank_pid = wanted_pid;
+    child_out->ctl_fd = ctl[0];
+    child_out->out_fd = out_pipe[0];
+    child_out->err_fd = err_pipe[0];
+    return CRMPI_OK;
+
+err_close_ctl:
+    close(ctl[0]);
+    close(ctl[1]);
+err_close_err:
+    close(err_pipe[0]);
+    close(err_pipe[1]);
+err_close_out:
+    close(out_pipe[0]);
+    close(out_pipe[1]);
+err_close_in:
+    close(in_pipe[0]);
+    close(in_pipe[1]);
+err_report:
+    crmpi_log_error("cannot start the rank's namespace: %s", strerror(errno));
+    return errno == ENOMEM ? CRMPI_ERR_OUT_OF_RESOURCE : CRMPI_ERR_IO;
+}

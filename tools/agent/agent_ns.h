@@ -1,0 +1,41 @@
+/*
+ * agent_ns.h: start the rank in its own pid namespace (DESIGN sections 2 and 9).
+ *
+ *   agent --clone(CLONE_NEWPID)--> init (pid 1: setsid, reap, forward signals)
+ *                                    --clone3(set_tid = node-unique pid)--> rank (exec)
+ *
+ * The rank holds nothing external but what the agent gives it: stdin, stdout and stderr
+ * pipes and one control socket (fd 3, named by CRMPI_CTL_FD). Every other descriptor is
+ * closed in the init. The init shares the control socket and, once the rank has exited,
+ * reports its raw wait status there (CRMPI_CTL_INIT_EXIT), then exits; the kernel then
+ * kills whatever else is left in the namespace.
+ *
+ * The init dies with the agent (PR_SET_PDEATHSIG), and the namespace with the init.
+ */
+#ifndef AGENT_NS_H
+#define AGENT_NS_H
+
+#include <sys/types.h>
+
+/* Descriptor the rank finds its control socket on. */
+#define AGENT_NS_CTL_FD 3
+
+typedef struct agent_ns_child {
+    pid_t init_pid;   /* the namespace's init, as the agent sees it */
+    pid_t rank_pid;   /* the rank's pid inside its namespace (what getpid() returns there) */
+    int ctl_fd;       /* agent's end of the control socket */
+    int out_fd;       /* read end of the rank's stdout */
+    int err_fd;       /* read end of the rank's stderr */
+} agent_ns_child_t;
+
+/**
+ * Start `program` (argv, envp prepared by the caller) as the rank.
+ * @param wanted_pid  pid to give the rank inside its namespace (unique on this node); if
+ *                    the kernel refuses it, the rank gets the next free pid and a warning
+ *                    says so
+ * @return CRMPI_OK (child_out filled) or CRMPI_ERR_IO / CRMPI_ERR_OUT_OF_RESOURCE (logged).
+ */
+int agent_ns_start(const char *program, char *const argv[], char *const envp[],
+                   pid_t wanted_pid, agent_ns_child_t *child_out);
+
+#endif /* AGENT_NS_H */
