@@ -50,9 +50,12 @@ typedef struct agent_state {
 
 /* The init's pid, for the signal forwarder (a handler can only reach globals). */
 static volatile pid_t agent_forward_pid;
+/* mpirun asked the job to end (SIGTERM, SIGINT or SIGHUP arrived). */
+static volatile sig_atomic_t agent_terminate_requested;
 
 static void agent_forward_signal(int sig)
 {
+    agent_terminate_requested = 1;
     if (agent_forward_pid > 0) {
         /* The init forwards it to the rank; SIGHUP means "terminate" to a batch job. */
         kill(agent_forward_pid, sig == SIGHUP ? SIGTERM : sig);
@@ -280,8 +283,12 @@ static int agent_fence(crmpi_buf_t *req)
     pmix_status_t prc = PMIx_Fence(NULL, 0, &info, 1);
     PMIX_INFO_DESTRUCT(&info);
     if (prc != PMIX_SUCCESS) {
-        crmpi_log_error("fence: %s", PMIx_Error_string(prc));
-        return CRMPI_ERROR;
+        /* While mpirun tears the job down, a fence cut short by a departing peer is the
+         * expected end, not an error worth a line of its own. */
+        if (!agent_terminate_requested) {
+            crmpi_log_error("fence: %s", PMIx_Error_string(prc));
+        }
+        return CRMPI_ERR_PEER_GONE;
     }
     return CRMPI_OK;
 }
@@ -563,6 +570,17 @@ int main(int argc, char **argv)
         crmpi_ctl_send(st.hnp_fd, CRMPI_CTL_AGENT_EXIT, 0, CRMPI_OK, out.data, out.len);
     }
     crmpi_buf_free(&out);
+    if (rank_status != 0) {
+        /* Stay in the job until mpirun ends it: leaving PMIx now would fail the other
+         * ranks' pending fence before mpirun's teardown reaches them, and each would report
+         * an error of its own instead of the one line mpirun prints for this rank. */
+        while (!agent_terminate_requested) {
+            struct pollfd hnp = {.fd = st.hnp_fd, .events = POLLIN};
+            if (poll(&hnp, 1, -1) > 0) {
+                break; /* mpirun closed the connection, or is gone */
+            }
+        }
+    }
     close(st.hnp_fd);
     crmpi_rte_job_info_free(&st.info);
     PMIx_Finalize(NULL, 0);
