@@ -257,10 +257,17 @@ int mpirun_options_parse(int argc, char **argv, mpirun_options_t *opts_out, char
             i++;
             break;
         }
+/* A missing value ends parsing at once (the rest of the else-if chain must not run and
+ * overwrite the message with "unknown option"). */
 #define TAKE(name)                                                                             \
-    ((took = mpirun_options_take(argc, argv, &i, (name), &value)) < 0                         \
-         ? (rc = mpirun_options_fail(err_out, err_len, "%s: missing value", arg), 0)          \
-         : took)
+    ({                                                                                         \
+        took = mpirun_options_take(argc, argv, &i, (name), &value);                            \
+        if (took < 0) {                                                                        \
+            rc = mpirun_options_fail(err_out, err_len, "%s: missing value", arg);              \
+            break;                                                                             \
+        }                                                                                      \
+        took;                                                                                  \
+    })
         if (TAKE("np") || TAKE("n")) {
             if (mpirun_options_parse_int(value, 1, 1 << 20, &opts.np) != CRMPI_OK) {
                 rc = mpirun_options_fail(err_out, err_len,

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Run every test of crmpi: the unit tests (cmocka, through `make check`) and the
+# integration tests (pytest, real jobs under the installed mpirun). The last line is
+# "N passed, N failed, N skipped" over every test case; the exit status is non-zero
+# when any test failed.
+#
+#   test/run-all.sh BUILD_DIR INSTALL_DIR [PYTEST_ARGS...]
+set -uo pipefail
+
+build=${1:?usage: run-all.sh BUILD_DIR INSTALL_DIR}
+install=${2:?usage: run-all.sh BUILD_DIR INSTALL_DIR}
+shift 2
+top=$(cd "$(dirname "$0")/.." && pwd)
+passed=0 failed=0 skipped=0
+
+echo "== unit tests (make check)"
+make -C "$build" -s -j"$(nproc)" check >"$build/check.out" 2>&1
+check_rc=$?
+# cmocka prints "[  PASSED  ] N test(s)." and "[  FAILED  ] N test(s), listed below:".
+shopt -s nullglob
+unit_logs=("$build"/runtime/test/*.log "$build"/tools/*/test/*.log "$build"/*/test/*.log)
+declare -A seen
+for log in "${unit_logs[@]}"; do
+    case "$log" in */test-suite.log) continue ;; esac
+    [ -n "${seen[$log]:-}" ] && continue
+    seen[$log]=1
+    p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
+    f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
+    s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
+    if [ -z "$p$f" ]; then
+        # A test program that crashed or printed no cmocka summary counts as one failure.
+        echo "   $(basename "$log" .log): no cmocka summary (crashed?)"
+        f=1
+    fi
+    passed=$((passed + ${p:-0})) failed=$((failed + ${f:-0})) skipped=$((skipped + ${s:-0}))
+    echo "   $(basename "$log" .log): ${p:-0} passed, ${f:-0} failed"
+done
+if [ "$check_rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
+    echo "   make check failed before running its tests:"
+    tail -n 20 "$build/check.out"
+    failed=$((failed + 1))
+fi
+
+echo "== integration tests (pytest)"
+junit="$build/integration-junit.xml"
+rm -f "$junit"
+CRMPI_INSTALL="$install" python3 -m pytest -q -p no:cacheprovider --junitxml="$junit" \
+    "$top/test/integration" "$@"
+if [ -f "$junit" ]; then
+    read -r p f s < <(python3 - "$junit" <<'PY'
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
+tests = sum(int(s.get("tests", 0)) for s in suites)
+bad = sum(int(s.get("failures", 0)) + int(s.get("errors", 0)) for s in suites)
+skip = sum(int(s.get("skipped", 0)) for s in suites)
+print(tests - bad - skip, bad, skip)
+PY
+)
+    passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+else
+    echo "   pytest produced no report"
+    failed=$((failed + 1))
+fi
+
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]
