@@ -58,7 +58,9 @@ int crmpi_param_register(const crmpi_param_decl_t *decls, size_t count);
 /**
  * Set the highest-priority value of a parameter (mpirun's --mca). The name need not be
  * declared yet; crmpi_param_warn_unknown() reports it later if it never is.
- * @return CRMPI_OK or CRMPI_ERR_OUT_OF_RESOURCE.
+ * @return CRMPI_OK, CRMPI_ERR_OUT_OF_RESOURCE, or CRMPI_ERR_BAD_PARAM (logged: `name` is not
+ *         made of letters, digits and '_', or `value` is NULL; such a name could not travel
+ *         as CRMPI_MCA_<name> to a child).
  */
 int crmpi_param_set_override(const char *name, const char *value);
 

@@ -1,0 +1,24 @@
+/*
+ * core_params.c: parameters that belong to no framework (component.h). The catalog
+ * declares them first, so every binary judges --mca names against them.
+ */
+#include "config.h"
+
+#include "component.h"
+
+const crmpi_param_decl_t crmpi_core_params[] = {
+    {"runtime_session_dir_base", CRMPI_PARAM_STRING, "",
+     "Directory under which mpirun and the agents create a job's session directory "
+     "(sockets, PMIx rendezvous files); empty means $TMPDIR, or /tmp when that is unset.",
+     CRMPI_PARAM_LEVEL_USER},
+    {"mpi_param_check", CRMPI_PARAM_BOOL, "true",
+     "Check the arguments of every MPI call and raise MPI_ERR_ARG and friends on bad ones; "
+     "turning it off saves a few nanoseconds per call in debugged applications.",
+     CRMPI_PARAM_LEVEL_TUNER},
+    {"mpi_show_mca_params", CRMPI_PARAM_BOOL, "false",
+     "At MPI_Init, rank 0 prints every parameter whose value is not its default, with "
+     "where the value came from.",
+     CRMPI_PARAM_LEVEL_USER},
+};
+
+const size_t crmpi_core_num_params = sizeof(crmpi_core_params) / sizeof(crmpi_core_params[0]);
