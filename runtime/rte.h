@@ -29,7 +29,7 @@ typedef struct crmpi_rte_job_info {
     uint32_t local_size;                  /* ranks on this node */
     uint32_t node_id;                     /* index of this node in the job's node list */
     uint32_t num_nodes;                   /* nodes in the job */
-    uint32_t *node_of_rank;               /* node_id of every rank; `size` entries, owned */
+    uint32_t *node_of_rank;               /* node_id of every rank; `size` entries, owned by the rte */
     char nodename[CRMPI_RTE_NAME_MAX];    /* this node's name, as the launcher knows it */
     char session_dir[CRMPI_RTE_NAME_MAX]; /* node-local scratch directory of this job */
 } crmpi_rte_job_info_t;

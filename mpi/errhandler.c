@@ -1,0 +1,96 @@
+/*
+ * errhandler.c: the predefined error handlers, how an MPI call raises an error (MPI-3.1
+ * section 8.3), and how a rank ends the whole job.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "mpi_internal.h"
+
+struct crmpi_errhandler_s crmpi_mpi_errors_are_fatal = {
+    .kind = CRMPI_ERRHANDLER_FATAL,
+    .name = "MPI_ERRORS_ARE_FATAL",
+};
+
+struct crmpi_errhandler_s crmpi_mpi_errors_return = {
+    .kind = CRMPI_ERRHANDLER_RETURN,
+    .name = "MPI_ERRORS_RETURN",
+};
+
+/* MPI_ERRORS_ARE_FATAL: say what failed, where and why, then take the job down. */
+__attribute__((noreturn)) static void errhandler_fatal(MPI_Comm comm, int errcode,
+                                                       const char *func_name, const char *detail)
+{
+    const char *name = crmpi_mpi_error_name(errcode);
+    const char *text = crmpi_mpi_error_text(errcode);
+    char message[512];
+
+    /* Codes beyond the predefined classes (MPI_Add_error_code) have no text of ours. */
+    if (name == NULL) {
+        name = "user-defined error code";
+        text = "error";
+    }
+    snprintf(message, sizeof(message), "%s: %s%s%s (%s)", func_name, text, detail ? ": " : "",
+             detail ? detail : "", name);
+    crmpi_mpi_abort_job(errcode, message,
+                        "%s; the error handler of %s is MPI_ERRORS_ARE_FATAL, so the job aborts",
+                        message, comm->name);
+}
+
+int crmpi_mpi_errhandler_invoke(MPI_Comm comm, int errcode, const char *func_name,
+                                const char *detail)
+{
+    if (!crmpi_mpi_comm_is_valid(comm)) {
+        comm = MPI_COMM_WORLD;
+    }
+    MPI_Errhandler handler = comm->errhandler;
+
+    switch (handler->kind) {
+    case CRMPI_ERRHANDLER_FATAL:
+        errhandler_fatal(comm, errcode, func_name, detail);
+    case CRMPI_ERRHANDLER_RETURN:
+        break;
+    case CRMPI_ERRHANDLER_USER:
+        /* Unlocked first: the handler may call MPI, and the lock is not recursive. MPI
+         * passes both arguments by reference, and a handler may change the code. */
+        crmpi_unlock();
+        handler->comm_fn(&comm, &errcode);
+        return errcode;
+    }
+    crmpi_unlock();
+    return errcode;
+}
+
+void crmpi_mpi_abort_job(int errcode, const char *job_message, const char *reason_fmt, ...)
+{
+    char reason[1024];
+    va_list args;
+
+    /* _exit() does not flush stdio, and what the application printed last often explains
+     * the failure. */
+    fflush(NULL);
+    va_start(args, reason_fmt);
+    vsnprintf(reason, sizeof(reason), reason_fmt, args);
+    va_end(args);
+    crmpi_log_error("%s", reason);
+    if (crmpi_mpi_state.rte_connected) {
+        /* On failure the rte has logged why; exiting non-zero still ends the job. */
+        crmpi_rte_abort(errcode, job_message);
+    }
+    /* _exit(), not exit(): atexit handlers of the application may call MPI, whose lock
+     * this thread holds, or block; the job is being torn down either way. */
+    _exit(errcode);
+}
+
+void crmpi_mpi_fail_inactive(const char *func_name)
+{
+    crmpi_mpi_abort_job(1, "",
+                        "%s was called %s; outside MPI_Init .. MPI_Finalize only MPI_Initialized, "
+                        "MPI_Finalized, MPI_Get_version, MPI_Get_library_version, "
+                        "MPI_Error_class, MPI_Error_string, MPI_Wtime and MPI_Wtick may be "
+                        "called; the program aborts",
+                        func_name,
+                        crmpi_mpi_state.finalized ? "after MPI_Finalize" : "before MPI_Init");
+}

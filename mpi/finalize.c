@@ -1,0 +1,31 @@
+/*
+ * finalize.c: MPI_Finalize (MPI-3.1 section 8.7).
+ */
+#include <stdio.h>
+
+#include "crmpi_status.h"
+#include "mpi_internal.h"
+
+#pragma weak MPI_Finalize = PMPI_Finalize
+
+int PMPI_Finalize(void)
+{
+    static const char func_name[] = "MPI_Finalize";
+
+    crmpi_lock();
+    crmpi_mpi_require_active(func_name);
+    /* Finalized even if leaving the job fails: MPI cannot be used afterwards either way,
+     * and the agent connection is gone. */
+    crmpi_mpi_state.finalized = true;
+    if (crmpi_mpi_state.rte_connected) {
+        crmpi_mpi_state.rte_connected = false;
+        int rc = crmpi_rte_finalize();
+        if (rc != CRMPI_OK) {
+            char detail[128];
+            snprintf(detail, sizeof(detail), "leaving the job failed (%s)", crmpi_strerror(rc));
+            return crmpi_mpi_errhandler_invoke(MPI_COMM_WORLD, MPI_ERR_OTHER, func_name, detail);
+        }
+    }
+    crmpi_unlock();
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,208 @@
+/*
+ * init.c: MPI_Init and MPI_Init_thread (MPI-3.1 sections 8.7 and 12.4.3), and the library's
+ * global state.
+ *
+ *   declare every parameter -> connect to the agent (or become a singleton) -> name this
+ *   process "rank N" in log lines -> read mpi_* parameters -> rank 0 reports unknown and
+ *   non-default parameters -> fill MPI_COMM_WORLD and MPI_COMM_SELF
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "component.h"
+#include "crmpi_status.h"
+#include "log.h"
+#include "mpi_internal.h"
+#include "param.h"
+
+#pragma weak MPI_Init = PMPI_Init
+#pragma weak MPI_Init_thread = PMPI_Init_thread
+
+crmpi_mpi_state_t crmpi_mpi_state = {
+    .thread_level = MPI_THREAD_SINGLE,
+    /* On until MPI_Init reads mpi_param_check, so that the calls allowed before it
+     * (MPI_Error_string, ...) check their arguments too. */
+    .param_check = true,
+};
+
+/* A singleton runs on node 0, the only node of its job. */
+static uint32_t init_singleton_node_of_rank[1];
+
+/*
+ * The job facts of a program started without mpirun: rank 0 of 1, as Open MPI does
+ * (MPI-3.1 section 10.5.2 leaves it to the implementation). The session directory stays
+ * empty: with one rank no transport needs a shared one.
+ */
+static void init_singleton_job(crmpi_rte_job_info_t *job_out)
+{
+    crmpi_rte_job_info_t job = {
+        .jobid = (uint64_t)getpid(),
+        .size = 1,
+        .local_size = 1,
+        .num_nodes = 1,
+        .node_of_rank = init_singleton_node_of_rank,
+    };
+
+    if (gethostname(job.nodename, sizeof(job.nodename)) != 0) {
+        crmpi_log_warn("MPI_Init: gethostname failed (%s); calling this node \"localhost\"",
+                       strerror(errno));
+        snprintf(job.nodename, sizeof(job.nodename), "localhost");
+    }
+    /* POSIX leaves a truncated name unterminated. */
+    job.nodename[sizeof(job.nodename) - 1] = '\0';
+    *job_out = job;
+}
+
+/* A bool parameter of this layer; `fallback` when it cannot be read. */
+static bool init_param_bool(const char *name, bool fallback)
+{
+    bool value;
+    int rc = crmpi_param_get_bool(name, &value);
+
+    if (rc == CRMPI_OK) {
+        return value;
+    }
+    /* A bad value was reported by the parameter system; a missing declaration is a bug of
+     * the build that nothing else reports. */
+    if (rc == CRMPI_ERR_NOT_FOUND) {
+        crmpi_log_warn("MPI_Init: parameter %s is not declared (a bug of this crmpi build); "
+                       "using %s",
+                       name, fallback ? "true" : "false");
+    }
+    return fallback;
+}
+
+static const char *init_param_source_name(crmpi_param_source_t source)
+{
+    switch (source) {
+    case CRMPI_PARAM_SOURCE_DEFAULT:
+        return "default";
+    case CRMPI_PARAM_SOURCE_FILE:
+        return "parameter file";
+    case CRMPI_PARAM_SOURCE_ENV:
+        return "environment or mpirun --mca";
+    case CRMPI_PARAM_SOURCE_OVERRIDE:
+        return "command line";
+    }
+    return "unknown source";
+}
+
+/* crmpi_param_foreach callback of mpi_show_mca_params: one line per value set by the user. */
+static int init_show_param(const crmpi_param_decl_t *decl, void *arg)
+{
+    const crmpi_param_decl_t *found;
+    const char *value;
+    crmpi_param_source_t source;
+
+    (void)arg;
+    if (crmpi_param_lookup(decl->name, &found, &value, &source) != CRMPI_OK ||
+        source == CRMPI_PARAM_SOURCE_DEFAULT) {
+        return 0;
+    }
+    crmpi_log_info("mca parameter %s = \"%s\" (%s)", decl->name, value,
+                   init_param_source_name(source));
+    return 0;
+}
+
+/*
+ * The body of MPI_Init and MPI_Init_thread. Failures before the job facts are known have
+ * no communicator to raise an error on and no job to abort: they print one line and exit.
+ */
+static int init_run(int required, int *provided, const char *func_name)
+{
+    crmpi_rte_job_info_t job;
+    char who[32];
+    int rc;
+
+    crmpi_lock();
+    if (crmpi_mpi_state.initialized) {
+        crmpi_mpi_abort_job(MPI_ERR_OTHER, "MPI initialised twice",
+                            "%s: MPI was already %s in this process, and can be initialised "
+                            "only once (MPI-3.1 section 8.7); the program aborts",
+                            func_name, crmpi_mpi_state.finalized ? "finalized" : "initialized");
+    }
+    if (crmpi_mpi_state.param_check && provided == NULL) {
+        return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_ARG, func_name,
+                                           "provided is NULL");
+    }
+
+    rc = crmpi_catalog_register_all();
+    if (rc != CRMPI_OK) {
+        crmpi_log_error("%s: cannot declare crmpi's parameters (%s); the program exits", func_name,
+                        crmpi_strerror(rc));
+        goto err_unlock_exit;
+    }
+    rc = crmpi_rte_init(&job);
+    if (rc == CRMPI_ERR_NOT_FOUND) {
+        init_singleton_job(&job);
+    } else if (rc != CRMPI_OK) {
+        crmpi_log_error("%s: cannot get the job facts from this rank's crmpi-agent (%s); check "
+                        "that mpirun and the program use the same crmpi installation",
+                        func_name, crmpi_strerror(rc));
+        goto err_unlock_exit;
+    } else {
+        crmpi_mpi_state.rte_connected = true;
+    }
+    crmpi_mpi_state.job = job;
+    snprintf(who, sizeof(who), "rank %u", job.rank);
+    crmpi_log_set_who(who);
+
+    crmpi_mpi_state.param_check = init_param_bool("mpi_param_check", true);
+    /* Every rank sees the same parameters (mpirun passes them on): one report is enough.
+     * mpirun has already judged the names against the same catalog; only a singleton has
+     * nobody else to warn about them. */
+    if (job.rank == 0) {
+        if (!crmpi_mpi_state.rte_connected) {
+            crmpi_param_warn_unknown(crmpi_log_who());
+        }
+        if (init_param_bool("mpi_show_mca_params", false)) {
+            crmpi_param_foreach(init_show_param, NULL);
+        }
+    }
+
+    crmpi_mpi_comm_world.rank = (int)job.rank;
+    crmpi_mpi_comm_world.size = (int)job.size;
+    crmpi_mpi_comm_self.rank = 0;
+    crmpi_mpi_comm_self.size = 1;
+
+    /* Every call takes the library lock, so every level is available; a level above
+     * MPI_THREAD_MULTIPLE gets the highest one, as MPI-3.1 section 12.4.3 asks. */
+    if (required < MPI_THREAD_SINGLE) {
+        required = MPI_THREAD_SINGLE;
+    } else if (required > MPI_THREAD_MULTIPLE) {
+        required = MPI_THREAD_MULTIPLE;
+    }
+    crmpi_mpi_state.thread_level = required;
+    crmpi_mpi_state.main_thread = pthread_self();
+    crmpi_mpi_state.initialized = true;
+    crmpi_unlock();
+    *provided = required;
+    return MPI_SUCCESS;
+
+err_unlock_exit:
+    /* Unlocked, so that an atexit handler calling MPI is told MPI is not initialised
+     * instead of hanging. */
+    crmpi_unlock();
+    exit(1);
+}
+
+int PMPI_Init(int *argc, char ***argv)
+{
+    int provided;
+
+    /* MPI needs nothing from the command line: mpirun passes everything through the
+     * environment and the agent. */
+    (void)argc;
+    (void)argv;
+    return init_run(MPI_THREAD_SINGLE, &provided, "MPI_Init");
+}
+
+int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    (void)argc;
+    (void)argv;
+    return init_run(required, provided, "MPI_Init_thread");
+}

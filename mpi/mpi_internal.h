@@ -1,0 +1,140 @@
+/*
+ * mpi_internal.h: libmpi's objects and global state, shared by the MPI calls in mpi/.
+ * Not installed: applications see only the opaque handles of mpi.h.
+ *
+ * Every MPI call follows one pattern (DESIGN section 3: one library lock):
+ *
+ *   crmpi_lock();
+ *   crmpi_mpi_require_active(FUNC_NAME);          not before MPI_Init, not after Finalize
+ *   if (crmpi_mpi_state.param_check) { ...         argument checks (mpi_param_check)
+ *       return crmpi_mpi_errhandler_invoke(comm, MPI_ERR_xxx, FUNC_NAME, "why");
+ *   }
+ *   ... the work ...
+ *   crmpi_unlock();
+ *   return MPI_SUCCESS;
+ *
+ * crmpi_mpi_errhandler_invoke() releases the lock, so an error path is a single return.
+ */
+#ifndef CRMPI_MPI_INTERNAL_H
+#define CRMPI_MPI_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mpi.h"
+#include "progress.h"
+#include "rte.h"
+
+/*
+ * Error handlers
+ */
+typedef enum {
+    CRMPI_ERRHANDLER_FATAL,  /* MPI_ERRORS_ARE_FATAL: log, abort the job, never return */
+    CRMPI_ERRHANDLER_RETURN, /* MPI_ERRORS_RETURN: the call returns the error code */
+    CRMPI_ERRHANDLER_USER,   /* MPI_Comm_create_errhandler: call comm_fn, then return */
+} crmpi_errhandler_kind_t;
+
+struct crmpi_errhandler_s {
+    crmpi_errhandler_kind_t kind;          /* what raising an error does */
+    MPI_Comm_errhandler_function *comm_fn; /* the application's function (CRMPI_ERRHANDLER_USER) */
+    const char *name;                      /* for messages: "MPI_ERRORS_ARE_FATAL", ... */
+};
+
+/*
+ * Communicators
+ */
+/* Context ids of the predefined communicators; those of created ones must differ. */
+enum { CRMPI_CONTEXT_ID_WORLD = 0, CRMPI_CONTEXT_ID_SELF = 1 };
+
+struct crmpi_comm_s {
+    int rank;                       /* this process's rank in the communicator */
+    int size;                       /* number of processes in the communicator */
+    uint32_t context_id;            /* tells its messages apart from other communicators' */
+    char name[MPI_MAX_OBJECT_NAME]; /* MPI_Comm_get_name; NUL-terminated */
+    MPI_Errhandler errhandler;      /* raised errors go here; MPI_ERRORS_ARE_FATAL by default */
+};
+
+/* False for MPI_COMM_NULL; the one place later checks (freed, wrong kind) go. */
+static inline bool crmpi_mpi_comm_is_valid(MPI_Comm comm)
+{
+    return comm != MPI_COMM_NULL;
+}
+
+/*
+ * Datatypes and ops: the predefined ones (datatype_predefined.c, op_predefined.c). The
+ * layers that move and reduce data extend these structs.
+ */
+struct crmpi_datatype_s {
+    char name[MPI_MAX_OBJECT_NAME]; /* MPI_Type_get_name; "MPI_INT" for the predefined */
+    size_t size;                    /* bytes of data in one element (MPI_Type_size) */
+    MPI_Aint lb;                    /* lower bound (MPI_Type_get_extent) */
+    MPI_Aint extent;                /* distance between consecutive elements */
+    bool predefined;                /* a named type: never freed, never committed */
+};
+
+struct crmpi_op_s {
+    char name[MPI_MAX_OBJECT_NAME]; /* "MPI_SUM"; for messages */
+    bool commutative;               /* a op b == b op a, so reductions may reorder */
+    MPI_User_function *user_fn;     /* MPI_Op_create's function; NULL for predefined ops */
+};
+
+/*
+ * Global state of the library in this process
+ */
+typedef struct crmpi_mpi_state {
+    bool initialized;         /* MPI_Init has completed (and stays true after Finalize) */
+    bool finalized;           /* MPI_Finalize has completed */
+    int thread_level;         /* the level MPI_Init_thread provided */
+    pthread_t main_thread;    /* the thread that called MPI_Init (MPI_Is_thread_main) */
+    bool param_check;         /* mpi_param_check: validate the arguments of every call */
+    bool rte_connected;       /* an agent is there: false for a singleton and after Finalize */
+    crmpi_rte_job_info_t job; /* from the agent (its node_of_rank is the rte's), or a singleton's */
+} crmpi_mpi_state_t;
+
+extern crmpi_mpi_state_t crmpi_mpi_state;
+
+/*
+ * Errors
+ */
+/** "MPI_ERR_COMM" for a valid error class, NULL otherwise. */
+const char *crmpi_mpi_error_name(int errclass);
+/** "invalid communicator" for a valid error class, NULL otherwise. */
+const char *crmpi_mpi_error_text(int errclass);
+
+/**
+ * Raise error `errcode` in `func_name` on `comm` (MPI_COMM_NULL: the error belongs to no
+ * communicator, and MPI_COMM_WORLD's handler decides, MPI-3.1 section 8.3).
+ * MPI_ERRORS_ARE_FATAL logs "MPI_Comm_rank: invalid communicator: <detail> (MPI_ERR_COMM)"
+ * and aborts the job; it does not return. The other handlers return `errcode`, which the
+ * MPI call returns to the application.
+ * @param detail  what exactly was wrong ("rank is NULL"), or NULL
+ * Called with the library lock held; returns with it released, because a user handler may
+ * call MPI itself.
+ */
+int crmpi_mpi_errhandler_invoke(MPI_Comm comm, int errcode, const char *func_name,
+                                const char *detail);
+
+/**
+ * End the whole job with exit code `errcode`. The application's buffered output is flushed
+ * first, so that it comes before the reason; then `reason_fmt` is logged as an error on this
+ * rank's stderr, and mpirun is told (it stops every rank and adds `job_message`, which may be
+ * empty, to its own line). A singleton just exits.
+ * Called with the library lock held (or before MPI_Init).
+ */
+__attribute__((noreturn, format(printf, 3, 4))) void
+crmpi_mpi_abort_job(int errcode, const char *job_message, const char *reason_fmt, ...);
+
+/** Abort with a clear message: `func_name` was called before MPI_Init or after Finalize. */
+__attribute__((noreturn)) void crmpi_mpi_fail_inactive(const char *func_name);
+
+/* Every call except the few MPI allows outside MPI_Init..MPI_Finalize starts with this. */
+static inline void crmpi_mpi_require_active(const char *func_name)
+{
+    if (!crmpi_mpi_state.initialized || crmpi_mpi_state.finalized) {
+        crmpi_mpi_fail_inactive(func_name);
+    }
+}
+
+#endif /* CRMPI_MPI_INTERNAL_H */
