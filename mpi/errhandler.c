@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "crmpi_status.h"
 #include "mpi_internal.h"
 
 struct crmpi_errhandler_s crmpi_mpi_errors_are_fatal = {
@@ -34,8 +35,7 @@ __attribute__((noreturn)) static void errhandler_fatal(MPI_Comm comm, int errcod
     }
     snprintf(message, sizeof(message), "%s: %s%s%s (%s)", func_name, text, detail ? ": " : "",
              detail ? detail : "", name);
-    crmpi_mpi_abort_job(errcode, message,
-                        "%s; the error handler of %s is MPI_ERRORS_ARE_FATAL, so the job aborts",
+    crmpi_mpi_abort_job(errcode, "%s; the error handler of %s is MPI_ERRORS_ARE_FATAL, so the job aborts",
                         message, comm->name);
 }
 
@@ -63,7 +63,7 @@ int crmpi_mpi_errhandler_invoke(MPI_Comm comm, int errcode, const char *func_nam
     return errcode;
 }
 
-void crmpi_mpi_abort_job(int errcode, const char *job_message, const char *reason_fmt, ...)
+void crmpi_mpi_abort_job(int errcode, const char *reason_fmt, ...)
 {
     char reason[1024];
     va_list args;
@@ -74,10 +74,9 @@ void crmpi_mpi_abort_job(int errcode, const char *job_message, const char *reaso
     va_start(args, reason_fmt);
     vsnprintf(reason, sizeof(reason), reason_fmt, args);
     va_end(args);
-    crmpi_log_error("%s", reason);
-    if (crmpi_mpi_state.rte_connected) {
-        /* On failure the rte has logged why; exiting non-zero still ends the job. */
-        crmpi_rte_abort(errcode, job_message);
+    /* One line for the user: mpirun's. Only without mpirun does the rank say it itself. */
+    if (!crmpi_mpi_state.rte_connected || crmpi_rte_abort(errcode, reason) != CRMPI_OK) {
+        crmpi_log_error("%s", reason);
     }
     /* _exit(), not exit(): atexit handlers of the application may call MPI, whose lock
      * this thread holds, or block; the job is being torn down either way. */
@@ -86,8 +85,7 @@ void crmpi_mpi_abort_job(int errcode, const char *job_message, const char *reaso
 
 void crmpi_mpi_fail_inactive(const char *func_name)
 {
-    crmpi_mpi_abort_job(1, "",
-                        "%s was called %s; outside MPI_Init .. MPI_Finalize only MPI_Initialized, "
+    crmpi_mpi_abort_job(1, "%s was called %s; outside MPI_Init .. MPI_Finalize only MPI_Initialized, "
                         "MPI_Finalized, MPI_Get_version, MPI_Get_library_version, "
                         "MPI_Error_class, MPI_Error_string, MPI_Wtime and MPI_Wtick may be "
                         "called; the program aborts",

@@ -119,8 +119,7 @@ static int init_run(int required, int *provided, const char *func_name)
 
     crmpi_lock();
     if (crmpi_mpi_state.initialized) {
-        crmpi_mpi_abort_job(MPI_ERR_OTHER, "MPI initialised twice",
-                            "%s: MPI was already %s in this process, and can be initialised "
+        crmpi_mpi_abort_job(MPI_ERR_OTHER, "%s: MPI was already %s in this process, and can be initialised "
                             "only once (MPI-3.1 section 8.7); the program aborts",
                             func_name, crmpi_mpi_state.finalized ? "finalized" : "initialized");
     }

@@ -118,13 +118,14 @@ int crmpi_mpi_errhandler_invoke(MPI_Comm comm, int errcode, const char *func_nam
 
 /**
  * End the whole job with exit code `errcode`. The application's buffered output is flushed
- * first, so that it comes before the reason; then `reason_fmt` is logged as an error on this
- * rank's stderr, and mpirun is told (it stops every rank and adds `job_message`, which may be
- * empty, to its own line). A singleton just exits.
+ * first, so that it comes before the reason. Under mpirun the reason goes to mpirun, which
+ * says it once, in its one line for the job's end, and stops every rank; a singleton (or a
+ * rank whose agent cannot be told) logs it on its own stderr.
  * Called with the library lock held (or before MPI_Init).
  */
-__attribute__((noreturn, format(printf, 3, 4))) void
-crmpi_mpi_abort_job(int errcode, const char *job_message, const char *reason_fmt, ...);
+__attribute__((noreturn, format(printf, 2, 3))) void crmpi_mpi_abort_job(int errcode,
+                                                                         const char *reason_fmt,
+                                                                         ...);
 
 /** Abort with a clear message: `func_name` was called before MPI_Init or after Finalize. */
 __attribute__((noreturn)) void crmpi_mpi_fail_inactive(const char *func_name);

@@ -44,10 +44,11 @@ fi
 echo "== integration tests (pytest)"
 junit="$build/integration-junit.xml"
 rm -f "$junit"
-CRMPI_INSTALL="$install" python3 -m pytest -q -p no:cacheprovider --junitxml="$junit" \
+# Debian's interpreter: python3-pytest is installed for it, whatever python3 is first in PATH.
+CRMPI_INSTALL="$install" /usr/bin/python3 -m pytest -q -p no:cacheprovider --junitxml="$junit" \
     "$top/test/integration" "$@"
 if [ -f "$junit" ]; then
-    read -r p f s < <(python3 - "$junit" <<'PY'
+    read -r p f s < <(/usr/bin/python3 - "$junit" <<'PY'
 import sys, xml.etree.ElementTree as ET
 root = ET.parse(sys.argv[1]).getroot()
 suites = [root] if root.tag == "testsuite" else root.findall("testsuite")

@@ -230,12 +230,18 @@ def test_bind_to_core_refuses_more_ranks_than_cores(mpi_job):
     (["-np", "-2", "prog"], "not a positive number of ranks"),
     (["--no-such-option", "prog"], "unknown option"),
     (["-np", "2", "no-such-program-anywhere"], "cannot find 'no-such-program-anywhere'"),
-    (["-np", "2", "/etc/hostname"], "cannot run '/etc/hostname'"),
+    (["-np", "2", "NOT_EXECUTABLE"], "cannot run 'NOT_EXECUTABLE'"),
     (["-np", "2", "--host", "some-other-node", "true"], "is not this node"),
     (["-np", "3", "--host", "localhost:2", "true"], "only 2 slots"),
     (["--hostfile", "/no/such/hostfile", "true"], "cannot read /no/such/hostfile"),
 ])
-def test_bad_input_is_one_clear_line(args, message):
+def test_bad_input_is_one_clear_line(args, message, tmp_path):
+    if "NOT_EXECUTABLE" in args:
+        plain = tmp_path / "plain-file"
+        plain.write_text("not a program\n")
+        plain.chmod(0o644)
+        args = [str(plain) if a == "NOT_EXECUTABLE" else a for a in args]
+        message = message.replace("NOT_EXECUTABLE", str(plain))
     rc, out, err, jobid = run(args)
     assert rc != 0
     lines = [line for line in err.splitlines() if line.strip()]

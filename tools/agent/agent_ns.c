@@ -49,11 +49,20 @@ static void agent_ns_rank_exec(const char *program, char *const argv[], char *co
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     execve(program, argv, envp);
-    agent_ns_write_str(2, "crmpi-agent: cannot execute ");
-    agent_ns_write_str(2, program);
-    agent_ns_write_str(2, ": ");
-    agent_ns_write_str(2, strerror(errno));
-    agent_ns_write_str(2, "\n");
+    /* One write, so that lines of several ranks failing at once do not interleave. */
+    char line[512];
+    const char *parts[] = {"crmpi-agent: cannot execute ", program, ": ", strerror(errno), "\n"};
+    size_t len = 0;
+    for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+        size_t part_len = strlen(parts[i]);
+        if (len + part_len >= sizeof(line)) {
+            part_len = sizeof(line) - 1 - len;
+        }
+        memcpy(line + len, parts[i], part_len);
+        len += part_len;
+    }
+    ssize_t ignored = write(2, line, len);
+    (void)ignored;
     _exit(127);
 }
 

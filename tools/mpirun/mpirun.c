@@ -176,7 +176,8 @@ static void mpirun_handle_agent_msg(mpirun_state_t *st, int rank)
         crmpi_buf_get_i32(&buf, &errcode);
         crmpi_buf_get_str(&buf, &text);
         if (crmpi_buf_get_done(&buf) == CRMPI_OK && !st->tearing_down) {
-            crmpi_log_error("rank %d called MPI_Abort with error code %d%s%s; terminating the "
+            /* The rank's reason: MPI_Abort, or a fatal error handler and its cause. */
+            crmpi_log_error("rank %d aborted the job with error code %d%s%s; terminating the "
                             "job",
                             rank, errcode, *text ? ": " : "", text);
             mpirun_fail(st, errcode);
