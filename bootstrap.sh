@@ -20,7 +20,7 @@ say() { printf 'bootstrap: %s\n' "$*"; }
 die() { printf 'bootstrap: error: %s\n' "$*" >&2; exit 1; }
 
 debian_packages=(
-    build-essential autoconf automake libtool pkg-config
+    build-essential autoconf automake libtool pkg-config clang-format
     libpmix-dev libhwloc-dev libfabric-dev libucx-dev
     libcmocka-dev python3 python3-pytest
     openmpi-bin libopenmpi-dev

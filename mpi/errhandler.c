@@ -35,7 +35,8 @@ __attribute__((noreturn)) static void errhandler_fatal(MPI_Comm comm, int errcod
     }
     snprintf(message, sizeof(message), "%s: %s%s%s (%s)", func_name, text, detail ? ": " : "",
              detail ? detail : "", name);
-    crmpi_mpi_abort_job(errcode, "%s; the error handler of %s is MPI_ERRORS_ARE_FATAL, so the job aborts",
+    crmpi_mpi_abort_job(errcode,
+                        "%s; the error handler of %s is MPI_ERRORS_ARE_FATAL, so the job aborts",
                         message, comm->name);
 }
 
@@ -48,10 +49,8 @@ int crmpi_mpi_errhandler_invoke(MPI_Comm comm, int errcode, const char *func_nam
     MPI_Errhandler handler = comm->errhandler;
 
     switch (handler->kind) {
-    case CRMPI_ERRHANDLER_FATAL:
-        errhandler_fatal(comm, errcode, func_name, detail);
-    case CRMPI_ERRHANDLER_RETURN:
-        break;
+    case CRMPI_ERRHANDLER_FATAL: errhandler_fatal(comm, errcode, func_name, detail);
+    case CRMPI_ERRHANDLER_RETURN: break;
     case CRMPI_ERRHANDLER_USER:
         /* Unlocked first: the handler may call MPI, and the lock is not recursive. MPI
          * passes both arguments by reference, and a handler may change the code. */
@@ -85,7 +84,8 @@ void crmpi_mpi_abort_job(int errcode, const char *reason_fmt, ...)
 
 void crmpi_mpi_fail_inactive(const char *func_name)
 {
-    crmpi_mpi_abort_job(1, "%s was called %s; outside MPI_Init .. MPI_Finalize only MPI_Initialized, "
+    crmpi_mpi_abort_job(1,
+                        "%s was called %s; outside MPI_Init .. MPI_Finalize only MPI_Initialized, "
                         "MPI_Finalized, MPI_Get_version, MPI_Get_library_version, "
                         "MPI_Error_class, MPI_Error_string, MPI_Wtime and MPI_Wtick may be "
                         "called; the program aborts",

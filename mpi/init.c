@@ -78,14 +78,10 @@ static bool init_param_bool(const char *name, bool fallback)
 static const char *init_param_source_name(crmpi_param_source_t source)
 {
     switch (source) {
-    case CRMPI_PARAM_SOURCE_DEFAULT:
-        return "default";
-    case CRMPI_PARAM_SOURCE_FILE:
-        return "parameter file";
-    case CRMPI_PARAM_SOURCE_ENV:
-        return "environment or mpirun --mca";
-    case CRMPI_PARAM_SOURCE_OVERRIDE:
-        return "command line";
+    case CRMPI_PARAM_SOURCE_DEFAULT: return "default";
+    case CRMPI_PARAM_SOURCE_FILE: return "parameter file";
+    case CRMPI_PARAM_SOURCE_ENV: return "environment or mpirun --mca";
+    case CRMPI_PARAM_SOURCE_OVERRIDE: return "command line";
     }
     return "unknown source";
 }
@@ -119,7 +115,8 @@ static int init_run(int required, int *provided, const char *func_name)
 
     crmpi_lock();
     if (crmpi_mpi_state.initialized) {
-        crmpi_mpi_abort_job(MPI_ERR_OTHER, "%s: MPI was already %s in this process, and can be initialised "
+        crmpi_mpi_abort_job(MPI_ERR_OTHER,
+                            "%s: MPI was already %s in this process, and can be initialised "
                             "only once (MPI-3.1 section 8.7); the program aborts",
                             func_name, crmpi_mpi_state.finalized ? "finalized" : "initialized");
     }

@@ -123,9 +123,8 @@ int crmpi_mpi_errhandler_invoke(MPI_Comm comm, int errcode, const char *func_nam
  * rank whose agent cannot be told) logs it on its own stderr.
  * Called with the library lock held (or before MPI_Init).
  */
-__attribute__((noreturn, format(printf, 2, 3))) void crmpi_mpi_abort_job(int errcode,
-                                                                         const char *reason_fmt,
-                                                                         ...);
+__attribute__((noreturn, format(printf, 2, 3))) void
+crmpi_mpi_abort_job(int errcode, const char *reason_fmt, ...);
 
 /** Abort with a clear message: `func_name` was called before MPI_Init or after Finalize. */
 __attribute__((noreturn)) void crmpi_mpi_fail_inactive(const char *func_name);

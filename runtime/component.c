@@ -196,12 +196,9 @@ static bool component_list_names(const component_list_t *list, const char *compo
 static bool component_list_allows(const component_list_t *list, const char *component_name)
 {
     switch (list->mode) {
-    case COMPONENT_LIST_ALL:
-        return true;
-    case COMPONENT_LIST_INCLUDE:
-        return component_list_names(list, component_name);
-    case COMPONENT_LIST_EXCLUDE:
-        return !component_list_names(list, component_name);
+    case COMPONENT_LIST_ALL: return true;
+    case COMPONENT_LIST_INCLUDE: return component_list_names(list, component_name);
+    case COMPONENT_LIST_EXCLUDE: return !component_list_names(list, component_name);
     }
     return false;
 }

@@ -41,9 +41,9 @@ typedef struct crmpi_component_info {
 } crmpi_component_info_t;
 
 typedef struct crmpi_framework_info {
-    const char *name;                                 /* "plm", "btl", ... */
-    const char *description;                          /* one line for crmpi_info */
-    const crmpi_component_info_t *const *components;  /* NULL-terminated, preference order */
+    const char *name;                                /* "plm", "btl", ... */
+    const char *description;                         /* one line for crmpi_info */
+    const crmpi_component_info_t *const *components; /* NULL-terminated, preference order */
 } crmpi_framework_info_t;
 
 typedef struct crmpi_component crmpi_component_t;

@@ -138,8 +138,8 @@ int crmpi_buf_get_str(crmpi_buf_t *buf, const char **value_out)
         return rc;
     }
     /* A string must be exactly one NUL-terminated run, or the peer is broken. */
-    if (len == 0 || ((const char *)data)[len - 1] != '\0' || memchr(data, '\0', len) !=
-                                                                 (const char *)data + len - 1) {
+    if (len == 0 || ((const char *)data)[len - 1] != '\0' ||
+        memchr(data, '\0', len) != (const char *)data + len - 1) {
         buf->failed = 1;
         return CRMPI_ERR_PROTO;
     }
@@ -195,8 +195,8 @@ static ssize_t crmpi_ctl_read_all(int fd, void *data, size_t len)
     return (ssize_t)got;
 }
 
-int crmpi_ctl_send(int fd, crmpi_ctl_type_t type, uint32_t seq, int32_t status,
-                   const void *payload, size_t len)
+int crmpi_ctl_send(int fd, crmpi_ctl_type_t type, uint32_t seq, int32_t status, const void *payload,
+                   size_t len)
 {
     if (len > CRMPI_CTL_MAX_PAYLOAD) {
         return CRMPI_ERR_BAD_PARAM;

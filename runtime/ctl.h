@@ -21,21 +21,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CRMPI_CTL_MAGIC 0x43524d50u /* "CRMP" */
-#define CRMPI_CTL_VERSION 1
+#define CRMPI_CTL_MAGIC       0x43524d50u /* "CRMP" */
+#define CRMPI_CTL_VERSION     1
 #define CRMPI_CTL_MAX_PAYLOAD (64u << 20) /* a larger length is a protocol error */
 
 typedef enum {
     /* rank <-> agent */
-    CRMPI_CTL_HELLO = 1,       /* rank -> agent: u32 pid; reply JOB_INFO */
-    CRMPI_CTL_JOB_INFO,        /* agent -> rank: see crmpi_rte_job_info_t fields, in order */
-    CRMPI_CTL_MODEX_PUT,       /* rank -> agent: str key, bytes value; reply status only */
-    CRMPI_CTL_FENCE,           /* rank -> agent: u32 collect; reply when every rank arrived */
-    CRMPI_CTL_MODEX_GET,       /* rank -> agent: u32 rank, str key; reply: bytes value */
-    CRMPI_CTL_ABORT,           /* rank -> agent -> mpirun: i32 errcode, str message */
-    CRMPI_CTL_FINALIZE,        /* rank -> agent: the rank is leaving MPI; reply status */
-    CRMPI_CTL_REPLY,           /* any reply: status in the header, payload per request */
-    CRMPI_CTL_INIT_EXIT,       /* rank's init -> agent: i32 raw wait status of the rank */
+    CRMPI_CTL_HELLO = 1, /* rank -> agent: u32 pid; reply JOB_INFO */
+    CRMPI_CTL_JOB_INFO,  /* agent -> rank: see crmpi_rte_job_info_t fields, in order */
+    CRMPI_CTL_MODEX_PUT, /* rank -> agent: str key, bytes value; reply status only */
+    CRMPI_CTL_FENCE,     /* rank -> agent: u32 collect; reply when every rank arrived */
+    CRMPI_CTL_MODEX_GET, /* rank -> agent: u32 rank, str key; reply: bytes value */
+    CRMPI_CTL_ABORT,     /* rank -> agent -> mpirun: i32 errcode, str message */
+    CRMPI_CTL_FINALIZE,  /* rank -> agent: the rank is leaving MPI; reply status */
+    CRMPI_CTL_REPLY,     /* any reply: status in the header, payload per request */
+    CRMPI_CTL_INIT_EXIT, /* rank's init -> agent: i32 raw wait status of the rank */
     /* agent <-> mpirun */
     CRMPI_CTL_AGENT_HELLO = 32, /* agent -> mpirun: u32 rank, u32 agent pid, u32 rank pid */
     CRMPI_CTL_AGENT_EXIT,       /* agent -> mpirun: u32 rank, i32 raw wait status */
@@ -58,11 +58,11 @@ typedef struct crmpi_ctl_msg {
 
 /* A growable byte buffer with typed, bounds-checked field encoding. */
 typedef struct crmpi_buf {
-    uint8_t *data;   /* owned; malloc'ed by the put functions */
-    size_t len;      /* bytes written (put) or total bytes (get) */
-    size_t cap;      /* allocated bytes (put) */
-    size_t pos;      /* read position (get) */
-    int failed;      /* sticky: a put ran out of memory or a get ran past the end */
+    uint8_t *data; /* owned; malloc'ed by the put functions */
+    size_t len;    /* bytes written (put) or total bytes (get) */
+    size_t cap;    /* allocated bytes (put) */
+    size_t pos;    /* read position (get) */
+    int failed;    /* sticky: a put ran out of memory or a get ran past the end */
 } crmpi_buf_t;
 
 void crmpi_buf_init(crmpi_buf_t *buf);
@@ -72,7 +72,7 @@ void crmpi_buf_free(crmpi_buf_t *buf);
 void crmpi_buf_put_u32(crmpi_buf_t *buf, uint32_t value);
 void crmpi_buf_put_i32(crmpi_buf_t *buf, int32_t value);
 void crmpi_buf_put_u64(crmpi_buf_t *buf, uint64_t value);
-void crmpi_buf_put_str(crmpi_buf_t *buf, const char *value);  /* NULL encodes as "" */
+void crmpi_buf_put_str(crmpi_buf_t *buf, const char *value); /* NULL encodes as "" */
 void crmpi_buf_put_bytes(crmpi_buf_t *buf, const void *data, size_t len);
 /* Getters set *value_out only on success; a failure is also sticky in buf->failed. */
 int crmpi_buf_get_u32(crmpi_buf_t *buf, uint32_t *value_out);
@@ -89,8 +89,8 @@ int crmpi_buf_get_done(const crmpi_buf_t *buf);
  * Send one message (header + payload) completely; retries EINTR and short writes.
  * @return CRMPI_OK, CRMPI_ERR_PEER_GONE (EPIPE/ECONNRESET), CRMPI_ERR_IO.
  */
-int crmpi_ctl_send(int fd, crmpi_ctl_type_t type, uint32_t seq, int32_t status,
-                   const void *payload, size_t len);
+int crmpi_ctl_send(int fd, crmpi_ctl_type_t type, uint32_t seq, int32_t status, const void *payload,
+                   size_t len);
 
 /**
  * Receive one whole message; blocks until it has arrived.

@@ -20,36 +20,36 @@ const char *crmpi_log_who(void);
 
 void crmpi_log_emit(const char *kind, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-#define crmpi_log_error(...)                                                                   \
-    do {                                                                                       \
-        int crmpi_log_saved_errno_ = errno;                                                    \
-        crmpi_log_emit("error", __VA_ARGS__);                                                  \
-        errno = crmpi_log_saved_errno_;                                                        \
+#define crmpi_log_error(...)                                                                       \
+    do {                                                                                           \
+        int crmpi_log_saved_errno_ = errno;                                                        \
+        crmpi_log_emit("error", __VA_ARGS__);                                                      \
+        errno = crmpi_log_saved_errno_;                                                            \
     } while (0)
 
-#define crmpi_log_warn(...)                                                                    \
-    do {                                                                                       \
-        int crmpi_log_saved_errno_ = errno;                                                    \
-        crmpi_log_emit("warning", __VA_ARGS__);                                                \
-        errno = crmpi_log_saved_errno_;                                                        \
+#define crmpi_log_warn(...)                                                                        \
+    do {                                                                                           \
+        int crmpi_log_saved_errno_ = errno;                                                        \
+        crmpi_log_emit("warning", __VA_ARGS__);                                                    \
+        errno = crmpi_log_saved_errno_;                                                            \
     } while (0)
 
 /** Unconditional informational line (no "kind" prefix). */
-#define crmpi_log_info(...)                                                                    \
-    do {                                                                                       \
-        int crmpi_log_saved_errno_ = errno;                                                    \
-        crmpi_log_emit(NULL, __VA_ARGS__);                                                     \
-        errno = crmpi_log_saved_errno_;                                                        \
+#define crmpi_log_info(...)                                                                        \
+    do {                                                                                           \
+        int crmpi_log_saved_errno_ = errno;                                                        \
+        crmpi_log_emit(NULL, __VA_ARGS__);                                                         \
+        errno = crmpi_log_saved_errno_;                                                            \
     } while (0)
 
 /** Verbose output of framework `fw` (a crmpi_framework_t *), shown at `level` and above. */
-#define crmpi_fw_verbose(fw, level, ...)                                                       \
-    do {                                                                                       \
-        if ((fw)->verbose >= (level)) {                                                        \
-            int crmpi_log_saved_errno_ = errno;                                                \
-            crmpi_log_emit((fw)->info->name, __VA_ARGS__);                                           \
-            errno = crmpi_log_saved_errno_;                                                    \
-        }                                                                                      \
+#define crmpi_fw_verbose(fw, level, ...)                                                           \
+    do {                                                                                           \
+        if ((fw)->verbose >= (level)) {                                                            \
+            int crmpi_log_saved_errno_ = errno;                                                    \
+            crmpi_log_emit((fw)->info->name, __VA_ARGS__);                                         \
+            errno = crmpi_log_saved_errno_;                                                        \
+        }                                                                                          \
     } while (0)
 
 #endif /* CRMPI_LOG_H */

@@ -185,14 +185,10 @@ static char *param_trim(char *text)
 static const char *param_type_name(crmpi_param_type_t type)
 {
     switch (type) {
-    case CRMPI_PARAM_INT:
-        return "int";
-    case CRMPI_PARAM_BOOL:
-        return "bool";
-    case CRMPI_PARAM_STRING:
-        return "string";
-    case CRMPI_PARAM_SIZE:
-        return "size";
+    case CRMPI_PARAM_INT: return "int";
+    case CRMPI_PARAM_BOOL: return "bool";
+    case CRMPI_PARAM_STRING: return "string";
+    case CRMPI_PARAM_SIZE: return "size";
     }
     return "unknown type";
 }
@@ -201,14 +197,10 @@ static const char *param_type_name(crmpi_param_type_t type)
 static const char *param_type_expectation(crmpi_param_type_t type)
 {
     switch (type) {
-    case CRMPI_PARAM_INT:
-        return "an integer (decimal, or hexadecimal with 0x)";
-    case CRMPI_PARAM_BOOL:
-        return "a boolean (1/0, true/false, yes/no, on/off)";
-    case CRMPI_PARAM_SIZE:
-        return "a size (a byte count with an optional k, m or g suffix)";
-    case CRMPI_PARAM_STRING:
-        break;
+    case CRMPI_PARAM_INT: return "an integer (decimal, or hexadecimal with 0x)";
+    case CRMPI_PARAM_BOOL: return "a boolean (1/0, true/false, yes/no, on/off)";
+    case CRMPI_PARAM_SIZE: return "a size (a byte count with an optional k, m or g suffix)";
+    case CRMPI_PARAM_STRING: break;
     }
     return "valid";
 }
@@ -473,19 +465,13 @@ static void param_origin_describe(const param_entry_t *entry, char *buf, size_t 
     const param_file_entry_t *file_entry;
 
     switch (entry->source) {
-    case CRMPI_PARAM_SOURCE_OVERRIDE:
-        snprintf(buf, size, "--mca %s", name);
-        break;
-    case CRMPI_PARAM_SOURCE_ENV:
-        snprintf(buf, size, "%s%s", PARAM_ENV_PREFIX, name);
-        break;
+    case CRMPI_PARAM_SOURCE_OVERRIDE: snprintf(buf, size, "--mca %s", name); break;
+    case CRMPI_PARAM_SOURCE_ENV: snprintf(buf, size, "%s%s", PARAM_ENV_PREFIX, name); break;
     case CRMPI_PARAM_SOURCE_FILE:
         file_entry = param_file_find(name);
         snprintf(buf, size, "%s:%d", param_registry.file_path, file_entry ? file_entry->line : 0);
         break;
-    case CRMPI_PARAM_SOURCE_DEFAULT:
-        snprintf(buf, size, "its declared default");
-        break;
+    case CRMPI_PARAM_SOURCE_DEFAULT: snprintf(buf, size, "its declared default"); break;
     }
 }
 
@@ -493,14 +479,10 @@ static void param_origin_describe(const param_entry_t *entry, char *buf, size_t 
 static int param_value_parse(param_entry_t *entry, const char *text)
 {
     switch (entry->decl->type) {
-    case CRMPI_PARAM_INT:
-        return crmpi_param_parse_int(text, &entry->parsed.int_value);
-    case CRMPI_PARAM_BOOL:
-        return crmpi_param_parse_bool(text, &entry->parsed.bool_value);
-    case CRMPI_PARAM_SIZE:
-        return crmpi_param_parse_size(text, &entry->parsed.size_value);
-    case CRMPI_PARAM_STRING:
-        return CRMPI_OK;
+    case CRMPI_PARAM_INT: return crmpi_param_parse_int(text, &entry->parsed.int_value);
+    case CRMPI_PARAM_BOOL: return crmpi_param_parse_bool(text, &entry->parsed.bool_value);
+    case CRMPI_PARAM_SIZE: return crmpi_param_parse_size(text, &entry->parsed.size_value);
+    case CRMPI_PARAM_STRING: return CRMPI_OK;
     }
     return CRMPI_ERR_BAD_PARAM;
 }

@@ -150,8 +150,7 @@ int crmpi_rte_fence(int collect)
     return rc;
 }
 
-int crmpi_rte_modex_lookup(uint32_t peer_rank, const char *key, void **data_out,
-                           size_t *len_out)
+int crmpi_rte_modex_lookup(uint32_t peer_rank, const char *key, void **data_out, size_t *len_out)
 {
     crmpi_ctl_msg_t reply;
     crmpi_buf_t request, payload;

@@ -22,15 +22,15 @@
 #define CRMPI_RTE_NAME_MAX 256
 
 typedef struct crmpi_rte_job_info {
-    uint64_t jobid;                       /* mpirun's pid (Open MPI 1.x convention) */
-    uint32_t rank;                        /* this process's rank in MPI_COMM_WORLD */
-    uint32_t size;                        /* ranks in MPI_COMM_WORLD */
-    uint32_t local_rank;                  /* index among the ranks on this node */
-    uint32_t local_size;                  /* ranks on this node */
-    uint32_t node_id;                     /* index of this node in the job's node list */
-    uint32_t num_nodes;                   /* nodes in the job */
-    uint32_t *node_of_rank;               /* node_id of every rank; `size` entries, owned by the rte */
-    char nodename[CRMPI_RTE_NAME_MAX];    /* this node's name, as the launcher knows it */
+    uint64_t jobid;                    /* mpirun's pid (Open MPI 1.x convention) */
+    uint32_t rank;                     /* this process's rank in MPI_COMM_WORLD */
+    uint32_t size;                     /* ranks in MPI_COMM_WORLD */
+    uint32_t local_rank;               /* index among the ranks on this node */
+    uint32_t local_size;               /* ranks on this node */
+    uint32_t node_id;                  /* index of this node in the job's node list */
+    uint32_t num_nodes;                /* nodes in the job */
+    uint32_t *node_of_rank;            /* node_id of every rank; `size` entries, owned by the rte */
+    char nodename[CRMPI_RTE_NAME_MAX]; /* this node's name, as the launcher knows it */
     char session_dir[CRMPI_RTE_NAME_MAX]; /* node-local scratch directory of this job */
 } crmpi_rte_job_info_t;
 
@@ -55,8 +55,7 @@ int crmpi_rte_fence(int collect);
  * @param data_out  malloc'ed copy, owned by the caller (free()); set only on CRMPI_OK
  * @return CRMPI_OK or CRMPI_ERR_NOT_FOUND (the peer published no such key).
  */
-int crmpi_rte_modex_lookup(uint32_t peer_rank, const char *key, void **data_out,
-                           size_t *len_out);
+int crmpi_rte_modex_lookup(uint32_t peer_rank, const char *key, void **data_out, size_t *len_out);
 
 /**
  * Tell mpirun that this rank aborts the job with `errcode`; `message` is shown to the user.

@@ -41,6 +41,17 @@ if [ "$check_rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
     failed=$((failed + 1))
 fi
 
+echo "== style (clang-format, .clang-format at the top)"
+unformatted=$(cd "$top" && git ls-files '*.c' '*.h' 2>/dev/null | while read -r f; do
+    clang-format --style=file "$f" | cmp -s - "$f" || echo "$f"; done)
+if [ -z "$unformatted" ]; then
+    echo "   every C file is formatted"
+    passed=$((passed + 1))
+else
+    echo "   not formatted (run clang-format -i on them):" $unformatted
+    failed=$((failed + 1))
+fi
+
 echo "== integration tests (pytest)"
 junit="$build/integration-junit.xml"
 rm -f "$junit"

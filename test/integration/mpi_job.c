@@ -41,8 +41,8 @@ static int mode_info(int rank, int size)
         size_t off = 0;
         for (int cpu = 0; cpu < CPU_SETSIZE && off + 8 < sizeof(cpus); cpu++) {
             if (CPU_ISSET(cpu, &set)) {
-                off += (size_t)snprintf(cpus + off, sizeof(cpus) - off, "%s%d", off ? "," : "",
-                                        cpu);
+                off +=
+                    (size_t)snprintf(cpus + off, sizeof(cpus) - off, "%s%d", off ? "," : "", cpu);
             }
         }
     }

@@ -40,12 +40,12 @@ extern char **environ;
 #define AGENT_MODEX_PREFIX "crmpi."
 
 typedef struct agent_state {
-    pmix_proc_t self;             /* this rank's PMIx identity */
-    crmpi_rte_job_info_t info;    /* job facts handed to the rank */
-    int hnp_fd;                   /* control connection to mpirun */
-    agent_ns_child_t child;       /* the rank's namespace */
-    int rank_status;              /* raw wait status from the init */
-    int have_rank_status;         /* rank_status is valid */
+    pmix_proc_t self;          /* this rank's PMIx identity */
+    crmpi_rte_job_info_t info; /* job facts handed to the rank */
+    int hnp_fd;                /* control connection to mpirun */
+    agent_ns_child_t child;    /* the rank's namespace */
+    int rank_status;           /* raw wait status from the init */
+    int have_rank_status;      /* rank_status is valid */
 } agent_state_t;
 
 /* The init's pid, for the signal forwarder (a handler can only reach globals). */
@@ -117,8 +117,7 @@ static int agent_job_facts(agent_state_t *st)
     for (uint32_t rank = 0; rank < info->size; rank++) {
         pmix_proc_t peer;
         PMIX_LOAD_PROCID(&peer, st->self.nspace, rank);
-        if ((rc = agent_pmix_get_u32(&peer, PMIX_NODEID, &info->node_of_rank[rank])) !=
-            CRMPI_OK) {
+        if ((rc = agent_pmix_get_u32(&peer, PMIX_NODEID, &info->node_of_rank[rank])) != CRMPI_OK) {
             return rc;
         }
     }
@@ -133,8 +132,7 @@ static int agent_connect_hnp(agent_state_t *st)
     const char *uri = getenv("CRMPI_HNP_URI");
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
 
-    if (!uri || strncmp(uri, "unix:", 5) != 0 ||
-        strlen(uri + 5) >= sizeof(addr.sun_path)) {
+    if (!uri || strncmp(uri, "unix:", 5) != 0 || strlen(uri + 5) >= sizeof(addr.sun_path)) {
         crmpi_log_error("CRMPI_HNP_URI is missing or not a unix: URI; the agent is started by "
                         "mpirun, not by hand");
         return CRMPI_ERR_BAD_PARAM;
@@ -509,8 +507,7 @@ int main(int argc, char **argv)
     }
     prc = PMIx_Init(&st.self, NULL, 0);
     if (prc != PMIX_SUCCESS) {
-        crmpi_log_error("PMIx_Init: %s (is this agent started by mpirun?)",
-                        PMIx_Error_string(prc));
+        crmpi_log_error("PMIx_Init: %s (is this agent started by mpirun?)", PMIx_Error_string(prc));
         return 1;
     }
     char who[64];
@@ -560,8 +557,8 @@ int main(int argc, char **argv)
     agent_forward_pid = 0;
     /* Without a report from the init, the init itself was killed (SIGKILL from outside,
      * or its namespace torn down): the rank died the same way. */
-    int rank_status = st.have_rank_status ? st.rank_status
-                                          : (WIFSIGNALED(status) ? WTERMSIG(status) : status);
+    int rank_status =
+        st.have_rank_status ? st.rank_status : (WIFSIGNALED(status) ? WTERMSIG(status) : status);
     crmpi_buf_t out;
     crmpi_buf_init(&out);
     crmpi_buf_put_u32(&out, st.info.rank);

@@ -152,8 +152,8 @@ static __attribute__((noreturn)) void agent_ns_init_main(const char *program, ch
     _exit(0);
 }
 
-int agent_ns_start(const char *program, char *const argv[], char *const envp[],
-                   pid_t wanted_pid, agent_ns_child_t *child_out)
+int agent_ns_start(const char *program, char *const argv[], char *const envp[], pid_t wanted_pid,
+                   agent_ns_child_t *child_out)
 {
     int in_pipe[2], out_pipe[2], err_pipe[2], ctl[2];
 
@@ -174,8 +174,8 @@ int agent_ns_start(const char *program, char *const argv[], char *const envp[],
         goto err_close_ctl;
     }
     if (pid == 0) {
-        agent_ns_init_main(program, argv, envp, wanted_pid, in_pipe[0], out_pipe[1],
-                           err_pipe[1], ctl[1]);
+        agent_ns_init_main(program, argv, envp, wanted_pid, in_pipe[0], out_pipe[1], err_pipe[1],
+                           ctl[1]);
     }
     /* stdin: the write end closes at once, so the rank reads end-of-file. */
     close(in_pipe[0]);

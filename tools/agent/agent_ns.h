@@ -21,11 +21,11 @@
 #define AGENT_NS_CTL_FD 3
 
 typedef struct agent_ns_child {
-    pid_t init_pid;   /* the namespace's init, as the agent sees it */
-    pid_t rank_pid;   /* the rank's pid inside its namespace (what getpid() returns there) */
-    int ctl_fd;       /* agent's end of the control socket */
-    int out_fd;       /* read end of the rank's stdout */
-    int err_fd;       /* read end of the rank's stderr */
+    pid_t init_pid; /* the namespace's init, as the agent sees it */
+    pid_t rank_pid; /* the rank's pid inside its namespace (what getpid() returns there) */
+    int ctl_fd;     /* agent's end of the control socket */
+    int out_fd;     /* read end of the rank's stdout */
+    int err_fd;     /* read end of the rank's stderr */
 } agent_ns_child_t;
 
 /**
@@ -35,7 +35,7 @@ typedef struct agent_ns_child {
  *                    says so
  * @return CRMPI_OK (child_out filled) or CRMPI_ERR_IO / CRMPI_ERR_OUT_OF_RESOURCE (logged).
  */
-int agent_ns_start(const char *program, char *const argv[], char *const envp[],
-                   pid_t wanted_pid, agent_ns_child_t *child_out);
+int agent_ns_start(const char *program, char *const argv[], char *const envp[], pid_t wanted_pid,
+                   agent_ns_child_t *child_out);
 
 #endif /* AGENT_NS_H */

@@ -40,14 +40,10 @@ static const char *info_param_level_name(int level)
 static const char *info_param_type_name(crmpi_param_type_t type)
 {
     switch (type) {
-    case CRMPI_PARAM_INT:
-        return "int";
-    case CRMPI_PARAM_BOOL:
-        return "bool";
-    case CRMPI_PARAM_STRING:
-        return "string";
-    case CRMPI_PARAM_SIZE:
-        return "size";
+    case CRMPI_PARAM_INT: return "int";
+    case CRMPI_PARAM_BOOL: return "bool";
+    case CRMPI_PARAM_STRING: return "string";
+    case CRMPI_PARAM_SIZE: return "size";
     }
     return "?";
 }
@@ -56,18 +52,10 @@ static void info_param_source_describe(const char *name, crmpi_param_source_t so
                                        size_t size)
 {
     switch (source) {
-    case CRMPI_PARAM_SOURCE_DEFAULT:
-        snprintf(buf, size, "default");
-        return;
-    case CRMPI_PARAM_SOURCE_FILE:
-        snprintf(buf, size, "parameter file");
-        return;
-    case CRMPI_PARAM_SOURCE_ENV:
-        snprintf(buf, size, "environment (CRMPI_MCA_%s)", name);
-        return;
-    case CRMPI_PARAM_SOURCE_OVERRIDE:
-        snprintf(buf, size, "command line (--mca)");
-        return;
+    case CRMPI_PARAM_SOURCE_DEFAULT: snprintf(buf, size, "default"); return;
+    case CRMPI_PARAM_SOURCE_FILE: snprintf(buf, size, "parameter file"); return;
+    case CRMPI_PARAM_SOURCE_ENV: snprintf(buf, size, "environment (CRMPI_MCA_%s)", name); return;
+    case CRMPI_PARAM_SOURCE_OVERRIDE: snprintf(buf, size, "command line (--mca)"); return;
     }
     snprintf(buf, size, "?");
 }

@@ -41,17 +41,17 @@ static crmpi_framework_t mpirun_plm_framework = {
 };
 
 typedef struct mpirun_state {
-    mpirun_job_t job;            /* the job being run */
-    const plm_ops_t *plm;        /* the selected launch component */
-    int listen_fd;               /* control socket the agents connect to */
-    int signal_fd;               /* SIGINT, SIGTERM, SIGHUP, SIGCHLD */
-    int exit_code;               /* what mpirun will return; set by the first failure */
-    int failed;                  /* a failure was recorded (exit_code is final) */
-    int tearing_down;            /* SIGTERM was sent to the agents */
-    struct timespec kill_at;     /* when teardown escalates to SIGKILL */
-    int killed;                  /* SIGKILL was sent */
-    struct timespec timeout_at;  /* --timeout deadline */
-    int64_t kill_grace_ms;       /* plm_local_kill_grace */
+    mpirun_job_t job;           /* the job being run */
+    const plm_ops_t *plm;       /* the selected launch component */
+    int listen_fd;              /* control socket the agents connect to */
+    int signal_fd;              /* SIGINT, SIGTERM, SIGHUP, SIGCHLD */
+    int exit_code;              /* what mpirun will return; set by the first failure */
+    int failed;                 /* a failure was recorded (exit_code is final) */
+    int tearing_down;           /* SIGTERM was sent to the agents */
+    struct timespec kill_at;    /* when teardown escalates to SIGKILL */
+    int killed;                 /* SIGKILL was sent */
+    struct timespec timeout_at; /* --timeout deadline */
+    int64_t kill_grace_ms;      /* plm_local_kill_grace */
 } mpirun_state_t;
 
 static double mpirun_now(void)
@@ -250,8 +250,8 @@ static void mpirun_emit_line(mpirun_state_t *st, int rank, int out_fd, const cha
                              const char *line, size_t len)
 {
     char prefix[64];
-    int plen = snprintf(prefix, sizeof(prefix), "[%llu,%d]<%s>:",
-                        (unsigned long long)st->job.jobid, rank, stream);
+    int plen = snprintf(prefix, sizeof(prefix), "[%llu,%d]<%s>:", (unsigned long long)st->job.jobid,
+                        rank, stream);
     mpirun_write_all(out_fd, prefix, (size_t)plen);
     mpirun_write_all(out_fd, line, len);
 }
@@ -306,6 +306,12 @@ static void mpirun_reap(mpirun_state_t *st)
                 continue;
             }
             agent->pid = 0;
+            /* Its last messages (AGENT_EXIT) may still be unread: the signalfd can be served
+             * before the agent's socket. A dead peer's socket holds data or end-of-file, so
+             * this cannot block. */
+            while (agent->ctl_fd >= 0) {
+                mpirun_handle_agent_msg(st, rank);
+            }
             if (!agent->status_known && !agent->exited && !st->tearing_down) {
                 char what[256];
                 mpirun_describe_status(status, what, sizeof(what));
@@ -457,8 +463,7 @@ static int mpirun_session_create(mpirun_job_t *job)
     const char *base = NULL;
     char parent[PATH_MAX];
 
-    if (crmpi_param_get_string("runtime_session_dir_base", &base) != CRMPI_OK || !base ||
-        !*base) {
+    if (crmpi_param_get_string("runtime_session_dir_base", &base) != CRMPI_OK || !base || !*base) {
         base = getenv("TMPDIR");
     }
     if (!base || !*base) {
@@ -491,8 +496,7 @@ static int mpirun_listen(mpirun_state_t *st)
 
     if ((size_t)snprintf(addr.sun_path, sizeof(addr.sun_path), "%s/hnp.sock",
                          st->job.session_dir) >= sizeof(addr.sun_path)) {
-        crmpi_log_error("session directory %s is too long for a socket path",
-                        st->job.session_dir);
+        crmpi_log_error("session directory %s is too long for a socket path", st->job.session_dir);
         return CRMPI_ERR_BAD_PARAM;
     }
     fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -527,8 +531,8 @@ static int mpirun_resolve_program(const char *name, char **path_out)
         while (!found && *dir) {
             size_t len = strcspn(dir, ":");
             snprintf(candidate, sizeof(candidate), "%.*s/%s", (int)len, len ? dir : ".", name);
-            found = access(candidate, X_OK) == 0 && stat(candidate, &sb) == 0 &&
-                    S_ISREG(sb.st_mode);
+            found =
+                access(candidate, X_OK) == 0 && stat(candidate, &sb) == 0 && S_ISREG(sb.st_mode);
             dir += len + (dir[len] == ':');
         }
         if (!found) {
@@ -576,8 +580,7 @@ static int mpirun_find_agent(char **path_out)
         }
     }
     if (access(path, X_OK) < 0) {
-        crmpi_log_error("cannot run the agent %s: %s (set plm_local_agent)", path,
-                        strerror(errno));
+        crmpi_log_error("cannot run the agent %s: %s (set plm_local_agent)", path, strerror(errno));
         return CRMPI_ERR_NOT_FOUND;
     }
     *path_out = strdup(path);

@@ -76,9 +76,8 @@ static hwloc_obj_t mpirun_map_bind_target(hwloc_topology_t topo, hwloc_obj_t map
     return mapped;
 }
 
-int mpirun_map_compute(const mpirun_options_t *opts, hwloc_topology_t topo,
-                       const char *local_name, mpirun_map_t *map_out, char *err_out,
-                       size_t err_len)
+int mpirun_map_compute(const mpirun_options_t *opts, hwloc_topology_t topo, const char *local_name,
+                       mpirun_map_t *map_out, char *err_out, size_t err_len)
 {
     int ncores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
     long slots = 0;

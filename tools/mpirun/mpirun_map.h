@@ -31,9 +31,8 @@ typedef struct mpirun_map {
  * @return CRMPI_OK (map_out filled; free with mpirun_map_free) or CRMPI_ERR_BAD_PARAM with
  *         a one-line reason in err_out.
  */
-int mpirun_map_compute(const mpirun_options_t *opts, hwloc_topology_t topo,
-                       const char *local_name, mpirun_map_t *map_out, char *err_out,
-                       size_t err_len);
+int mpirun_map_compute(const mpirun_options_t *opts, hwloc_topology_t topo, const char *local_name,
+                       mpirun_map_t *map_out, char *err_out, size_t err_len);
 
 void mpirun_map_free(mpirun_map_t *map);
 

@@ -98,15 +98,14 @@ static int mpirun_options_parse_hosts(mpirun_options_t *opts, const char *list, 
         size_t name_len = colon ? (size_t)(colon - entry) : len;
         int slots = 0;
         if (name_len == 0) {
-            return mpirun_options_fail(err_out, err_len, "--host: empty host name in '%s'",
-                                       list);
+            return mpirun_options_fail(err_out, err_len, "--host: empty host name in '%s'", list);
         }
         if (colon) {
             char text[32];
             size_t slots_len = len - name_len - 1;
             if (slots_len == 0 || slots_len >= sizeof(text)) {
-                return mpirun_options_fail(err_out, err_len,
-                                           "--host: bad slot count in '%.*s'", (int)len, entry);
+                return mpirun_options_fail(err_out, err_len, "--host: bad slot count in '%.*s'",
+                                           (int)len, entry);
             }
             memcpy(text, colon + 1, slots_len);
             text[slots_len] = '\0';
@@ -173,8 +172,12 @@ typedef struct mpirun_keyword {
 } mpirun_keyword_t;
 
 static const mpirun_keyword_t mpirun_map_by_words[] = {
-    {"slot", MPIRUN_MAP_BY_SLOT},     {"core", MPIRUN_MAP_BY_CORE}, {"socket", MPIRUN_MAP_BY_SOCKET},
-    {"package", MPIRUN_MAP_BY_SOCKET}, {"numa", MPIRUN_MAP_BY_NUMA}, {"node", MPIRUN_MAP_BY_NODE},
+    {"slot", MPIRUN_MAP_BY_SLOT},
+    {"core", MPIRUN_MAP_BY_CORE},
+    {"socket", MPIRUN_MAP_BY_SOCKET},
+    {"package", MPIRUN_MAP_BY_SOCKET},
+    {"numa", MPIRUN_MAP_BY_NUMA},
+    {"node", MPIRUN_MAP_BY_NODE},
     {NULL, 0},
 };
 
@@ -259,14 +262,14 @@ int mpirun_options_parse(int argc, char **argv, mpirun_options_t *opts_out, char
         }
 /* A missing value ends parsing at once (the rest of the else-if chain must not run and
  * overwrite the message with "unknown option"). */
-#define TAKE(name)                                                                             \
-    ({                                                                                         \
-        took = mpirun_options_take(argc, argv, &i, (name), &value);                            \
-        if (took < 0) {                                                                        \
-            rc = mpirun_options_fail(err_out, err_len, "%s: missing value", arg);              \
-            break;                                                                             \
-        }                                                                                      \
-        took;                                                                                  \
+#define TAKE(name)                                                                                 \
+    ({                                                                                             \
+        took = mpirun_options_take(argc, argv, &i, (name), &value);                                \
+        if (took < 0) {                                                                            \
+            rc = mpirun_options_fail(err_out, err_len, "%s: missing value", arg);                  \
+            break;                                                                                 \
+        }                                                                                          \
+        took;                                                                                      \
     })
         if (TAKE("np") || TAKE("n")) {
             if (mpirun_options_parse_int(value, 1, 1 << 20, &opts.np) != CRMPI_OK) {
@@ -289,9 +292,8 @@ int mpirun_options_parse(int argc, char **argv, mpirun_options_t *opts_out, char
         } else if (TAKE("bind-to")) {
             int word = 0;
             if (mpirun_options_keyword(mpirun_bind_to_words, value, &word) != CRMPI_OK) {
-                rc = mpirun_options_fail(err_out, err_len,
-                                         "--bind-to: unknown '%s' (none, core, socket, numa)",
-                                         value);
+                rc = mpirun_options_fail(
+                    err_out, err_len, "--bind-to: unknown '%s' (none, core, socket, numa)", value);
             }
             opts.bind_to = (mpirun_bind_to_t)word;
         } else if (TAKE("x")) {
@@ -307,14 +309,13 @@ int mpirun_options_parse(int argc, char **argv, mpirun_options_t *opts_out, char
             if (strcmp(value, "cr") == 0) {
                 opts.with_ft_cr = true;
             } else if (strcmp(value, "none") != 0) {
-                rc = mpirun_options_fail(err_out, err_len,
-                                         "--with-ft: unknown '%s' (cr or none)", value);
+                rc = mpirun_options_fail(err_out, err_len, "--with-ft: unknown '%s' (cr or none)",
+                                         value);
             }
         } else if (TAKE("timeout")) {
             if (mpirun_options_parse_int(value, 1, 1 << 30, &opts.timeout_s) != CRMPI_OK) {
-                rc = mpirun_options_fail(err_out, err_len,
-                                         "--timeout: '%s' is not a positive number of seconds",
-                                         value);
+                rc = mpirun_options_fail(
+                    err_out, err_len, "--timeout: '%s' is not a positive number of seconds", value);
             }
         } else if (TAKE("report-pid")) {
             free(opts.report_pid);
@@ -348,8 +349,7 @@ int mpirun_options_parse(int argc, char **argv, mpirun_options_t *opts_out, char
     return CRMPI_OK;
 }
 
-int mpirun_hostfile_read(mpirun_options_t *opts, const char *path, char *err_out,
-                         size_t err_len)
+int mpirun_hostfile_read(mpirun_options_t *opts, const char *path, char *err_out, size_t err_len)
 {
     FILE *file = fopen(path, "r");
     char line[1024];

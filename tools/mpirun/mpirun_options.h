@@ -26,36 +26,36 @@ typedef enum {
 } mpirun_bind_to_t;
 
 typedef struct mpirun_host {
-    char *name;    /* as given by the user */
-    int slots;     /* slots on that host; 0 means "as many cores as it has" */
+    char *name; /* as given by the user */
+    int slots;  /* slots on that host; 0 means "as many cores as it has" */
 } mpirun_host_t;
 
 typedef struct mpirun_env_var {
-    char *name;    /* variable name */
-    char *value;   /* value to set; NULL means "forward mpirun's own value" */
+    char *name;  /* variable name */
+    char *value; /* value to set; NULL means "forward mpirun's own value" */
 } mpirun_env_var_t;
 
 typedef struct mpirun_options {
-    int np;                     /* -np/-n; 0 when not given (then one rank per slot) */
-    mpirun_host_t *hosts;       /* --host entries, then --hostfile entries */
+    int np;               /* -np/-n; 0 when not given (then one rank per slot) */
+    mpirun_host_t *hosts; /* --host entries, then --hostfile entries */
     size_t num_hosts;
-    char *hostfile;             /* --hostfile path (entries are read by mpirun_hostfile_read) */
-    mpirun_map_by_t map_by;     /* --map-by */
-    mpirun_bind_to_t bind_to;   /* --bind-to */
-    bool oversubscribe;         /* --oversubscribe: more ranks than slots/cores is allowed */
-    mpirun_env_var_t *env;      /* -x entries, in order */
+    char *hostfile;           /* --hostfile path (entries are read by mpirun_hostfile_read) */
+    mpirun_map_by_t map_by;   /* --map-by */
+    mpirun_bind_to_t bind_to; /* --bind-to */
+    bool oversubscribe;       /* --oversubscribe: more ranks than slots/cores is allowed */
+    mpirun_env_var_t *env;    /* -x entries, in order */
     size_t num_env;
-    char **mca_names;           /* --mca NAME VALUE pairs, in order */
+    char **mca_names; /* --mca NAME VALUE pairs, in order */
     char **mca_values;
     size_t num_mca;
-    bool tag_output;            /* --tag-output: prefix each line with [jobid,rank]<stream>: */
-    bool with_ft_cr;            /* --with-ft cr */
-    int timeout_s;              /* --timeout N; 0 means none */
-    char *report_pid;           /* --report-pid -|+|FILE; NULL when not asked */
-    int verbose;                /* -v/--verbose count */
-    bool help;                  /* -h/--help */
-    bool version;               /* -V/--version */
-    char **argv;                /* the program and its arguments (borrowed from the caller) */
+    bool tag_output;  /* --tag-output: prefix each line with [jobid,rank]<stream>: */
+    bool with_ft_cr;  /* --with-ft cr */
+    int timeout_s;    /* --timeout N; 0 means none */
+    char *report_pid; /* --report-pid -|+|FILE; NULL when not asked */
+    int verbose;      /* -v/--verbose count */
+    bool help;        /* -h/--help */
+    bool version;     /* -V/--version */
+    char **argv;      /* the program and its arguments (borrowed from the caller) */
     int argc;
 } mpirun_options_t;
 
@@ -74,8 +74,7 @@ int mpirun_options_parse(int argc, char **argv, mpirun_options_t *opts_out, char
  * @return CRMPI_OK, CRMPI_ERR_NOT_FOUND (cannot read), CRMPI_ERR_BAD_PARAM (bad line);
  *         err_out says which line and why.
  */
-int mpirun_hostfile_read(mpirun_options_t *opts, const char *path, char *err_out,
-                         size_t err_len);
+int mpirun_hostfile_read(mpirun_options_t *opts, const char *path, char *err_out, size_t err_len);
 
 void mpirun_options_free(mpirun_options_t *opts);
 

@@ -26,13 +26,13 @@
 #include "mpirun_options.h"
 
 typedef struct mpirun_agent {
-    pid_t pid;          /* the agent process (mpirun's child); 0 once reaped */
-    int out_fd;         /* read end of the agent's stdout; -1 when closed */
-    int err_fd;         /* read end of the agent's stderr; -1 when closed */
-    int ctl_fd;         /* control connection from the agent; -1 until it says hello */
-    bool exited;        /* AGENT_EXIT received or the agent was reaped */
-    int rank_status;    /* raw wait status of the rank (valid when exited) */
-    bool status_known;  /* rank_status came from the agent (not inferred from its death) */
+    pid_t pid;           /* the agent process (mpirun's child); 0 once reaped */
+    int out_fd;          /* read end of the agent's stdout; -1 when closed */
+    int err_fd;          /* read end of the agent's stderr; -1 when closed */
+    int ctl_fd;          /* control connection from the agent; -1 until it says hello */
+    bool exited;         /* AGENT_EXIT received or the agent was reaped */
+    int rank_status;     /* raw wait status of the rank (valid when exited) */
+    bool status_known;   /* rank_status came from the agent (not inferred from its death) */
     char out_line[4096]; /* partial stdout line awaiting its newline (--tag-output) */
     size_t out_len;
     char err_line[4096]; /* partial stderr line */

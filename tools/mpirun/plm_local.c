@@ -30,10 +30,10 @@ extern char **environ;
 
 /* Completion of one PMIx operation that reports through a pmix_op_cbfunc_t. */
 typedef struct plm_local_wait {
-    pthread_mutex_t lock;  /* guards done and status */
-    pthread_cond_t cond;   /* signalled when done */
-    int done;              /* the callback ran */
-    pmix_status_t status;  /* what it reported */
+    pthread_mutex_t lock; /* guards done and status */
+    pthread_cond_t cond;  /* signalled when done */
+    int done;             /* the callback ran */
+    pmix_status_t status; /* what it reported */
 } plm_local_wait_t;
 
 static void plm_local_wait_init(plm_local_wait_t *wait)
@@ -182,8 +182,8 @@ static int plm_local_register_nspace(mpirun_job_t *job, plm_local_state_t *state
         PMIX_DATA_ARRAY_FREE(array);
     }
     plm_local_wait_init(&wait);
-    prc = plm_local_wait_for(&wait, PMIx_server_register_nspace(state->nspace, np, info, n,
-                                                                plm_local_op_done, &wait));
+    prc = plm_local_wait_for(
+        &wait, PMIx_server_register_nspace(state->nspace, np, info, n, plm_local_op_done, &wait));
     if (prc != PMIX_SUCCESS) {
         crmpi_log_error("plm:local: PMIx cannot register the job's namespace: %s",
                         PMIx_Error_string(prc));
@@ -212,8 +212,7 @@ static int plm_local_init(mpirun_job_t *job)
         return CRMPI_ERR_OUT_OF_RESOURCE;
     }
     job->plm_state = state;
-    snprintf(state->nspace, sizeof(state->nspace), "crmpi.%llu",
-             (unsigned long long)job->jobid);
+    snprintf(state->nspace, sizeof(state->nspace), "crmpi.%llu", (unsigned long long)job->jobid);
     /* A private rendezvous directory: PMIx puts its listener socket there, and mpirun
      * removes the whole session directory on every exit path. */
     PMIX_INFO_LOAD(&info[0], PMIX_SERVER_TMPDIR, job->session_dir, PMIX_STRING);

@@ -138,9 +138,9 @@ static void test_map_bind(void **state)
 {
     mpirun_options_t opts;
     char err[256];
-    assert_int_equal(parse(&opts, err, sizeof(err), "--map-by", "socket", "--bind-to", "core",
-                           "p", NULL),
-                     CRMPI_OK);
+    assert_int_equal(
+        parse(&opts, err, sizeof(err), "--map-by", "socket", "--bind-to", "core", "p", NULL),
+        CRMPI_OK);
     assert_int_equal(opts.map_by, MPIRUN_MAP_BY_SOCKET);
     assert_int_equal(opts.bind_to, MPIRUN_BIND_TO_CORE);
     mpirun_options_free(&opts);
