@@ -20,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -40,25 +42,38 @@ extern char **environ;
 #define AGENT_MODEX_PREFIX "crmpi."
 
 typedef struct agent_state {
-    pmix_proc_t self;          /* this rank's PMIx identity */
-    crmpi_rte_job_info_t info; /* job facts handed to the rank */
-    int hnp_fd;                /* control connection to mpirun */
-    agent_ns_child_t child;    /* the rank's namespace */
-    int rank_status;           /* raw wait status from the init */
-    int have_rank_status;      /* rank_status is valid */
+    pmix_proc_t self;                    /* this rank's PMIx identity */
+    crmpi_rte_job_info_t info;           /* job facts handed to the rank */
+    int hnp_fd;                          /* control connection to mpirun */
+    agent_ns_child_t child;              /* the rank's namespace */
+    int rank_status;                     /* raw wait status from the init */
+    int have_rank_status;                /* rank_status is valid */
+    int fence_efd;                       /* eventfd the PMIx thread writes when a fence completes */
+    int fence_pending;                   /* a FENCE request awaits its reply */
+    uint32_t fence_seq;                  /* that request's sequence number */
+    pmix_info_t fence_info;              /* its PMIx attributes, valid until the callback */
+    volatile pmix_status_t fence_status; /* set by the callback before the eventfd write */
+    int signal_fd;                       /* SIGTERM, SIGINT, SIGHUP, blocked in every thread */
+    int signals_received;                /* of those; one after the rank ended releases the agent */
+    int init_alive;                      /* the init has not been reaped: signals go to it */
 } agent_state_t;
 
-/* The init's pid, for the signal forwarder (a handler can only reach globals). */
-static volatile pid_t agent_forward_pid;
-/* mpirun asked the job to end (SIGTERM, SIGINT or SIGHUP arrived). */
-static volatile sig_atomic_t agent_terminate_requested;
-
-static void agent_forward_signal(int sig)
+/*
+ * Ending signals come through a signalfd served by the main loop: they are blocked before
+ * PMIx starts its thread, so none is delivered to a thread that cannot act on it (a signal
+ * caught by PMIx's thread would leave the main loop asleep). While the rank lives, each one
+ * goes to its init, which passes it to the rank (SIGHUP as SIGTERM, the batch-job meaning);
+ * after the rank ended, one means that mpirun releases this agent.
+ */
+static void agent_handle_signals(agent_state_t *st)
 {
-    agent_terminate_requested = 1;
-    if (agent_forward_pid > 0) {
-        /* The init forwards it to the rank; SIGHUP means "terminate" to a batch job. */
-        kill(agent_forward_pid, sig == SIGHUP ? SIGTERM : sig);
+    struct signalfd_siginfo si;
+    while (read(st->signal_fd, &si, sizeof(si)) == sizeof(si)) {
+        int sig = (int)si.ssi_signo;
+        st->signals_received++;
+        if (st->init_alive) {
+            kill(st->child.init_pid, sig == SIGHUP ? SIGTERM : sig);
+        }
     }
 }
 
@@ -258,14 +273,29 @@ static int agent_modex_put(crmpi_buf_t *req)
     return CRMPI_OK;
 }
 
-static int agent_fence(crmpi_buf_t *req)
+/* PMIx thread: the fence finished; the main loop sends the reply (agent_fence_reply). */
+static void agent_fence_done(pmix_status_t status, void *cbdata)
+{
+    agent_state_t *st = cbdata;
+    uint64_t one = 1;
+    st->fence_status = status;
+    ssize_t ignored = write(st->fence_efd, &one, sizeof(one));
+    (void)ignored;
+}
+
+/*
+ * Start a fence without blocking: the agent must keep serving while the job's ranks
+ * gather (forward output, notice its rank's death, answer mpirun). A rank that died in a
+ * fence must be reported, or no agent would ever leave it.
+ * @return CRMPI_OK (the reply comes later) or an error to reply now.
+ */
+static int agent_fence_start(agent_state_t *st, uint32_t seq, crmpi_buf_t *req)
 {
     uint32_t collect;
-    pmix_info_t info;
     bool flag;
 
     crmpi_buf_get_u32(req, &collect);
-    if (crmpi_buf_get_done(req) != CRMPI_OK) {
+    if (crmpi_buf_get_done(req) != CRMPI_OK || st->fence_pending) {
         return CRMPI_ERR_PROTO;
     }
     if (collect) {
@@ -276,19 +306,37 @@ static int agent_fence(crmpi_buf_t *req)
         }
     }
     flag = collect != 0;
-    PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &flag, PMIX_BOOL);
+    PMIX_INFO_LOAD(&st->fence_info, PMIX_COLLECT_DATA, &flag, PMIX_BOOL);
+    st->fence_seq = seq;
+    st->fence_pending = 1;
     /* NULL procs: every process of this job's namespace. */
-    pmix_status_t prc = PMIx_Fence(NULL, 0, &info, 1);
-    PMIX_INFO_DESTRUCT(&info);
+    pmix_status_t prc = PMIx_Fence_nb(NULL, 0, &st->fence_info, 1, agent_fence_done, st);
     if (prc != PMIX_SUCCESS) {
-        /* While mpirun tears the job down, a fence cut short by a departing peer is the
-         * expected end, not an error worth a line of its own. */
-        if (!agent_terminate_requested) {
-            crmpi_log_error("fence: %s", PMIx_Error_string(prc));
-        }
-        return CRMPI_ERR_PEER_GONE;
+        st->fence_pending = 0;
+        crmpi_log_error("fence: %s", PMIx_Error_string(prc));
+        return CRMPI_ERROR;
     }
     return CRMPI_OK;
+}
+
+static void agent_fence_reply(agent_state_t *st)
+{
+    uint64_t count;
+    if (read(st->fence_efd, &count, sizeof(count)) != sizeof(count) || !st->fence_pending) {
+        return;
+    }
+    st->fence_pending = 0;
+    PMIX_INFO_DESTRUCT(&st->fence_info);
+    if (st->fence_status != PMIX_SUCCESS && st->signals_received) {
+        /* The job is being torn down and the rank is being signalled: leave it waiting
+         * rather than hand it an error it would report on its way out. */
+        return;
+    }
+    if (st->fence_status != PMIX_SUCCESS) {
+        crmpi_log_error("fence: %s", PMIx_Error_string(st->fence_status));
+    }
+    agent_reply(st, st->fence_seq,
+                st->fence_status == PMIX_SUCCESS ? CRMPI_OK : CRMPI_ERR_PEER_GONE, NULL);
 }
 
 static int agent_modex_get(agent_state_t *st, crmpi_buf_t *req, crmpi_buf_t *reply)
@@ -372,7 +420,14 @@ static int agent_serve_rank(agent_state_t *st)
         status = reply.failed ? CRMPI_ERR_OUT_OF_RESOURCE : CRMPI_OK;
         break;
     case CRMPI_CTL_MODEX_PUT: status = agent_modex_put(&req); break;
-    case CRMPI_CTL_FENCE: status = agent_fence(&req); break;
+    case CRMPI_CTL_FENCE:
+        status = agent_fence_start(st, msg.hdr.seq, &req);
+        if (status == CRMPI_OK) {
+            crmpi_buf_free(&reply);
+            crmpi_ctl_msg_free(&msg);
+            return CRMPI_OK; /* the reply comes when the fence completes */
+        }
+        break;
     case CRMPI_CTL_MODEX_GET: status = agent_modex_get(st, &req, &reply); break;
     case CRMPI_CTL_ABORT: status = agent_forward_abort(st, &req); break;
     case CRMPI_CTL_FINALIZE: status = CRMPI_OK; break;
@@ -430,13 +485,15 @@ static void agent_run(agent_state_t *st)
 {
     int ctl_open = 1;
     while (ctl_open || st->child.out_fd >= 0 || st->child.err_fd >= 0) {
-        struct pollfd fds[4] = {
+        struct pollfd fds[6] = {
             {.fd = st->hnp_fd, .events = POLLIN},
             {.fd = ctl_open ? st->child.ctl_fd : -1, .events = POLLIN},
             {.fd = st->child.out_fd, .events = POLLIN},
             {.fd = st->child.err_fd, .events = POLLIN},
+            {.fd = st->fence_efd, .events = POLLIN},
+            {.fd = st->signal_fd, .events = POLLIN},
         };
-        if (poll(fds, 4, -1) < 0) {
+        if (poll(fds, 6, -1) < 0) {
             if (errno == EINTR) {
                 continue;
             }
@@ -457,6 +514,14 @@ static void agent_run(agent_state_t *st)
         }
         if (fds[3].revents) {
             agent_forward_output(&st->child.err_fd, 2);
+        }
+        /* Signals first: a fence that fails because the job is being torn down must be
+         * seen as such (see agent_fence_reply). */
+        if (fds[5].revents) {
+            agent_handle_signals(st);
+        }
+        if (fds[4].revents) {
+            agent_fence_reply(st);
         }
     }
 }
@@ -480,6 +545,19 @@ int main(int argc, char **argv)
 
     memset(&st, 0, sizeof(st));
     st.hnp_fd = -1;
+    sigset_t ending;
+    sigemptyset(&ending);
+    sigaddset(&ending, SIGTERM);
+    sigaddset(&ending, SIGINT);
+    sigaddset(&ending, SIGHUP);
+    /* Before PMIx_Init: its thread inherits the mask (see agent_handle_signals). */
+    sigprocmask(SIG_BLOCK, &ending, NULL);
+    st.signal_fd = signalfd(-1, &ending, SFD_CLOEXEC | SFD_NONBLOCK);
+    st.fence_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (st.fence_efd < 0 || st.signal_fd < 0) {
+        crmpi_log_error("eventfd/signalfd: %s", strerror(errno));
+        return 1;
+    }
     crmpi_log_set_who("crmpi-agent");
     for (argi = 1; argi < argc; argi++) {
         if (strcmp(argv[argi], "--") == 0) {
@@ -526,17 +604,12 @@ int main(int argc, char **argv)
         rc = CRMPI_ERR_OUT_OF_RESOURCE;
     }
     if (rc == CRMPI_OK) {
-        struct sigaction forward = {.sa_handler = agent_forward_signal, .sa_flags = SA_RESTART};
-        sigemptyset(&forward.sa_mask);
         signal(SIGPIPE, SIG_IGN);
         /* The rank's pid inside its namespace: the agent's own pid, unique on this node
          * while the agent lives (DESIGN section 9: not every rank pid 2). */
         rc = agent_ns_start(argv[argi], argv + argi, rank_env, getpid(), &st.child);
         if (rc == CRMPI_OK) {
-            agent_forward_pid = st.child.init_pid;
-            sigaction(SIGTERM, &forward, NULL);
-            sigaction(SIGINT, &forward, NULL);
-            sigaction(SIGHUP, &forward, NULL);
+            st.init_alive = 1;
             rc = agent_hello_hnp(&st);
         }
     }
@@ -554,7 +627,7 @@ int main(int argc, char **argv)
 
     while (waitpid(st.child.init_pid, &status, 0) < 0 && errno == EINTR) {
     }
-    agent_forward_pid = 0;
+    st.init_alive = 0;
     /* Without a report from the init, the init itself was killed (SIGKILL from outside,
      * or its namespace torn down): the rank died the same way. */
     int rank_status =
@@ -567,17 +640,6 @@ int main(int argc, char **argv)
         crmpi_ctl_send(st.hnp_fd, CRMPI_CTL_AGENT_EXIT, 0, CRMPI_OK, out.data, out.len);
     }
     crmpi_buf_free(&out);
-    if (rank_status != 0) {
-        /* Stay in the job until mpirun ends it: leaving PMIx now would fail the other
-         * ranks' pending fence before mpirun's teardown reaches them, and each would report
-         * an error of its own instead of the one line mpirun prints for this rank. */
-        while (!agent_terminate_requested) {
-            struct pollfd hnp = {.fd = st.hnp_fd, .events = POLLIN};
-            if (poll(&hnp, 1, -1) > 0) {
-                break; /* mpirun closed the connection, or is gone */
-            }
-        }
-    }
     close(st.hnp_fd);
     crmpi_rte_job_info_free(&st.info);
     PMIx_Finalize(NULL, 0);

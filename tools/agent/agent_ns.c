@@ -112,12 +112,20 @@ static __attribute__((noreturn)) void agent_ns_init_main(const char *program, ch
     syscall(SYS_close_range, AGENT_NS_CTL_FD + 1, ~0U, 0);
     sigemptyset(&forward.sa_mask);
     forward.sa_flags = SA_RESTART;
+    /* The forwarded signals stay blocked until the rank exists and its pid is recorded: one
+     * that arrived earlier would run the forwarder with nowhere to send it, and be lost
+     * (an MPI_Abort of one rank can end the job while a peer rank is still being created).
+     * The rank resets them to their default action before unblocking them. */
     int forwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGQUIT, SIGCONT};
+    sigset_t blocked;
+    sigemptyset(&blocked);
+    for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++) {
+        sigaddset(&blocked, forwarded[i]);
+    }
+    sigprocmask(SIG_BLOCK, &blocked, NULL);
     for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++) {
         sigaction(forwarded[i], &forward, NULL);
     }
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
 
     rank = agent_ns_clone_rank(wanted_pid, &pid_refused);
     if (rank == 0) {
@@ -128,6 +136,8 @@ static __attribute__((noreturn)) void agent_ns_init_main(const char *program, ch
         _exit(126);
     }
     agent_ns_rank_pid = rank;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
     if (pid_refused) {
         agent_ns_write_str(2, "crmpi-agent: warning: the kernel refused the rank's chosen pid; "
                               "it has the next free pid of its namespace\n");

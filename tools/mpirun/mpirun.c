@@ -101,6 +101,8 @@ static void mpirun_kill_all(mpirun_state_t *st)
     st->killed = 1;
     for (int rank = 0; rank < st->job.map.np; rank++) {
         if (st->job.agents[rank].pid > 0) {
+            crmpi_log_warn("rank %d (%s) did not end within plm_local_kill_grace; killing it", rank,
+                           st->job.agents[rank].exited ? "its agent" : "still running");
             /* The agent leads its own process group; its rank's init dies with it
              * (PR_SET_PDEATHSIG), and with the init the rank's whole pid namespace. */
             kill(-st->job.agents[rank].pid, SIGKILL);
