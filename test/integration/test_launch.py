@@ -115,6 +115,21 @@ def test_many_short_jobs_end_cleanly(mpi_job):
         assert len(parse_info(out)) == 4
 
 
+@pytest.mark.parametrize("mode, expected_rc", [(["abort", "1", "7"], 7),
+                                               (["crash", "2"], 128 + signal.SIGSEGV)])
+def test_failing_jobs_end_with_one_line_every_time(mpi_job, mode, expected_rc):
+    """A failing rank races its peers' fence, the teardown signals and PMIx's bookkeeping;
+    these once lost a SIGTERM sent while a rank was being created (the job then waited
+    for the kill deadline and PMIx's server crashed on the killed agents), and let
+    peers print errors of their own."""
+    for attempt in range(15):
+        rc, out, err, jobid = run(["-np", "4", mpi_job] + mode)
+        lines = [line for line in err.splitlines() if line.strip()]
+        assert rc == expected_rc and len(lines) == 1, "attempt %d (rc %d):\n%s" % (
+            attempt, rc, err)
+        assert_clean(jobid)
+
+
 def test_examples_hello(mpi_job):
     hello = os.path.join(INSTALL, "libexec", "crmpi", "hello")
     rc, out, err, jobid = run(["-np", "3", hello])

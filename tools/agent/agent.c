@@ -54,7 +54,7 @@ typedef struct agent_state {
     pmix_info_t fence_info;              /* its PMIx attributes, valid until the callback */
     volatile pmix_status_t fence_status; /* set by the callback before the eventfd write */
     int signal_fd;                       /* SIGTERM, SIGINT, SIGHUP, blocked in every thread */
-    int signals_received;                /* of those; one after the rank ended releases the agent */
+    int signals_received;                /* of those, since the start */
     int init_alive;                      /* the init has not been reaped: signals go to it */
 } agent_state_t;
 
@@ -640,6 +640,21 @@ int main(int argc, char **argv)
         crmpi_ctl_send(st.hnp_fd, CRMPI_CTL_AGENT_EXIT, 0, CRMPI_OK, out.data, out.len);
     }
     crmpi_buf_free(&out);
+    if (rank_status != 0 && st.signals_received == 0) {
+        /* Stay in the job until mpirun's teardown signal (or its exit): leaving PMIx now
+         * would fail the other ranks' pending fence before that signal reaches them, and
+         * each would report an error of its own instead of mpirun's one line. */
+        while (st.signals_received == 0) {
+            struct pollfd fds[2] = {{.fd = st.hnp_fd, .events = POLLIN},
+                                    {.fd = st.signal_fd, .events = POLLIN}};
+            if ((poll(fds, 2, -1) < 0 && errno != EINTR) || fds[0].revents) {
+                break; /* mpirun closed the connection, or is gone */
+            }
+            if (fds[1].revents) {
+                agent_handle_signals(&st);
+            }
+        }
+    }
     close(st.hnp_fd);
     crmpi_rte_job_info_free(&st.info);
     PMIx_Finalize(NULL, 0);
