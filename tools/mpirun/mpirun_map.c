@@ -6,25 +6,12 @@
  * --bind-to type: the one that contains the mapped object when binding is coarser, or the
  * next core inside it when binding is finer (map-by socket, bind-to core), as Open MPI does.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "crmpi_status.h"
 #include "mpirun_map.h"
-
-static int mpirun_map_fail(char *err_out, size_t err_len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int mpirun_map_fail(char *err_out, size_t err_len, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err_out, err_len, fmt, ap);
-    va_end(ap);
-    return CRMPI_ERR_BAD_PARAM;
-}
 
 static int mpirun_map_is_local(const char *host, const char *local_name)
 {
@@ -88,10 +75,10 @@ int mpirun_map_compute(const mpirun_options_t *opts, hwloc_topology_t topo, cons
     }
     for (size_t h = 0; h < opts->num_hosts; h++) {
         if (!mpirun_map_is_local(opts->hosts[h].name, local_name)) {
-            return mpirun_map_fail(err_out, err_len,
-                                   "host '%s' is not this node (%s); the local launcher starts "
-                                   "ranks only here",
-                                   opts->hosts[h].name, local_name);
+            return mpirun_options_fail(err_out, err_len,
+                                       "host '%s' is not this node (%s); the local launcher starts "
+                                       "ranks only here",
+                                       opts->hosts[h].name, local_name);
         }
         slots += opts->hosts[h].slots ? opts->hosts[h].slots : ncores;
     }
@@ -108,10 +95,10 @@ int mpirun_map_compute(const mpirun_options_t *opts, hwloc_topology_t topo, cons
             map.np = (int)slots;
         }
         if (map.np > slots && !opts->oversubscribe) {
-            return mpirun_map_fail(err_out, err_len,
-                                   "%d ranks requested but the hosts given have only %ld slots "
-                                   "(add --oversubscribe to allow it)",
-                                   map.np, slots);
+            return mpirun_options_fail(err_out, err_len,
+                                       "%d ranks requested but the hosts given have only %ld slots "
+                                       "(add --oversubscribe to allow it)",
+                                       map.np, slots);
         }
     }
     hwloc_obj_type_t map_type = mpirun_map_obj_type(opts->map_by);
@@ -120,15 +107,15 @@ int mpirun_map_compute(const mpirun_options_t *opts, hwloc_topology_t topo, cons
     if (opts->bind_to != MPIRUN_BIND_TO_NONE) {
         int nbind = hwloc_get_nbobjs_by_type(topo, bind_type);
         if (nmap <= 0 || nbind <= 0) {
-            return mpirun_map_fail(err_out, err_len,
-                                   "this node has no %s objects to map or bind to",
-                                   hwloc_obj_type_string(nmap <= 0 ? map_type : bind_type));
+            return mpirun_options_fail(err_out, err_len,
+                                       "this node has no %s objects to map or bind to",
+                                       hwloc_obj_type_string(nmap <= 0 ? map_type : bind_type));
         }
         if (opts->bind_to == MPIRUN_BIND_TO_CORE && map.np > ncores && !opts->oversubscribe) {
-            return mpirun_map_fail(err_out, err_len,
-                                   "--bind-to core: %d ranks but this node has %d cores (use "
-                                   "--bind-to none, or --oversubscribe to share cores)",
-                                   map.np, ncores);
+            return mpirun_options_fail(err_out, err_len,
+                                       "--bind-to core: %d ranks but this node has %d cores (use "
+                                       "--bind-to none, or --oversubscribe to share cores)",
+                                       map.np, ncores);
         }
     }
     map.placement = calloc((size_t)map.np, sizeof(*map.placement));
@@ -154,7 +141,7 @@ int mpirun_map_compute(const mpirun_options_t *opts, hwloc_topology_t topo, cons
 
 err_free_map:
     mpirun_map_free(&map);
-    return mpirun_map_fail(err_out, err_len, "out of memory while mapping ranks");
+    return mpirun_options_fail(err_out, err_len, "out of memory while mapping ranks");
 }
 
 void mpirun_map_free(mpirun_map_t *map)

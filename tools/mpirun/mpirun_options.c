@@ -38,10 +38,7 @@ const char mpirun_options_usage[] =
     "Exit status: 0 when every rank exits 0; otherwise the first non-zero exit code of a\n"
     "rank, 128+N when a rank is killed by signal N, or 1 for mpirun's own errors.\n";
 
-static int mpirun_options_fail(char *err_out, size_t err_len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int mpirun_options_fail(char *err_out, size_t err_len, const char *fmt, ...)
+int mpirun_options_fail(char *err_out, size_t err_len, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);

@@ -78,6 +78,10 @@ int mpirun_hostfile_read(mpirun_options_t *opts, const char *path, char *err_out
 
 void mpirun_options_free(mpirun_options_t *opts);
 
+/** Format a one-line user error into err_out; @return CRMPI_ERR_BAD_PARAM, for `return`. */
+int mpirun_options_fail(char *err_out, size_t err_len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /** The --help text. */
 extern const char mpirun_options_usage[];
 
