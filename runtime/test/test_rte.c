@@ -1,0 +1,226 @@
+/*
+ * test_rte.c: the rank's side of the modex (rte.c), the job facts' encoding (job_info.c)
+ * and the control framing (ctl.c), against a fake agent thread on a socketpair. The real
+ * agent, with PMIx behind it, is exercised by the integration tests.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "crmpi_status.h"
+#include "ctl.h"
+#include "rte.h"
+
+#define FAKE_MAX_KEYS 16
+
+/* What the fake agent knows: the job facts it hands out and one rank's published keys,
+ * which it answers for every peer rank + its index (enough to check the round trip). */
+typedef struct fake_agent {
+    int fd;                         /* agent's end of the socketpair */
+    crmpi_rte_job_info_t info;      /* sent in reply to HELLO */
+    char keys[FAKE_MAX_KEYS][64];   /* published keys */
+    char values[FAKE_MAX_KEYS][64]; /* and their values */
+    size_t lens[FAKE_MAX_KEYS];
+    int num_keys;
+    int fences;    /* FENCE requests seen */
+    int finalized; /* FINALIZE seen */
+} fake_agent_t;
+
+static void *fake_agent_main(void *arg)
+{
+    fake_agent_t *agent = arg;
+    crmpi_ctl_msg_t msg;
+    while (crmpi_ctl_recv(agent->fd, &msg) == CRMPI_OK) {
+        crmpi_buf_t req, reply;
+        int status = CRMPI_OK;
+        crmpi_buf_init_read(&req, msg.payload, msg.hdr.len);
+        crmpi_buf_init(&reply);
+        if (msg.hdr.type == CRMPI_CTL_HELLO) {
+            crmpi_rte_job_info_pack(&agent->info, &reply);
+        } else if (msg.hdr.type == CRMPI_CTL_MODEX_PUT) {
+            const char *key;
+            const void *data;
+            size_t len;
+            crmpi_buf_get_str(&req, &key);
+            crmpi_buf_get_bytes(&req, &data, &len);
+            status = crmpi_buf_get_done(&req);
+            if (status == CRMPI_OK && agent->num_keys < FAKE_MAX_KEYS && len <= 64) {
+                snprintf(agent->keys[agent->num_keys], 64, "%s", key);
+                memcpy(agent->values[agent->num_keys], data, len);
+                agent->lens[agent->num_keys++] = len;
+            }
+        } else if (msg.hdr.type == CRMPI_CTL_FENCE) {
+            agent->fences++;
+        } else if (msg.hdr.type == CRMPI_CTL_MODEX_GET) {
+            uint32_t peer;
+            const char *key;
+            crmpi_buf_get_u32(&req, &peer);
+            crmpi_buf_get_str(&req, &key);
+            status = crmpi_buf_get_done(&req) == CRMPI_OK ? CRMPI_ERR_NOT_FOUND : CRMPI_ERR_PROTO;
+            for (int k = 0; k < agent->num_keys && peer < agent->info.size; k++) {
+                if (strcmp(agent->keys[k], key) == 0) {
+                    crmpi_buf_put_bytes(&reply, agent->values[k], agent->lens[k]);
+                    status = CRMPI_OK;
+                }
+            }
+        } else if (msg.hdr.type == CRMPI_CTL_FINALIZE) {
+            agent->finalized = 1;
+        } else {
+            status = CRMPI_ERR_PROTO;
+        }
+        crmpi_ctl_send(agent->fd, CRMPI_CTL_REPLY, msg.hdr.seq, status,
+                       status == CRMPI_OK ? reply.data : NULL, status == CRMPI_OK ? reply.len : 0);
+        crmpi_buf_free(&reply);
+        crmpi_ctl_msg_free(&msg);
+    }
+    return NULL;
+}
+
+static void test_modex_round_trip(void **state)
+{
+    int sv[2];
+    uint32_t node_of_rank[3] = {0, 0, 1};
+    fake_agent_t agent = {.info = {.jobid = 4711,
+                                   .rank = 2,
+                                   .size = 3,
+                                   .local_rank = 0,
+                                   .local_size = 1,
+                                   .node_id = 1,
+                                   .num_nodes = 2,
+                                   .node_of_rank = node_of_rank}};
+    pthread_t thread;
+    char fd_text[16];
+    crmpi_rte_job_info_t info;
+    void *data = NULL;
+    size_t len = 0;
+
+    snprintf(agent.info.nodename, sizeof(agent.info.nodename), "node9");
+    snprintf(agent.info.session_dir, sizeof(agent.info.session_dir), "/tmp/s");
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    agent.fd = sv[0];
+    assert_int_equal(pthread_create(&thread, NULL, fake_agent_main, &agent), 0);
+
+    unsetenv("CRMPI_CTL_FD");
+    assert_int_equal(crmpi_rte_init(&info), CRMPI_ERR_NOT_FOUND); /* singleton */
+    setenv("CRMPI_CTL_FD", "9999", 1);
+    assert_int_equal(crmpi_rte_init(&info), CRMPI_ERR_BAD_PARAM); /* not an open fd */
+    snprintf(fd_text, sizeof(fd_text), "%d", sv[1]);
+    setenv("CRMPI_CTL_FD", fd_text, 1);
+    assert_int_equal(crmpi_rte_init(&info), CRMPI_OK);
+    assert_int_equal(info.jobid, 4711);
+    assert_int_equal(info.rank, 2);
+    assert_int_equal(info.size, 3);
+    assert_int_equal(info.num_nodes, 2);
+    assert_int_equal(info.node_of_rank[2], 1);
+    assert_string_equal(info.nodename, "node9");
+    assert_string_equal(info.session_dir, "/tmp/s");
+
+    assert_int_equal(crmpi_rte_modex_publish("btl.tcp", "addr:1234", 10), CRMPI_OK);
+    assert_int_equal(crmpi_rte_modex_publish("empty", "", 0), CRMPI_OK);
+    assert_int_equal(crmpi_rte_fence(1), CRMPI_OK);
+    assert_int_equal(agent.fences, 1);
+    assert_int_equal(crmpi_rte_modex_lookup(1, "btl.tcp", &data, &len), CRMPI_OK);
+    assert_int_equal(len, 10);
+    assert_memory_equal(data, "addr:1234", 10);
+    free(data);
+    /* Found but empty is not "not found". */
+    assert_int_equal(crmpi_rte_modex_lookup(0, "empty", &data, &len), CRMPI_OK);
+    assert_int_equal(len, 0);
+    free(data);
+    data = NULL;
+    assert_int_equal(crmpi_rte_modex_lookup(0, "never.published", &data, &len),
+                     CRMPI_ERR_NOT_FOUND);
+    assert_null(data);
+
+    assert_int_equal(crmpi_rte_finalize(), CRMPI_OK);
+    assert_int_equal(agent.fences, 2); /* finalize fences without data first */
+    assert_int_equal(agent.finalized, 1);
+    /* After finalize the rte is disconnected. */
+    assert_int_equal(crmpi_rte_fence(0), CRMPI_ERR_NOT_FOUND);
+
+    close(sv[1]);
+    pthread_join(thread, NULL);
+    close(sv[0]);
+    unsetenv("CRMPI_CTL_FD");
+}
+
+static void test_job_info_rejects_inconsistent_facts(void **state)
+{
+    uint32_t node_of_rank[2] = {0, 0};
+    crmpi_rte_job_info_t info = {
+        .rank = 2, .size = 2, .local_size = 1, .num_nodes = 1, .node_of_rank = node_of_rank};
+    crmpi_rte_job_info_t out;
+    crmpi_buf_t buf, rd;
+
+    /* rank >= size */
+    crmpi_buf_init(&buf);
+    crmpi_rte_job_info_pack(&info, &buf);
+    crmpi_buf_init_read(&rd, buf.data, buf.len);
+    assert_int_equal(crmpi_rte_job_info_unpack(&rd, &out), CRMPI_ERR_PROTO);
+    /* truncated */
+    info.rank = 1;
+    crmpi_buf_free(&buf);
+    crmpi_buf_init(&buf);
+    crmpi_rte_job_info_pack(&info, &buf);
+    crmpi_buf_init_read(&rd, buf.data, buf.len - 1);
+    assert_int_equal(crmpi_rte_job_info_unpack(&rd, &out), CRMPI_ERR_PROTO);
+    /* whole */
+    crmpi_buf_init_read(&rd, buf.data, buf.len);
+    assert_int_equal(crmpi_rte_job_info_unpack(&rd, &out), CRMPI_OK);
+    assert_int_equal(out.rank, 1);
+    crmpi_rte_job_info_free(&out);
+    crmpi_buf_free(&buf);
+}
+
+static void test_ctl_framing_errors(void **state)
+{
+    int sv[2];
+    crmpi_ctl_msg_t msg;
+    crmpi_ctl_hdr_t hdr = {.magic = 0xdeadbeef, .version = CRMPI_CTL_VERSION, .len = 0};
+
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    assert_int_equal(write(sv[0], &hdr, sizeof(hdr)), (ssize_t)sizeof(hdr));
+    assert_int_equal(crmpi_ctl_recv(sv[1], &msg), CRMPI_ERR_PROTO); /* bad magic */
+    hdr.magic = CRMPI_CTL_MAGIC;
+    hdr.version = CRMPI_CTL_VERSION + 1;
+    assert_int_equal(write(sv[0], &hdr, sizeof(hdr)), (ssize_t)sizeof(hdr));
+    assert_int_equal(crmpi_ctl_recv(sv[1], &msg), CRMPI_ERR_PROTO); /* other version */
+    hdr.version = CRMPI_CTL_VERSION;
+    hdr.len = 100;
+    assert_int_equal(write(sv[0], &hdr, sizeof(hdr)), (ssize_t)sizeof(hdr));
+    assert_int_equal(write(sv[0], "short", 5), 5);
+    close(sv[0]);
+    assert_int_equal(crmpi_ctl_recv(sv[1], &msg), CRMPI_ERR_PROTO);     /* closed mid-message */
+    assert_int_equal(crmpi_ctl_recv(sv[1], &msg), CRMPI_ERR_PEER_GONE); /* orderly close */
+    close(sv[1]);
+
+    /* A string field must be one NUL-terminated run; a failed get is sticky. */
+    crmpi_buf_t buf, rd;
+    const char *text;
+    uint32_t value;
+    crmpi_buf_init(&buf);
+    crmpi_buf_put_bytes(&buf, "ab\0cd", 5);
+    crmpi_buf_init_read(&rd, buf.data, buf.len);
+    assert_int_equal(crmpi_buf_get_str(&rd, &text), CRMPI_ERR_PROTO);
+    assert_int_equal(crmpi_buf_get_u32(&rd, &value), CRMPI_ERR_PROTO);
+    assert_int_equal(crmpi_buf_get_done(&rd), CRMPI_ERR_PROTO);
+    crmpi_buf_free(&buf);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_modex_round_trip),
+        cmocka_unit_test(test_job_info_rejects_inconsistent_facts),
+        cmocka_unit_test(test_ctl_framing_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
