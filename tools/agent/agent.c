@@ -161,6 +161,15 @@ static int agent_connect_hnp(agent_state_t *st)
     return CRMPI_OK;
 }
 
+/* Send `buf` (consumed) to mpirun as a message of `type`. */
+static int agent_send_hnp(agent_state_t *st, crmpi_ctl_type_t type, crmpi_buf_t *buf)
+{
+    int rc = buf->failed ? CRMPI_ERR_OUT_OF_RESOURCE
+                         : crmpi_ctl_send(st->hnp_fd, type, 0, CRMPI_OK, buf->data, buf->len);
+    crmpi_buf_free(buf);
+    return rc;
+}
+
 static int agent_hello_hnp(agent_state_t *st)
 {
     crmpi_buf_t buf;
@@ -168,11 +177,7 @@ static int agent_hello_hnp(agent_state_t *st)
     crmpi_buf_put_u32(&buf, st->info.rank);
     crmpi_buf_put_u32(&buf, (uint32_t)getpid());
     crmpi_buf_put_u32(&buf, (uint32_t)st->child.rank_pid);
-    int rc = buf.failed ? CRMPI_ERR_OUT_OF_RESOURCE
-                        : crmpi_ctl_send(st->hnp_fd, CRMPI_CTL_AGENT_HELLO, 0, CRMPI_OK, buf.data,
-                                         buf.len);
-    crmpi_buf_free(&buf);
-    return rc;
+    return agent_send_hnp(st, CRMPI_CTL_AGENT_HELLO, &buf);
 }
 
 static int agent_bind(const char *cpuset_list, int membind)
@@ -393,11 +398,7 @@ static int agent_forward_abort(agent_state_t *st, crmpi_buf_t *req)
     crmpi_buf_put_u32(&out, st->info.rank);
     crmpi_buf_put_i32(&out, errcode);
     crmpi_buf_put_str(&out, message);
-    int rc = out.failed ? CRMPI_ERR_OUT_OF_RESOURCE
-                        : crmpi_ctl_send(st->hnp_fd, CRMPI_CTL_AGENT_ABORT, 0, CRMPI_OK, out.data,
-                                         out.len);
-    crmpi_buf_free(&out);
-    return rc;
+    return agent_send_hnp(st, CRMPI_CTL_AGENT_ABORT, &out);
 }
 
 /* One message from the rank (or its init). @return CRMPI_ERR_PEER_GONE when the socket
@@ -636,10 +637,7 @@ int main(int argc, char **argv)
     crmpi_buf_init(&out);
     crmpi_buf_put_u32(&out, st.info.rank);
     crmpi_buf_put_i32(&out, rank_status);
-    if (!out.failed) {
-        crmpi_ctl_send(st.hnp_fd, CRMPI_CTL_AGENT_EXIT, 0, CRMPI_OK, out.data, out.len);
-    }
-    crmpi_buf_free(&out);
+    agent_send_hnp(&st, CRMPI_CTL_AGENT_EXIT, &out);
     if (rank_status != 0 && st.signals_received == 0) {
         /* Stay in the job until mpirun's teardown signal (or its exit): leaving PMIx now
          * would fail the other ranks' pending fence before that signal reaches them, and

@@ -82,7 +82,8 @@ static void mpirun_fail(mpirun_state_t *st, int exit_code)
     }
 }
 
-static void mpirun_teardown(mpirun_state_t *st)
+/* Send `sig` to every agent (each passes it to its rank) and start the grace period. */
+static void mpirun_teardown(mpirun_state_t *st, int sig)
 {
     if (st->tearing_down) {
         return;
@@ -90,7 +91,7 @@ static void mpirun_teardown(mpirun_state_t *st)
     st->tearing_down = 1;
     for (int rank = 0; rank < st->job.map.np; rank++) {
         if (st->job.agents[rank].pid > 0) {
-            kill(st->job.agents[rank].pid, SIGTERM);
+            kill(st->job.agents[rank].pid, sig);
         }
     }
     mpirun_ts_after(&st->kill_at, (double)st->kill_grace_ms / 1000.0);
@@ -137,14 +138,13 @@ static void mpirun_rank_ended(mpirun_state_t *st, int rank, int status)
         return;
     }
     agent->exited = true;
-    agent->rank_status = status;
     if (status == 0 || st->tearing_down) {
         return;
     }
     mpirun_describe_status(status, what, sizeof(what));
     crmpi_log_error("rank %d %s; terminating the job", rank, what);
     mpirun_fail(st, mpirun_status_exit_code(status));
-    mpirun_teardown(st);
+    mpirun_teardown(st, SIGTERM);
 }
 
 static void mpirun_handle_agent_msg(mpirun_state_t *st, int rank)
@@ -169,7 +169,6 @@ static void mpirun_handle_agent_msg(mpirun_state_t *st, int rank)
         crmpi_buf_get_u32(&buf, &msg_rank);
         crmpi_buf_get_i32(&buf, &status);
         if (crmpi_buf_get_done(&buf) == CRMPI_OK && msg_rank == (uint32_t)rank) {
-            agent->status_known = true;
             mpirun_rank_ended(st, rank, status);
         }
         break;
@@ -183,7 +182,7 @@ static void mpirun_handle_agent_msg(mpirun_state_t *st, int rank)
                             "job",
                             rank, errcode, *text ? ": " : "", text);
             mpirun_fail(st, errcode);
-            mpirun_teardown(st);
+            mpirun_teardown(st, SIGTERM);
         }
         break;
     default:
@@ -314,14 +313,15 @@ static void mpirun_reap(mpirun_state_t *st)
             while (agent->ctl_fd >= 0) {
                 mpirun_handle_agent_msg(st, rank);
             }
-            if (!agent->status_known && !agent->exited && !st->tearing_down) {
+            /* Not exited yet: the agent died without reporting its rank's end. */
+            if (!agent->exited && !st->tearing_down) {
                 char what[256];
                 mpirun_describe_status(status, what, sizeof(what));
                 crmpi_log_error("the agent of rank %d %s before reporting its rank's exit; "
                                 "terminating the job",
                                 rank, what);
                 mpirun_fail(st, 1);
-                mpirun_teardown(st);
+                mpirun_teardown(st, SIGTERM);
             }
             agent->exited = true;
         }
@@ -344,13 +344,7 @@ static void mpirun_handle_signal(mpirun_state_t *st)
         }
         crmpi_log_error("received %s; forwarding it to the job and terminating", strsignal(sig));
         mpirun_fail(st, 128 + sig);
-        st->tearing_down = 1;
-        for (int rank = 0; rank < st->job.map.np; rank++) {
-            if (st->job.agents[rank].pid > 0) {
-                kill(st->job.agents[rank].pid, sig == SIGHUP ? SIGTERM : sig);
-            }
-        }
-        mpirun_ts_after(&st->kill_at, (double)st->kill_grace_ms / 1000.0);
+        mpirun_teardown(st, sig == SIGHUP ? SIGTERM : sig);
     }
 }
 
@@ -433,7 +427,7 @@ static void mpirun_event_loop(mpirun_state_t *st)
             crmpi_log_error("the job did not finish within --timeout %d s; terminating it",
                             st->job.opts->timeout_s);
             mpirun_fail(st, 1);
-            mpirun_teardown(st);
+            mpirun_teardown(st, SIGTERM);
         }
         if (st->tearing_down && !st->killed && now >= mpirun_ts_seconds(&st->kill_at)) {
             mpirun_kill_all(st);
@@ -737,7 +731,7 @@ int main(int argc, char **argv)
         rc = st.plm->launch(&st.job);
         if (rc != CRMPI_OK) {
             mpirun_fail(&st, 1);
-            mpirun_teardown(&st);
+            mpirun_teardown(&st, SIGTERM);
         }
         /* Run the loop even after a partial launch, to reap what did start. */
         mpirun_event_loop(&st);

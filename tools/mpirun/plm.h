@@ -31,8 +31,6 @@ typedef struct mpirun_agent {
     int err_fd;          /* read end of the agent's stderr; -1 when closed */
     int ctl_fd;          /* control connection from the agent; -1 until it says hello */
     bool exited;         /* AGENT_EXIT received or the agent was reaped */
-    int rank_status;     /* raw wait status of the rank (valid when exited) */
-    bool status_known;   /* rank_status came from the agent (not inferred from its death) */
     char out_line[4096]; /* partial stdout line awaiting its newline (--tag-output) */
     size_t out_len;
     char err_line[4096]; /* partial stderr line */
