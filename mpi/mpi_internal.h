@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "convertor.h"
 #include "mpi.h"
 #include "progress.h"
 #include "rte.h"
@@ -54,6 +55,8 @@ struct crmpi_comm_s {
     uint32_t context_id;            /* tells its messages apart from other communicators' */
     char name[MPI_MAX_OBJECT_NAME]; /* MPI_Comm_get_name; NUL-terminated */
     MPI_Errhandler errhandler;      /* raised errors go here; MPI_ERRORS_ARE_FATAL by default */
+    uint32_t *world_ranks;          /* rank in MPI_COMM_WORLD of each rank; `size` entries */
+    void *pml;                      /* the PML's matching state (pml.h: crmpi_pml_add_comm) */
 };
 
 /* False for MPI_COMM_NULL; the one place later checks (freed, wrong kind) go. */
@@ -63,17 +66,9 @@ static inline bool crmpi_mpi_comm_is_valid(MPI_Comm comm)
 }
 
 /*
- * Datatypes and ops: the predefined ones (datatype_predefined.c, op_predefined.c). The
- * layers that move and reduce data extend these structs.
+ * Datatypes: struct crmpi_datatype_s is the datatype engine's (datatype/convertor.h).
+ * Ops: the predefined ones (op_predefined.c); the reduction layer extends the struct.
  */
-struct crmpi_datatype_s {
-    char name[MPI_MAX_OBJECT_NAME]; /* MPI_Type_get_name; "MPI_INT" for the predefined */
-    size_t size;                    /* bytes of data in one element (MPI_Type_size) */
-    MPI_Aint lb;                    /* lower bound (MPI_Type_get_extent) */
-    MPI_Aint extent;                /* distance between consecutive elements */
-    bool predefined;                /* a named type: never freed, never committed */
-};
-
 struct crmpi_op_s {
     char name[MPI_MAX_OBJECT_NAME]; /* "MPI_SUM"; for messages */
     bool commutative;               /* a op b == b op a, so reductions may reorder */

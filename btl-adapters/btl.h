@@ -1,0 +1,169 @@
+/*
+ * btl.h: the byte transfer layer, the contract between the BML/PML above and the
+ * transports (self, sm, tcp; ofi and ucx later) below (DESIGN sections 3 and 5).
+ *
+ *        PML (matching, protocols)      -- knows MPI; owns headers and their meaning
+ *          |  send(tag, hdr, payload)       ^ recv callback by tag (hdr + payload, in order)
+ *        BML (per-peer choice of module)    |
+ *          |                                |
+ *        btl module: self | sm | tcp    -- knows bytes and peers' world ranks, nothing of MPI
+ *
+ * Lifecycle (the BML drives it, in MPI_Init, MPI_Finalize and the C/R phases):
+ *   component query (btl framework selection, by `--mca btl` and priority)
+ *   -> component init: create the module, publish its modex data (crmpi_rte_modex_publish)
+ *   -> [the BML runs one collective fence for every component]
+ *   -> add_procs(every rank): look up the peers' modex data, say who is reachable
+ *   -> send / progress / recv callbacks ... -> del_procs -> finalize
+ *   C/R: quiesce (pre-checkpoint), resume (continue), restart (restored elsewhere); their
+ *   implementations come with the checkpoint stack.
+ *
+ * Delivery guarantees every module gives: fragments to one peer arrive whole, exactly once,
+ * and in the order they were sent; a fragment is delivered to the receive callback
+ * registered for its tag, from inside the receiver's progress.
+ *
+ * Threading: every slot is called with the library lock held, from one thread at a time.
+ * A module starts no thread of its own. A receive callback may call `send` on any endpoint
+ * of any module (the PML answers rendezvous requests from inside it), but never progress.
+ */
+#ifndef CRMPI_BTL_H
+#define CRMPI_BTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "convertor.h"
+#include "rte.h"
+
+typedef struct crmpi_btl_module crmpi_btl_module_t;
+/* A module's view of one peer; opaque outside the module that made it. */
+typedef struct crmpi_btl_endpoint crmpi_btl_endpoint_t;
+
+/* Tags: which upper-layer callback receives a fragment. The PML owns the first range. */
+enum {
+    CRMPI_BTL_TAG_PML = 0,  /* first PML tag; the PML uses CRMPI_BTL_TAG_PML + its types */
+    CRMPI_BTL_TAG_MAX = 32, /* tags are < CRMPI_BTL_TAG_MAX */
+};
+
+/* Flags of a module (crmpi_btl_module_t.flags). */
+enum {
+    /* Nothing to release before CRIU dumps the process: the module's state is plain memory
+     * CRIU restores as it was. Decided per module with the checkpoint stack; the header of
+     * each adapter says why. Without it, quiesce must release every fd, thread and
+     * mapping the module holds. */
+    CRMPI_BTL_FLAG_CKPT_FRIENDLY = 1u << 0,
+    CRMPI_BTL_FLAG_PUT = 1u << 1, /* the put slot is filled */
+    CRMPI_BTL_FLAG_GET = 1u << 2, /* the get slot is filled */
+};
+
+/**
+ * Receive callback for one tag.
+ * @param module     the module the fragment came through
+ * @param peer_rank  the sender's rank in MPI_COMM_WORLD
+ * @param data       header and payload, exactly the bytes the sender's send gave
+ *                   (hdr_len bytes of header, then the packed payload), contiguous;
+ *                   valid only until the callback returns (it may point into a shared
+ *                   FIFO or a socket buffer): copy what must outlive it
+ * @param len        bytes at data
+ */
+typedef void (*crmpi_btl_recv_fn_t)(crmpi_btl_module_t *module, uint32_t peer_rank,
+                                    const void *data, size_t len);
+
+/**
+ * Register the callback of `tag` (one per tag, for every module). Done by the PML before
+ * any module is initialised.
+ * @return CRMPI_OK, CRMPI_ERR_BAD_PARAM (tag out of range), CRMPI_ERR_EXISTS (taken).
+ */
+int crmpi_btl_register_recv(uint8_t tag, crmpi_btl_recv_fn_t fn);
+
+/** The callback of `tag`, or NULL. Modules call this on every arrival (an array lookup). */
+extern crmpi_btl_recv_fn_t crmpi_btl_recv_table[CRMPI_BTL_TAG_MAX];
+
+/* Each module's slots. Optional slots may be NULL where the comment says so. */
+struct crmpi_btl_module {
+    const char *name;     /* the component's name: "sm"; for messages */
+    uint32_t exclusivity; /* per peer, the BML uses only the reaching modules of the
+                           * highest exclusivity (self > sm > tcp) */
+    uint32_t priority;    /* among equal exclusivity, higher goes first */
+    uint32_t flags;       /* CRMPI_BTL_FLAG_* */
+    size_t max_send_size; /* largest hdr_len + payload_len one send accepts */
+    size_t eager_limit;   /* largest message the PML sends without a rendezvous (payload
+                           * bytes); its own default, btl_<name>_eager_limit */
+
+    /**
+     * Learn about peers: look up each one's modex data and decide whether this module can
+     * reach it.
+     * @param nprocs         entries in peer_ranks and endpoints_out
+     * @param peer_ranks     ranks in MPI_COMM_WORLD (this rank may be among them)
+     * @param endpoints_out  filled per peer: the endpoint, or NULL when unreachable
+     * @return CRMPI_OK (even if nobody is reachable), or an error (the module is unusable)
+     */
+    int (*add_procs)(crmpi_btl_module_t *module, size_t nprocs, const uint32_t *peer_ranks,
+                     crmpi_btl_endpoint_t **endpoints_out);
+
+    /**
+     * Forget peers the BML will not use through this module (or at finalize). The module
+     * closes their connections and stops polling for them.
+     */
+    int (*del_procs)(crmpi_btl_module_t *module, size_t nprocs, const uint32_t *peer_ranks,
+                     crmpi_btl_endpoint_t **endpoints);
+
+    /**
+     * Send one fragment: hdr_len bytes of header, then payload_len bytes packed from
+     * `payload` (crmpi_convertor_pack, which advances it), delivered to the peer's callback
+     * for `tag` as one contiguous block.
+     * @param payload  NULL when payload_len is 0
+     * @return CRMPI_OK: the fragment is on its way, and both hdr and the payload's buffer
+     *         may be reused at once (the module copied what it still needs);
+     *         CRMPI_ERR_RESOURCE_BUSY: no room now; nothing was consumed (the convertor did
+     *         not move); try again after progress;
+     *         any other error: the endpoint is unusable (peer gone), already logged.
+     * Precondition: hdr_len + payload_len <= max_send_size.
+     */
+    int (*send)(crmpi_btl_module_t *module, crmpi_btl_endpoint_t *endpoint, uint8_t tag,
+                const void *hdr, size_t hdr_len, crmpi_convertor_t *payload, size_t payload_len);
+
+    /** One-sided copies (optional; NULL unless CRMPI_BTL_FLAG_PUT / _GET). Not used yet:
+     *  no adapter here can reach a peer's memory (ranks live in separate pid namespaces). */
+    int (*put)(crmpi_btl_module_t *module, crmpi_btl_endpoint_t *endpoint, const void *local,
+               uint64_t remote_addr, size_t nbytes);
+    int (*get)(crmpi_btl_module_t *module, crmpi_btl_endpoint_t *endpoint, void *local,
+               uint64_t remote_addr, size_t nbytes);
+
+    /**
+     * Deliver what arrived and push out what is queued.
+     * @return the number of fragments delivered or sent (0: nothing happened)
+     */
+    int (*progress)(crmpi_btl_module_t *module);
+
+    /** Release everything; the module is freed. Peers were removed by del_procs first. */
+    int (*finalize)(crmpi_btl_module_t *module);
+
+    /*
+     * C/R hooks (DESIGN section 5), called by INC with no fragment in flight (CRCP drained
+     * them). NULL in every adapter until the checkpoint stack implements them; INC refuses
+     * to checkpoint through a module whose needed hook is missing.
+     */
+    int (*quiesce)(crmpi_btl_module_t *module); /* release what CRIU cannot take */
+    int (*resume)(crmpi_btl_module_t *module);  /* rebuild it, same peers */
+    int (*restart)(crmpi_btl_module_t *module); /* restored elsewhere: drop stale, reopen */
+};
+
+/*
+ * A component: what the btl framework's selection returns in crmpi_component_t.ops.
+ */
+typedef struct crmpi_btl_component_ops {
+    /**
+     * Create this component's module for this rank and publish its modex data.
+     * @return CRMPI_OK with *module_out set; CRMPI_ERR_NOT_SUPPORTED when the component
+     *         cannot run here (it logs why at btl_base_verbose >= 10, and the BML goes on
+     *         without it); any other error is fatal to MPI_Init and is logged.
+     */
+    int (*init)(const crmpi_rte_job_info_t *job, crmpi_btl_module_t **module_out);
+} crmpi_btl_component_ops_t;
+
+/* The btl framework (the BML opens it). */
+#include "component.h"
+extern crmpi_framework_t crmpi_btl_framework;
+
+#endif /* CRMPI_BTL_H */

@@ -1,0 +1,40 @@
+/*
+ * btl_base.c: the btl framework's shared code (btl.h): the receive-callback table and the
+ * framework object the BML selects components from.
+ */
+#include "config.h"
+
+#include "btl.h"
+
+#include "crmpi_status.h"
+
+crmpi_btl_recv_fn_t crmpi_btl_recv_table[CRMPI_BTL_TAG_MAX];
+
+int crmpi_btl_register_recv(uint8_t tag, crmpi_btl_recv_fn_t fn)
+{
+    if (tag >= CRMPI_BTL_TAG_MAX)
+        return CRMPI_ERR_BAD_PARAM;
+    if (crmpi_btl_recv_table[tag] && crmpi_btl_recv_table[tag] != fn)
+        return CRMPI_ERR_EXISTS;
+    crmpi_btl_recv_table[tag] = fn;
+    return CRMPI_OK;
+}
+
+extern const crmpi_framework_info_t crmpi_btl_framework_info;
+extern const crmpi_component_t crmpi_btl_self_component;
+extern const crmpi_component_t crmpi_btl_sm_component;
+extern const crmpi_component_t crmpi_btl_tcp_component;
+
+/* In preference order (the catalog's order): a peer reachable by several goes to the
+ * highest exclusivity anyway; this order only decides the order of initialisation. */
+static const crmpi_component_t *const btl_base_components[] = {
+    &crmpi_btl_self_component,
+    &crmpi_btl_sm_component,
+    &crmpi_btl_tcp_component,
+    NULL,
+};
+
+crmpi_framework_t crmpi_btl_framework = {
+    .info = &crmpi_btl_framework_info,
+    .components = btl_base_components,
+};

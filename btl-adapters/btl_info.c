@@ -1,0 +1,23 @@
+/*
+ * btl_info.c: catalog descriptors of the btl framework and its components (btl.h). Pure
+ * data, linked into every binary so crmpi_info and unknown-parameter checks see them.
+ * Each component declares its parameters beside its code (btl_<name>_info.c).
+ */
+#include "component.h"
+
+extern const crmpi_component_info_t crmpi_btl_self_info;
+extern const crmpi_component_info_t crmpi_btl_sm_info;
+extern const crmpi_component_info_t crmpi_btl_tcp_info;
+
+static const crmpi_component_info_t *const btl_components[] = {
+    &crmpi_btl_self_info,
+    &crmpi_btl_sm_info,
+    &crmpi_btl_tcp_info,
+    NULL,
+};
+
+const crmpi_framework_info_t crmpi_btl_framework_info = {
+    .name = "btl",
+    .description = "byte transfer: how a rank's messages reach its peers",
+    .components = btl_components,
+};

@@ -1,0 +1,158 @@
+/*
+ * fake_rte.c: modex and fences through files, for BTL unit tests (fake_rte.h).
+ *
+ * publish(key) writes <dir>/<rank>.<key>; a fence writes <dir>/fence.<n>.<rank> and waits
+ * until every rank's file for fence n exists; lookup reads the peer's file. Writes go
+ * through a temporary name and rename(), so a reader never sees a partial value.
+ */
+#include "config.h"
+
+#include "fake_rte.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "crmpi_status.h"
+
+/* The job this process plays a rank of. */
+static crmpi_rte_job_info_t fake_job;
+/* The shared directory. */
+static char fake_dir[512];
+/* Fences done so far. */
+static unsigned fake_fences;
+
+void fake_rte_setup(const char *dir, uint32_t rank, uint32_t size, const uint32_t *node_of_rank,
+                    crmpi_rte_job_info_t *job_out)
+{
+    uint32_t local_rank = 0;
+    uint32_t local_size = 0;
+    uint32_t num_nodes = 0;
+
+    snprintf(fake_dir, sizeof(fake_dir), "%s", dir);
+    fake_fences = 0;
+    memset(&fake_job, 0, sizeof(fake_job));
+    fake_job.jobid = (uint64_t)getppid();
+    fake_job.rank = rank;
+    fake_job.size = size;
+    fake_job.node_of_rank = calloc(size, sizeof(uint32_t));
+    for (uint32_t r = 0; r < size; r++) {
+        fake_job.node_of_rank[r] = node_of_rank ? node_of_rank[r] : 0;
+        if (fake_job.node_of_rank[r] + 1 > num_nodes)
+            num_nodes = fake_job.node_of_rank[r] + 1;
+    }
+    fake_job.node_id = fake_job.node_of_rank[rank];
+    for (uint32_t r = 0; r < size; r++) {
+        if (fake_job.node_of_rank[r] != fake_job.node_id)
+            continue;
+        if (r < rank)
+            local_rank++;
+        local_size++;
+    }
+    fake_job.local_rank = local_rank;
+    fake_job.local_size = local_size;
+    fake_job.num_nodes = num_nodes;
+    snprintf(fake_job.nodename, sizeof(fake_job.nodename), "node%u", fake_job.node_id);
+    snprintf(fake_job.session_dir, sizeof(fake_job.session_dir), "%s", dir);
+    *job_out = fake_job;
+}
+
+const crmpi_rte_job_info_t *crmpi_rte_job_info(void)
+{
+    return &fake_job;
+}
+
+static int fake_write(const char *name, const void *data, size_t len)
+{
+    char path[600];
+    char tmp[610];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/%s", fake_dir, name);
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    f = fopen(tmp, "w");
+    if (!f)
+        return CRMPI_ERR_IO;
+    if (len && fwrite(data, 1, len, f) != len) {
+        fclose(f);
+        return CRMPI_ERR_IO;
+    }
+    if (fclose(f) != 0 || rename(tmp, path) != 0)
+        return CRMPI_ERR_IO;
+    return CRMPI_OK;
+}
+
+int crmpi_rte_modex_publish(const char *key, const void *data, size_t len)
+{
+    char name[300];
+
+    snprintf(name, sizeof(name), "%u.%s", fake_job.rank, key);
+    return fake_write(name, data, len);
+}
+
+int crmpi_rte_fence(int collect)
+{
+    char name[64];
+    char path[600];
+    struct stat st;
+    int rc;
+
+    (void)collect;
+    snprintf(name, sizeof(name), "fence.%u.%u", fake_fences, fake_job.rank);
+    rc = fake_write(name, "", 0);
+    if (rc != CRMPI_OK)
+        return rc;
+    for (uint32_t r = 0; r < fake_job.size; r++) {
+        snprintf(path, sizeof(path), "%s/fence.%u.%u", fake_dir, fake_fences, r);
+        while (stat(path, &st) != 0)
+            usleep(1000);
+    }
+    fake_fences++;
+    return CRMPI_OK;
+}
+
+int crmpi_rte_modex_lookup(uint32_t peer_rank, const char *key, void **data_out, size_t *len_out)
+{
+    char path[600];
+    FILE *f;
+    long len;
+    void *data;
+
+    snprintf(path, sizeof(path), "%s/%u.%s", fake_dir, peer_rank, key);
+    f = fopen(path, "r");
+    if (!f)
+        return CRMPI_ERR_NOT_FOUND;
+    fseek(f, 0, SEEK_END);
+    len = ftell(f);
+    rewind(f);
+    data = malloc(len > 0 ? (size_t)len : 1);
+    if (!data || (len > 0 && fread(data, 1, (size_t)len, f) != (size_t)len)) {
+        free(data);
+        fclose(f);
+        return CRMPI_ERR_IO;
+    }
+    fclose(f);
+    *data_out = data;
+    *len_out = (size_t)len;
+    return CRMPI_OK;
+}
+
+int crmpi_rte_init(crmpi_rte_job_info_t *info_out)
+{
+    *info_out = fake_job;
+    return CRMPI_OK;
+}
+
+int crmpi_rte_abort(int errcode, const char *message)
+{
+    fprintf(stderr, "fake rte: abort %d: %s\n", errcode, message);
+    _exit(errcode ? errcode : 1);
+}
+
+int crmpi_rte_finalize(void)
+{
+    return CRMPI_OK;
+}

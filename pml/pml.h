@@ -1,0 +1,164 @@
+/*
+ * pml.h: the point-to-point messaging layer, the contract between the MPI calls of mpi/
+ * and MPI matching, ordering and protocols (DESIGN section 3). Component "ob1", after
+ * Open MPI's.
+ *
+ *   MPI_Send/Recv/Probe/Wait... (mpi/)      -- arguments, error handlers, request arrays
+ *        |   crmpi_pml_*                    (crcp wraps these later, only with C/R on)
+ *   pml ob1                                 -- matching, sequence numbers, eager and
+ *        |                                     rendezvous, requests and their completion
+ *   bml -> btl self | sm | tcp
+ *
+ * Lifecycle: crmpi_pml_init (in MPI_Init, after the rte: opens the BML and BTLs, exchanges
+ * the modex, matching state for MPI_COMM_WORLD and MPI_COMM_SELF) -> add_comm/del_comm for
+ * created communicators -> crmpi_pml_finalize (in MPI_Finalize).
+ *
+ * Threading: every function here is called with the library lock held. Nothing blocks:
+ * blocking MPI calls loop over crmpi_progress() until the request is complete, dropping
+ * the lock between iterations (crmpi_pml_wait does exactly that).
+ *
+ * Requests: the PML allocates them (crmpi_pml_isend, ...) and frees them
+ * (crmpi_pml_request_complete_status ...). A request is `complete` once its data has
+ * moved (or it was cancelled); its status is final then.
+ */
+#ifndef CRMPI_PML_H
+#define CRMPI_PML_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "convertor.h"
+#include "mpi.h"
+
+struct crmpi_comm_s;
+
+/* Send modes (MPI-3.1 section 3.4). */
+typedef enum {
+    CRMPI_PML_SEND_STANDARD,    /* eager below the limit, rendezvous above */
+    CRMPI_PML_SEND_SYNCHRONOUS, /* completes once the receive matched (always rendezvous) */
+    CRMPI_PML_SEND_READY,       /* as standard: the receive is posted, so nothing is gained here */
+    CRMPI_PML_SEND_BUFFERED,    /* from the mpi/ layer's attached buffer: as standard */
+} crmpi_pml_send_mode_t;
+
+typedef enum {
+    CRMPI_REQUEST_SEND,
+    CRMPI_REQUEST_RECV,
+} crmpi_request_kind_t;
+
+/* Value of crmpi_request_s.magic while the request exists (catches a freed handle). */
+#define CRMPI_REQUEST_MAGIC 0x52455155u /* "REQU" */
+
+typedef struct crmpi_request_s crmpi_request_t;
+/* Called once when a request completes (the mpi/ layer's bsend releases its buffer). */
+typedef void (*crmpi_request_done_fn_t)(crmpi_request_t *req);
+
+/*
+ * A request. The fields above the line are read by mpi/; the rest belong to the PML.
+ */
+struct crmpi_request_s {
+    uint32_t magic;                  /* CRMPI_REQUEST_MAGIC; 0 once freed */
+    crmpi_request_kind_t kind;       /* send or receive */
+    volatile bool complete;          /* data moved, or cancelled; status is final */
+    bool persistent;                 /* made by *_init: inactive until started, then reusable */
+    bool active;                     /* persistent: started and not yet completed by wait/test */
+    bool free_when_complete;         /* MPI_Request_free on an active request: free it when done */
+    MPI_Status status;               /* MPI_SOURCE, MPI_TAG, MPI_ERROR, cancelled, bytes */
+    struct crmpi_comm_s *comm;       /* the communicator (errors go to its handler) */
+    crmpi_request_done_fn_t done_fn; /* NULL, or called at completion (before any free) */
+    void *done_arg;                  /* for done_fn */
+    /* ---- PML ---- */
+    crmpi_pml_send_mode_t mode; /* sends */
+    int peer;                   /* destination or source (may be MPI_ANY_SOURCE) in comm */
+    int tag;                    /* tag (may be MPI_ANY_TAG for receives) */
+    const void *user_buf;       /* arguments, kept for persistent restarts */
+    size_t user_count;          /* elements */
+    MPI_Datatype user_type;     /* datatype (a reference is held while the request lives) */
+    crmpi_convertor_t conv;     /* position in the user's data */
+    uint64_t post_order;        /* receives: posting order, for wildcard-vs-specific choice */
+    uint32_t peer_world;        /* sends: destination's rank in MPI_COMM_WORLD */
+    uint64_t remote_req;        /* rendezvous: the other side's request id */
+    size_t bytes_total;         /* sends: message length; receives: announced length */
+    size_t bytes_done;          /* bytes sent / received so far */
+    crmpi_request_t *next;      /* in the PML queue the request is on */
+    crmpi_request_t *prev;      /* ditto */
+    int queue;                  /* which PML queue (pml-private code), 0: none */
+};
+
+/* A matched probe's message (MPI_Mprobe): the PML's unexpected fragment, opaque to mpi/. */
+struct crmpi_message_s;
+
+/** Open the BML and BTLs, exchange the modex, set up MPI_COMM_WORLD and MPI_COMM_SELF.
+ *  Errors are logged (a peer no BTL reaches is named with the BTLs tried). */
+int crmpi_pml_init(void);
+/** Finish every send still moving data (MPI-3.1: Finalize completes buffered sends), then
+ *  close the BTLs. */
+int crmpi_pml_finalize(void);
+
+/** Matching state for a new communicator (context id, size, rank-to-world map set). */
+int crmpi_pml_add_comm(struct crmpi_comm_s *comm);
+/** Drop it; messages that arrive for it later are an error. */
+int crmpi_pml_del_comm(struct crmpi_comm_s *comm);
+
+/**
+ * Start a send. `dest` may be MPI_PROC_NULL (the request is complete at once). The datatype
+ * must be committed; arguments were checked by mpi/.
+ * @return CRMPI_OK with *req_out, or CRMPI_ERR_OUT_OF_RESOURCE / CRMPI_ERR_UNREACH.
+ */
+int crmpi_pml_isend(const void *buf, size_t count, MPI_Datatype type, int dest, int tag,
+                    crmpi_pml_send_mode_t mode, struct crmpi_comm_s *comm,
+                    crmpi_request_t **req_out);
+/** Blocking send: the same as isend + wait, faster for small eager messages. */
+int crmpi_pml_send(const void *buf, size_t count, MPI_Datatype type, int dest, int tag,
+                   crmpi_pml_send_mode_t mode, struct crmpi_comm_s *comm);
+/** Start a receive; `source` may be MPI_ANY_SOURCE or MPI_PROC_NULL, tag MPI_ANY_TAG. */
+int crmpi_pml_irecv(void *buf, size_t count, MPI_Datatype type, int source, int tag,
+                    struct crmpi_comm_s *comm, crmpi_request_t **req_out);
+/** Blocking receive; fills *status (unless NULL). @return CRMPI_OK or an error. The
+ *  status's MPI_ERROR says MPI_ERR_TRUNCATE when the message was longer than the buffer. */
+int crmpi_pml_recv(void *buf, size_t count, MPI_Datatype type, int source, int tag,
+                   struct crmpi_comm_s *comm, MPI_Status *status);
+
+/** Persistent requests: made inactive; crmpi_pml_start starts them again each time. */
+int crmpi_pml_isend_init(const void *buf, size_t count, MPI_Datatype type, int dest, int tag,
+                         crmpi_pml_send_mode_t mode, struct crmpi_comm_s *comm,
+                         crmpi_request_t **req_out);
+int crmpi_pml_irecv_init(void *buf, size_t count, MPI_Datatype type, int source, int tag,
+                         struct crmpi_comm_s *comm, crmpi_request_t **req_out);
+/** Start an inactive persistent request. */
+int crmpi_pml_start(crmpi_request_t *req);
+
+/** Non-blocking probe: *flag_out = 1 and the status when a matching message arrived. */
+int crmpi_pml_iprobe(int source, int tag, struct crmpi_comm_s *comm, int *flag_out,
+                     MPI_Status *status_out);
+/** Matched probe: as iprobe, and the message is removed from matching into *message_out
+ *  (MPI_MESSAGE_NO_PROC for MPI_PROC_NULL). */
+int crmpi_pml_improbe(int source, int tag, struct crmpi_comm_s *comm, int *flag_out,
+                      struct crmpi_message_s **message_out, MPI_Status *status_out);
+/** Receive a matched message; the message is consumed. */
+int crmpi_pml_imrecv(void *buf, size_t count, MPI_Datatype type, struct crmpi_message_s *message,
+                     crmpi_request_t **req_out);
+
+/**
+ * Cancel: a receive not yet matched completes as cancelled (status._cancelled = 1); a
+ * matched receive or any send completes normally (MPI-3.1 section 3.8.4 allows that).
+ */
+int crmpi_pml_cancel(crmpi_request_t *req);
+
+/**
+ * Block until `req` is complete: loops of progress, dropping the library lock between two
+ * iterations so that other threads and the C/R thread get it. Lock held on entry and exit.
+ */
+void crmpi_pml_wait(crmpi_request_t *req);
+
+/**
+ * The end of a completed request's life as MPI sees it (Wait/Test returned it): copy the
+ * status out (status_out may be NULL), then free a non-persistent request or make a
+ * persistent one inactive. @return the request's MPI_ERROR (MPI_SUCCESS normally).
+ */
+int crmpi_pml_request_finish(crmpi_request_t *req, MPI_Status *status_out);
+
+/** MPI_Request_free: free now if complete or inactive, else when it completes. */
+void crmpi_pml_request_free(crmpi_request_t *req);
+
+#endif /* CRMPI_PML_H */
