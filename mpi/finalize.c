@@ -5,6 +5,7 @@
 
 #include "crmpi_status.h"
 #include "mpi_internal.h"
+#include "pml.h"
 
 #pragma weak MPI_Finalize = PMPI_Finalize
 
@@ -17,6 +18,7 @@ int PMPI_Finalize(void)
     /* Finalized even if leaving the job fails: MPI cannot be used afterwards either way,
      * and the agent connection is gone. */
     crmpi_mpi_state.finalized = true;
+    crmpi_pml_finalize();
     if (crmpi_mpi_state.rte_connected) {
         crmpi_mpi_state.rte_connected = false;
         int rc = crmpi_rte_finalize();

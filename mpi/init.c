@@ -4,7 +4,8 @@
  *
  *   declare every parameter -> connect to the agent (or become a singleton) -> name this
  *   process "rank N" in log lines -> read mpi_* parameters -> rank 0 reports unknown and
- *   non-default parameters -> fill MPI_COMM_WORLD and MPI_COMM_SELF
+ *   non-default parameters -> fill MPI_COMM_WORLD and MPI_COMM_SELF -> the PML (BTLs,
+ *   modex, matching)
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include "log.h"
 #include "mpi_internal.h"
 #include "param.h"
+#include "pml.h"
 
 #pragma weak MPI_Init = PMPI_Init
 #pragma weak MPI_Init_thread = PMPI_Init_thread
@@ -27,6 +29,9 @@ crmpi_mpi_state_t crmpi_mpi_state = {
      * (MPI_Error_string, ...) check their arguments too. */
     .param_check = true,
 };
+
+/* MPI_COMM_SELF's one rank, in MPI_COMM_WORLD. */
+static uint32_t init_self_world_rank;
 
 /* A singleton runs on node 0, the only node of its job. */
 static uint32_t init_singleton_node_of_rank[1];
@@ -163,6 +168,24 @@ static int init_run(int required, int *provided, const char *func_name)
     crmpi_mpi_comm_world.size = (int)job.size;
     crmpi_mpi_comm_self.rank = 0;
     crmpi_mpi_comm_self.size = 1;
+    init_self_world_rank = job.rank;
+    crmpi_mpi_comm_self.world_ranks = &init_self_world_rank;
+    crmpi_mpi_comm_world.world_ranks = malloc(job.size * sizeof(uint32_t));
+    if (!crmpi_mpi_comm_world.world_ranks) {
+        crmpi_log_error("%s: out of memory for %u ranks; the program exits", func_name, job.size);
+        goto err_unlock_exit;
+    }
+    for (uint32_t r = 0; r < job.size; r++)
+        crmpi_mpi_comm_world.world_ranks[r] = r;
+
+    /* The data path: BTLs, their modex, the matching state of both communicators. A peer
+     * no BTL reaches aborts the job inside, naming both ranks. */
+    rc = crmpi_pml_init();
+    if (rc != CRMPI_OK) {
+        crmpi_log_error("%s: cannot set up point-to-point communication (%s); the program exits",
+                        func_name, crmpi_strerror(rc));
+        goto err_unlock_exit;
+    }
 
     /* Every call takes the library lock, so every level is available; a level above
      * MPI_THREAD_MULTIPLE gets the highest one, as MPI-3.1 section 12.4.3 asks. */

@@ -77,6 +77,7 @@ struct crmpi_request_s {
     crmpi_convertor_t conv;     /* position in the user's data */
     uint64_t post_order;        /* receives: posting order, for wildcard-vs-specific choice */
     uint32_t peer_world;        /* sends: destination's rank in MPI_COMM_WORLD */
+    uint32_t seq;               /* sends: sequence number to that peer */
     uint64_t remote_req;        /* rendezvous: the other side's request id */
     size_t bytes_total;         /* sends: message length; receives: announced length */
     size_t bytes_done;          /* bytes sent / received so far */

@@ -1,0 +1,49 @@
+/*
+ * bml.h: the BTL multiplexer: for every peer, which BTL module carries its fragments
+ * (DESIGN section 3). The PML's only way to the BTLs.
+ *
+ *   pml ob1 --- crmpi_bml_peer(world rank) -> {module, endpoint} --- btl self | sm | tcp
+ *
+ * Choice per peer: among the modules that reach it, the highest exclusivity (self for this
+ * rank, sm for the node's ranks, tcp for the rest), then the highest priority. One module
+ * per peer: fragments to a peer then leave in order, which the PML's sequence numbers
+ * check. (Striping one peer's rendezvous fragments over several modules is not done.)
+ * The selection list `--mca btl self,sm` / `^tcp` decides which components are opened.
+ *
+ * Lifecycle: crmpi_bml_init (MPI_Init) -> sends and progress -> crmpi_bml_finalize.
+ * Threading: library lock held, like every BTL slot.
+ */
+#ifndef CRMPI_BML_H
+#define CRMPI_BML_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "btl.h"
+
+/* How this rank reaches one peer. */
+typedef struct crmpi_bml_peer {
+    crmpi_btl_module_t *module;     /* the chosen module */
+    crmpi_btl_endpoint_t *endpoint; /* the module's endpoint for the peer */
+} crmpi_bml_peer_t;
+
+/* Indexed by rank in MPI_COMM_WORLD; set by crmpi_bml_init. */
+extern crmpi_bml_peer_t *crmpi_bml_peers;
+
+/**
+ * Open the allowed BTL components, create their modules, exchange modex data (one
+ * collecting fence, skipped when `have_rte` is false: a singleton has no peers), and choose
+ * a module for every rank of the job.
+ * @return CRMPI_OK; CRMPI_ERR_UNREACH when some rank cannot be reached (logged once with
+ *         both ranks and the BTLs tried; *unreach_msg_out then holds that text, malloc'ed,
+ *         for the job's abort reason); other errors logged.
+ */
+int crmpi_bml_init(const crmpi_rte_job_info_t *job, bool have_rte, char **unreach_msg_out);
+
+/** Progress every module in use; returns the events. */
+int crmpi_bml_progress(void);
+
+/** Finalize every module. */
+int crmpi_bml_finalize(void);
+
+#endif /* CRMPI_BML_H */

@@ -1,0 +1,177 @@
+/*
+ * pml_ob1.c: the ob1 PML's life cycle, communicators and progress (pml.h).
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "crmpi_status.h"
+#include "log.h"
+#include "param.h"
+#include "pml_ob1.h"
+#include "progress.h"
+
+pml_ob1_state_t pml_ob1;
+
+static int pml_ob1_progress(void)
+{
+    int events = crmpi_bml_progress();
+
+    if (pml_ob1.acks_head || pml_ob1.send_frags.head || pml_ob1.sends_waiting)
+        events += pml_ob1_send_progress();
+    return events;
+}
+
+/* Per-peer protocol limits from the chosen BTL module and pml_ob1_eager_limit. */
+static void pml_ob1_peer_limits(pml_ob1_peer_t *peer, const crmpi_btl_module_t *module,
+                                uint64_t eager_param)
+{
+    size_t eager = eager_param ? (size_t)eager_param : module->eager_limit;
+    size_t max_eager = module->max_send_size - sizeof(pml_ob1_match_hdr_t);
+
+    peer->eager_limit = eager < max_eager ? eager : max_eager;
+    peer->max_payload_rndv = module->max_send_size - sizeof(pml_ob1_rndv_hdr_t);
+    peer->max_payload_frag = module->max_send_size - sizeof(pml_ob1_frag_hdr_t);
+}
+
+int crmpi_pml_init(void)
+{
+    const crmpi_rte_job_info_t *job = &crmpi_mpi_state.job;
+    uint64_t eager_param = 0;
+    char *unreach_msg = NULL;
+    long cores;
+    int rc;
+
+    memset(&pml_ob1, 0, sizeof(pml_ob1));
+    pml_ob1.acks_tail = &pml_ob1.acks_head;
+    crmpi_btl_register_recv(PML_OB1_TAG_MATCH, pml_ob1_recv_cb_match);
+    crmpi_btl_register_recv(PML_OB1_TAG_RNDV, pml_ob1_recv_cb_rndv);
+    crmpi_btl_register_recv(PML_OB1_TAG_ACK, pml_ob1_recv_cb_ack);
+    crmpi_btl_register_recv(PML_OB1_TAG_FRAG, pml_ob1_recv_cb_frag);
+    crmpi_param_get_size("pml_ob1_eager_limit", &eager_param);
+
+    rc = crmpi_bml_init(job, crmpi_mpi_state.rte_connected, &unreach_msg);
+    if (rc == CRMPI_ERR_UNREACH) {
+        crmpi_mpi_abort_job(MPI_ERR_OTHER, "MPI_Init: %s",
+                            unreach_msg ? unreach_msg : "a peer is unreachable");
+    }
+    if (rc != CRMPI_OK)
+        return rc;
+
+    pml_ob1.num_peers = job->size;
+    pml_ob1.peers = calloc(job->size, sizeof(pml_ob1.peers[0]));
+    if (!pml_ob1.peers) {
+        crmpi_log_error("pml: out of memory for %u peers", job->size);
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    }
+    for (uint32_t p = 0; p < job->size; p++)
+        pml_ob1_peer_limits(&pml_ob1.peers[p], crmpi_bml_peers[p].module, eager_param);
+
+    cores = sysconf(_SC_NPROCESSORS_ONLN);
+    pml_ob1.yield_when_idle = cores > 0 && job->local_size > (uint32_t)cores;
+
+    rc = crmpi_pml_add_comm(&crmpi_mpi_comm_world);
+    if (rc == CRMPI_OK)
+        rc = crmpi_pml_add_comm(&crmpi_mpi_comm_self);
+    if (rc != CRMPI_OK)
+        return rc;
+    return crmpi_progress_register(pml_ob1_progress);
+}
+
+int crmpi_pml_add_comm(struct crmpi_comm_s *comm)
+{
+    pml_ob1_comm_t *pcomm;
+
+    if (comm->context_id >= pml_ob1.num_comms) {
+        uint32_t new_num = pml_ob1.num_comms ? pml_ob1.num_comms : 16;
+        pml_ob1_comm_t **grown;
+
+        while (new_num <= comm->context_id)
+            new_num *= 2;
+        grown = realloc(pml_ob1.comms, new_num * sizeof(grown[0]));
+        if (!grown)
+            goto err_no_memory;
+        memset(grown + pml_ob1.num_comms, 0, (new_num - pml_ob1.num_comms) * sizeof(grown[0]));
+        pml_ob1.comms = grown;
+        pml_ob1.num_comms = new_num;
+    }
+    pcomm = calloc(1, sizeof(*pcomm));
+    if (!pcomm)
+        goto err_no_memory;
+    pcomm->comm = comm;
+    pcomm->ctx = comm->context_id;
+    pcomm->size = comm->size;
+    pcomm->posted = calloc((size_t)comm->size, sizeof(pcomm->posted[0]));
+    pcomm->unexpected = calloc((size_t)comm->size, sizeof(pcomm->unexpected[0]));
+    if (!pcomm->posted || !pcomm->unexpected) {
+        free(pcomm->posted);
+        free(pcomm->unexpected);
+        free(pcomm);
+        goto err_no_memory;
+    }
+    pml_ob1.comms[pcomm->ctx] = pcomm;
+    comm->pml = pcomm;
+    pml_ob1_recv_adopt_orphans(pcomm);
+    return CRMPI_OK;
+
+err_no_memory:
+    crmpi_log_error("pml: out of memory for communicator %s", comm->name);
+    return CRMPI_ERR_OUT_OF_RESOURCE;
+}
+
+int crmpi_pml_del_comm(struct crmpi_comm_s *comm)
+{
+    pml_ob1_comm_t *pcomm = comm->pml;
+
+    if (!pcomm)
+        return CRMPI_OK;
+    for (int s = 0; s < pcomm->size; s++) {
+        while (pcomm->unexpected[s].head) {
+            pml_ob1_msg_t *msg = pcomm->unexpected[s].head;
+            pcomm->unexpected[s].head = msg->next;
+            free(msg);
+        }
+    }
+    pml_ob1.comms[pcomm->ctx] = NULL;
+    free(pcomm->posted);
+    free(pcomm->unexpected);
+    free(pcomm);
+    comm->pml = NULL;
+    return CRMPI_OK;
+}
+
+int crmpi_pml_finalize(void)
+{
+    /* Buffered and freed sends may still be moving data (MPI-3.1 section 8.7). */
+    while (pml_ob1.active_sends > 0) {
+        if (crmpi_progress() == 0) {
+            crmpi_unlock();
+            crmpi_lock();
+        }
+    }
+    /* Nobody closes a transport a peer may still be sending on. */
+    if (crmpi_mpi_state.rte_connected)
+        crmpi_rte_fence(0);
+    crmpi_progress_unregister(pml_ob1_progress);
+    crmpi_bml_finalize();
+    crmpi_pml_del_comm(&crmpi_mpi_comm_world);
+    crmpi_pml_del_comm(&crmpi_mpi_comm_self);
+    for (uint32_t p = 0; p < pml_ob1.num_peers; p++) {
+        while (pml_ob1.peers[p].early) {
+            pml_ob1_msg_t *msg = pml_ob1.peers[p].early;
+            pml_ob1.peers[p].early = msg->next;
+            free(msg);
+        }
+    }
+    while (pml_ob1.free_requests) {
+        crmpi_request_t *req = pml_ob1.free_requests;
+        pml_ob1.free_requests = req->next;
+        free(req);
+    }
+    free(pml_ob1.peers);
+    free(pml_ob1.comms);
+    memset(&pml_ob1, 0, sizeof(pml_ob1));
+    return CRMPI_OK;
+}

@@ -1,0 +1,190 @@
+/*
+ * pml_ob1.h: internals of the ob1 PML (pml.h): wire headers, matching state, queues.
+ *
+ * Protocols (every fragment is one BTL send; the BTL tag says which header it starts with):
+ *
+ *   eager (standard/ready/buffered, length <= eager limit):
+ *       MATCH{ctx, src, tag, seq} + data                      sender done at once
+ *   rendezvous (longer, or any synchronous send):
+ *       RNDV{match, length, send_req} + first data      -->
+ *                                                       <--   ACK{send_req, recv_req}
+ *       FRAG{recv_req, offset} + data ... (pipelined)   -->   sender done when all is out
+ *
+ * The receiver sends ACK only when the RNDV matched a receive, so a synchronous send
+ * completes exactly when its receive has matched (MPI-3.1 section 3.4).
+ *
+ * Ordering: each sender numbers its MATCH and RNDV fragments per destination (all
+ * communicators together); a receiver matches them strictly in that order, holding early
+ * arrivals aside. Together with MPI's matching rules this gives non-overtaking per (source,
+ * communicator) whatever the BTLs do (MPI-3.1 section 3.5).
+ */
+#ifndef CRMPI_PML_OB1_H
+#define CRMPI_PML_OB1_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bml.h"
+#include "mpi_internal.h"
+#include "pml.h"
+
+/* BTL tags of the PML's fragment types. */
+enum {
+    PML_OB1_TAG_MATCH = CRMPI_BTL_TAG_PML,
+    PML_OB1_TAG_RNDV,
+    PML_OB1_TAG_ACK,
+    PML_OB1_TAG_FRAG,
+};
+
+/* Matching part of MATCH and RNDV. */
+typedef struct pml_ob1_match_hdr {
+    uint32_t ctx; /* communicator's context id */
+    int32_t src;  /* sender's rank in that communicator */
+    int32_t tag;  /* MPI tag */
+    uint32_t seq; /* per (sender, receiver) sequence number */
+} pml_ob1_match_hdr_t;
+
+typedef struct pml_ob1_rndv_hdr {
+    pml_ob1_match_hdr_t match; /* as for eager */
+    uint64_t msg_len;          /* bytes of the whole message */
+    uint64_t send_req;         /* the sender's request, echoed in ACK */
+} pml_ob1_rndv_hdr_t;
+
+typedef struct pml_ob1_ack_hdr {
+    uint64_t send_req; /* the sender's request */
+    uint64_t recv_req; /* the receiver's request, named in every FRAG */
+    uint64_t offset;   /* bytes the receiver already has (the RNDV's data) */
+} pml_ob1_ack_hdr_t;
+
+typedef struct pml_ob1_frag_hdr {
+    uint64_t recv_req; /* the receiving request */
+    uint64_t offset;   /* position of this data in the message */
+} pml_ob1_frag_hdr_t;
+
+/*
+ * A message that arrived before its receive was posted (the unexpected queue), or that a
+ * matched probe took out of matching (MPI_Message). For a rendezvous it holds the RNDV
+ * header and the data that came with it; the rest stays with the sender until ACK.
+ */
+struct crmpi_message_s {
+    struct crmpi_message_s *next; /* in its queue, arrival order */
+    struct crmpi_message_s *prev; /* ditto */
+    bool rndv;                    /* a rendezvous (send_req and msg_len are valid) */
+    uint32_t src_world;           /* sender's rank in MPI_COMM_WORLD */
+    pml_ob1_match_hdr_t match;    /* context, source, tag, seq */
+    uint64_t arrival;             /* arrival order across sources (ANY_SOURCE) */
+    uint64_t msg_len;             /* bytes of the whole message */
+    uint64_t send_req;            /* rendezvous: the sender's request */
+    size_t data_len;              /* bytes in data */
+    char data[];                  /* the data that came with the header */
+};
+typedef struct crmpi_message_s pml_ob1_msg_t;
+
+/* A doubly linked queue of messages. */
+typedef struct pml_ob1_msg_queue {
+    pml_ob1_msg_t *head; /* oldest */
+    pml_ob1_msg_t *tail; /* newest */
+} pml_ob1_msg_queue_t;
+
+/* A doubly linked queue of requests (crmpi_request_s.next/prev). */
+typedef struct pml_ob1_req_queue {
+    crmpi_request_t *head; /* first in */
+    crmpi_request_t *tail; /* last in */
+} pml_ob1_req_queue_t;
+
+/* Which queue a request is on (crmpi_request_s.queue). */
+enum {
+    PML_OB1_QUEUE_NONE = 0,
+    PML_OB1_QUEUE_POSTED,     /* a receive waiting for a message */
+    PML_OB1_QUEUE_SEND_START, /* a send whose first fragment the BTL refused (busy) */
+    PML_OB1_QUEUE_SEND_FRAGS, /* an acknowledged rendezvous with data left to push */
+};
+
+/* Matching state of one communicator. */
+typedef struct pml_ob1_comm {
+    struct crmpi_comm_s *comm;       /* the communicator (matched probes need it) */
+    uint32_t ctx;                    /* context id */
+    int size;                        /* ranks */
+    pml_ob1_req_queue_t posted_any;  /* posted MPI_ANY_SOURCE receives */
+    pml_ob1_req_queue_t *posted;     /* posted receives per source rank */
+    pml_ob1_msg_queue_t *unexpected; /* unexpected messages per source rank */
+    size_t num_unexpected;           /* messages over all sources (fast empty test) */
+} pml_ob1_comm_t;
+
+/* An acknowledgement the BTL refused; sent again from progress. */
+typedef struct pml_ob1_pending_ack {
+    struct pml_ob1_pending_ack *next; /* FIFO */
+    uint32_t peer_world;              /* destination */
+    pml_ob1_ack_hdr_t hdr;            /* the header to send */
+} pml_ob1_pending_ack_t;
+
+/* Per peer (rank in MPI_COMM_WORLD). */
+typedef struct pml_ob1_peer {
+    uint32_t send_seq;              /* next sequence number to this peer */
+    uint32_t recv_seq;              /* next sequence number expected from it */
+    pml_ob1_msg_t *early;           /* arrivals ahead of recv_seq, sorted by seq */
+    pml_ob1_req_queue_t send_start; /* sends waiting to hand their first fragment over */
+    size_t eager_limit;             /* largest eager message to this peer */
+    size_t max_payload_rndv;        /* data bytes that fit in a RNDV fragment */
+    size_t max_payload_frag;        /* data bytes that fit in a FRAG fragment */
+} pml_ob1_peer_t;
+
+/* Process-wide state. */
+typedef struct pml_ob1_state {
+    pml_ob1_peer_t *peers;             /* per world rank */
+    uint32_t num_peers;                /* world size */
+    pml_ob1_comm_t **comms;            /* by context id; NULL where none */
+    uint32_t num_comms;                /* entries in comms */
+    pml_ob1_msg_queue_t orphans;       /* messages for contexts not created here yet */
+    pml_ob1_req_queue_t send_frags;    /* rendezvous sends with data left to push */
+    pml_ob1_pending_ack_t *acks_head;  /* acknowledgements waiting for the BTL */
+    pml_ob1_pending_ack_t **acks_tail; /* where the next one goes */
+    size_t sends_waiting;              /* requests on send_start queues */
+    size_t active_sends;               /* send requests not yet complete */
+    uint64_t post_counter;             /* posting order of receives */
+    uint64_t arrival_counter;          /* arrival order of unexpected messages */
+    crmpi_request_t *free_requests;    /* recycled requests */
+    bool yield_when_idle;              /* more ranks than cores here: yield while waiting */
+} pml_ob1_state_t;
+
+extern pml_ob1_state_t pml_ob1;
+
+/* Requests (pml_ob1_request.c) */
+crmpi_request_t *pml_ob1_request_alloc(crmpi_request_kind_t kind, struct crmpi_comm_s *comm);
+void pml_ob1_request_release(crmpi_request_t *req);
+/** Mark complete; runs done_fn, frees it if free_when_complete. */
+void pml_ob1_request_complete(crmpi_request_t *req);
+
+/* Queues (pml_ob1_recv.c) */
+void pml_ob1_req_queue_append(pml_ob1_req_queue_t *q, crmpi_request_t *req, int which);
+void pml_ob1_req_queue_remove(pml_ob1_req_queue_t *q, crmpi_request_t *req);
+
+/* Sends (pml_ob1_send.c) */
+int pml_ob1_send_start(crmpi_request_t *req);
+/** Push queued sends and acknowledgements; returns the events. */
+int pml_ob1_send_progress(void);
+/** Send (or queue) the ACK of a matched rendezvous. */
+void pml_ob1_send_ack(uint32_t peer_world, uint64_t send_req, uint64_t recv_req, uint64_t offset);
+
+/* Receives (pml_ob1_recv.c) */
+int pml_ob1_recv_start(crmpi_request_t *req);
+/** Give a matched message to a receive request: data, ACK, completion. Frees msg. */
+void pml_ob1_recv_take_message(crmpi_request_t *req, pml_ob1_msg_t *msg);
+void pml_ob1_recv_cb_match(crmpi_btl_module_t *module, uint32_t peer_rank, const void *data,
+                           size_t len);
+void pml_ob1_recv_cb_rndv(crmpi_btl_module_t *module, uint32_t peer_rank, const void *data,
+                          size_t len);
+void pml_ob1_recv_cb_ack(crmpi_btl_module_t *module, uint32_t peer_rank, const void *data,
+                         size_t len);
+void pml_ob1_recv_cb_frag(crmpi_btl_module_t *module, uint32_t peer_rank, const void *data,
+                          size_t len);
+/** Move orphans of a new communicator into its unexpected queues. */
+void pml_ob1_recv_adopt_orphans(pml_ob1_comm_t *pcomm);
+
+/* The world rank of `rank` in `comm`. */
+static inline uint32_t pml_ob1_world_rank(const struct crmpi_comm_s *comm, int rank)
+{
+    return comm->world_ranks[rank];
+}
+
+#endif /* CRMPI_PML_OB1_H */

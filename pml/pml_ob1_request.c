@@ -1,0 +1,260 @@
+/*
+ * pml_ob1_request.c: requests of the ob1 PML: allocation, completion, waiting,
+ * persistence, cancellation (pml.h).
+ */
+#include "config.h"
+
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crmpi_status.h"
+#include "log.h"
+#include "pml_ob1.h"
+#include "progress.h"
+
+crmpi_request_t *pml_ob1_request_alloc(crmpi_request_kind_t kind, struct crmpi_comm_s *comm)
+{
+    crmpi_request_t *req = pml_ob1.free_requests;
+
+    if (req) {
+        pml_ob1.free_requests = req->next;
+    } else {
+        req = malloc(sizeof(*req));
+        if (!req) {
+            crmpi_log_error("pml: out of memory for a request");
+            return NULL;
+        }
+    }
+    memset(req, 0, sizeof(*req));
+    req->magic = CRMPI_REQUEST_MAGIC;
+    req->kind = kind;
+    req->comm = comm;
+    return req;
+}
+
+void pml_ob1_request_release(crmpi_request_t *req)
+{
+    /* Recycled, never unmapped: a stale handle then fails the magic check (MPI_ERR_REQUEST)
+     * instead of reading freed memory. */
+    req->magic = 0;
+    req->next = pml_ob1.free_requests;
+    pml_ob1.free_requests = req;
+}
+
+void pml_ob1_request_complete(crmpi_request_t *req)
+{
+    if (req->kind == CRMPI_REQUEST_SEND)
+        pml_ob1.active_sends--;
+    req->complete = true;
+    if (req->done_fn)
+        req->done_fn(req);
+    if (req->free_when_complete)
+        pml_ob1_request_release(req);
+}
+
+void crmpi_pml_wait(crmpi_request_t *req)
+{
+    unsigned idle = 0;
+
+    while (!req->complete) {
+        if (crmpi_progress() > 0) {
+            idle = 0;
+            continue;
+        }
+        /* Let other threads (and the C/R thread) take the lock between two polls. */
+        crmpi_unlock();
+        /* With more ranks than cores, spinning steals the core of the rank we wait for. */
+        if (pml_ob1.yield_when_idle && ++idle > 64)
+            sched_yield();
+        crmpi_lock();
+    }
+}
+
+int crmpi_pml_request_finish(crmpi_request_t *req, MPI_Status *status_out)
+{
+    int error = req->status.MPI_ERROR;
+
+    if (status_out)
+        *status_out = req->status;
+    if (req->persistent) {
+        req->active = false;
+    } else {
+        pml_ob1_request_release(req);
+    }
+    return error;
+}
+
+void crmpi_pml_request_free(crmpi_request_t *req)
+{
+    if (req->complete || (req->persistent && !req->active)) {
+        pml_ob1_request_release(req);
+        return;
+    }
+    req->free_when_complete = true;
+}
+
+int crmpi_pml_cancel(crmpi_request_t *req)
+{
+    pml_ob1_comm_t *pcomm;
+
+    /* Only a receive still waiting in a posted queue can be taken back; anything else has
+     * a message committed to it and completes normally (MPI-3.1 section 3.8.4). */
+    if (req->kind != CRMPI_REQUEST_RECV || req->complete || req->queue != PML_OB1_QUEUE_POSTED)
+        return CRMPI_OK;
+    pcomm = req->comm->pml;
+    if (req->peer == MPI_ANY_SOURCE)
+        pml_ob1_req_queue_remove(&pcomm->posted_any, req);
+    else
+        pml_ob1_req_queue_remove(&pcomm->posted[req->peer], req);
+    req->status.MPI_SOURCE = MPI_ANY_SOURCE;
+    req->status.MPI_TAG = MPI_ANY_TAG;
+    req->status.MPI_ERROR = MPI_SUCCESS;
+    req->status._cancelled = 1;
+    req->status._nbytes = 0;
+    pml_ob1_request_complete(req);
+    return CRMPI_OK;
+}
+
+/* Fill a request's arguments, shared by the immediate and persistent forms. */
+static void pml_ob1_request_set_args(crmpi_request_t *req, const void *buf, size_t count,
+                                     MPI_Datatype type, int peer, int tag)
+{
+    req->user_buf = buf;
+    req->user_count = count;
+    req->user_type = type;
+    req->peer = peer;
+    req->tag = tag;
+}
+
+/* The status of a communication with MPI_PROC_NULL (MPI-3.1 section 3.11). */
+static void pml_ob1_request_proc_null(crmpi_request_t *req)
+{
+    req->status.MPI_SOURCE = MPI_PROC_NULL;
+    req->status.MPI_TAG = MPI_ANY_TAG;
+    req->status.MPI_ERROR = MPI_SUCCESS;
+    req->status._cancelled = 0;
+    req->status._nbytes = 0;
+    req->complete = true;
+}
+
+int crmpi_pml_start(crmpi_request_t *req)
+{
+    req->complete = false;
+    req->active = true;
+    req->status = (MPI_Status){0};
+    req->bytes_done = 0;
+    if (req->peer == MPI_PROC_NULL) {
+        pml_ob1_request_proc_null(req);
+        return CRMPI_OK;
+    }
+    return req->kind == CRMPI_REQUEST_SEND ? pml_ob1_send_start(req) : pml_ob1_recv_start(req);
+}
+
+int crmpi_pml_isend_init(const void *buf, size_t count, MPI_Datatype type, int dest, int tag,
+                         crmpi_pml_send_mode_t mode, struct crmpi_comm_s *comm,
+                         crmpi_request_t **req_out)
+{
+    crmpi_request_t *req = pml_ob1_request_alloc(CRMPI_REQUEST_SEND, comm);
+
+    if (!req)
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    pml_ob1_request_set_args(req, buf, count, type, dest, tag);
+    req->mode = mode;
+    req->persistent = true;
+    req->complete = true; /* inactive: MPI_Wait returns at once (MPI-3.1 section 3.9) */
+    req->status.MPI_SOURCE = MPI_ANY_SOURCE;
+    req->status.MPI_TAG = MPI_ANY_TAG;
+    *req_out = req;
+    return CRMPI_OK;
+}
+
+int crmpi_pml_irecv_init(void *buf, size_t count, MPI_Datatype type, int source, int tag,
+                         struct crmpi_comm_s *comm, crmpi_request_t **req_out)
+{
+    crmpi_request_t *req = pml_ob1_request_alloc(CRMPI_REQUEST_RECV, comm);
+
+    if (!req)
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    pml_ob1_request_set_args(req, buf, count, type, source, tag);
+    req->persistent = true;
+    req->complete = true;
+    req->status.MPI_SOURCE = MPI_ANY_SOURCE;
+    req->status.MPI_TAG = MPI_ANY_TAG;
+    *req_out = req;
+    return CRMPI_OK;
+}
+
+int crmpi_pml_isend(const void *buf, size_t count, MPI_Datatype type, int dest, int tag,
+                    crmpi_pml_send_mode_t mode, struct crmpi_comm_s *comm,
+                    crmpi_request_t **req_out)
+{
+    crmpi_request_t *req = pml_ob1_request_alloc(CRMPI_REQUEST_SEND, comm);
+    int rc;
+
+    if (!req)
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    pml_ob1_request_set_args(req, buf, count, type, dest, tag);
+    req->mode = mode;
+    if (dest == MPI_PROC_NULL) {
+        pml_ob1_request_proc_null(req);
+        *req_out = req;
+        return CRMPI_OK;
+    }
+    rc = pml_ob1_send_start(req);
+    if (rc != CRMPI_OK) {
+        pml_ob1_request_release(req);
+        return rc;
+    }
+    *req_out = req;
+    return CRMPI_OK;
+}
+
+int crmpi_pml_irecv(void *buf, size_t count, MPI_Datatype type, int source, int tag,
+                    struct crmpi_comm_s *comm, crmpi_request_t **req_out)
+{
+    crmpi_request_t *req = pml_ob1_request_alloc(CRMPI_REQUEST_RECV, comm);
+    int rc;
+
+    if (!req)
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    pml_ob1_request_set_args(req, buf, count, type, source, tag);
+    if (source == MPI_PROC_NULL) {
+        pml_ob1_request_proc_null(req);
+        *req_out = req;
+        return CRMPI_OK;
+    }
+    rc = pml_ob1_recv_start(req);
+    if (rc != CRMPI_OK) {
+        pml_ob1_request_release(req);
+        return rc;
+    }
+    *req_out = req;
+    return CRMPI_OK;
+}
+
+int crmpi_pml_recv(void *buf, size_t count, MPI_Datatype type, int source, int tag,
+                   struct crmpi_comm_s *comm, MPI_Status *status)
+{
+    crmpi_request_t *req;
+    int rc = crmpi_pml_irecv(buf, count, type, source, tag, comm, &req);
+
+    if (rc != CRMPI_OK)
+        return rc;
+    crmpi_pml_wait(req);
+    crmpi_pml_request_finish(req, status);
+    return CRMPI_OK;
+}
+
+int crmpi_pml_send(const void *buf, size_t count, MPI_Datatype type, int dest, int tag,
+                   crmpi_pml_send_mode_t mode, struct crmpi_comm_s *comm)
+{
+    crmpi_request_t *req;
+    int rc = crmpi_pml_isend(buf, count, type, dest, tag, mode, comm, &req);
+
+    if (rc != CRMPI_OK)
+        return rc;
+    crmpi_pml_wait(req);
+    crmpi_pml_request_finish(req, NULL);
+    return CRMPI_OK;
+}

@@ -1,0 +1,232 @@
+/*
+ * pml_ob1_send.c: the sending side of ob1: eager and rendezvous sends, the pipelined
+ * fragments after an ACK, and the queues of what the BTLs could not take yet (pml_ob1.h).
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "crmpi_status.h"
+#include "log.h"
+#include "pml_ob1.h"
+
+/* A BTL error other than "busy": the peer is gone; the request ends with an error. */
+static void pml_ob1_send_fail(crmpi_request_t *req)
+{
+    req->status.MPI_ERROR = MPI_ERR_OTHER;
+    pml_ob1_request_complete(req);
+}
+
+static inline int pml_ob1_btl_send(uint32_t peer_world, uint8_t tag, const void *hdr,
+                                   size_t hdr_len, crmpi_convertor_t *payload, size_t nbytes)
+{
+    crmpi_bml_peer_t *peer = &crmpi_bml_peers[peer_world];
+
+    return peer->module->send(peer->module, peer->endpoint, tag, hdr, hdr_len, payload, nbytes);
+}
+
+/*
+ * Hand the first fragment of `req` to the BTL: all of an eager message, or the RNDV with as
+ * much data as fits. @return CRMPI_OK, CRMPI_ERR_RESOURCE_BUSY (nothing sent) or an error.
+ */
+static int pml_ob1_send_first(crmpi_request_t *req)
+{
+    pml_ob1_peer_t *peer = &pml_ob1.peers[req->peer_world];
+    pml_ob1_match_hdr_t match = {
+        .ctx = req->comm->context_id,
+        .src = req->comm->rank,
+        .tag = req->tag,
+        .seq = req->seq,
+    };
+    int rc;
+
+    if (req->mode != CRMPI_PML_SEND_SYNCHRONOUS && req->bytes_total <= peer->eager_limit) {
+        rc = pml_ob1_btl_send(req->peer_world, PML_OB1_TAG_MATCH, &match, sizeof(match), &req->conv,
+                              req->bytes_total);
+        if (rc == CRMPI_OK) {
+            req->bytes_done = req->bytes_total;
+            pml_ob1_request_complete(req);
+        }
+        return rc;
+    }
+
+    pml_ob1_rndv_hdr_t rndv = {
+        .match = match,
+        .msg_len = req->bytes_total,
+        .send_req = (uint64_t)(uintptr_t)req,
+    };
+    size_t first =
+        req->bytes_total < peer->max_payload_rndv ? req->bytes_total : peer->max_payload_rndv;
+
+    rc =
+        pml_ob1_btl_send(req->peer_world, PML_OB1_TAG_RNDV, &rndv, sizeof(rndv), &req->conv, first);
+    if (rc == CRMPI_OK)
+        req->bytes_done = first; /* the rest waits for the receiver's ACK */
+    return rc;
+}
+
+int pml_ob1_send_start(crmpi_request_t *req)
+{
+    pml_ob1_peer_t *peer;
+    int rc;
+
+    req->peer_world = pml_ob1_world_rank(req->comm, req->peer);
+    peer = &pml_ob1.peers[req->peer_world];
+    crmpi_convertor_init(&req->conv, req->user_buf, req->user_count, req->user_type);
+    req->bytes_total = req->conv.total;
+    req->bytes_done = 0;
+    req->status.MPI_ERROR = MPI_SUCCESS;
+    /* Numbered now, in the order the application posted its sends: that is the order the
+     * receiver matches them in. */
+    req->seq = peer->send_seq++;
+    pml_ob1.active_sends++;
+
+    /* Earlier sends to this peer still wait for the BTL: this one must not pass them. */
+    if (peer->send_start.head) {
+        pml_ob1_req_queue_append(&peer->send_start, req, PML_OB1_QUEUE_SEND_START);
+        pml_ob1.sends_waiting++;
+        return CRMPI_OK;
+    }
+    rc = pml_ob1_send_first(req);
+    if (rc == CRMPI_ERR_RESOURCE_BUSY) {
+        pml_ob1_req_queue_append(&peer->send_start, req, PML_OB1_QUEUE_SEND_START);
+        pml_ob1.sends_waiting++;
+        return CRMPI_OK;
+    }
+    if (rc != CRMPI_OK)
+        pml_ob1_send_fail(req);
+    return CRMPI_OK;
+}
+
+/*
+ * Push the data of an acknowledged rendezvous until it is all out or the BTL is busy.
+ * @return fragments sent.
+ */
+static int pml_ob1_send_frags(crmpi_request_t *req)
+{
+    size_t max_payload = pml_ob1.peers[req->peer_world].max_payload_frag;
+    int sent = 0;
+
+    while (req->bytes_done < req->bytes_total) {
+        size_t left = req->bytes_total - req->bytes_done;
+        size_t nbytes = left < max_payload ? left : max_payload;
+        pml_ob1_frag_hdr_t frag = {.recv_req = req->remote_req, .offset = req->bytes_done};
+        int rc = pml_ob1_btl_send(req->peer_world, PML_OB1_TAG_FRAG, &frag, sizeof(frag),
+                                  &req->conv, nbytes);
+
+        if (rc == CRMPI_ERR_RESOURCE_BUSY) {
+            if (req->queue != PML_OB1_QUEUE_SEND_FRAGS)
+                pml_ob1_req_queue_append(&pml_ob1.send_frags, req, PML_OB1_QUEUE_SEND_FRAGS);
+            return sent;
+        }
+        if (req->queue == PML_OB1_QUEUE_SEND_FRAGS && rc != CRMPI_OK)
+            pml_ob1_req_queue_remove(&pml_ob1.send_frags, req);
+        if (rc != CRMPI_OK) {
+            pml_ob1_send_fail(req);
+            return sent;
+        }
+        req->bytes_done += nbytes;
+        sent++;
+    }
+    if (req->queue == PML_OB1_QUEUE_SEND_FRAGS)
+        pml_ob1_req_queue_remove(&pml_ob1.send_frags, req);
+    pml_ob1_request_complete(req);
+    return sent;
+}
+
+void pml_ob1_recv_cb_ack(crmpi_btl_module_t *module, uint32_t peer_rank, const void *data,
+                         size_t len)
+{
+    pml_ob1_ack_hdr_t ack;
+    crmpi_request_t *req;
+
+    if (len < sizeof(ack)) {
+        crmpi_log_error("pml: short ACK (%zu bytes) from rank %u; ignored", len, peer_rank);
+        return;
+    }
+    memcpy(&ack, data, sizeof(ack));
+    req = (crmpi_request_t *)(uintptr_t)ack.send_req;
+    req->remote_req = ack.recv_req;
+    if (ack.offset != req->bytes_done) {
+        /* The receiver always keeps the RNDV's data: anything else is a protocol bug. */
+        crmpi_log_error("pml: ACK from rank %u says %llu bytes received, %zu were sent", peer_rank,
+                        (unsigned long long)ack.offset, req->bytes_done);
+    }
+    pml_ob1_send_frags(req);
+}
+
+void pml_ob1_send_ack(uint32_t peer_world, uint64_t send_req, uint64_t recv_req, uint64_t offset)
+{
+    pml_ob1_ack_hdr_t hdr = {.send_req = send_req, .recv_req = recv_req, .offset = offset};
+    pml_ob1_pending_ack_t *pending;
+
+    if (!pml_ob1.acks_head && pml_ob1_btl_send(peer_world, PML_OB1_TAG_ACK, &hdr, sizeof(hdr), NULL,
+                                               0) != CRMPI_ERR_RESOURCE_BUSY)
+        return;
+    pending = malloc(sizeof(*pending));
+    if (!pending) {
+        /* Without the ACK the sender would wait forever: nothing sensible is left. */
+        crmpi_log_error("pml: out of memory queueing an ACK to rank %u", peer_world);
+        abort();
+    }
+    pending->next = NULL;
+    pending->peer_world = peer_world;
+    pending->hdr = hdr;
+    *pml_ob1.acks_tail = pending;
+    pml_ob1.acks_tail = &pending->next;
+}
+
+int pml_ob1_send_progress(void)
+{
+    int events = 0;
+
+    while (pml_ob1.acks_head) {
+        pml_ob1_pending_ack_t *pending = pml_ob1.acks_head;
+
+        if (pml_ob1_btl_send(pending->peer_world, PML_OB1_TAG_ACK, &pending->hdr,
+                             sizeof(pending->hdr), NULL, 0) == CRMPI_ERR_RESOURCE_BUSY)
+            break;
+        pml_ob1.acks_head = pending->next;
+        if (!pml_ob1.acks_head)
+            pml_ob1.acks_tail = &pml_ob1.acks_head;
+        free(pending);
+        events++;
+    }
+
+    for (crmpi_request_t *req = pml_ob1.send_frags.head, *next; req; req = next) {
+        next = req->next;
+        events += pml_ob1_send_frags(req);
+    }
+
+    if (pml_ob1.sends_waiting == 0)
+        return events;
+    for (uint32_t p = 0; p < pml_ob1.num_peers; p++) {
+        pml_ob1_req_queue_t *queue = &pml_ob1.peers[p].send_start;
+
+        while (queue->head) {
+            crmpi_request_t *req = queue->head;
+            crmpi_request_t *next = req->next;
+            int rc;
+
+            /* Unlinked first: send_first may complete an eager request, and a request freed
+             * at completion (a buffered send's) is gone when it returns. */
+            req->queue = PML_OB1_QUEUE_NONE;
+            rc = pml_ob1_send_first(req);
+            if (rc == CRMPI_ERR_RESOURCE_BUSY) {
+                req->queue = PML_OB1_QUEUE_SEND_START;
+                break;
+            }
+            queue->head = next;
+            if (next)
+                next->prev = NULL;
+            else
+                queue->tail = NULL;
+            pml_ob1.sends_waiting--;
+            events++;
+            if (rc != CRMPI_OK)
+                pml_ob1_send_fail(req);
+        }
+    }
+    return events;
+}
