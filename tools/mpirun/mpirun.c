@@ -9,6 +9,7 @@
  * One thread (the PMIx server's own progress thread aside). Signals arrive through a
  * signalfd, so every exit path goes through the same teardown.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -454,6 +455,32 @@ static void mpirun_session_remove(const mpirun_job_t *job)
     /* The per-user parent stays: other jobs of the same user may be using it. */
 }
 
+/*
+ * Shared-memory segments of the job's ranks live in /dev/shm as "crmpi-<jobid>-*" (the sm
+ * BTL's naming). Ranks unlink their own at MPI_Finalize; a rank that crashed or was killed
+ * cannot, and nobody else would.
+ */
+static void mpirun_shm_remove(const mpirun_job_t *job)
+{
+    char prefix[64];
+    size_t prefix_len;
+    struct dirent *entry;
+    DIR *dir = opendir("/dev/shm");
+
+    if (!dir)
+        return;
+    prefix_len =
+        (size_t)snprintf(prefix, sizeof(prefix), "crmpi-%llu-", (unsigned long long)job->jobid);
+    while ((entry = readdir(dir)) != NULL) {
+        if (strncmp(entry->d_name, prefix, prefix_len) != 0)
+            continue;
+        if (unlinkat(dirfd(dir), entry->d_name, 0) < 0 && errno != ENOENT)
+            crmpi_log_warn("cannot remove the shared-memory segment /dev/shm/%s: %s", entry->d_name,
+                           strerror(errno));
+    }
+    closedir(dir);
+}
+
 static int mpirun_session_create(mpirun_job_t *job)
 {
     const char *base = NULL;
@@ -745,6 +772,7 @@ int main(int argc, char **argv)
         close(st.listen_fd);
     }
     mpirun_session_remove(&st.job);
+    mpirun_shm_remove(&st.job);
     if (mpirun_plm_framework.is_open) {
         crmpi_framework_close(&mpirun_plm_framework);
     }

@@ -1,0 +1,338 @@
+/*
+ * test_pml_match.c: MPI matching in the ob1 PML, driven through pml.h in a singleton (one
+ * rank, the self BTL): sequence order, posted-versus-unexpected, wildcards and their
+ * posting order, tags the library reserves, truncation, probes and matched probes, cancel,
+ * synchronous sends, persistent requests, and messages for a communicator created later.
+ *
+ * The PML runs with the library lock held, as the MPI calls hold it.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_internal.h"
+#include "pml.h"
+
+static int setup(void **state)
+{
+    int provided;
+
+    (void)state;
+    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
+        return -1;
+    crmpi_lock();
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    crmpi_unlock();
+    return MPI_Finalize() == MPI_SUCCESS ? 0 : -1;
+}
+
+static crmpi_request_t *isend_int(int value, int tag, crmpi_pml_send_mode_t mode)
+{
+    static int values[64];
+    static int next;
+    crmpi_request_t *req;
+    int *slot = &values[next++ % 64];
+
+    *slot = value;
+    assert_int_equal(crmpi_pml_isend(slot, 1, MPI_INT, 0, tag, mode, MPI_COMM_WORLD, &req), 0);
+    return req;
+}
+
+static crmpi_request_t *irecv_int(int *value, int source, int tag)
+{
+    crmpi_request_t *req;
+
+    assert_int_equal(crmpi_pml_irecv(value, 1, MPI_INT, source, tag, MPI_COMM_WORLD, &req), 0);
+    return req;
+}
+
+static MPI_Status wait_finish(crmpi_request_t *req)
+{
+    MPI_Status status;
+
+    crmpi_pml_wait(req);
+    crmpi_pml_request_finish(req, &status);
+    return status;
+}
+
+/* Many messages with one (source, tag) are received in the order they were sent. */
+static void test_order_kept(void **state)
+{
+    enum { N = 200 };
+    crmpi_request_t *sends[N];
+    int got;
+
+    (void)state;
+    for (int i = 0; i < N; i++)
+        sends[i] = isend_int(i, 1, CRMPI_PML_SEND_STANDARD);
+    for (int i = 0; i < N; i++) {
+        wait_finish(irecv_int(&got, 0, 1));
+        assert_int_equal(got, i);
+        wait_finish(sends[i]);
+    }
+}
+
+/* A wildcard receive posted before a specific one gets the first message, and vice versa. */
+static void test_posting_order_decides(void **state)
+{
+    int a = -1, b = -1;
+    crmpi_request_t *any, *specific;
+
+    (void)state;
+    any = irecv_int(&a, MPI_ANY_SOURCE, 5);
+    specific = irecv_int(&b, 0, 5);
+    wait_finish(isend_int(10, 5, CRMPI_PML_SEND_STANDARD));
+    wait_finish(isend_int(11, 5, CRMPI_PML_SEND_STANDARD));
+    wait_finish(any);
+    wait_finish(specific);
+    assert_int_equal(a, 10);
+    assert_int_equal(b, 11);
+
+    specific = irecv_int(&b, 0, 5);
+    any = irecv_int(&a, MPI_ANY_SOURCE, MPI_ANY_TAG);
+    wait_finish(isend_int(20, 5, CRMPI_PML_SEND_STANDARD));
+    wait_finish(isend_int(21, 5, CRMPI_PML_SEND_STANDARD));
+    wait_finish(specific);
+    wait_finish(any);
+    assert_int_equal(b, 20);
+    assert_int_equal(a, 21);
+}
+
+/* Tags select; MPI_ANY_TAG takes the earliest unexpected message of any application tag,
+ * and never a negative (library) tag. */
+static void test_tags_and_any_tag(void **state)
+{
+    int got = -1;
+    MPI_Status status;
+    crmpi_request_t *lib_send = isend_int(99, -7, CRMPI_PML_SEND_STANDARD);
+
+    (void)state;
+    wait_finish(isend_int(3, 3, CRMPI_PML_SEND_STANDARD));
+    wait_finish(isend_int(7, 7, CRMPI_PML_SEND_STANDARD));
+    status = wait_finish(irecv_int(&got, 0, 7));
+    assert_int_equal(got, 7);
+    assert_int_equal(status.MPI_TAG, 7);
+    status = wait_finish(irecv_int(&got, MPI_ANY_SOURCE, MPI_ANY_TAG));
+    assert_int_equal(got, 3);
+    assert_int_equal(status.MPI_TAG, 3);
+    assert_int_equal(status.MPI_SOURCE, 0);
+    /* Only the library's message is left: MPI_ANY_TAG must not see it. */
+    int flag = 1;
+    crmpi_pml_iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &status);
+    assert_int_equal(flag, 0);
+    status = wait_finish(irecv_int(&got, 0, -7));
+    assert_int_equal(got, 99);
+    wait_finish(lib_send);
+}
+
+/* Eager and rendezvous messages that arrive before their receive keep their data. */
+static void test_unexpected_sizes(void **state)
+{
+    static const size_t sizes[] = {0, 1, 4096, 65535, 65536, 65537, 1 << 20, (4 << 20) + 5};
+    enum { NSIZES = sizeof(sizes) / sizeof(sizes[0]) };
+    crmpi_request_t *sends[NSIZES];
+    unsigned char *bufs[NSIZES];
+
+    (void)state;
+    for (size_t i = 0; i < NSIZES; i++) {
+        bufs[i] = malloc(sizes[i] + 1);
+        for (size_t j = 0; j < sizes[i]; j++)
+            bufs[i][j] = (unsigned char)(j * 7 + i);
+        assert_int_equal(crmpi_pml_isend(bufs[i], sizes[i], MPI_BYTE, 0, 40,
+                                         CRMPI_PML_SEND_STANDARD, MPI_COMM_WORLD, &sends[i]),
+                         0);
+    }
+    for (size_t i = 0; i < NSIZES; i++) {
+        unsigned char *in = malloc(sizes[i] + 1);
+        crmpi_request_t *req;
+        MPI_Status status;
+
+        assert_int_equal(crmpi_pml_irecv(in, sizes[i], MPI_BYTE, 0, 40, MPI_COMM_WORLD, &req), 0);
+        status = wait_finish(req);
+        assert_int_equal(status.MPI_ERROR, MPI_SUCCESS);
+        assert_int_equal(status._nbytes, (MPI_Count)sizes[i]);
+        assert_memory_equal(in, bufs[i], sizes[i]);
+        wait_finish(sends[i]);
+        free(in);
+        free(bufs[i]);
+    }
+}
+
+/* A message longer than the buffer: MPI_ERR_TRUNCATE, the buffer's worth delivered, and the
+ * next message is not disturbed (the rest of a rendezvous is received and dropped). */
+static void test_truncation(void **state)
+{
+    enum { LONG = 300000, SHORT = 100 };
+    unsigned char *out = malloc(LONG);
+    unsigned char in[SHORT + 1];
+    crmpi_request_t *send, *recv;
+    MPI_Status status;
+    int got = -1;
+
+    (void)state;
+    for (int i = 0; i < LONG; i++)
+        out[i] = (unsigned char)(i % 251);
+    in[SHORT] = 0xAB;
+    assert_int_equal(
+        crmpi_pml_isend(out, LONG, MPI_BYTE, 0, 8, CRMPI_PML_SEND_STANDARD, MPI_COMM_WORLD, &send),
+        0);
+    crmpi_request_t *second = isend_int(42, 8, CRMPI_PML_SEND_STANDARD);
+    assert_int_equal(crmpi_pml_irecv(in, SHORT, MPI_BYTE, 0, 8, MPI_COMM_WORLD, &recv), 0);
+    status = wait_finish(recv);
+    assert_int_equal(status.MPI_ERROR, MPI_ERR_TRUNCATE);
+    assert_int_equal(status._nbytes, SHORT);
+    assert_memory_equal(in, out, SHORT);
+    assert_int_equal(in[SHORT], 0xAB); /* nothing written past the buffer */
+    wait_finish(send);
+    status = wait_finish(irecv_int(&got, 0, 8));
+    assert_int_equal(status.MPI_ERROR, MPI_SUCCESS);
+    assert_int_equal(got, 42);
+    wait_finish(second);
+    free(out);
+}
+
+/* Iprobe leaves the message; Improbe takes it out of matching for good. */
+static void test_probe_and_matched_probe(void **state)
+{
+    crmpi_request_t *req;
+    struct crmpi_message_s *msg;
+    MPI_Status status;
+    int flag = 0, got = -1, other = -1;
+
+    (void)state;
+    wait_finish(isend_int(5, 12, CRMPI_PML_SEND_STANDARD));
+    crmpi_pml_iprobe(0, 12, MPI_COMM_WORLD, &flag, &status);
+    assert_int_equal(flag, 1);
+    assert_int_equal(status._nbytes, sizeof(int));
+    crmpi_pml_iprobe(0, 12, MPI_COMM_WORLD, &flag, &status);
+    assert_int_equal(flag, 1);
+
+    crmpi_pml_improbe(MPI_ANY_SOURCE, 12, MPI_COMM_WORLD, &flag, &msg, &status);
+    assert_int_equal(flag, 1);
+    assert_int_equal(status.MPI_TAG, 12);
+    /* A receive posted now must not steal the probed message. */
+    crmpi_request_t *later = irecv_int(&other, MPI_ANY_SOURCE, MPI_ANY_TAG);
+    assert_int_equal(crmpi_pml_imrecv(&got, 1, MPI_INT, msg, &req), 0);
+    wait_finish(req);
+    assert_int_equal(got, 5);
+    assert_false(later->complete);
+    wait_finish(isend_int(6, 13, CRMPI_PML_SEND_STANDARD));
+    wait_finish(later);
+    assert_int_equal(other, 6);
+
+    /* MPI_PROC_NULL: found at once, nothing to receive. */
+    crmpi_pml_improbe(MPI_PROC_NULL, 0, MPI_COMM_WORLD, &flag, &msg, &status);
+    assert_int_equal(flag, 1);
+    assert_ptr_equal(msg, MPI_MESSAGE_NO_PROC);
+    assert_int_equal(status.MPI_SOURCE, MPI_PROC_NULL);
+}
+
+/* An unmatched receive can be cancelled; a matched one completes normally. */
+static void test_cancel(void **state)
+{
+    int got = -1;
+    crmpi_request_t *req = irecv_int(&got, 0, 77);
+    MPI_Status status;
+
+    (void)state;
+    crmpi_pml_cancel(req);
+    status = wait_finish(req);
+    assert_int_equal(status._cancelled, 1);
+
+    wait_finish(isend_int(1, 78, CRMPI_PML_SEND_STANDARD));
+    req = irecv_int(&got, 0, 78);
+    crmpi_pml_cancel(req);
+    status = wait_finish(req);
+    assert_int_equal(status._cancelled, 0);
+    assert_int_equal(got, 1);
+}
+
+/* A synchronous send does not complete before its receive is posted, even when small. */
+static void test_synchronous_send(void **state)
+{
+    int got = -1;
+    crmpi_request_t *send = isend_int(9, 30, CRMPI_PML_SEND_SYNCHRONOUS);
+
+    (void)state;
+    for (int i = 0; i < 1000; i++)
+        crmpi_progress();
+    assert_false(send->complete);
+    wait_finish(irecv_int(&got, 0, 30));
+    wait_finish(send);
+    assert_int_equal(got, 9);
+}
+
+/* Persistent requests restart with the same arguments. */
+static void test_persistent(void **state)
+{
+    int out = 0, in = -1;
+    crmpi_request_t *send, *recv;
+
+    (void)state;
+    assert_int_equal(crmpi_pml_isend_init(&out, 1, MPI_INT, 0, 50, CRMPI_PML_SEND_STANDARD,
+                                          MPI_COMM_WORLD, &send),
+                     0);
+    assert_int_equal(crmpi_pml_irecv_init(&in, 1, MPI_INT, 0, 50, MPI_COMM_WORLD, &recv), 0);
+    for (int round = 0; round < 3; round++) {
+        out = 100 + round;
+        assert_int_equal(crmpi_pml_start(recv), 0);
+        assert_int_equal(crmpi_pml_start(send), 0);
+        wait_finish(send);
+        wait_finish(recv);
+        assert_int_equal(in, 100 + round);
+        assert_false(recv->active);
+    }
+    crmpi_pml_request_free(send);
+    crmpi_pml_request_free(recv);
+}
+
+/* A message for a communicator this rank has not created yet waits for it. */
+static void test_orphan_adopted(void **state)
+{
+    uint32_t world_ranks[1] = {0};
+    struct crmpi_comm_s comm = {.rank = 0,
+                                .size = 1,
+                                .context_id = 9,
+                                .name = "test comm",
+                                .errhandler = MPI_ERRORS_RETURN,
+                                .world_ranks = world_ranks};
+    crmpi_request_t *send;
+    int value = 31, got = -1;
+    MPI_Status status;
+
+    (void)state;
+    assert_int_equal(
+        crmpi_pml_isend(&value, 1, MPI_INT, 0, 2, CRMPI_PML_SEND_STANDARD, &comm, &send), 0);
+    /* Delivered by the BTL before the communicator exists on the receiving side. */
+    comm.pml = NULL;
+    for (int i = 0; i < 10; i++)
+        crmpi_progress();
+    wait_finish(send);
+    assert_int_equal(crmpi_pml_add_comm(&comm), 0);
+    assert_int_equal(crmpi_pml_recv(&got, 1, MPI_INT, 0, 2, &comm, &status), 0);
+    assert_int_equal(got, 31);
+    crmpi_pml_del_comm(&comm);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_order_kept),       cmocka_unit_test(test_posting_order_decides),
+        cmocka_unit_test(test_tags_and_any_tag), cmocka_unit_test(test_unexpected_sizes),
+        cmocka_unit_test(test_truncation),       cmocka_unit_test(test_probe_and_matched_probe),
+        cmocka_unit_test(test_cancel),           cmocka_unit_test(test_synchronous_send),
+        cmocka_unit_test(test_persistent),       cmocka_unit_test(test_orphan_adopted),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
