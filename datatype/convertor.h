@@ -62,7 +62,22 @@ struct crmpi_datatype_s {
     size_t basic_count;   /* basic elements in one element (MPI_Get_elements) */
     bool contiguous;      /* count elements at buf + true_lb are `count * size` bytes in a row */
     void *constructor;    /* datatype/'s record of how it was built (envelope, contents) */
+    size_t run_len;       /* length of every run when all are equal (vectors), else 0 */
+    bool runs_regular;    /* equal runs, evenly spaced: run r at runs[0].disp + r * run_stride */
+    MPI_Aint run_stride;  /* that spacing when runs_regular (0 for one run; may be < 0) */
+    size_t *run_starts;   /* stream offset of each run in an element; NULL if few or equal */
+    uint32_t align;       /* strictest alignment of its basic types (MPI-3.1 section 4.1.6) */
+    bool explicit_bounds; /* lb/ub are markers of MPI_Type_create_resized (section 4.1.7) */
 };
+
+/**
+ * Take a reference on a datatype, so that it outlives the handle (a pending request whose
+ * type the application frees, MPI-3.1 section 4.1.9). Predefined types are not counted.
+ * Called with the library lock held.
+ */
+void crmpi_datatype_retain(struct crmpi_datatype_s *type);
+/** Drop a reference; the last one frees a derived type. Lock held. */
+void crmpi_datatype_release(struct crmpi_datatype_s *type);
 
 /* A cursor over the byte stream of (buf, count, type). */
 typedef struct crmpi_convertor {

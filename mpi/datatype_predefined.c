@@ -4,33 +4,89 @@
  * MPI_PACKED) and the value-index pairs of section 5.9.4.
  */
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <wchar.h>
 
 #include "mpi_internal.h"
 
-/* A type that is one C type: no gaps, extent equal to size. */
+/*
+ * A type that is one C type: no gaps, extent equal to size, one run of one basic element.
+ * The run is a static array: predefined types are never freed.
+ */
 #define DATATYPE_BASIC(object, mpi_name, c_type)                                                   \
+    static crmpi_dt_run_t object##_runs[1] = {                                                     \
+        {.disp = 0, .len = sizeof(c_type), .basic_size = sizeof(c_type)},                          \
+    };                                                                                             \
     struct crmpi_datatype_s object = {                                                             \
         .name = mpi_name,                                                                          \
         .size = sizeof(c_type),                                                                    \
         .lb = 0,                                                                                   \
         .extent = sizeof(c_type),                                                                  \
+        .true_lb = 0,                                                                              \
+        .true_extent = sizeof(c_type),                                                             \
         .predefined = true,                                                                        \
+        .committed = true,                                                                         \
+        .refcount = 1,                                                                             \
+        .combiner = MPI_COMBINER_NAMED,                                                            \
+        .runs = object##_runs,                                                                     \
+        .num_runs = 1,                                                                             \
+        .run_len = sizeof(c_type),                                                                 \
+        .runs_regular = true,                                                                      \
+        .basic_count = 1,                                                                          \
+        .contiguous = true,                                                                        \
+        .align = _Alignof(c_type),                                                                 \
     }
 
-/* A value-index pair laid out as struct { value_type value; int index; }: its data are the
- * two members, its extent includes the padding a C array of such structs has. */
+/*
+ * A value-index pair laid out as struct { value_type value; int index; }: its data are the
+ * two members, its extent includes the padding a C array of such structs has. The members
+ * are one run when they abut and have one basic size (MPI_2INT, MPI_FLOAT_INT), as a
+ * derived type's adjacent runs are merged; the pair is then dense, hence contiguous.
+ */
+#define DATATYPE_PAIR_MERGED(pair_type, value_type)                                                \
+    (offsetof(pair_type, index) == sizeof(value_type) && sizeof(value_type) == sizeof(int))
+
 #define DATATYPE_PAIR(object, mpi_name, value_type)                                                \
+    struct datatype_pair_##object {                                                                \
+        value_type value;                                                                          \
+        int index;                                                                                 \
+    };                                                                                             \
+    static crmpi_dt_run_t object##_runs[2] = {                                                     \
+        {                                                                                          \
+            .disp = 0,                                                                             \
+            .len = DATATYPE_PAIR_MERGED(struct datatype_pair_##object, value_type)                 \
+                       ? sizeof(value_type) + sizeof(int)                                          \
+                       : sizeof(value_type),                                                       \
+            .basic_size = sizeof(value_type),                                                      \
+        },                                                                                         \
+        {                                                                                          \
+            .disp = offsetof(struct datatype_pair_##object, index),                                \
+            .len = sizeof(int),                                                                    \
+            .basic_size = sizeof(int),                                                             \
+        },                                                                                         \
+    };                                                                                             \
     struct crmpi_datatype_s object = {                                                             \
         .name = mpi_name,                                                                          \
         .size = sizeof(value_type) + sizeof(int),                                                  \
         .lb = 0,                                                                                   \
-        .extent = sizeof(struct {                                                                  \
-            value_type value;                                                                      \
-            int index;                                                                             \
-        }),                                                                                        \
+        .extent = sizeof(struct datatype_pair_##object),                                           \
+        .true_lb = 0,                                                                              \
+        .true_extent = offsetof(struct datatype_pair_##object, index) + sizeof(int),               \
         .predefined = true,                                                                        \
+        .committed = true,                                                                         \
+        .refcount = 1,                                                                             \
+        .combiner = MPI_COMBINER_NAMED,                                                            \
+        .runs = object##_runs,                                                                     \
+        .num_runs = DATATYPE_PAIR_MERGED(struct datatype_pair_##object, value_type) ? 1 : 2,       \
+        .run_len = DATATYPE_PAIR_MERGED(struct datatype_pair_##object, value_type)                 \
+                       ? sizeof(value_type) + sizeof(int)                                          \
+                       : 0,                                                                        \
+        .runs_regular = DATATYPE_PAIR_MERGED(struct datatype_pair_##object, value_type),           \
+        .basic_count = 2,                                                                          \
+        .contiguous = DATATYPE_PAIR_MERGED(struct datatype_pair_##object, value_type) &&           \
+                      sizeof(value_type) + sizeof(int) == sizeof(struct datatype_pair_##object),   \
+        .align = _Alignof(struct datatype_pair_##object),                                          \
     }
 
 DATATYPE_BASIC(crmpi_mpi_char, "MPI_CHAR", char);

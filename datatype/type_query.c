@@ -1,0 +1,249 @@
+/*
+ * type_query.c: the life and the questions of a datatype: MPI_Type_commit and
+ * MPI_Type_free (MPI-3.1 section 4.1.9), sizes (4.1.5), extents (4.1.7, 4.1.8), names (6.8),
+ * and MPI_Get_address (4.1.5).
+ */
+#include <limits.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "datatype_internal.h"
+#include "mpi_internal.h"
+
+#pragma weak MPI_Type_commit = PMPI_Type_commit
+#pragma weak MPI_Type_free = PMPI_Type_free
+#pragma weak MPI_Type_get_extent = PMPI_Type_get_extent
+#pragma weak MPI_Type_get_extent_x = PMPI_Type_get_extent_x
+#pragma weak MPI_Type_get_true_extent = PMPI_Type_get_true_extent
+#pragma weak MPI_Type_get_true_extent_x = PMPI_Type_get_true_extent_x
+#pragma weak MPI_Type_size = PMPI_Type_size
+#pragma weak MPI_Type_size_x = PMPI_Type_size_x
+#pragma weak MPI_Type_get_name = PMPI_Type_get_name
+#pragma weak MPI_Type_set_name = PMPI_Type_set_name
+#pragma weak MPI_Get_address = PMPI_Get_address
+
+/* The checks of the query calls: a type, and the two places the answer goes. */
+static bool datatype_check_query(MPI_Datatype datatype, const void *out1, const void *out2,
+                                 crmpi_datatype_check_t *check)
+{
+    if (datatype == MPI_DATATYPE_NULL) {
+        return crmpi_datatype_check_fail(check, MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
+    }
+    if (out1 == NULL || out2 == NULL) {
+        return crmpi_datatype_check_fail(check, MPI_ERR_ARG, "an output argument is NULL");
+    }
+    return false;
+}
+
+int PMPI_Type_commit(MPI_Datatype *datatype)
+{
+    static const char func_name[] = "MPI_Type_commit";
+
+    crmpi_lock();
+    crmpi_mpi_require_active(func_name);
+    if (crmpi_mpi_state.param_check) {
+        if (datatype == NULL) {
+            return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_ARG, func_name,
+                                               "datatype is NULL");
+        }
+        if (*datatype == MPI_DATATYPE_NULL) {
+            return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_TYPE, func_name,
+                                               "datatype is MPI_DATATYPE_NULL");
+        }
+    }
+    /* The runs were flattened at construction; committing only allows communication.
+     * Committing twice, or a predefined type, is allowed and does nothing more. */
+    if (!(*datatype)->predefined) {
+        (*datatype)->committed = true;
+    }
+    crmpi_unlock();
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_free(MPI_Datatype *datatype)
+{
+    static const char func_name[] = "MPI_Type_free";
+
+    crmpi_lock();
+    crmpi_mpi_require_active(func_name);
+    if (crmpi_mpi_state.param_check) {
+        if (datatype == NULL) {
+            return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_ARG, func_name,
+                                               "datatype is NULL");
+        }
+        if (*datatype == MPI_DATATYPE_NULL) {
+            return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_TYPE, func_name,
+                                               "datatype is MPI_DATATYPE_NULL");
+        }
+        if ((*datatype)->predefined) {
+            return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_TYPE, func_name,
+                                               "a predefined datatype cannot be freed");
+        }
+    }
+    /* Pending communication and derived types' records may still hold it; the object goes
+     * with the last reference (MPI-3.1 section 4.1.9). The handle goes now. */
+    crmpi_datatype_release(*datatype);
+    *datatype = MPI_DATATYPE_NULL;
+    crmpi_unlock();
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
+{
+    static const char func_name[] = "MPI_Type_get_extent";
+    crmpi_datatype_check_t check;
+
+    crmpi_lock();
+    crmpi_mpi_require_active(func_name);
+    if (crmpi_mpi_state.param_check && datatype_check_query(datatype, lb, extent, &check)) {
+        return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, check.errclass, func_name, check.detail);
+    }
+    *lb = datatype->lb;
+    *extent = datatype->extent;
+    crmpi_unlock();
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
+{
+    static const char func_name[] = "MPI_Type_get_extent_x";
+    crmpi_datatype_check_t check;
+
+    crmpi_lock();
+    crmpi_mpi_require_active(func_name);
+    if (crmpi_mpi_state.param_check && datatype_check_query(datatype, lb, extent, &check)) {
+        return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, check.errclass, func_name, check.detail);
+    }
+    *lb = datatype->lb;
+    *extent = datatype->extent;
+    crmpi_unlock();
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
+{
+    static const char func_name[] = "MPI_Type_get_true_extent";
+    crmpi_datatype_check_t check;
+
+    crmpi_lock();
+    crmpi_mpi_require_active(func_name);
+    if (crmpi_mpi_state.param_check &&
+        datatype_check_query(datatype, true_lb, true_extent, &check)) {
+        return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, check.errclass, func_name, check.detail);
+    }
+    *true_lb = datatype->true_lb;
+    *true_extent = datatype->true_extent;
+    crmpi_unlock();
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
+{
+    static const char func_name[] = "MPI_Type_get_true_extent_x";
+    crmpi_datatype_check_t check;
+
+    crmpi_lock();
+    crmpi_mpi_require_active(func_name);
+    if (crmpi_mpi_state.param_check &&
+        datatype_check_query(datatype, true_lb, true_extent, &check)) {
+        return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, check.errclass, func_name, check.detail);
+    }
+    *true_lb = datatype->true_lb;
+    *true_extent = datatype->true_extent;
+    crmpi_unlock();
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_size(MPI_Datatype datatype, int *size)
+{
+    static const char func_name[] = "MPI_Type_size";
+    crmpi_datatype_check_t check;
+
+    crmpi_lock();
+    crmpi_mpi_require_active(func_name);
+    if (crmpi_mpi_state.param_check && datatype_check_query(datatype, size, size, &check)) {
+        return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, check.errclass, func_name, check.detail);
+    }
+    /* A size an int cannot hold is reported as MPI_UNDEFINED (MPI-3.1 section 4.1.5);
+     * MPI_Type_size_x gives it exactly. */
+    *size = datatype->size > INT_MAX ? MPI_UNDEFINED : (int)datatype->size;
+    crmpi_unlock();
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
+{
+    static const char func_name[] = "MPI_Type_size_x";
+    crmpi_datatype_check_t check;
+
+    crmpi_lock();
+    crmpi_mpi_require_active(func_name);
+    if (crmpi_mpi_state.param_check && datatype_check_query(datatype, size, size, &check)) {
+        return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, check.errclass, func_name, check.detail);
+    }
+    *size = (MPI_Count)datatype->size;
+    crmpi_unlock();
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
+{
+    static const char func_name[] = "MPI_Type_get_name";
+    crmpi_datatype_check_t check;
+
+    crmpi_lock();
+    crmpi_mpi_require_active(func_name);
+    if (crmpi_mpi_state.param_check &&
+        datatype_check_query(datatype, type_name, resultlen, &check)) {
+        return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, check.errclass, func_name, check.detail);
+    }
+    /* A derived type nobody named has the empty name (MPI-3.1 section 6.8). */
+    size_t length = strlen(datatype->name);
+
+    memcpy(type_name, datatype->name, length + 1);
+    *resultlen = (int)length;
+    crmpi_unlock();
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
+{
+    static const char func_name[] = "MPI_Type_set_name";
+
+    crmpi_lock();
+    crmpi_mpi_require_active(func_name);
+    if (crmpi_mpi_state.param_check) {
+        if (datatype == MPI_DATATYPE_NULL) {
+            return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_TYPE, func_name,
+                                               "datatype is MPI_DATATYPE_NULL");
+        }
+        if (type_name == NULL) {
+            return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_ARG, func_name,
+                                               "type_name is NULL");
+        }
+    }
+    /* Longer names are truncated (MPI-3.1 section 6.8). Predefined types may be renamed
+     * too, as in Open MPI; the name is only ever shown to the user. */
+    size_t length = strnlen(type_name, MPI_MAX_OBJECT_NAME - 1);
+
+    memcpy(datatype->name, type_name, length);
+    datatype->name[length] = '\0';
+    crmpi_unlock();
+    return MPI_SUCCESS;
+}
+
+int PMPI_Get_address(const void *location, MPI_Aint *address)
+{
+    static const char func_name[] = "MPI_Get_address";
+
+    crmpi_lock();
+    crmpi_mpi_require_active(func_name);
+    if (crmpi_mpi_state.param_check && address == NULL) {
+        return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_ARG, func_name,
+                                           "address is NULL");
+    }
+    /* Addresses are byte offsets from MPI_BOTTOM, which is address 0 (mpi.h). */
+    *address = (MPI_Aint)(uintptr_t)location;
+    crmpi_unlock();
+    return MPI_SUCCESS;
+}
