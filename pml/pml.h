@@ -153,6 +153,13 @@ int crmpi_pml_cancel(crmpi_request_t *req);
 void crmpi_pml_wait(crmpi_request_t *req);
 
 /**
+ * One turn of a waiting loop: progress once; when nothing happened, drop the library lock
+ * for a moment (other threads, the C/R thread) and, when this node has more ranks than
+ * cores, yield the core. Lock held on entry and exit. crmpi_pml_wait loops over it.
+ */
+void crmpi_pml_wait_turn(void);
+
+/**
  * The end of a completed request's life as MPI sees it (Wait/Test returned it): copy the
  * status out (status_out may be NULL), then free a non-persistent request or make a
  * persistent one inactive. @return the request's MPI_ERROR (MPI_SUCCESS normally).

@@ -152,6 +152,9 @@ extern pml_ob1_state_t pml_ob1;
 /* Requests (pml_ob1_request.c) */
 crmpi_request_t *pml_ob1_request_alloc(crmpi_request_kind_t kind, struct crmpi_comm_s *comm);
 void pml_ob1_request_release(crmpi_request_t *req);
+/** Fill a request's arguments (a reference on the datatype is held until release). */
+void pml_ob1_request_set_args(crmpi_request_t *req, const void *buf, size_t count,
+                              MPI_Datatype type, int peer, int tag);
 /** Mark complete; runs done_fn, frees it if free_when_complete. */
 void pml_ob1_request_complete(crmpi_request_t *req);
 

@@ -396,11 +396,7 @@ int crmpi_pml_imrecv(void *buf, size_t count, MPI_Datatype type, struct crmpi_me
     req = pml_ob1_request_alloc(CRMPI_REQUEST_RECV, pml_ob1.comms[message->match.ctx]->comm);
     if (!req)
         return CRMPI_ERR_OUT_OF_RESOURCE;
-    req->user_buf = buf;
-    req->user_count = count;
-    req->user_type = type;
-    req->peer = message->match.src;
-    req->tag = message->match.tag;
+    pml_ob1_request_set_args(req, buf, count, type, message->match.src, message->match.tag);
     pml_ob1_recv_take_message(req, message);
     *req_out = req;
     return CRMPI_OK;

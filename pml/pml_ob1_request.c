@@ -38,6 +38,8 @@ void pml_ob1_request_release(crmpi_request_t *req)
     /* Recycled, never unmapped: a stale handle then fails the magic check (MPI_ERR_REQUEST)
      * instead of reading freed memory. */
     req->magic = 0;
+    if (req->user_type)
+        crmpi_datatype_release(req->user_type);
     req->next = pml_ob1.free_requests;
     pml_ob1.free_requests = req;
 }
@@ -53,22 +55,22 @@ void pml_ob1_request_complete(crmpi_request_t *req)
         pml_ob1_request_release(req);
 }
 
+void crmpi_pml_wait_turn(void)
+{
+    if (crmpi_progress() > 0)
+        return;
+    /* Let other threads (and the C/R thread) take the lock between two polls. */
+    crmpi_unlock();
+    /* With more ranks than cores, spinning steals the core of the rank we wait for. */
+    if (pml_ob1.yield_when_idle)
+        sched_yield();
+    crmpi_lock();
+}
+
 void crmpi_pml_wait(crmpi_request_t *req)
 {
-    unsigned idle = 0;
-
-    while (!req->complete) {
-        if (crmpi_progress() > 0) {
-            idle = 0;
-            continue;
-        }
-        /* Let other threads (and the C/R thread) take the lock between two polls. */
-        crmpi_unlock();
-        /* With more ranks than cores, spinning steals the core of the rank we wait for. */
-        if (pml_ob1.yield_when_idle && ++idle > 64)
-            sched_yield();
-        crmpi_lock();
-    }
+    while (!req->complete)
+        crmpi_pml_wait_turn();
 }
 
 int crmpi_pml_request_finish(crmpi_request_t *req, MPI_Status *status_out)
@@ -116,10 +118,12 @@ int crmpi_pml_cancel(crmpi_request_t *req)
     return CRMPI_OK;
 }
 
-/* Fill a request's arguments, shared by the immediate and persistent forms. */
-static void pml_ob1_request_set_args(crmpi_request_t *req, const void *buf, size_t count,
-                                     MPI_Datatype type, int peer, int tag)
+void pml_ob1_request_set_args(crmpi_request_t *req, const void *buf, size_t count,
+                              MPI_Datatype type, int peer, int tag)
 {
+    /* The application may free the type while the request lives (MPI-3.1 4.1.9). */
+    if (type)
+        crmpi_datatype_retain(type);
     req->user_buf = buf;
     req->user_count = count;
     req->user_type = type;

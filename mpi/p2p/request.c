@@ -1,0 +1,85 @@
+/*
+ * request.c: MPI_Request_free (MPI-3.1 section 3.7.3) and MPI_Cancel (section 3.8.4).
+ */
+#include "p2p_internal.h"
+
+#pragma weak MPI_Request_free = PMPI_Request_free
+#pragma weak MPI_Cancel = PMPI_Cancel
+
+/*
+ * Checks of the calls that need a request, not MPI_REQUEST_NULL: the handle pointer, the
+ * handle, a live request. @return MPI_SUCCESS (lock held) or the raised error (released).
+ */
+static int request_check_handle(const MPI_Request *request, const char *func_name)
+{
+    if (request == NULL) {
+        return crmpi_p2p_raise_arg(MPI_COMM_NULL, func_name, "request is NULL");
+    }
+    if (*request == MPI_REQUEST_NULL) {
+        return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_REQUEST, func_name,
+                                           "*request is MPI_REQUEST_NULL");
+    }
+    if (!crmpi_p2p_request_ok(*request)) {
+        return crmpi_p2p_raise_bad_request(func_name, -1);
+    }
+    return MPI_SUCCESS;
+}
+
+/* An active request is freed by the PML once complete; the application just cannot see
+ * its completion any more (MPI-3.1 section 3.7.3). */
+int PMPI_Request_free(MPI_Request *request)
+{
+    static const char func_name[] = "MPI_Request_free";
+    crmpi_request_t *req;
+    int rc;
+
+    crmpi_lock();
+    crmpi_mpi_require_active(func_name);
+    if (crmpi_mpi_state.param_check) {
+        rc = request_check_handle(request, func_name);
+        if (rc != MPI_SUCCESS) {
+            return rc;
+        }
+    }
+    req = *request;
+    if (crmpi_p2p_request_is_bsend_init(req)) {
+        crmpi_p2p_bsend_init_release(req);
+    }
+    crmpi_pml_request_free(req);
+    *request = MPI_REQUEST_NULL;
+    crmpi_unlock();
+    return MPI_SUCCESS;
+}
+
+/*
+ * Mark for cancellation; the request is still completed by Wait or Test, whose status says
+ * whether it was cancelled (MPI_Test_cancelled). The PML cancels a receive not yet matched;
+ * sends and matched receives complete normally, as MPI-3.1 section 3.8.4 allows.
+ */
+int PMPI_Cancel(MPI_Request *request)
+{
+    static const char func_name[] = "MPI_Cancel";
+    crmpi_request_t *req;
+    int rc;
+
+    crmpi_lock();
+    crmpi_mpi_require_active(func_name);
+    if (crmpi_mpi_state.param_check) {
+        rc = request_check_handle(request, func_name);
+        if (rc != MPI_SUCCESS) {
+            return rc;
+        }
+    }
+    req = *request;
+    /* An inactive persistent request has no communication to cancel. */
+    if (crmpi_p2p_request_is_inactive(req)) {
+        crmpi_unlock();
+        return MPI_SUCCESS;
+    }
+    rc = crmpi_pml_cancel(req);
+    if (rc != CRMPI_OK) {
+        return crmpi_p2p_raise_pml(req->comm, rc, func_name, "cannot cancel the request");
+    }
+    crmpi_unlock();
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,133 @@
+/*
+ * sendrecv.c: MPI_Sendrecv and MPI_Sendrecv_replace (MPI-3.1 section 3.10).
+ *
+ * Both post the receive first and then start the send, and only then wait for the two, so
+ * that two ranks exchanging with each other never wait on each other's send (the point of
+ * these calls), whatever protocol the messages take.
+ */
+#include <stdlib.h>
+
+#include "p2p_internal.h"
+
+#pragma weak MPI_Sendrecv = PMPI_Sendrecv
+#pragma weak MPI_Sendrecv_replace = PMPI_Sendrecv_replace
+
+/* Take back a posted receive whose send could not start: cancel it (it completes either
+ * cancelled or, if a message matched meanwhile, received), then free it. */
+static void sendrecv_abandon_recv(crmpi_request_t *recv_req)
+{
+    crmpi_pml_cancel(recv_req);
+    crmpi_pml_wait(recv_req);
+    crmpi_pml_request_finish(recv_req, NULL);
+}
+
+/*
+ * The exchange of both calls, arguments checked: receive (recvbuf, recvcount, recvtype) from
+ * source while sending (sendbuf, sendcount, sendtype) to dest. Returns with the lock
+ * released: MPI_SUCCESS, or the raised error of the receive (MPI_ERR_TRUNCATE...), of the
+ * send, or of the PML.
+ */
+static int sendrecv_exchange(const void *sendbuf, size_t sendcount, MPI_Datatype sendtype, int dest,
+                             int sendtag, void *recvbuf, size_t recvcount, MPI_Datatype recvtype,
+                             int source, int recvtag, MPI_Comm comm, MPI_Status *status,
+                             const char *func_name)
+{
+    crmpi_request_t *recv_req, *send_req;
+    MPI_Status recv_status, send_status;
+    int rc;
+
+    rc = crmpi_pml_irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &recv_req);
+    if (rc != CRMPI_OK) {
+        return crmpi_p2p_raise_pml(comm, rc, func_name,
+                                   "cannot post the receive (source %d, tag %d)", source, recvtag);
+    }
+    rc = crmpi_pml_isend(sendbuf, sendcount, sendtype, dest, sendtag, CRMPI_PML_SEND_STANDARD, comm,
+                         &send_req);
+    if (rc != CRMPI_OK) {
+        sendrecv_abandon_recv(recv_req);
+        return crmpi_p2p_raise_pml(comm, rc, func_name, "cannot start the send to rank %d", dest);
+    }
+    crmpi_pml_wait(recv_req);
+    crmpi_pml_wait(send_req);
+    crmpi_pml_request_finish(send_req, &send_status);
+    crmpi_pml_request_finish(recv_req, &recv_status);
+    crmpi_p2p_status_copy_out(status, &recv_status);
+    if (recv_status.MPI_ERROR != MPI_SUCCESS) {
+        return crmpi_p2p_raise_status(comm, &recv_status, func_name);
+    }
+    if (send_status.MPI_ERROR != MPI_SUCCESS) {
+        return crmpi_p2p_raise_status(comm, &send_status, func_name);
+    }
+    crmpi_unlock();
+    return MPI_SUCCESS;
+}
+
+int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                  MPI_Comm comm, MPI_Status *status)
+{
+    static const char func_name[] = "MPI_Sendrecv";
+
+    crmpi_lock();
+    crmpi_mpi_require_active(func_name);
+    if (crmpi_mpi_state.param_check) {
+        if (!crmpi_p2p_send_args_ok(sendbuf, sendcount, sendtype, dest, sendtag, comm)) {
+            return crmpi_p2p_raise_args(func_name, &(crmpi_p2p_args_t){CRMPI_P2P_ARGS_SEND, "send ",
+                                                                       sendbuf, sendcount, sendtype,
+                                                                       dest, sendtag, comm});
+        }
+        if (!crmpi_p2p_recv_args_ok(recvbuf, recvcount, recvtype, source, recvtag, comm)) {
+            return crmpi_p2p_raise_args(
+                func_name, &(crmpi_p2p_args_t){CRMPI_P2P_ARGS_RECV, "receive ", recvbuf, recvcount,
+                                               recvtype, source, recvtag, comm});
+        }
+    }
+    return sendrecv_exchange(sendbuf, (size_t)sendcount, sendtype, dest, sendtag, recvbuf,
+                             (size_t)recvcount, recvtype, source, recvtag, comm, status, func_name);
+}
+
+int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                          int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    static const char func_name[] = "MPI_Sendrecv_replace";
+    crmpi_convertor_t conv;
+    void *packed = NULL;
+    size_t nbytes = 0;
+    int rc;
+
+    crmpi_lock();
+    crmpi_mpi_require_active(func_name);
+    if (crmpi_mpi_state.param_check) {
+        if (!crmpi_p2p_send_args_ok(buf, count, datatype, dest, sendtag, comm)) {
+            return crmpi_p2p_raise_args(func_name,
+                                        &(crmpi_p2p_args_t){CRMPI_P2P_ARGS_SEND, "", buf, count,
+                                                            datatype, dest, sendtag, comm});
+        }
+        if (!crmpi_p2p_recv_args_ok(buf, count, datatype, source, recvtag, comm)) {
+            return crmpi_p2p_raise_args(func_name,
+                                        &(crmpi_p2p_args_t){CRMPI_P2P_ARGS_RECV, "", buf, count,
+                                                            datatype, source, recvtag, comm});
+        }
+    }
+    /* The outgoing message is copied out first, as a packed byte stream (the convertor's,
+     * which is also what MPI_BYTE carries), so the receive may overwrite buf at once. */
+    if (dest != MPI_PROC_NULL) {
+        nbytes = (size_t)count * datatype->size;
+        if (nbytes > 0) {
+            packed = malloc(nbytes);
+            if (packed == NULL) {
+                return crmpi_p2p_raise_pml(comm, CRMPI_ERR_OUT_OF_RESOURCE, func_name,
+                                           "cannot allocate %zu bytes to hold the outgoing "
+                                           "message while buf is replaced",
+                                           nbytes);
+            }
+            crmpi_convertor_init(&conv, buf, (size_t)count, datatype);
+            crmpi_convertor_pack(&conv, packed, nbytes);
+        }
+    }
+    rc = sendrecv_exchange(packed, nbytes, MPI_BYTE, dest, sendtag, buf, (size_t)count, datatype,
+                           source, recvtag, comm, status, func_name);
+    /* Both requests are finished, even when an error was raised; free() needs no lock. */
+    free(packed);
+    return rc;
+}
