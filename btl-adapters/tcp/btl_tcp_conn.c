@@ -1,0 +1,302 @@
+/*
+ * btl_tcp_conn.c: the receiving half of the tcp BTL (btl_tcp.h): accepted sockets, the
+ * handshake check, and the delivery of frames to the receive callbacks.
+ *
+ * Each accepted socket has one receive buffer. A read takes as much as the buffer has room
+ * for, and every complete frame in it is handed to its callback in place (no copy); a
+ * partial frame stays for the next read. When a large frame is half-read, the next read
+ * stops exactly at its end, so that the buffer empties after it and the partial frame
+ * never has to be moved: large fragments cost one copy out of the kernel and nothing more.
+ */
+#include "config.h"
+
+#include "btl_tcp.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "crmpi_status.h"
+#include "log.h"
+
+/* First allocation of a receive buffer: plenty for latency-bound traffic. A connection
+ * that streams grows to module->recv_cap. */
+#define BTL_TCP_CONN_MIN_CAP (64 * 1024)
+/* Smallest read worth a syscall when no frame size is known yet. */
+#define BTL_TCP_CONN_MIN_READ (16 * 1024)
+/* A half-read frame at least this long is finished by a read that stops at its end. */
+#define BTL_TCP_CONN_BIG_FRAME (32 * 1024)
+/* Reads per event, so that one flooding peer does not starve the other sockets. */
+#define BTL_TCP_CONN_READS_PER_EVENT 4
+
+void btl_tcp_conn_destroy(btl_tcp_conn_t *conn)
+{
+    btl_tcp_module_t *module = conn->module;
+
+    if (conn->prev)
+        conn->prev->next = conn->next;
+    else
+        module->conns = conn->next;
+    if (conn->next)
+        conn->next->prev = conn->prev;
+    module->num_conns--;
+    epoll_ctl(module->epoll_fd, EPOLL_CTL_DEL, conn->fd, NULL);
+    close(conn->fd);
+    free(conn->buf);
+    free(conn);
+}
+
+void btl_tcp_conn_accept_all(btl_tcp_module_t *module)
+{
+    for (;;) {
+        struct sockaddr_in addr;
+        socklen_t addr_len = sizeof(addr);
+        struct epoll_event ev = {.events = EPOLLIN};
+        char addr_text[INET_ADDRSTRLEN];
+        btl_tcp_conn_t *conn;
+        int fd;
+
+        fd = accept4(module->listen_fd, (struct sockaddr *)&addr, &addr_len,
+                     SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return;
+            /* EMFILE and friends persist, and the listening socket stays readable: say it
+             * once, not at every progress call. */
+            if (module->accept_errno != errno)
+                crmpi_log_error("btl:tcp: rank %u: accept: %s (peers that connect now wait "
+                                "until it succeeds)",
+                                module->my_rank, strerror(errno));
+            module->accept_errno = errno;
+            return;
+        }
+        module->accept_errno = 0;
+        if (btl_tcp_socket_tune(module, fd) != 0)
+            crmpi_log_warn("btl:tcp: rank %u: setsockopt on an accepted socket: %s",
+                           module->my_rank, strerror(errno));
+        conn = calloc(1, sizeof(*conn));
+        if (!conn || !(conn->buf = malloc(BTL_TCP_CONN_MIN_CAP))) {
+            crmpi_log_error("btl:tcp: rank %u: out of memory for an accepted connection; "
+                            "closed",
+                            module->my_rank);
+            free(conn);
+            close(fd);
+            continue;
+        }
+        conn->poll.kind = BTL_TCP_POLL_CONN;
+        conn->module = module;
+        conn->fd = fd;
+        conn->cap = BTL_TCP_CONN_MIN_CAP;
+        inet_ntop(AF_INET, &addr.sin_addr, addr_text, sizeof(addr_text));
+        snprintf(conn->addr_text, sizeof(conn->addr_text), "%s:%u", addr_text,
+                 ntohs(addr.sin_port));
+        ev.data.ptr = &conn->poll;
+        if (epoll_ctl(module->epoll_fd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+            crmpi_log_error("btl:tcp: rank %u: epoll_ctl for the connection from %s: %s; "
+                            "closed",
+                            module->my_rank, conn->addr_text, strerror(errno));
+            free(conn->buf);
+            free(conn);
+            close(fd);
+            continue;
+        }
+        conn->next = module->conns;
+        if (module->conns)
+            module->conns->prev = conn;
+        module->conns = conn;
+        module->num_conns++;
+    }
+}
+
+/* Check the first bytes of a connection. @return false (logged) to close it. */
+static bool btl_tcp_conn_handshake(btl_tcp_conn_t *conn)
+{
+    btl_tcp_module_t *module = conn->module;
+    btl_tcp_handshake_t hs;
+    char why[128];
+
+    memcpy(&hs, conn->buf + conn->start, sizeof(hs));
+    if (hs.magic != BTL_TCP_MAGIC)
+        snprintf(why, sizeof(why), "not a crmpi tcp connection (first word 0x%08x)", hs.magic);
+    else if (hs.version != BTL_TCP_VERSION)
+        snprintf(why, sizeof(why), "protocol version %u, this rank speaks %u", hs.version,
+                 BTL_TCP_VERSION);
+    else if (hs.jobid != module->jobid)
+        snprintf(why, sizeof(why), "it belongs to job %llu, this is job %llu",
+                 (unsigned long long)hs.jobid, (unsigned long long)module->jobid);
+    else if (hs.sender_rank >= module->job_size || hs.sender_rank == module->my_rank)
+        snprintf(why, sizeof(why), "it claims to be rank %u of a job of %u ranks", hs.sender_rank,
+                 module->job_size);
+    else {
+        conn->identified = true;
+        conn->peer_rank = hs.sender_rank;
+        conn->start += sizeof(hs);
+        crmpi_fw_verbose(&crmpi_btl_framework, 20, "tcp: rank %u <- rank %u (%s): accepted",
+                         module->my_rank, conn->peer_rank, conn->addr_text);
+        return true;
+    }
+    crmpi_log_warn("btl:tcp: rank %u: refused the connection from %s: %s", module->my_rank,
+                   conn->addr_text, why);
+    return false;
+}
+
+/* Hand every complete frame in [start, fill) to its callback (or drop it: finalize).
+ * @return frames, or -1 when the stream is corrupt (logged; the caller closes). */
+static int btl_tcp_conn_parse(btl_tcp_conn_t *conn, bool deliver)
+{
+    btl_tcp_module_t *module = conn->module;
+    int frames = 0;
+
+    if (!conn->identified) {
+        if (conn->fill - conn->start < sizeof(btl_tcp_handshake_t))
+            return 0;
+        if (!btl_tcp_conn_handshake(conn))
+            return -1;
+    }
+    while (conn->fill - conn->start >= sizeof(btl_tcp_frame_hdr_t)) {
+        const btl_tcp_frame_hdr_t *fh = (const btl_tcp_frame_hdr_t *)(conn->buf + conn->start);
+        size_t size;
+
+        if (fh->length > BTL_TCP_FRAME_MAX || fh->tag >= CRMPI_BTL_TAG_MAX) {
+            crmpi_log_error("btl:tcp: rank %u <- rank %u (%s): corrupt stream (fragment of %u "
+                            "bytes with tag %u); connection closed",
+                            module->my_rank, conn->peer_rank, conn->addr_text, fh->length, fh->tag);
+            return -1;
+        }
+        size = btl_tcp_frame_size(fh->length);
+        if (conn->fill - conn->start < size)
+            break;
+        if (deliver) {
+            crmpi_btl_recv_fn_t fn = crmpi_btl_recv_table[fh->tag];
+
+            if (fn)
+                fn(&module->super, conn->peer_rank, fh + 1, fh->length);
+            else
+                crmpi_log_error("btl:tcp: rank %u <- rank %u: no receive callback for tag %u; "
+                                "fragment of %u bytes dropped",
+                                module->my_rank, conn->peer_rank, fh->tag, fh->length);
+        }
+        conn->start += size;
+        frames++;
+    }
+    if (conn->start == conn->fill)
+        conn->start = conn->fill = 0;
+    return frames;
+}
+
+/* Make room after `fill` for the next read. @return the bytes to read, 0 when out of memory. */
+static size_t btl_tcp_conn_make_room(btl_tcp_conn_t *conn)
+{
+    size_t pending = conn->fill - conn->start;
+    size_t frame = 0;
+    size_t want;
+    size_t len;
+
+    if (conn->identified && pending >= sizeof(btl_tcp_frame_hdr_t))
+        frame =
+            btl_tcp_frame_size(((const btl_tcp_frame_hdr_t *)(conn->buf + conn->start))->length);
+    /* Room needed from `start`: the whole pending frame, or a useful read. */
+    want = frame > pending ? frame : pending + BTL_TCP_CONN_MIN_READ;
+    if (conn->cap - conn->start < want && conn->start > 0) {
+        memmove(conn->buf, conn->buf + conn->start, pending);
+        conn->start = 0;
+        conn->fill = pending;
+    }
+    if (conn->cap < want) {
+        size_t cap = want > conn->module->recv_cap ? want : conn->module->recv_cap;
+        char *buf = realloc(conn->buf, cap);
+
+        if (!buf)
+            return 0;
+        conn->buf = buf;
+        conn->cap = cap;
+    }
+    len = conn->cap - conn->fill;
+    /* Stop at the end of a big frame: the buffer then empties, and the next frame starts at
+     * offset 0 instead of being moved there. */
+    if (frame >= BTL_TCP_CONN_BIG_FRAME && conn->start + frame - conn->fill < len)
+        len = conn->start + frame - conn->fill;
+    return len;
+}
+
+/* The peer closed its end. At a frame boundary that is its normal shutdown. */
+static void btl_tcp_conn_eof(btl_tcp_conn_t *conn)
+{
+    btl_tcp_module_t *module = conn->module;
+    size_t pending = conn->fill - conn->start;
+
+    if (!conn->identified && pending > 0)
+        crmpi_log_warn("btl:tcp: rank %u: the connection from %s closed before its handshake "
+                       "was complete",
+                       module->my_rank, conn->addr_text);
+    else if (pending > 0)
+        crmpi_log_error("btl:tcp: rank %u <- rank %u (%s): connection closed in the middle of "
+                        "a fragment (%zu bytes of it arrived); the peer died or reset",
+                        module->my_rank, conn->peer_rank, conn->addr_text, pending);
+    else
+        crmpi_fw_verbose(&crmpi_btl_framework, 20, "tcp: rank %u <- rank %u (%s): closed",
+                         module->my_rank, conn->peer_rank, conn->addr_text);
+    btl_tcp_conn_destroy(conn);
+}
+
+int btl_tcp_conn_event(btl_tcp_conn_t *conn, uint32_t events, bool deliver)
+{
+    btl_tcp_module_t *module = conn->module;
+    int frames = 0;
+
+    for (int round = 0; round < BTL_TCP_CONN_READS_PER_EVENT; round++) {
+        size_t room = btl_tcp_conn_make_room(conn);
+        ssize_t got;
+        int parsed;
+
+        if (room == 0) {
+            crmpi_log_error("btl:tcp: rank %u <- rank %u (%s): out of memory for the receive "
+                            "buffer; connection closed",
+                            module->my_rank, conn->peer_rank, conn->addr_text);
+            btl_tcp_conn_destroy(conn);
+            return frames;
+        }
+        got = read(conn->fd, conn->buf + conn->fill, room);
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                break;
+            crmpi_log_error("btl:tcp: rank %u <- rank %u (%s): read: %s%s", module->my_rank,
+                            conn->peer_rank, conn->addr_text, strerror(errno),
+                            conn->fill > conn->start ? " (in the middle of a fragment)" : "");
+            btl_tcp_conn_destroy(conn);
+            return frames;
+        }
+        if (got == 0) {
+            btl_tcp_conn_eof(conn);
+            return frames;
+        }
+        conn->fill += (size_t)got;
+        parsed = btl_tcp_conn_parse(conn, deliver);
+        if (parsed < 0) {
+            btl_tcp_conn_destroy(conn);
+            return frames;
+        }
+        frames += parsed;
+        if ((size_t)got < room)
+            break; /* drained what the kernel had */
+        if (conn->cap < module->recv_cap) {
+            /* The peer streams: grow now so the next reads are large. */
+            char *buf = realloc(conn->buf, module->recv_cap);
+
+            if (buf) {
+                conn->buf = buf;
+                conn->cap = module->recv_cap;
+            }
+        }
+    }
+    return frames;
+}
