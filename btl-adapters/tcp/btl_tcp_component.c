@@ -66,6 +66,9 @@ static int btl_tcp_component_init(const crmpi_rte_job_info_t *job, crmpi_btl_mod
     size_t blob_len;
     int rc;
 
+    /* A job of one rank has no peer to reach (and a singleton no modex to publish in). */
+    if (job->size == 1)
+        return CRMPI_ERR_NOT_SUPPORTED;
     if ((rc = btl_tcp_component_param_size("btl_tcp_max_send_size", BTL_TCP_MAX_SEND_SIZE_MIN,
                                            BTL_TCP_FRAME_MAX, &settings.max_send_size)) ||
         (rc = btl_tcp_component_param_size("btl_tcp_eager_limit", 0, SIZE_MAX,
