@@ -17,13 +17,9 @@ echo "== unit tests (make check)"
 make -C "$build" -s -j"$(nproc)" check >"$build/check.out" 2>&1
 check_rc=$?
 # cmocka prints "[  PASSED  ] N test(s)." and "[  FAILED  ] N test(s), listed below:".
-shopt -s nullglob
-unit_logs=("$build"/runtime/test/*.log "$build"/tools/*/test/*.log "$build"/*/test/*.log)
-declare -A seen
+# Every test's log, wherever its directory is (unit tests sit beside the code they test).
+mapfile -t unit_logs < <(find "$build" -path '*/test/*.log' ! -name test-suite.log | sort)
 for log in "${unit_logs[@]}"; do
-    case "$log" in */test-suite.log) continue ;; esac
-    [ -n "${seen[$log]:-}" ] && continue
-    seen[$log]=1
     p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
     f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
     s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
