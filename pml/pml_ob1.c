@@ -151,9 +151,9 @@ int crmpi_pml_finalize(void)
             crmpi_lock();
         }
     }
-    /* Nobody closes a transport a peer may still be sending on. */
-    if (crmpi_mpi_state.rte_connected)
-        crmpi_rte_fence(0);
+    /* No fence before the BTLs close: a send the BTL accepted may still sit in its queue
+     * (tcp, waiting for a lazy connection), and only this rank's BTL can push it out, which
+     * it does in its finalize. A fence first would leave the receiver waiting for it. */
     crmpi_progress_unregister(pml_ob1_progress);
     crmpi_bml_finalize();
     crmpi_pml_del_comm(&crmpi_mpi_comm_world);

@@ -13,4 +13,9 @@ echo
 echo "== mpirun -np 4 --tag-output --report-pid + hello"
 "$mpirun" -np 4 --tag-output --report-pid + "$install/libexec/crmpi/hello"
 echo
+for btls in self,sm self,tcp; do
+    echo "== mpirun -np 4 --mca btl $btls ring (a token passed around the ranks, with data)"
+    "$mpirun" -np 4 --mca btl "$btls" "$install/libexec/crmpi/ring"
+    echo
+done
 echo "demo: done (checkpoint/restart of this job arrives with the C/R stack)"
