@@ -189,6 +189,15 @@ int crmpi_bml_init(const crmpi_rte_job_info_t *job, bool have_rte, char **unreac
         if (used[m])
             bml_active[bml_num_active++] = module;
     }
+    /* Every rank has attached to its peers (mapped their segments) before any rank can go
+     * on to MPI_Finalize and release its own: the BTLs close without a fence there. */
+    if (have_rte) {
+        rc = crmpi_rte_fence(0);
+        if (rc != CRMPI_OK) {
+            crmpi_log_error("bml: fence after connecting failed: %s", crmpi_strerror(rc));
+            goto out_free;
+        }
+    }
     for (uint32_t r = 0; r < job->size; r++) {
         crmpi_fw_verbose(&crmpi_btl_framework, 20, "bml: rank %u -> rank %u through %s", job->rank,
                          r, crmpi_bml_peers[r].module->name);
