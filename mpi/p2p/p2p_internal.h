@@ -322,18 +322,14 @@ int crmpi_p2p_requests_finish_all(int count, MPI_Request requests[], MPI_Status 
                                   const char *func_name);
 
 /**
- * The live requests of the array that are complete (Waitsome, Testsome): their positions
- * go to indices_out, in increasing order. @return how many; *live_out: how many are live.
+ * The body of MPI_Waitsome (blocking) and MPI_Testsome: check the arguments, find the
+ * complete live requests (Testsome after at most one turn of progress, Waitsome until at
+ * least one), finish them into indices and statuses. *outcount is MPI_UNDEFINED when no
+ * request is live. Takes the library lock; returns with it released: MPI_SUCCESS or
+ * MPI_ERR_IN_STATUS raised.
  */
-int crmpi_p2p_requests_find_complete(int count, const MPI_Request requests[], int indices_out[],
-                                     int *live_out);
-
-/**
- * Finish the `done` requests at `indices` (Waitsome, Testsome): statuses[k] for
- * indices[k]. Returns with the lock released: MPI_SUCCESS or MPI_ERR_IN_STATUS raised.
- */
-int crmpi_p2p_requests_finish_some(int done, const int indices[], MPI_Request requests[],
-                                   MPI_Status statuses[], const char *func_name);
+int crmpi_p2p_requests_some(int incount, MPI_Request requests[], int *outcount, int indices[],
+                            MPI_Status statuses[], bool blocking, const char *func_name);
 
 /*
  * One turn of a blocking loop over several requests (DESIGN section 3): progress, and when

@@ -26,8 +26,10 @@ int crmpi_p2p_requests_finish_all(int count, MPI_Request requests[], MPI_Status 
     return MPI_SUCCESS;
 }
 
-int crmpi_p2p_requests_find_complete(int count, const MPI_Request requests[], int indices_out[],
-                                     int *live_out)
+/* The live requests that are complete: positions to indices_out, in increasing order.
+ * @return how many; *live_out: how many are live. */
+static int requests_find_complete(int count, const MPI_Request requests[], int indices_out[],
+                                  int *live_out)
 {
     int done = 0;
     int live = 0;
@@ -45,8 +47,10 @@ int crmpi_p2p_requests_find_complete(int count, const MPI_Request requests[], in
     return done;
 }
 
-int crmpi_p2p_requests_finish_some(int done, const int indices[], MPI_Request requests[],
-                                   MPI_Status statuses[], const char *func_name)
+/* Finish the `done` requests at `indices`: statuses[k] for indices[k]. Returns with the lock
+ * released: MPI_SUCCESS or MPI_ERR_IN_STATUS raised. */
+static int requests_finish_some(int done, const int indices[], MPI_Request requests[],
+                                MPI_Status statuses[], const char *func_name)
 {
     crmpi_p2p_first_error_t first = {.index = -1};
 
@@ -60,4 +64,47 @@ int crmpi_p2p_requests_finish_some(int done, const int indices[], MPI_Request re
     }
     crmpi_unlock();
     return MPI_SUCCESS;
+}
+
+int crmpi_p2p_requests_some(int incount, MPI_Request requests[], int *outcount, int indices[],
+                            MPI_Status statuses[], bool blocking, const char *func_name)
+{
+    bool progressed = false;
+    int done, live;
+    int rc;
+
+    crmpi_lock();
+    crmpi_mpi_require_active(func_name);
+    if (crmpi_mpi_state.param_check) {
+        rc = crmpi_p2p_check_request_array(func_name, incount, requests);
+        if (rc != MPI_SUCCESS) {
+            return rc;
+        }
+        if (outcount == NULL) {
+            return crmpi_p2p_raise_arg(MPI_COMM_NULL, func_name, "outcount is NULL");
+        }
+        if (incount > 0 && indices == NULL) {
+            return crmpi_p2p_raise_arg(MPI_COMM_NULL, func_name, "array_of_indices is NULL");
+        }
+    }
+    for (;;) {
+        done = requests_find_complete(incount, requests, indices, &live);
+        if (live == 0) {
+            *outcount = MPI_UNDEFINED;
+            crmpi_unlock();
+            return MPI_SUCCESS;
+        }
+        /* Testsome looks again after one turn of progress; Waitsome until one is done. */
+        if (done > 0 || (!blocking && progressed)) {
+            break;
+        }
+        if (blocking) {
+            crmpi_p2p_wait_turn();
+        } else {
+            crmpi_progress();
+            progressed = true;
+        }
+    }
+    *outcount = done;
+    return requests_finish_some(done, indices, requests, statuses, func_name);
 }

@@ -149,38 +149,8 @@ int PMPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *fl
 int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
                   int array_of_indices[], MPI_Status array_of_statuses[])
 {
-    static const char func_name[] = "MPI_Testsome";
-    int done, live;
-    int rc;
-
-    crmpi_lock();
-    crmpi_mpi_require_active(func_name);
-    if (crmpi_mpi_state.param_check) {
-        rc = crmpi_p2p_check_request_array(func_name, incount, array_of_requests);
-        if (rc != MPI_SUCCESS) {
-            return rc;
-        }
-        if (outcount == NULL) {
-            return crmpi_p2p_raise_arg(MPI_COMM_NULL, func_name, "outcount is NULL");
-        }
-        if (incount > 0 && array_of_indices == NULL) {
-            return crmpi_p2p_raise_arg(MPI_COMM_NULL, func_name, "array_of_indices is NULL");
-        }
-    }
-    done = crmpi_p2p_requests_find_complete(incount, array_of_requests, array_of_indices, &live);
-    if (done == 0 && live > 0) {
-        crmpi_progress();
-        done =
-            crmpi_p2p_requests_find_complete(incount, array_of_requests, array_of_indices, &live);
-    }
-    if (live == 0) {
-        *outcount = MPI_UNDEFINED;
-        crmpi_unlock();
-        return MPI_SUCCESS;
-    }
-    *outcount = done;
-    return crmpi_p2p_requests_finish_some(done, array_of_indices, array_of_requests,
-                                          array_of_statuses, func_name);
+    return crmpi_p2p_requests_some(incount, array_of_requests, outcount, array_of_indices,
+                                   array_of_statuses, false, "MPI_Testsome");
 }
 
 /* As MPI_Test, but the request stays as it is: not freed, not made inactive (3.7.6). */

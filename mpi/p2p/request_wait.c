@@ -113,38 +113,6 @@ int PMPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Sta
 int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
                   int array_of_indices[], MPI_Status array_of_statuses[])
 {
-    static const char func_name[] = "MPI_Waitsome";
-    int done, live;
-    int rc;
-
-    crmpi_lock();
-    crmpi_mpi_require_active(func_name);
-    if (crmpi_mpi_state.param_check) {
-        rc = crmpi_p2p_check_request_array(func_name, incount, array_of_requests);
-        if (rc != MPI_SUCCESS) {
-            return rc;
-        }
-        if (outcount == NULL) {
-            return crmpi_p2p_raise_arg(MPI_COMM_NULL, func_name, "outcount is NULL");
-        }
-        if (incount > 0 && array_of_indices == NULL) {
-            return crmpi_p2p_raise_arg(MPI_COMM_NULL, func_name, "array_of_indices is NULL");
-        }
-    }
-    for (;;) {
-        done =
-            crmpi_p2p_requests_find_complete(incount, array_of_requests, array_of_indices, &live);
-        if (live == 0) {
-            *outcount = MPI_UNDEFINED;
-            crmpi_unlock();
-            return MPI_SUCCESS;
-        }
-        if (done > 0) {
-            break;
-        }
-        crmpi_p2p_wait_turn();
-    }
-    *outcount = done;
-    return crmpi_p2p_requests_finish_some(done, array_of_indices, array_of_requests,
-                                          array_of_statuses, func_name);
+    return crmpi_p2p_requests_some(incount, array_of_requests, outcount, array_of_indices,
+                                   array_of_statuses, true, "MPI_Waitsome");
 }
