@@ -2,11 +2,13 @@
  * btl_tcp_conn.c: the receiving half of the tcp BTL (btl_tcp.h): accepted sockets, the
  * handshake check, and the delivery of frames to the receive callbacks.
  *
- * Each accepted socket has one receive buffer. A read takes as much as the buffer has room
- * for, and every complete frame in it is handed to its callback in place (no copy); a
- * partial frame stays for the next read. When a large frame is half-read, the next read
- * stops exactly at its end, so that the buffer empties after it and the partial frame
- * never has to be moved: large fragments cost one copy out of the kernel and nothing more.
+ * Each accepted socket has one page-aligned receive buffer. A read takes as much as the
+ * buffer has room for, and every complete frame in it is handed to its callback in place
+ * (no copy); a partial frame stays for the next read. When a large frame is half-read, the
+ * next read stops exactly at its end, so that the buffer empties after it and the next
+ * frame starts at offset 0 again: large fragments cost one copy out of the kernel, at the
+ * page offsets they were sent from (btl_tcp.h, "Copy alignment"). A partial frame is moved
+ * to the front only when it does not fit, or while little of a large one has arrived.
  */
 #include "config.h"
 
@@ -14,6 +16,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,7 +85,7 @@ void btl_tcp_conn_accept_all(btl_tcp_module_t *module)
             crmpi_log_warn("btl:tcp: rank %u: setsockopt on an accepted socket: %s",
                            module->my_rank, strerror(errno));
         conn = calloc(1, sizeof(*conn));
-        if (!conn || !(conn->buf = malloc(BTL_TCP_CONN_MIN_CAP))) {
+        if (!conn || !(conn->buf = btl_tcp_page_alloc(BTL_TCP_CONN_MIN_CAP))) {
             crmpi_log_error("btl:tcp: rank %u: out of memory for an accepted connection; "
                             "closed",
                             module->my_rank);
@@ -113,6 +116,23 @@ void btl_tcp_conn_accept_all(btl_tcp_module_t *module)
         module->conns = conn;
         module->num_conns++;
     }
+}
+
+/*
+ * Let the kernel delay this connection's acknowledgements. Connections are one-way, so an
+ * ACK can never ride on data going back: in quick-ack mode every fragment costs a pure ACK
+ * segment, which the receiver sends and, on loopback, the sender's TCP processes on the
+ * receiver's CPU, in its critical path. Delayed, ACKs still go out for every second segment
+ * (and at once when the window needs it), which is all TCP's flow control needs. Measured
+ * on loopback, 1-byte one-way latency: 7.5 us quick-ack, 6.1 us delayed. The kernel leaves
+ * this mode again after a delayed-ACK timeout (tcp(7), TCP_QUICKACK: "not permanent"),
+ * hence after every read; the setsockopt costs less than the ACK it saves.
+ */
+static void btl_tcp_conn_delay_acks(btl_tcp_conn_t *conn)
+{
+    int zero = 0;
+
+    setsockopt(conn->fd, IPPROTO_TCP, TCP_QUICKACK, &zero, sizeof(zero));
 }
 
 /* Check the first bytes of a connection. @return false (logged) to close it. */
@@ -170,14 +190,14 @@ static int btl_tcp_conn_parse(btl_tcp_conn_t *conn, bool deliver)
                             module->my_rank, conn->peer_rank, conn->addr_text, fh->length, fh->tag);
             return -1;
         }
-        size = btl_tcp_frame_size(fh->length);
+        size = btl_tcp_frame_size(fh);
         if (conn->fill - conn->start < size)
             break;
         if (deliver) {
             crmpi_btl_recv_fn_t fn = crmpi_btl_recv_table[fh->tag];
 
             if (fn)
-                fn(&module->super, conn->peer_rank, fh + 1, fh->length);
+                fn(&module->super, conn->peer_rank, (const char *)(fh + 1) + fh->gap, fh->length);
             else
                 crmpi_log_error("btl:tcp: rank %u <- rank %u: no receive callback for tag %u; "
                                 "fragment of %u bytes dropped",
@@ -191,6 +211,24 @@ static int btl_tcp_conn_parse(btl_tcp_conn_t *conn, bool deliver)
     return frames;
 }
 
+/* Move the undelivered bytes to a new page-aligned buffer of `cap` bytes, at offset 0.
+ * @return false when out of memory (the old buffer stays). */
+static bool btl_tcp_conn_resize(btl_tcp_conn_t *conn, size_t cap)
+{
+    size_t pending = conn->fill - conn->start;
+    char *buf = btl_tcp_page_alloc(cap);
+
+    if (!buf)
+        return false;
+    memcpy(buf, conn->buf + conn->start, pending);
+    free(conn->buf);
+    conn->buf = buf;
+    conn->cap = cap;
+    conn->start = 0;
+    conn->fill = pending;
+    return true;
+}
+
 /* Make room after `fill` for the next read. @return the bytes to read, 0 when out of memory. */
 static size_t btl_tcp_conn_make_room(btl_tcp_conn_t *conn)
 {
@@ -200,24 +238,20 @@ static size_t btl_tcp_conn_make_room(btl_tcp_conn_t *conn)
     size_t len;
 
     if (conn->identified && pending >= sizeof(btl_tcp_frame_hdr_t))
-        frame =
-            btl_tcp_frame_size(((const btl_tcp_frame_hdr_t *)(conn->buf + conn->start))->length);
+        frame = btl_tcp_frame_size((const btl_tcp_frame_hdr_t *)(conn->buf + conn->start));
     /* Room needed from `start`: the whole pending frame, or a useful read. */
     want = frame > pending ? frame : pending + BTL_TCP_CONN_MIN_READ;
-    if (conn->cap - conn->start < want && conn->start > 0) {
+    /* Move when the room is not there, and also when a big frame has only begun: the rest
+     * of it then lands at the page offsets it was sent from (btl_tcp.h, copy alignment). */
+    if (conn->start > 0 && (conn->cap - conn->start < want || (frame >= BTL_TCP_CONN_BIG_FRAME &&
+                                                               pending <= BTL_TCP_CONN_MIN_READ))) {
         memmove(conn->buf, conn->buf + conn->start, pending);
         conn->start = 0;
         conn->fill = pending;
     }
-    if (conn->cap < want) {
-        size_t cap = want > conn->module->recv_cap ? want : conn->module->recv_cap;
-        char *buf = realloc(conn->buf, cap);
-
-        if (!buf)
-            return 0;
-        conn->buf = buf;
-        conn->cap = cap;
-    }
+    if (conn->cap < want &&
+        !btl_tcp_conn_resize(conn, want > conn->module->recv_cap ? want : conn->module->recv_cap))
+        return 0;
     len = conn->cap - conn->fill;
     /* Stop at the end of a big frame: the buffer then empties, and the next frame starts at
      * offset 0 instead of being moved there. */
@@ -286,17 +320,14 @@ int btl_tcp_conn_event(btl_tcp_conn_t *conn, uint32_t events, bool deliver)
             return frames;
         }
         frames += parsed;
+        /* After the callbacks, which may answer at once: not in the way of the answer. */
+        btl_tcp_conn_delay_acks(conn);
         if ((size_t)got < room)
             break; /* drained what the kernel had */
-        if (conn->cap < module->recv_cap) {
-            /* The peer streams: grow now so the next reads are large. */
-            char *buf = realloc(conn->buf, module->recv_cap);
-
-            if (buf) {
-                conn->buf = buf;
-                conn->cap = module->recv_cap;
-            }
-        }
+        /* The peer streams: grow now so the next reads are large (if memory is short, the
+         * small buffer still works). */
+        if (conn->cap < module->recv_cap)
+            btl_tcp_conn_resize(conn, module->recv_cap);
     }
     return frames;
 }

@@ -31,8 +31,8 @@
 /* First allocation of a send queue; it doubles when a burst needs more. */
 #define BTL_TCP_SENDQ_MIN_CAP (64 * 1024)
 
-/* The padding bytes after a frame whose length is not a multiple of BTL_TCP_ALIGN. */
-static const char btl_tcp_endpoint_zero_pad[BTL_TCP_ALIGN];
+/* The gap before a fragment and the padding after it (btl_tcp.h, "Wire format"). */
+static const char btl_tcp_endpoint_zeros[BTL_TCP_GAP_MAX];
 
 static size_t btl_tcp_sendq_len(const btl_tcp_sendq_t *queue)
 {
@@ -63,9 +63,12 @@ static int btl_tcp_sendq_append(btl_tcp_sendq_t *queue, const struct iovec *iov,
 
             while (cap < len + need)
                 cap *= 2;
-            buf = realloc(queue->buf, cap);
+            buf = btl_tcp_page_alloc(cap);
             if (!buf)
                 return CRMPI_ERR_OUT_OF_RESOURCE;
+            if (len)
+                memcpy(buf, queue->buf, len);
+            free(queue->buf);
             queue->buf = buf;
             queue->cap = cap;
         }
@@ -105,7 +108,7 @@ static int btl_tcp_sendq_consume(btl_tcp_sendq_t *queue, size_t nbytes)
                 btl_tcp_frame_hdr_t fh;
 
                 memcpy(&fh, queue->buf + queue->head, sizeof(fh));
-                queue->unit_left = btl_tcp_frame_size(fh.length);
+                queue->unit_left = btl_tcp_frame_size(&fh);
             }
         }
     }
@@ -128,7 +131,7 @@ size_t btl_tcp_endpoint_queued_frames(const crmpi_btl_endpoint_t *ep)
         btl_tcp_frame_hdr_t fh;
 
         memcpy(&fh, queue->buf + pos, sizeof(fh));
-        pos += btl_tcp_frame_size(fh.length);
+        pos += btl_tcp_frame_size(&fh);
         frames++;
     }
     return frames;
@@ -166,6 +169,8 @@ static void btl_tcp_endpoint_close(crmpi_btl_endpoint_t *ep)
     epoll_ctl(ep->module->epoll_fd, EPOLL_CTL_DEL, ep->fd, NULL);
     close(ep->fd);
     ep->fd = -1;
+    if (ep->poll_events & EPOLLOUT)
+        ep->module->num_writing--;
     ep->poll_events = 0;
 }
 
@@ -207,6 +212,12 @@ static bool btl_tcp_endpoint_poll_set(crmpi_btl_endpoint_t *ep, uint32_t events)
     if (epoll_ctl(ep->module->epoll_fd, EPOLL_CTL_MOD, ep->fd, &ev) != 0) {
         btl_tcp_endpoint_fail(ep, "epoll_ctl", errno);
         return false;
+    }
+    if ((events ^ ep->poll_events) & EPOLLOUT) {
+        if (events & EPOLLOUT)
+            ep->module->num_writing++;
+        else
+            ep->module->num_writing--;
     }
     ep->poll_events = events;
     return true;
@@ -268,6 +279,7 @@ static int btl_tcp_endpoint_connect(crmpi_btl_endpoint_t *ep)
         return CRMPI_ERR_UNREACH;
     }
     ep->poll_events = EPOLLOUT;
+    module->num_writing++;
     if (btl_tcp_sendq_append(&ep->queue, &iov, 1, 0) != CRMPI_OK) {
         btl_tcp_endpoint_fail(ep, "send queue", ENOMEM);
         return CRMPI_ERR_UNREACH;
@@ -287,6 +299,24 @@ static int btl_tcp_endpoint_connect(crmpi_btl_endpoint_t *ep)
     return ep->state == BTL_TCP_EP_FAILED ? CRMPI_ERR_UNREACH : CRMPI_OK;
 }
 
+/*
+ * The gap that keeps a payload's copies out of the slow window (btl_tcp.h, "Copy
+ * alignment"). `dst` is the page offset where the payload would land without a gap.
+ */
+static uint8_t btl_tcp_endpoint_gap(uintptr_t dst, const void *src)
+{
+    uintptr_t delta = (dst - (uintptr_t)src) & (BTL_TCP_PAGE - 1);
+
+    /* 1 to 31 bytes ahead: 32 more puts it 33 to 63 ahead. */
+    if (delta >= 1 && delta < 32)
+        return 32;
+    /* 1 to 31 bytes behind is fast here, but the receiver, copying back into a buffer
+     * placed like ours, would be 1 to 31 ahead: 64 more puts us 33 to 63 ahead. */
+    if (delta > BTL_TCP_PAGE - 32)
+        return 64;
+    return 0;
+}
+
 int btl_tcp_endpoint_send(crmpi_btl_module_t *base, crmpi_btl_endpoint_t *ep, uint8_t tag,
                           const void *hdr, size_t hdr_len, crmpi_convertor_t *payload,
                           size_t payload_len)
@@ -294,13 +324,15 @@ int btl_tcp_endpoint_send(crmpi_btl_module_t *base, crmpi_btl_endpoint_t *ep, ui
     btl_tcp_module_t *module = (btl_tcp_module_t *)base;
     const size_t length = hdr_len + payload_len;
     btl_tcp_frame_hdr_t fh = {.length = (uint32_t)length, .tag = tag};
-    struct iovec iov[4];
+    struct iovec iov[5];
     int iovcnt = 0;
     char *contiguous = NULL;
+    const char *data = NULL;
     size_t start_pos = 0;
     size_t written = 0;
     size_t pad;
     bool was_empty;
+    bool direct;
 
     if (ep->state == BTL_TCP_EP_FAILED)
         return CRMPI_ERR_UNREACH;
@@ -316,16 +348,12 @@ int btl_tcp_endpoint_send(crmpi_btl_module_t *base, crmpi_btl_endpoint_t *ep, ui
     if (btl_tcp_sendq_len(&ep->queue) > module->queue_limit)
         return CRMPI_ERR_RESOURCE_BUSY;
 
-    iov[iovcnt++] = (struct iovec){.iov_base = &fh, .iov_len = sizeof(fh)};
-    if (hdr_len)
-        iov[iovcnt++] = (struct iovec){.iov_base = (void *)hdr, .iov_len = hdr_len};
     if (payload_len) {
         start_pos = payload->position;
         contiguous = crmpi_convertor_contiguous_ptr(payload);
         if (contiguous) {
             /* Straight from the user's buffer: the kernel copy is the only copy. */
-            iov[iovcnt++] =
-                (struct iovec){.iov_base = contiguous + start_pos, .iov_len = payload_len};
+            data = contiguous + start_pos;
         } else {
             size_t packed = crmpi_convertor_pack(payload, module->bounce, payload_len);
 
@@ -336,16 +364,31 @@ int btl_tcp_endpoint_send(crmpi_btl_module_t *base, crmpi_btl_endpoint_t *ep, ui
                 crmpi_convertor_set_position(payload, start_pos);
                 return CRMPI_ERR_BAD_PARAM;
             }
-            iov[iovcnt++] = (struct iovec){.iov_base = module->bounce, .iov_len = payload_len};
+            data = module->bounce;
         }
     }
-    pad = btl_tcp_frame_size(length) - sizeof(fh) - length;
-    if (pad)
-        iov[iovcnt++] =
-            (struct iovec){.iov_base = (void *)btl_tcp_endpoint_zero_pad, .iov_len = pad};
 
     was_empty = btl_tcp_sendq_len(&ep->queue) == 0;
-    if (ep->state == BTL_TCP_EP_CONNECTED && was_empty) {
+    direct = ep->state == BTL_TCP_EP_CONNECTED && was_empty;
+    if (payload_len >= BTL_TCP_GAP_MIN_PAYLOAD) {
+        /* Written now, the frame starts a page of the socket (the kernel reuses a consumed
+         * page from offset 0); queued, it starts at `tail` of a page-aligned buffer. */
+        uintptr_t frame_start = direct ? 0 : ep->queue.tail;
+
+        fh.gap = btl_tcp_endpoint_gap(frame_start + sizeof(fh) + hdr_len, data);
+    }
+    iov[iovcnt++] = (struct iovec){.iov_base = &fh, .iov_len = sizeof(fh)};
+    if (fh.gap)
+        iov[iovcnt++] =
+            (struct iovec){.iov_base = (void *)btl_tcp_endpoint_zeros, .iov_len = fh.gap};
+    if (hdr_len)
+        iov[iovcnt++] = (struct iovec){.iov_base = (void *)hdr, .iov_len = hdr_len};
+    if (payload_len)
+        iov[iovcnt++] = (struct iovec){.iov_base = (void *)data, .iov_len = payload_len};
+    pad = btl_tcp_frame_size(&fh) - sizeof(fh) - fh.gap - length;
+    if (pad)
+        iov[iovcnt++] = (struct iovec){.iov_base = (void *)btl_tcp_endpoint_zeros, .iov_len = pad};
+    if (direct) {
         struct msghdr msg = {.msg_iov = iov, .msg_iovlen = (size_t)iovcnt};
 
         for (;;) {
@@ -363,7 +406,7 @@ int btl_tcp_endpoint_send(crmpi_btl_module_t *base, crmpi_btl_endpoint_t *ep, ui
             return CRMPI_ERR_UNREACH;
         }
     }
-    if (written < sizeof(fh) + length + pad) {
+    if (written < btl_tcp_frame_size(&fh)) {
         if (btl_tcp_sendq_append(&ep->queue, iov, iovcnt, written) != CRMPI_OK) {
             /* Part of the frame may be on the wire already: the stream cannot continue. */
             btl_tcp_endpoint_fail(ep, "send queue", ENOMEM);

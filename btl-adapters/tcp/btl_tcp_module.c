@@ -23,6 +23,19 @@
 
 /* Events taken from epoll per progress call; more wait for the next call. */
 #define BTL_TCP_EVENTS_MAX 64
+/* Accepted sockets read directly, without epoll, when no outgoing socket waits to write
+ * (see btl_tcp_module_progress). */
+#define BTL_TCP_DIRECT_READ_MAX 1
+/* On the direct-read path, one progress call in this many still asks epoll (new
+ * connections, errors on idle outgoing sockets). */
+#define BTL_TCP_EPOLL_EVERY 16
+
+void *btl_tcp_page_alloc(size_t size)
+{
+    void *mem;
+
+    return posix_memalign(&mem, BTL_TCP_PAGE, size) == 0 ? mem : NULL;
+}
 
 int btl_tcp_socket_tune(const btl_tcp_module_t *module, int fd)
 {
@@ -233,6 +246,20 @@ static int btl_tcp_module_progress(crmpi_btl_module_t *base)
     if (!btl_tcp_module_active(module) || module->in_progress)
         return 0;
     module->in_progress = true;
+    /* One peer sending to us and nothing to write (a ping-pong, a 2-rank job): a read finds
+     * its data in one syscall where epoll_wait then read take two, about 0.9 us of the
+     * one-way latency on loopback. epoll still gets its turn, for accepts and errors. */
+    if (module->num_conns <= BTL_TCP_DIRECT_READ_MAX && module->num_writing == 0 &&
+        ++module->poll_tick % BTL_TCP_EPOLL_EVERY != 0) {
+        btl_tcp_conn_t *next;
+
+        for (btl_tcp_conn_t *conn = module->conns; conn; conn = next) {
+            next = conn->next; /* the event may close and free conn */
+            count += btl_tcp_conn_event(conn, EPOLLIN, true);
+        }
+        module->in_progress = false;
+        return count;
+    }
     num_events = epoll_wait(module->epoll_fd, events, BTL_TCP_EVENTS_MAX, 0);
     for (int i = 0; i < num_events; i++) {
         btl_tcp_pollable_t *poll = events[i].data.ptr;
@@ -431,13 +458,14 @@ int btl_tcp_module_create(const crmpi_rte_job_info_t *job, const btl_tcp_setting
     module->listen_fd = -1;
     module->listen_poll.kind = BTL_TCP_POLL_LISTEN;
     module->queue_limit = BTL_TCP_QUEUE_LIMIT_FRAGS * settings->max_send_size;
-    module->recv_cap = 2 * btl_tcp_frame_size(settings->max_send_size);
+    module->recv_cap = 2 * (sizeof(btl_tcp_frame_hdr_t) + BTL_TCP_GAP_MAX +
+                            settings->max_send_size + BTL_TCP_ALIGN);
     module->sndbuf = settings->sndbuf;
     module->rcvbuf = settings->rcvbuf;
     module->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
     module->node_of_rank = calloc(job->size, sizeof(module->node_of_rank[0]));
     module->endpoints = calloc(job->size, sizeof(module->endpoints[0]));
-    module->bounce = malloc(settings->max_send_size);
+    module->bounce = btl_tcp_page_alloc(settings->max_send_size);
     if (module->epoll_fd < 0) {
         crmpi_log_error("btl:tcp: rank %u: epoll_create1: %s", job->rank, strerror(errno));
         rc = CRMPI_ERR_IO;
