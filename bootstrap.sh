@@ -47,20 +47,9 @@ install_debian_packages() {
         >/dev/null
 }
 
-# The Debian mirror this machine's apt already uses (deb822 or one-line format).
-debian_mirror() {
-    local uri=""
-    if compgen -G "/etc/apt/sources.list.d/*.sources" >/dev/null; then
-        uri=$(awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i !~ /security/) { print $i; exit } }' \
-            /etc/apt/sources.list.d/*.sources)
-    fi
-    if [ -z "$uri" ] && [ -f /etc/apt/sources.list ]; then
-        uri=$(awk '$1 == "deb" && $0 !~ /security/ { for (i = 2; i <= NF; i++)
-                   if ($i ~ /^(https?|ftp):/) { print $i; exit } }' /etc/apt/sources.list)
-    fi
-    [ -n "$uri" ] || die "cannot find a Debian mirror in the apt configuration"
-    printf '%s\n' "${uri%/}"
-}
+# debian_mirror: the Debian mirror this machine's apt already uses (shared with bench/).
+debian_source_tag=bootstrap
+. "$top/scripts/debian-source.sh"
 
 # CRIU 4.1.1 from the orig tarball of Debian trixie's source package, checksum-verified
 # against trixie's source index (bookworm's CRIU 3.17 fails on this kernel: DESIGN section 9).
@@ -70,25 +59,20 @@ install_criu() {
         say "CRIU: present in deps/ ($("$deps_prefix/sbin/criu" --version | head -n 1))"
         return
     fi
-    local mirror work index tarball sha expected
-    mirror=$(debian_mirror)
+    local mirror work stanza tarball orig expected
+    mirror=$(debian_mirror) || exit 1
     work="$deps_prefix/src"
     mkdir -p "$work"
     say "CRIU $criu_version: reading trixie's source index from the configured Debian mirror"
-    curl -fsSL -o "$work/Sources.xz" "$mirror/dists/trixie/main/source/Sources.xz" ||
-        die "cannot download trixie's source index from $mirror"
-    index=$(xz -dc "$work/Sources.xz" | awk 'BEGIN { RS = "" } /(^|\n)Package: criu\n/')
+    debian_source_index "$mirror" trixie "$work/Sources.xz" || exit 1
+    stanza=$(debian_source_stanza "$work/Sources.xz" criu)
     tarball="criu_${criu_version}.orig.tar.xz"
-    expected=$(printf '%s\n' "$index" | awk -v f="$tarball" '
-        /^Checksums-Sha256:/ { s = 1; next } /^[^ ]/ { s = 0 } s && $3 == f { print $1; exit }')
-    [ -n "$expected" ] || die "trixie's source index has no $tarball"
-    if [ ! -f "$work/$tarball" ] || ! echo "$expected  $work/$tarball" | sha256sum -c --quiet; then
-        curl -fsSL -o "$work/$tarball" "$mirror/pool/main/c/criu/$tarball" ||
-            die "cannot download $tarball"
-    fi
-    sha=$(sha256sum "$work/$tarball" | cut -d' ' -f1)
-    [ "$sha" = "$expected" ] || die "$tarball: sha256 $sha does not match the index ($expected)"
-    say "CRIU $criu_version: tarball verified (sha256 $sha); building"
+    orig=$(debian_source_orig "$stanza")
+    [ "${orig#* }" = "$tarball" ] || die "trixie's source index has no $tarball (it has: ${orig#* })"
+    expected=${orig%% *}
+    debian_source_fetch "$mirror/$(debian_source_field "$stanza" Directory)/$tarball" \
+        "$work/$tarball" "$expected" || exit 1
+    say "CRIU $criu_version: tarball verified (sha256 $expected); building"
     rm -rf "$work/criu-$criu_version"
     tar -C "$work" -xJf "$work/$tarball"
     (
