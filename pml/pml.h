@@ -169,4 +169,54 @@ int crmpi_pml_request_finish(crmpi_request_t *req, MPI_Status *status_out);
 /** MPI_Request_free: free now if complete or inactive, else when it completes. */
 void crmpi_pml_request_free(crmpi_request_t *req);
 
+/*
+ * Checkpoint/restart (crcp.h uses these; DESIGN section 4, step 2). Called on the C/R
+ * thread with the library lock held, so the application makes no MPI call meanwhile.
+ *
+ * The per-peer sequence numbers are the bookmarks: every message takes the next number to
+ * its destination, and a receiver advances its expected number when a message reaches
+ * matching, in order. So sent(j -> i) is j's next send number to i and arrived(i <- j)
+ * is i's next expected number from j.
+ *
+ *   quiesce_begin -> (exchange bookmarks) -> progress until quiet and every expected
+ *   message arrived -> ... checkpoint ... -> quiesce_end
+ */
+
+/* What a quiesce did, for the snapshot's statistics. */
+typedef struct crmpi_pml_cr_stats {
+    uint64_t pulled_messages; /* rendezvous messages pulled without a receive */
+    uint64_t pulled_bytes;    /* their bytes that had stayed with the sender */
+    uint64_t held_sends;      /* sends posted while quiescing */
+} crmpi_pml_cr_stats_t;
+
+/**
+ * Start quiescing: new sends are held (they take no sequence number and move nothing
+ * until quiesce_end), and every rendezvous message that reached matching without a
+ * receive (unexpected, taken by a matched probe, or for a communicator not created yet)
+ * is pulled whole into this process, now and when it arrives later, so that its sender
+ * completes. Pulled messages stay where they were for later receives and probes.
+ */
+void crmpi_pml_cr_quiesce_begin(void);
+
+/** This rank's bookmarks with world rank `peer`: messages sent to it, messages from it
+ *  that reached matching. */
+void crmpi_pml_cr_bookmark(uint32_t peer, uint32_t *sent_out, uint32_t *arrived_out);
+
+/** True when nothing moves here: no send unfinished, no rendezvous receive or pull
+ *  waiting for data, no fragment or ACK waiting for a BTL. */
+bool crmpi_pml_cr_quiet(void);
+
+/** Stop quiescing: start the held sends in the order they were posted. */
+void crmpi_pml_cr_quiesce_end(void);
+
+/** The statistics of the current or last quiesce. */
+const crmpi_pml_cr_stats_t *crmpi_pml_cr_stats(void);
+
+/**
+ * Restart: forget every per-peer sequence number (every rank does, after a drained
+ * checkpoint, so they agree again from 0). @return CRMPI_ERROR (logged) when a message is
+ * still held out of order: the PML was not drained.
+ */
+int crmpi_pml_cr_reset_sequences(void);
+
 #endif /* CRMPI_PML_H */

@@ -131,7 +131,7 @@ int crmpi_pml_del_comm(struct crmpi_comm_s *comm)
         while (pcomm->unexpected[s].head) {
             pml_ob1_msg_t *msg = pcomm->unexpected[s].head;
             pcomm->unexpected[s].head = msg->next;
-            free(msg);
+            pml_ob1_msg_free(msg);
         }
     }
     pml_ob1.comms[pcomm->ctx] = NULL;

@@ -76,6 +76,8 @@ struct crmpi_message_s {
     uint64_t msg_len;             /* bytes of the whole message */
     uint64_t send_req;            /* rendezvous: the sender's request */
     size_t data_len;              /* bytes in data */
+    char *pulled;                 /* C/R drain: the whole message, msg_len bytes, once pulled
+                                     without a receive (pml_ob1_cr.c); NULL otherwise */
     char data[];                  /* the data that came with the header */
 };
 typedef struct crmpi_message_s pml_ob1_msg_t;
@@ -98,6 +100,7 @@ enum {
     PML_OB1_QUEUE_POSTED,     /* a receive waiting for a message */
     PML_OB1_QUEUE_SEND_START, /* a send whose first fragment the BTL refused (busy) */
     PML_OB1_QUEUE_SEND_FRAGS, /* an acknowledged rendezvous with data left to push */
+    PML_OB1_QUEUE_HELD,       /* a send posted while a checkpoint holds new sends */
 };
 
 /* Matching state of one communicator. */
@@ -145,6 +148,13 @@ typedef struct pml_ob1_state {
     uint64_t arrival_counter;          /* arrival order of unexpected messages */
     crmpi_request_t *free_requests;    /* recycled requests */
     bool yield_when_idle;              /* more ranks than cores here: yield while waiting */
+    size_t rndv_recvs;                 /* matched rendezvous receives still getting data */
+    pml_ob1_msg_queue_t probed;        /* messages taken by matched probes, not received yet */
+    /* Checkpoint (pml_ob1_cr.c) */
+    bool cr_quiescing;             /* new sends are held; rendezvous arrivals are pulled */
+    size_t cr_pulls;               /* pulls still receiving data */
+    pml_ob1_req_queue_t cr_held;   /* sends posted while quiescing, in posting order */
+    crmpi_pml_cr_stats_t cr_stats; /* what the current or last quiesce did */
 } pml_ob1_state_t;
 
 extern pml_ob1_state_t pml_ob1;
@@ -183,6 +193,15 @@ void pml_ob1_recv_cb_frag(crmpi_btl_module_t *module, uint32_t peer_rank, const 
                           size_t len);
 /** Move orphans of a new communicator into its unexpected queues. */
 void pml_ob1_recv_adopt_orphans(pml_ob1_comm_t *pcomm);
+void pml_ob1_msg_queue_append(pml_ob1_msg_queue_t *q, pml_ob1_msg_t *msg);
+void pml_ob1_msg_queue_remove(pml_ob1_msg_queue_t *q, pml_ob1_msg_t *msg);
+/** Free a message that will never be received (and its pulled data). */
+void pml_ob1_msg_free(pml_ob1_msg_t *msg);
+
+/* Checkpoint (pml_ob1_cr.c) */
+/** Quiescing: pull the whole of a rendezvous message that reached matching without a
+ *  receive, so that its sender completes. */
+void pml_ob1_cr_pull(pml_ob1_msg_t *msg);
 
 /* The world rank of `rank` in `comm`. */
 static inline uint32_t pml_ob1_world_rank(const struct crmpi_comm_s *comm, int rank)

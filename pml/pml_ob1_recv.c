@@ -44,7 +44,7 @@ void pml_ob1_req_queue_remove(pml_ob1_req_queue_t *q, crmpi_request_t *req)
     req->queue = PML_OB1_QUEUE_NONE;
 }
 
-static void pml_ob1_msg_queue_append(pml_ob1_msg_queue_t *q, pml_ob1_msg_t *msg)
+void pml_ob1_msg_queue_append(pml_ob1_msg_queue_t *q, pml_ob1_msg_t *msg)
 {
     msg->next = NULL;
     msg->prev = q->tail;
@@ -55,7 +55,7 @@ static void pml_ob1_msg_queue_append(pml_ob1_msg_queue_t *q, pml_ob1_msg_t *msg)
     q->tail = msg;
 }
 
-static void pml_ob1_msg_queue_remove(pml_ob1_msg_queue_t *q, pml_ob1_msg_t *msg)
+void pml_ob1_msg_queue_remove(pml_ob1_msg_queue_t *q, pml_ob1_msg_t *msg)
 {
     if (msg->prev)
         msg->prev->next = msg->next;
@@ -160,13 +160,25 @@ static void pml_ob1_recv_deliver(crmpi_request_t *req, const pml_ob1_match_hdr_t
         pml_ob1_send_ack(src_world, send_req, (uint64_t)(uintptr_t)req, nbytes);
     if (req->bytes_done == req->bytes_total)
         pml_ob1_request_complete(req);
+    else
+        pml_ob1.rndv_recvs++; /* until its last FRAG */
+}
+
+void pml_ob1_msg_free(pml_ob1_msg_t *msg)
+{
+    free(msg->pulled);
+    free(msg);
 }
 
 void pml_ob1_recv_take_message(crmpi_request_t *req, pml_ob1_msg_t *msg)
 {
-    pml_ob1_recv_deliver(req, &msg->match, msg->src_world, msg->rndv, msg->msg_len, msg->send_req,
-                         msg->data, msg->data_len);
-    free(msg);
+    if (msg->pulled) /* drained for a checkpoint: all here, and the sender is done */
+        pml_ob1_recv_deliver(req, &msg->match, msg->src_world, false, msg->msg_len, 0, msg->pulled,
+                             msg->msg_len);
+    else
+        pml_ob1_recv_deliver(req, &msg->match, msg->src_world, msg->rndv, msg->msg_len,
+                             msg->send_req, msg->data, msg->data_len);
+    pml_ob1_msg_free(msg);
 }
 
 /* A copy of an arrival, for the unexpected, early or orphan queues. */
@@ -190,6 +202,7 @@ static pml_ob1_msg_t *pml_ob1_msg_copy(const pml_ob1_match_hdr_t *match, uint32_
     msg->msg_len = msg_len;
     msg->send_req = send_req;
     msg->data_len = nbytes;
+    msg->pulled = NULL;
     memcpy(msg->data, data, nbytes);
     return msg;
 }
@@ -206,6 +219,8 @@ static void pml_ob1_unexpected_append(pml_ob1_comm_t *pcomm, pml_ob1_msg_t *msg)
     msg->arrival = ++pml_ob1.arrival_counter;
     pml_ob1_msg_queue_append(&pcomm->unexpected[msg->match.src], msg);
     pcomm->num_unexpected++;
+    if (pml_ob1.cr_quiescing && msg->rndv)
+        pml_ob1_cr_pull(msg);
 }
 
 /* Match an in-order arrival; `data` is only valid during this call. */
@@ -217,8 +232,12 @@ static void pml_ob1_recv_match(const pml_ob1_match_hdr_t *match, uint32_t src_wo
 
     if (!pcomm) {
         /* The sender has created a communicator this rank has not created yet. */
-        pml_ob1_msg_queue_append(&pml_ob1.orphans, pml_ob1_msg_copy(match, src_world, rndv, msg_len,
-                                                                    send_req, data, nbytes));
+        pml_ob1_msg_t *msg =
+            pml_ob1_msg_copy(match, src_world, rndv, msg_len, send_req, data, nbytes);
+
+        pml_ob1_msg_queue_append(&pml_ob1.orphans, msg);
+        if (pml_ob1.cr_quiescing && rndv)
+            pml_ob1_cr_pull(msg);
         return;
     }
     if (match->src >= 0 && match->src < pcomm->size &&
@@ -257,7 +276,7 @@ static void pml_ob1_recv_arrival(uint32_t src_world, const pml_ob1_match_hdr_t *
         peer->early = msg->next;
         pml_ob1_recv_match(&msg->match, msg->src_world, msg->rndv, msg->msg_len, msg->send_req,
                            msg->data, msg->data_len);
-        free(msg);
+        free(msg); /* an early arrival is never pulled: it has not reached matching */
         peer->recv_seq++;
     }
 }
@@ -297,8 +316,10 @@ void pml_ob1_recv_cb_frag(crmpi_btl_module_t *module, uint32_t peer_rank, const 
     }
     crmpi_convertor_unpack(&req->conv, (const char *)data + sizeof(frag), nbytes);
     req->bytes_done += nbytes;
-    if (req->bytes_done == req->bytes_total)
+    if (req->bytes_done == req->bytes_total) {
+        pml_ob1.rndv_recvs--;
         pml_ob1_request_complete(req);
+    }
 }
 
 int pml_ob1_recv_start(crmpi_request_t *req)
@@ -381,6 +402,7 @@ int crmpi_pml_improbe(int source, int tag, struct crmpi_comm_s *comm, int *flag_
         return CRMPI_OK;
     /* Out of matching for good: no later receive or probe can see it (MPI-3.1 3.8.2). */
     pml_ob1_unexpected_remove(pcomm, msg);
+    pml_ob1_msg_queue_append(&pml_ob1.probed, msg); /* a checkpoint may have to pull it */
     pml_ob1_probe_status(msg, status_out);
     *message_out = msg;
     return CRMPI_OK;
@@ -397,6 +419,7 @@ int crmpi_pml_imrecv(void *buf, size_t count, MPI_Datatype type, struct crmpi_me
     if (!req)
         return CRMPI_ERR_OUT_OF_RESOURCE;
     pml_ob1_request_set_args(req, buf, count, type, message->match.src, message->match.tag);
+    pml_ob1_msg_queue_remove(&pml_ob1.probed, message);
     pml_ob1_recv_take_message(req, message);
     *req_out = req;
     return CRMPI_OK;

@@ -73,6 +73,11 @@ int pml_ob1_send_start(crmpi_request_t *req)
 
     req->peer_world = pml_ob1_world_rank(req->comm, req->peer);
     peer = &pml_ob1.peers[req->peer_world];
+    if (pml_ob1.cr_quiescing) {
+        /* A checkpoint has taken the bookmarks: this send waits for it, unnumbered. */
+        pml_ob1_req_queue_append(&pml_ob1.cr_held, req, PML_OB1_QUEUE_HELD);
+        return CRMPI_OK;
+    }
     crmpi_convertor_init(&req->conv, req->user_buf, req->user_count, req->user_type);
     req->bytes_total = req->conv.total;
     req->bytes_done = 0;

@@ -1,0 +1,46 @@
+/*
+ * inc.h: interlayer notification, the one place that knows every layer of libmpi and runs
+ * the checkpoint phases across them in order (DESIGN sections 3 and 4). It only calls
+ * the layers' hooks; it owns no transport state.
+ *
+ *   snapc app coordinator (C/R thread)
+ *        |  crmpi_inc_pre_checkpoint / crmpi_inc_continue / crmpi_inc_restart
+ *   inc  ------> crcp (release held sends)
+ *        ------> pml  (per-peer sequence state after a restart)
+ *        ------> bml  (per-peer BTL choice again after a restart: new locality)
+ *        ------> btl  quiesce / resume / restart hooks (btl.h), each module
+ *        ------> rte  (re-modex through the agent: publish, fence, lookup)
+ *
+ * Order of the phases (the checkpoint has drained every channel before they run):
+ *   pre-checkpoint: every BTL that is not checkpoint-friendly under CRIU releases what it
+ *                   holds (fds, shared segments, threads), keeping each peer's identity;
+ *                   afterwards the process holds its stdio, the control socket and what
+ *                   friendly BTLs keep (a test lists /proc/self/fd and /proc/self/task)
+ *   continue:       the same processes go on: released BTLs rebuild against the same
+ *                   peers (new modex, one fence through the agents), held sends go
+ *   restart:        the image runs elsewhere: every BTL forgets its stale resources, the
+ *                   job facts and MCA parameters are the restart's, the BML selects BTLs
+ *                   again for the new locality, the modex runs again, the PML forgets its
+ *                   per-peer sequence numbers (safe: everything was drained), held sends go
+ *
+ * Every phase runs on the C/R thread with the library lock held. A failure in
+ * pre-checkpoint is undone by continue (the checkpoint is aborted, the job goes on).
+ */
+#ifndef CRMPI_INC_H
+#define CRMPI_INC_H
+
+#include "rte.h"
+
+/** Release what CRIU cannot checkpoint. @return CRMPI_OK, or an error (then continue). */
+int crmpi_inc_pre_checkpoint(void);
+
+/** Rebuild what pre-checkpoint released; same job, same peers. */
+int crmpi_inc_continue(void);
+
+/**
+ * The process was restored from an image.
+ * @param job  the restart's job facts (same size and rank, new nodes and local ranks)
+ */
+int crmpi_inc_restart(const crmpi_rte_job_info_t *job);
+
+#endif /* CRMPI_INC_H */
