@@ -274,6 +274,7 @@ const char *crmpi_ctl_type_name(uint16_t type)
     case CRMPI_CTL_FINALIZE: return "FINALIZE";
     case CRMPI_CTL_REPLY: return "REPLY";
     case CRMPI_CTL_INIT_EXIT: return "INIT_EXIT";
+    case CRMPI_CTL_CR_STOP: return "CR_STOP";
     case CRMPI_CTL_AGENT_HELLO: return "AGENT_HELLO";
     case CRMPI_CTL_AGENT_EXIT: return "AGENT_EXIT";
     case CRMPI_CTL_AGENT_ABORT: return "AGENT_ABORT";

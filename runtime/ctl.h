@@ -36,6 +36,7 @@ typedef enum {
     CRMPI_CTL_FINALIZE,  /* rank -> agent: the rank is leaving MPI; reply status */
     CRMPI_CTL_REPLY,     /* any reply: status in the header, payload per request */
     CRMPI_CTL_INIT_EXIT, /* rank's init -> agent: i32 raw wait status of the rank */
+    CRMPI_CTL_CR_STOP,   /* rank -> agent: no checkpoint from here on (MPI_Finalize); reply */
     /* agent <-> mpirun */
     CRMPI_CTL_AGENT_HELLO = 32, /* agent -> mpirun: u32 rank, u32 agent pid, u32 rank pid */
     CRMPI_CTL_AGENT_EXIT,       /* agent -> mpirun: u32 rank, i32 raw wait status */

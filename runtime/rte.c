@@ -5,9 +5,16 @@
  * number is in CRMPI_CTL_FD (an interface between agent and rank, not a tunable, hence not
  * an MCA parameter). Every call here is one request and its reply; a mutex keeps a
  * request and its reply together when several threads call MPI at once.
+ *
+ * With a reader thread (checkpoint/restart), that thread alone reads the socket: a reply
+ * it reads for another thread goes to the mailbox, where the asking thread waits for its
+ * sequence number; a command from the agent waits in `pending` until the reader takes
+ * it. Writes are whole messages under `send_lock`.
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -20,19 +27,157 @@
 
 #define CRMPI_RTE_CTL_FD_ENV "CRMPI_CTL_FD"
 
+/* A received message waiting for its reader: a reply in the mailbox, or a command. */
+typedef struct crmpi_rte_queued {
+    struct crmpi_rte_queued *next;
+    crmpi_ctl_msg_t msg;
+} crmpi_rte_queued_t;
+
 typedef struct crmpi_rte_state {
     int ctl_fd;                /* control socket to the agent; -1 when not connected */
     uint32_t next_seq;         /* sequence number of the next request */
-    pthread_mutex_t lock;      /* one request/reply exchange at a time */
+    pthread_mutex_t lock;      /* one request/reply exchange at a time (no reader thread) */
     crmpi_rte_job_info_t info; /* facts from the agent's JOB_INFO */
     int have_info;             /* info is valid */
+    /* The reader thread */
+    bool reader_active;                /* started and not yet stopped */
+    pthread_t reader;                  /* the thread */
+    crmpi_rte_command_fn_t command_fn; /* where commands go */
+    uint32_t stop_seq;                 /* the CR_STOP request whose reply ends the reader */
+    bool stop_seen;                    /* the reader read that reply: it ends after this command */
+    pthread_mutex_t send_lock;         /* one message written at a time */
+    pthread_mutex_t box_lock;          /* guards mailbox and pending */
+    pthread_cond_t box_cond;           /* a reply arrived in the mailbox */
+    crmpi_rte_queued_t *mailbox;       /* replies for threads other than the reader */
+    crmpi_rte_queued_t *pending;       /* commands read while the reader waited for a reply */
+    crmpi_rte_queued_t **pending_tail;
 } crmpi_rte_state_t;
 
 static crmpi_rte_state_t crmpi_rte = {
     .ctl_fd = -1,
     .next_seq = 1,
     .lock = PTHREAD_MUTEX_INITIALIZER,
+    .send_lock = PTHREAD_MUTEX_INITIALIZER,
+    .box_lock = PTHREAD_MUTEX_INITIALIZER,
+    .box_cond = PTHREAD_COND_INITIALIZER,
+    .pending_tail = &crmpi_rte.pending,
 };
+
+static bool crmpi_rte_on_reader(void)
+{
+    return crmpi_rte.reader_active && pthread_equal(pthread_self(), crmpi_rte.reader);
+}
+
+static int crmpi_rte_send_locked(crmpi_ctl_type_t type, uint32_t seq, int32_t status,
+                                 const crmpi_buf_t *payload)
+{
+    pthread_mutex_lock(&crmpi_rte.send_lock);
+    int rc = crmpi_ctl_send(crmpi_rte.ctl_fd, type, seq, status, payload ? payload->data : NULL,
+                            payload ? payload->len : 0);
+    pthread_mutex_unlock(&crmpi_rte.send_lock);
+    return rc;
+}
+
+static void crmpi_rte_queue(crmpi_rte_queued_t *item, bool reply)
+{
+    pthread_mutex_lock(&crmpi_rte.box_lock);
+    if (reply) {
+        item->next = crmpi_rte.mailbox;
+        crmpi_rte.mailbox = item;
+        pthread_cond_broadcast(&crmpi_rte.box_cond);
+    } else {
+        item->next = NULL;
+        *crmpi_rte.pending_tail = item;
+        crmpi_rte.pending_tail = &item->next;
+    }
+    pthread_mutex_unlock(&crmpi_rte.box_lock);
+}
+
+/*
+ * Reader thread only: read one message. The reply to `want_seq` (0: none) is returned, and
+ * a command when `want_command`; any other reply goes to the mailbox, any other command to
+ * `pending`, and the reply to CR_STOP marks the reader's end.
+ * @return CRMPI_OK with *msg_out, CRMPI_ERR_RESOURCE_BUSY (what was read is filed), or a
+ *         transport error.
+ */
+static int crmpi_rte_read_one(uint32_t want_seq, bool want_command, crmpi_ctl_msg_t *msg_out)
+{
+    crmpi_rte_queued_t *item;
+    crmpi_ctl_msg_t msg;
+    int rc = crmpi_ctl_recv(crmpi_rte.ctl_fd, &msg);
+
+    if (rc != CRMPI_OK)
+        return rc;
+    bool reply = msg.hdr.type == CRMPI_CTL_REPLY;
+    if ((reply && want_seq && msg.hdr.seq == want_seq) || (!reply && want_command)) {
+        *msg_out = msg;
+        return CRMPI_OK;
+    }
+    if (reply && msg.hdr.seq == __atomic_load_n(&crmpi_rte.stop_seq, __ATOMIC_ACQUIRE)) {
+        crmpi_rte.stop_seen = true;
+        crmpi_ctl_msg_free(&msg);
+        return CRMPI_ERR_RESOURCE_BUSY;
+    }
+    item = malloc(sizeof(*item));
+    if (!item) {
+        crmpi_log_error("out of memory keeping a %s from the agent",
+                        crmpi_ctl_type_name(msg.hdr.type));
+        crmpi_ctl_msg_free(&msg);
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    }
+    item->msg = msg;
+    crmpi_rte_queue(item, reply);
+    return CRMPI_ERR_RESOURCE_BUSY;
+}
+
+/* Another thread's request while the reader runs: wait for the reader to file the reply. */
+static int crmpi_rte_await_reply(uint32_t seq, crmpi_ctl_msg_t *reply_out)
+{
+    pthread_mutex_lock(&crmpi_rte.box_lock);
+    for (;;) {
+        for (crmpi_rte_queued_t **pos = &crmpi_rte.mailbox; *pos; pos = &(*pos)->next) {
+            crmpi_rte_queued_t *item = *pos;
+
+            if (item->msg.hdr.seq != seq)
+                continue;
+            *pos = item->next;
+            pthread_mutex_unlock(&crmpi_rte.box_lock);
+            *reply_out = item->msg;
+            free(item);
+            return CRMPI_OK;
+        }
+        if (!crmpi_rte.reader_active) {
+            pthread_mutex_unlock(&crmpi_rte.box_lock);
+            return CRMPI_ERR_PEER_GONE;
+        }
+        pthread_cond_wait(&crmpi_rte.box_cond, &crmpi_rte.box_lock);
+    }
+}
+
+/* The end of every request: transport errors logged, the reply's type and seq checked. */
+static int crmpi_rte_check_reply(crmpi_ctl_type_t type, uint32_t seq, int rc,
+                                 crmpi_ctl_msg_t *reply, crmpi_ctl_msg_t *reply_out)
+{
+    if (rc != CRMPI_OK) {
+        crmpi_log_error("control connection to the agent failed during %s: %s",
+                        crmpi_ctl_type_name(type), crmpi_strerror(rc));
+        return rc;
+    }
+    if (reply->hdr.type != CRMPI_CTL_REPLY || reply->hdr.seq != seq) {
+        crmpi_log_error("agent answered %s with %s (seq %u, expected %u)",
+                        crmpi_ctl_type_name(type), crmpi_ctl_type_name(reply->hdr.type),
+                        reply->hdr.seq, seq);
+        crmpi_ctl_msg_free(reply);
+        return CRMPI_ERR_PROTO;
+    }
+    rc = reply->hdr.status;
+    if (reply_out && rc == CRMPI_OK) {
+        *reply_out = *reply;
+    } else {
+        crmpi_ctl_msg_free(reply);
+    }
+    return rc;
+}
 
 /*
  * Send a request and wait for its reply. The reply's payload is returned in *reply_out
@@ -43,6 +188,7 @@ static int crmpi_rte_request(crmpi_ctl_type_t type, const crmpi_buf_t *request,
                              crmpi_ctl_msg_t *reply_out)
 {
     crmpi_ctl_msg_t reply;
+    uint32_t seq;
     int rc;
 
     if (crmpi_rte.ctl_fd < 0) {
@@ -51,33 +197,123 @@ static int crmpi_rte_request(crmpi_ctl_type_t type, const crmpi_buf_t *request,
     if (request && request->failed) {
         return CRMPI_ERR_OUT_OF_RESOURCE;
     }
+    if (crmpi_rte.reader_active) {
+        seq = __atomic_fetch_add(&crmpi_rte.next_seq, 1, __ATOMIC_RELAXED);
+        rc = crmpi_rte_send_locked(type, seq, CRMPI_OK, request);
+        if (rc == CRMPI_OK && crmpi_rte_on_reader()) {
+            do {
+                rc = crmpi_rte_read_one(seq, false, &reply);
+            } while (rc == CRMPI_ERR_RESOURCE_BUSY);
+        } else if (rc == CRMPI_OK) {
+            rc = crmpi_rte_await_reply(seq, &reply);
+        }
+        return crmpi_rte_check_reply(type, seq, rc, &reply, reply_out);
+    }
     pthread_mutex_lock(&crmpi_rte.lock);
-    uint32_t seq = crmpi_rte.next_seq++;
-    rc = crmpi_ctl_send(crmpi_rte.ctl_fd, type, seq, CRMPI_OK, request ? request->data : NULL,
-                        request ? request->len : 0);
+    seq = __atomic_fetch_add(&crmpi_rte.next_seq, 1, __ATOMIC_RELAXED);
+    rc = crmpi_rte_send_locked(type, seq, CRMPI_OK, request);
     if (rc == CRMPI_OK) {
         rc = crmpi_ctl_recv(crmpi_rte.ctl_fd, &reply);
     }
     pthread_mutex_unlock(&crmpi_rte.lock);
+    return crmpi_rte_check_reply(type, seq, rc, &reply, reply_out);
+}
+
+static void *crmpi_rte_reader_main(void *arg)
+{
+    (void)arg;
+    while (!crmpi_rte.stop_seen) {
+        crmpi_ctl_msg_t msg;
+        int rc = crmpi_rte_command_wait(-1, &msg);
+
+        if (rc == CRMPI_ERR_RESOURCE_BUSY)
+            continue;
+        if (rc != CRMPI_OK) {
+            if (!crmpi_rte.stop_seen)
+                crmpi_log_error("control connection to the agent lost (%s); checkpoints of "
+                                "this rank are no longer possible",
+                                crmpi_strerror(rc));
+            break;
+        }
+        crmpi_rte.command_fn(&msg);
+    }
+    pthread_mutex_lock(&crmpi_rte.box_lock);
+    crmpi_rte.reader_active = false; /* waiters on the mailbox get CRMPI_ERR_PEER_GONE */
+    pthread_cond_broadcast(&crmpi_rte.box_cond);
+    pthread_mutex_unlock(&crmpi_rte.box_lock);
+    return NULL;
+}
+
+int crmpi_rte_reader_start(crmpi_rte_command_fn_t command_fn)
+{
+    int err;
+
+    if (crmpi_rte.ctl_fd < 0)
+        return CRMPI_ERR_NOT_FOUND;
+    crmpi_rte.command_fn = command_fn;
+    crmpi_rte.stop_seq = 0;
+    crmpi_rte.stop_seen = false;
+    crmpi_rte.reader_active = true;
+    err = pthread_create(&crmpi_rte.reader, NULL, crmpi_rte_reader_main, NULL);
+    if (err != 0) {
+        crmpi_rte.reader_active = false;
+        crmpi_log_error("cannot start the checkpoint/restart thread: %s", strerror(err));
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    }
+    return CRMPI_OK;
+}
+
+int crmpi_rte_reader_stop(void)
+{
+    pthread_t reader = crmpi_rte.reader;
+    int rc = CRMPI_OK;
+
+    if (!crmpi_rte.reader_active)
+        return CRMPI_OK;
+    uint32_t seq = __atomic_fetch_add(&crmpi_rte.next_seq, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&crmpi_rte.stop_seq, seq, __ATOMIC_RELEASE);
+    rc = crmpi_rte_send_locked(CRMPI_CTL_CR_STOP, seq, CRMPI_OK, NULL);
     if (rc != CRMPI_OK) {
-        crmpi_log_error("control connection to the agent failed during %s: %s",
-                        crmpi_ctl_type_name(type), crmpi_strerror(rc));
-        return rc;
+        /* The agent is gone: the reader sees the end of the socket and ends too. */
+        crmpi_log_error("cannot tell the agent that checkpoints end here: %s", crmpi_strerror(rc));
     }
-    if (reply.hdr.type != CRMPI_CTL_REPLY || reply.hdr.seq != seq) {
-        crmpi_log_error("agent answered %s with %s (seq %u, expected %u)",
-                        crmpi_ctl_type_name(type), crmpi_ctl_type_name(reply.hdr.type),
-                        reply.hdr.seq, seq);
-        crmpi_ctl_msg_free(&reply);
-        return CRMPI_ERR_PROTO;
-    }
-    rc = reply.hdr.status;
-    if (reply_out && rc == CRMPI_OK) {
-        *reply_out = reply;
-    } else {
-        crmpi_ctl_msg_free(&reply);
-    }
+    pthread_join(reader, NULL);
     return rc;
+}
+
+int crmpi_rte_command_wait(int timeout_ms, crmpi_ctl_msg_t *msg_out)
+{
+    crmpi_rte_queued_t *item;
+    struct pollfd pfd = {.fd = crmpi_rte.ctl_fd, .events = POLLIN};
+
+    pthread_mutex_lock(&crmpi_rte.box_lock);
+    item = crmpi_rte.pending;
+    if (item) {
+        crmpi_rte.pending = item->next;
+        if (!crmpi_rte.pending)
+            crmpi_rte.pending_tail = &crmpi_rte.pending;
+    }
+    pthread_mutex_unlock(&crmpi_rte.box_lock);
+    if (item) {
+        *msg_out = item->msg;
+        free(item);
+        return CRMPI_OK;
+    }
+    int ready = poll(&pfd, 1, timeout_ms);
+    if (ready < 0)
+        return errno == EINTR ? CRMPI_ERR_RESOURCE_BUSY : CRMPI_ERR_IO;
+    if (ready == 0)
+        return CRMPI_ERR_TIMEOUT;
+    return crmpi_rte_read_one(0, true, msg_out);
+}
+
+int crmpi_rte_command_send(int type, uint32_t seq, int32_t status, const crmpi_buf_t *payload)
+{
+    if (crmpi_rte.ctl_fd < 0)
+        return CRMPI_ERR_NOT_FOUND;
+    if (payload && payload->failed)
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    return crmpi_rte_send_locked(type, seq, status, payload);
 }
 
 int crmpi_rte_init(crmpi_rte_job_info_t *info_out)

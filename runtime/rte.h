@@ -66,9 +66,44 @@ int crmpi_rte_abort(int errcode, const char *message);
 /** Leave the job: fence without data, tell the agent, close the control socket. */
 int crmpi_rte_finalize(void);
 
+/*
+ * The reader thread (checkpoint/restart). With C/R on, from the end of MPI_Init to the
+ * start of MPI_Finalize, one thread of the rank, the C/R thread, is the only reader of the
+ * control socket: it files replies for the threads that asked (they wait for them) and
+ * hands every other message, a command from the agent (snapc.h), to `command_fn`, on the
+ * reader thread. The command function may wait for the next commands itself
+ * (crmpi_rte_command_wait) and make requests of its own (the modex of a restart).
+ */
+struct crmpi_ctl_msg;
+/** Handle one command; the message is the callee's (crmpi_ctl_msg_free). */
+typedef void (*crmpi_rte_command_fn_t)(struct crmpi_ctl_msg *msg);
+
+/** Start the reader thread. @return CRMPI_OK, CRMPI_ERR_NOT_FOUND (no agent), or
+ *  CRMPI_ERR_OUT_OF_RESOURCE (logged). */
+int crmpi_rte_reader_start(crmpi_rte_command_fn_t command_fn);
+
+/**
+ * Stop it: tell the agent that no checkpoint may start from now on (CR_STOP), and wait for
+ * the reader to finish the command it may be running and end. Called without the library
+ * lock (a command in progress needs it). A no-op without a reader.
+ */
+int crmpi_rte_reader_stop(void);
+
+/**
+ * Reader thread only: the next command from the agent, waiting up to `timeout_ms` (0:
+ * only what is there, -1: forever).
+ * @return CRMPI_OK with *msg_out (the caller frees it), CRMPI_ERR_TIMEOUT,
+ *         CRMPI_ERR_RESOURCE_BUSY (a reply for another thread was read; call again), or a
+ *         transport error (the agent is gone).
+ */
+int crmpi_rte_command_wait(int timeout_ms, struct crmpi_ctl_msg *msg_out);
+
+/** Send a message of the C/R protocol to the agent (any thread; whole messages). */
+struct crmpi_buf;
+int crmpi_rte_command_send(int type, uint32_t seq, int32_t status, const struct crmpi_buf *payload);
+
 /* Encoding of the job facts in CRMPI_CTL_JOB_INFO (runtime/job_info.c, used by the agent
  * to send and by the rank to receive). */
-struct crmpi_buf;
 void crmpi_rte_job_info_pack(const crmpi_rte_job_info_t *info, struct crmpi_buf *buf);
 /** Fills *info_out (node_of_rank malloc'ed) only on CRMPI_OK; CRMPI_ERR_PROTO otherwise. */
 int crmpi_rte_job_info_unpack(struct crmpi_buf *buf, crmpi_rte_job_info_t *info_out);

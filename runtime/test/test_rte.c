@@ -32,7 +32,11 @@ typedef struct fake_agent {
     int num_keys;
     int fences;    /* FENCE requests seen */
     int finalized; /* FINALIZE seen */
+    int cr_stops;  /* CR_STOP seen */
 } fake_agent_t;
+
+/* Command types of the reader-thread test (any type but REPLY is a command). */
+enum { TEST_CMD_START = 250, TEST_CMD_ANSWER, TEST_CMD_NEXT };
 
 static void *fake_agent_main(void *arg)
 {
@@ -52,6 +56,9 @@ static void *fake_agent_main(void *arg)
             crmpi_buf_get_str(&req, &key);
             crmpi_buf_get_bytes(&req, &data, &len);
             status = crmpi_buf_get_done(&req);
+            /* The reader test: a command overtakes the reply the main thread waits for. */
+            if (status == CRMPI_OK && strcmp(key, "trigger") == 0)
+                crmpi_ctl_send(agent->fd, (crmpi_ctl_type_t)TEST_CMD_START, 77, CRMPI_OK, NULL, 0);
             if (status == CRMPI_OK && agent->num_keys < FAKE_MAX_KEYS && len <= 64) {
                 snprintf(agent->keys[agent->num_keys], 64, "%s", key);
                 memcpy(agent->values[agent->num_keys], data, len);
@@ -73,6 +80,15 @@ static void *fake_agent_main(void *arg)
             }
         } else if (msg.hdr.type == CRMPI_CTL_FINALIZE) {
             agent->finalized = 1;
+        } else if (msg.hdr.type == CRMPI_CTL_CR_STOP) {
+            agent->cr_stops++;
+        } else if (msg.hdr.type == TEST_CMD_ANSWER) {
+            /* Not a request: the rank's answer to a command; the agent sends the next. */
+            crmpi_ctl_send(agent->fd, (crmpi_ctl_type_t)TEST_CMD_NEXT, msg.hdr.seq, CRMPI_OK, NULL,
+                           0);
+            crmpi_buf_free(&reply);
+            crmpi_ctl_msg_free(&msg);
+            continue;
         } else {
             status = CRMPI_ERR_PROTO;
         }
@@ -152,6 +168,84 @@ static void test_modex_round_trip(void **state)
     unsetenv("CRMPI_CTL_FD");
 }
 
+/* What the reader thread's command function saw and did (test_reader_thread). */
+static struct {
+    int commands;      /* TEST_CMD_START handled */
+    int fence_rc;      /* of the request it made itself */
+    int next_rc;       /* of waiting for TEST_CMD_NEXT */
+    uint32_t next_seq; /* TEST_CMD_NEXT's seq */
+    pthread_t thread;  /* where it ran */
+    volatile int done; /* finished */
+} reader_seen;
+
+static void reader_command(crmpi_ctl_msg_t *msg)
+{
+    crmpi_ctl_msg_t next;
+
+    reader_seen.thread = pthread_self();
+    if (msg->hdr.type == TEST_CMD_START) {
+        reader_seen.commands++;
+        reader_seen.fence_rc = crmpi_rte_fence(0); /* the reader's own request */
+        crmpi_rte_command_send(TEST_CMD_ANSWER, msg->hdr.seq, CRMPI_OK, NULL);
+        do {
+            reader_seen.next_rc = crmpi_rte_command_wait(5000, &next);
+        } while (reader_seen.next_rc == CRMPI_ERR_RESOURCE_BUSY);
+        if (reader_seen.next_rc == CRMPI_OK) {
+            reader_seen.next_seq = next.hdr.type == TEST_CMD_NEXT ? next.hdr.seq : 0;
+            crmpi_ctl_msg_free(&next);
+        }
+        __atomic_store_n(&reader_seen.done, 1, __ATOMIC_RELEASE);
+    }
+    crmpi_ctl_msg_free(msg);
+}
+
+/* With the reader thread, a command that arrives while the main thread waits for a reply
+ * goes to the command function on the reader; the main thread still gets its reply; the
+ * command function can make requests and wait for further commands; stopping tells the
+ * agent and ends the thread, and requests then work as before. */
+static void test_reader_thread(void **state)
+{
+    int sv[2];
+    uint32_t node_of_rank[1] = {0};
+    fake_agent_t agent = {
+        .info = {
+            .jobid = 1, .size = 1, .local_size = 1, .num_nodes = 1, .node_of_rank = node_of_rank}};
+    pthread_t thread;
+    char fd_text[16];
+    crmpi_rte_job_info_t info;
+
+    (void)state;
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    agent.fd = sv[0];
+    assert_int_equal(pthread_create(&thread, NULL, fake_agent_main, &agent), 0);
+    snprintf(fd_text, sizeof(fd_text), "%d", sv[1]);
+    setenv("CRMPI_CTL_FD", fd_text, 1);
+    assert_int_equal(crmpi_rte_init(&info), CRMPI_OK);
+
+    assert_int_equal(crmpi_rte_reader_start(reader_command), CRMPI_OK);
+    assert_int_equal(crmpi_rte_modex_publish("trigger", "x", 1), CRMPI_OK);
+    for (int i = 0; i < 5000 && !__atomic_load_n(&reader_seen.done, __ATOMIC_ACQUIRE); i++)
+        usleep(1000);
+    assert_int_equal(reader_seen.done, 1);
+    assert_int_equal(reader_seen.commands, 1);
+    assert_false(pthread_equal(reader_seen.thread, pthread_self()));
+    assert_int_equal(reader_seen.fence_rc, CRMPI_OK);
+    assert_int_equal(reader_seen.next_rc, CRMPI_OK);
+    assert_int_equal(reader_seen.next_seq, 77);
+    /* A request from the main thread while the reader runs. */
+    assert_int_equal(crmpi_rte_modex_publish("after", "y", 1), CRMPI_OK);
+    assert_int_equal(crmpi_rte_reader_stop(), CRMPI_OK);
+    assert_int_equal(agent.cr_stops, 1);
+    assert_int_equal(agent.num_keys, 2);
+
+    assert_int_equal(crmpi_rte_finalize(), CRMPI_OK); /* no reader: direct replies again */
+    assert_int_equal(agent.finalized, 1);
+    close(sv[1]);
+    pthread_join(thread, NULL);
+    close(sv[0]);
+    unsetenv("CRMPI_CTL_FD");
+}
+
 static void test_job_info_rejects_inconsistent_facts(void **state)
 {
     uint32_t node_of_rank[2] = {0, 0};
@@ -219,6 +313,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_modex_round_trip),
+        cmocka_unit_test(test_reader_thread),
         cmocka_unit_test(test_job_info_rejects_inconsistent_facts),
         cmocka_unit_test(test_ctl_framing_errors),
     };

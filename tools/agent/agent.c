@@ -432,6 +432,7 @@ static int agent_serve_rank(agent_state_t *st)
     case CRMPI_CTL_MODEX_GET: status = agent_modex_get(st, &req, &reply); break;
     case CRMPI_CTL_ABORT: status = agent_forward_abort(st, &req); break;
     case CRMPI_CTL_FINALIZE: status = CRMPI_OK; break;
+    case CRMPI_CTL_CR_STOP: status = CRMPI_OK; break; /* checkpoints refused from now on */
     case CRMPI_CTL_INIT_EXIT: {
         int32_t raw;
         if (crmpi_buf_get_i32(&req, &raw) == CRMPI_OK) {
