@@ -37,10 +37,6 @@ int crmpi_inc_pre_checkpoint(void);
 /** Rebuild what pre-checkpoint released; same job, same peers. */
 int crmpi_inc_continue(void);
 
-/**
- * The process was restored from an image.
- * @param job  the restart's job facts (same size and rank, new nodes and local ranks)
- */
-int crmpi_inc_restart(const crmpi_rte_job_info_t *job);
+/* crmpi_inc_restart(job): the restart phase, comes with ompi-restart. */
 
 #endif /* CRMPI_INC_H */

@@ -6,6 +6,7 @@
 #include "crmpi_status.h"
 #include "mpi_internal.h"
 #include "pml.h"
+#include "snapc.h"
 
 #pragma weak MPI_Finalize = PMPI_Finalize
 
@@ -15,6 +16,11 @@ int PMPI_Finalize(void)
 
     crmpi_lock();
     crmpi_mpi_require_active(func_name);
+    /* No checkpoint may start once Finalize has begun; one in progress ends first (it
+     * needs the lock). */
+    crmpi_unlock();
+    crmpi_snapc_app_finalize();
+    crmpi_lock();
     /* Finalized even if leaving the job fails: MPI cannot be used afterwards either way,
      * and the agent connection is gone. */
     crmpi_mpi_state.finalized = true;

@@ -19,6 +19,7 @@
 #include "mpi_internal.h"
 #include "param.h"
 #include "pml.h"
+#include "snapc.h"
 
 #pragma weak MPI_Init = PMPI_Init
 #pragma weak MPI_Init_thread = PMPI_Init_thread
@@ -197,6 +198,13 @@ static int init_run(int required, int *provided, const char *func_name)
     crmpi_mpi_state.thread_level = required;
     crmpi_mpi_state.main_thread = pthread_self();
     crmpi_mpi_state.initialized = true;
+    /* Checkpoints are possible from here to MPI_Finalize (mpirun --with-ft cr). */
+    rc = crmpi_snapc_app_init();
+    if (rc != CRMPI_OK) {
+        crmpi_log_error("%s: cannot start checkpoint/restart support (%s); the program exits",
+                        func_name, crmpi_strerror(rc));
+        goto err_unlock_exit;
+    }
     crmpi_unlock();
     *provided = required;
     return MPI_SUCCESS;

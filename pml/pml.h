@@ -209,6 +209,10 @@ bool crmpi_pml_cr_quiet(void);
 /** Stop quiescing: start the held sends in the order they were posted. */
 void crmpi_pml_cr_quiesce_end(void);
 
+/** The BML has chosen BTLs again (after a checkpoint, or a restart's new locality): take
+ *  each peer's protocol limits from its new module. */
+void crmpi_pml_cr_transports_changed(void);
+
 /** The statistics of the current or last quiesce. */
 const crmpi_pml_cr_stats_t *crmpi_pml_cr_stats(void);
 

@@ -36,12 +36,22 @@ static void pml_ob1_peer_limits(pml_ob1_peer_t *peer, const crmpi_btl_module_t *
     peer->max_payload_frag = module->max_send_size - sizeof(pml_ob1_frag_hdr_t);
 }
 
-int crmpi_pml_init(void)
+void crmpi_pml_cr_transports_changed(void)
 {
     const crmpi_rte_job_info_t *job = &crmpi_mpi_state.job;
     uint64_t eager_param = 0;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+
+    crmpi_param_get_size("pml_ob1_eager_limit", &eager_param);
+    for (uint32_t p = 0; p < pml_ob1.num_peers; p++)
+        pml_ob1_peer_limits(&pml_ob1.peers[p], crmpi_bml_peers[p].module, eager_param);
+    pml_ob1.yield_when_idle = cores > 0 && job->local_size > (uint32_t)cores;
+}
+
+int crmpi_pml_init(void)
+{
+    const crmpi_rte_job_info_t *job = &crmpi_mpi_state.job;
     char *unreach_msg = NULL;
-    long cores;
     int rc;
 
     memset(&pml_ob1, 0, sizeof(pml_ob1));
@@ -50,7 +60,6 @@ int crmpi_pml_init(void)
     crmpi_btl_register_recv(PML_OB1_TAG_RNDV, pml_ob1_recv_cb_rndv);
     crmpi_btl_register_recv(PML_OB1_TAG_ACK, pml_ob1_recv_cb_ack);
     crmpi_btl_register_recv(PML_OB1_TAG_FRAG, pml_ob1_recv_cb_frag);
-    crmpi_param_get_size("pml_ob1_eager_limit", &eager_param);
 
     rc = crmpi_bml_init(job, crmpi_mpi_state.rte_connected, &unreach_msg);
     if (rc == CRMPI_ERR_UNREACH) {
@@ -66,11 +75,7 @@ int crmpi_pml_init(void)
         crmpi_log_error("pml: out of memory for %u peers", job->size);
         return CRMPI_ERR_OUT_OF_RESOURCE;
     }
-    for (uint32_t p = 0; p < job->size; p++)
-        pml_ob1_peer_limits(&pml_ob1.peers[p], crmpi_bml_peers[p].module, eager_param);
-
-    cores = sysconf(_SC_NPROCESSORS_ONLN);
-    pml_ob1.yield_when_idle = cores > 0 && job->local_size > (uint32_t)cores;
+    crmpi_pml_cr_transports_changed();
 
     rc = crmpi_pml_add_comm(&crmpi_mpi_comm_world);
     if (rc == CRMPI_OK)

@@ -15,6 +15,10 @@ const crmpi_param_decl_t crmpi_core_params[] = {
      "Check the arguments of every MPI call and raise MPI_ERR_ARG and friends on bad ones; "
      "turning it off saves a few nanoseconds per call in debugged applications.",
      CRMPI_PARAM_LEVEL_TUNER},
+    {"ft_cr_enable", CRMPI_PARAM_BOOL, "false",
+     "Checkpoint/restart support in the ranks (mpirun --with-ft cr sets it): a C/R thread "
+     "in each rank answers ompi-checkpoint; off, nothing of it runs and it costs nothing.",
+     CRMPI_PARAM_LEVEL_USER},
     {"mpi_show_mca_params", CRMPI_PARAM_BOOL, "false",
      "At MPI_Init, rank 0 prints every parameter whose value is not its default, with "
      "where the value came from.",

@@ -275,9 +275,23 @@ const char *crmpi_ctl_type_name(uint16_t type)
     case CRMPI_CTL_REPLY: return "REPLY";
     case CRMPI_CTL_INIT_EXIT: return "INIT_EXIT";
     case CRMPI_CTL_CR_STOP: return "CR_STOP";
+    case CRMPI_CTL_CR_START: return "CR_START";
     case CRMPI_CTL_AGENT_HELLO: return "AGENT_HELLO";
     case CRMPI_CTL_AGENT_EXIT: return "AGENT_EXIT";
     case CRMPI_CTL_AGENT_ABORT: return "AGENT_ABORT";
+    case CRMPI_CTL_CKPT_BEGIN: return "CKPT_BEGIN";
+    case CRMPI_CTL_CKPT_BOOKMARKS: return "CKPT_BOOKMARKS";
+    case CRMPI_CTL_CKPT_EXPECT: return "CKPT_EXPECT";
+    case CRMPI_CTL_CKPT_DRAINED: return "CKPT_DRAINED";
+    case CRMPI_CTL_CKPT_SUSPEND: return "CKPT_SUSPEND";
+    case CRMPI_CTL_CKPT_READY: return "CKPT_READY";
+    case CRMPI_CTL_CKPT_DUMP: return "CKPT_DUMP";
+    case CRMPI_CTL_CKPT_DUMPED: return "CKPT_DUMPED";
+    case CRMPI_CTL_CKPT_CONTINUE: return "CKPT_CONTINUE";
+    case CRMPI_CTL_CKPT_CONTINUED: return "CKPT_CONTINUED";
+    case CRMPI_CTL_CKPT_ABORT: return "CKPT_ABORT";
+    case CRMPI_CTL_TOOL_CKPT: return "TOOL_CKPT";
+    case CRMPI_CTL_TOOL_PROGRESS: return "TOOL_PROGRESS";
     default: return "?";
     }
 }

@@ -37,10 +37,27 @@ typedef enum {
     CRMPI_CTL_REPLY,     /* any reply: status in the header, payload per request */
     CRMPI_CTL_INIT_EXIT, /* rank's init -> agent: i32 raw wait status of the rank */
     CRMPI_CTL_CR_STOP,   /* rank -> agent: no checkpoint from here on (MPI_Finalize); reply */
+    CRMPI_CTL_CR_START,  /* rank -> agent: its C/R thread reads the socket now; reply */
     /* agent <-> mpirun */
     CRMPI_CTL_AGENT_HELLO = 32, /* agent -> mpirun: u32 rank, u32 agent pid, u32 rank pid */
     CRMPI_CTL_AGENT_EXIT,       /* agent -> mpirun: u32 rank, i32 raw wait status */
     CRMPI_CTL_AGENT_ABORT,      /* agent -> mpirun: u32 rank, i32 errcode, str message */
+    /* A checkpoint (snapc.h): the header's seq is the checkpoint's sequence number; "down"
+     * goes mpirun -> agent -> rank, "up" the other way; every "up" carries a status. */
+    CRMPI_CTL_CKPT_BEGIN = 64, /* down: u32 flags (CRMPI_SNAPC_TERM, ...) */
+    CRMPI_CTL_CKPT_BOOKMARKS,  /* up: u32 n, then n x (u32 peer, u32 messages sent to it) */
+    CRMPI_CTL_CKPT_EXPECT,     /* down: u32 n, then n x (u32 peer, u32 messages it sent) */
+    CRMPI_CTL_CKPT_DRAINED,    /* up: u64 bookmark ns, u64 drain ns, u64 messages, u64 bytes */
+    CRMPI_CTL_CKPT_SUSPEND,    /* down: release what CRIU cannot take */
+    CRMPI_CTL_CKPT_READY,      /* up: u64 suspend ns; the rank waits, lock held */
+    CRMPI_CTL_CKPT_DUMP,       /* mpirun -> agent: str directory for this rank's images */
+    CRMPI_CTL_CKPT_DUMPED,     /* agent -> mpirun: u64 image bytes, u64 dump ns, str error */
+    CRMPI_CTL_CKPT_CONTINUE,   /* down: rebuild and go on */
+    CRMPI_CTL_CKPT_CONTINUED,  /* up: u64 continue ns */
+    CRMPI_CTL_CKPT_ABORT,      /* down: undo whatever was done, go on; up: the answer */
+    /* tools <-> mpirun (over mpirun's control socket, like the agents) */
+    CRMPI_CTL_TOOL_CKPT = 96, /* tool -> mpirun: u32 flags; replies TOOL_PROGRESS..., REPLY */
+    CRMPI_CTL_TOOL_PROGRESS,  /* mpirun -> tool: str one line of progress */
 } crmpi_ctl_type_t;
 
 typedef struct crmpi_ctl_hdr {

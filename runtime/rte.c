@@ -260,7 +260,8 @@ int crmpi_rte_reader_start(crmpi_rte_command_fn_t command_fn)
         crmpi_log_error("cannot start the checkpoint/restart thread: %s", strerror(err));
         return CRMPI_ERR_OUT_OF_RESOURCE;
     }
-    return CRMPI_OK;
+    /* From the reply on, the agent may send commands: the reader takes them. */
+    return crmpi_rte_request(CRMPI_CTL_CR_START, NULL, NULL);
 }
 
 int crmpi_rte_reader_stop(void)

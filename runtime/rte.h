@@ -78,8 +78,8 @@ struct crmpi_ctl_msg;
 /** Handle one command; the message is the callee's (crmpi_ctl_msg_free). */
 typedef void (*crmpi_rte_command_fn_t)(struct crmpi_ctl_msg *msg);
 
-/** Start the reader thread. @return CRMPI_OK, CRMPI_ERR_NOT_FOUND (no agent), or
- *  CRMPI_ERR_OUT_OF_RESOURCE (logged). */
+/** Start the reader thread, then tell the agent that commands may come (CR_START).
+ *  @return CRMPI_OK, CRMPI_ERR_NOT_FOUND (no agent), or an error (logged). */
 int crmpi_rte_reader_start(crmpi_rte_command_fn_t command_fn);
 
 /**

@@ -85,4 +85,13 @@ typedef enum {
 /** "draining", ... for messages and ompi-ps. */
 const char *crmpi_snapc_state_name(crmpi_snapc_state_t state);
 
+/*
+ * App coordinator (libmpi: snapc_app.c)
+ */
+/** At the end of MPI_Init: with ft_cr_enable and an agent, start the C/R thread. */
+int crmpi_snapc_app_init(void);
+/** At the start of MPI_Finalize, without the library lock (a checkpoint in progress needs
+ *  it): no checkpoint can start from here on; returns once the C/R thread has ended. */
+void crmpi_snapc_app_finalize(void);
+
 #endif /* CRMPI_SNAPC_H */

@@ -33,6 +33,7 @@ typedef struct fake_agent {
     int fences;    /* FENCE requests seen */
     int finalized; /* FINALIZE seen */
     int cr_stops;  /* CR_STOP seen */
+    int cr_starts; /* CR_START seen */
 } fake_agent_t;
 
 /* Command types of the reader-thread test (any type but REPLY is a command). */
@@ -82,6 +83,8 @@ static void *fake_agent_main(void *arg)
             agent->finalized = 1;
         } else if (msg.hdr.type == CRMPI_CTL_CR_STOP) {
             agent->cr_stops++;
+        } else if (msg.hdr.type == CRMPI_CTL_CR_START) {
+            agent->cr_starts++;
         } else if (msg.hdr.type == TEST_CMD_ANSWER) {
             /* Not a request: the rank's answer to a command; the agent sends the next. */
             crmpi_ctl_send(agent->fd, (crmpi_ctl_type_t)TEST_CMD_NEXT, msg.hdr.seq, CRMPI_OK, NULL,
@@ -223,6 +226,7 @@ static void test_reader_thread(void **state)
     assert_int_equal(crmpi_rte_init(&info), CRMPI_OK);
 
     assert_int_equal(crmpi_rte_reader_start(reader_command), CRMPI_OK);
+    assert_int_equal(agent.cr_starts, 1);
     assert_int_equal(crmpi_rte_modex_publish("trigger", "x", 1), CRMPI_OK);
     for (int i = 0; i < 5000 && !__atomic_load_n(&reader_seen.done, __ATOMIC_ACQUIRE); i++)
         usleep(1000);

@@ -35,6 +35,7 @@
 #include "ctl.h"
 #include "log.h"
 #include "rte.h"
+#include "snapc_local.h"
 
 extern char **environ;
 
@@ -56,6 +57,7 @@ typedef struct agent_state {
     int signal_fd;                       /* SIGTERM, SIGINT, SIGHUP, blocked in every thread */
     int signals_received;                /* of those, since the start */
     int init_alive;                      /* the init has not been reaped: signals go to it */
+    crmpi_snapc_local_t snapc;           /* the local checkpoint coordinator */
 } agent_state_t;
 
 /*
@@ -432,7 +434,25 @@ static int agent_serve_rank(agent_state_t *st)
     case CRMPI_CTL_MODEX_GET: status = agent_modex_get(st, &req, &reply); break;
     case CRMPI_CTL_ABORT: status = agent_forward_abort(st, &req); break;
     case CRMPI_CTL_FINALIZE: status = CRMPI_OK; break;
-    case CRMPI_CTL_CR_STOP: status = CRMPI_OK; break; /* checkpoints refused from now on */
+    case CRMPI_CTL_CR_START:
+        st->snapc.rank_ready = !st->snapc.rank_stopped;
+        status = CRMPI_OK;
+        break;
+    case CRMPI_CTL_CR_STOP:
+        st->snapc.rank_ready = false; /* checkpoints refused from now on */
+        st->snapc.rank_stopped = true;
+        status = CRMPI_OK;
+        break;
+    case CRMPI_CTL_CKPT_BOOKMARKS:
+    case CRMPI_CTL_CKPT_DRAINED:
+    case CRMPI_CTL_CKPT_READY:
+    case CRMPI_CTL_CKPT_CONTINUED:
+    case CRMPI_CTL_CKPT_ABORT:
+        /* Not requests: the rank's steps of a checkpoint, for mpirun. */
+        crmpi_snapc_local_from_rank(&st->snapc, &msg);
+        crmpi_buf_free(&reply);
+        crmpi_ctl_msg_free(&msg);
+        return CRMPI_OK;
     case CRMPI_CTL_INIT_EXIT: {
         int32_t raw;
         if (crmpi_buf_get_i32(&req, &raw) == CRMPI_OK) {
@@ -503,10 +523,17 @@ static void agent_run(agent_state_t *st)
             break;
         }
         if (fds[0].revents) {
-            /* mpirun closed its end: the job is over, whatever the rank is doing. */
-            crmpi_log_error("lost the connection to mpirun; ending rank %u", st->info.rank);
-            kill(st->child.init_pid, SIGKILL);
-            break;
+            crmpi_ctl_msg_t msg;
+
+            if (crmpi_ctl_recv(st->hnp_fd, &msg) == CRMPI_OK) {
+                crmpi_snapc_local_from_hnp(&st->snapc, &msg); /* checkpoints only */
+                crmpi_ctl_msg_free(&msg);
+            } else {
+                /* mpirun closed its end: the job is over, whatever the rank is doing. */
+                crmpi_log_error("lost the connection to mpirun; ending rank %u", st->info.rank);
+                kill(st->child.init_pid, SIGKILL);
+                break;
+            }
         }
         if (fds[1].revents && agent_serve_rank(st) == CRMPI_ERR_PEER_GONE) {
             ctl_open = 0;
@@ -612,6 +639,8 @@ int main(int argc, char **argv)
         rc = agent_ns_start(argv[argi], argv + argi, rank_env, getpid(), &st.child);
         if (rc == CRMPI_OK) {
             st.init_alive = 1;
+            st.snapc.hnp_fd = st.hnp_fd;
+            st.snapc.rank_fd = st.child.ctl_fd;
             rc = agent_hello_hnp(&st);
         }
     }

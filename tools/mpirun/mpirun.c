@@ -30,9 +30,11 @@
 #include "config.h"
 #include "crmpi_status.h"
 #include "ctl.h"
+#include "snapc_global.h"
 #include "log.h"
 #include "param.h"
 #include "plm.h"
+#include "session.h"
 
 static const crmpi_component_t *const mpirun_plm_components[] = {&plm_local_component, NULL};
 
@@ -42,17 +44,18 @@ static crmpi_framework_t mpirun_plm_framework = {
 };
 
 typedef struct mpirun_state {
-    mpirun_job_t job;           /* the job being run */
-    const plm_ops_t *plm;       /* the selected launch component */
-    int listen_fd;              /* control socket the agents connect to */
-    int signal_fd;              /* SIGINT, SIGTERM, SIGHUP, SIGCHLD */
-    int exit_code;              /* what mpirun will return; set by the first failure */
-    int failed;                 /* a failure was recorded (exit_code is final) */
-    int tearing_down;           /* SIGTERM was sent to the agents */
-    struct timespec kill_at;    /* when teardown escalates to SIGKILL */
-    int killed;                 /* SIGKILL was sent */
-    struct timespec timeout_at; /* --timeout deadline */
-    int64_t kill_grace_ms;      /* plm_local_kill_grace */
+    mpirun_job_t job;            /* the job being run */
+    const plm_ops_t *plm;        /* the selected launch component */
+    int listen_fd;               /* control socket the agents connect to */
+    int signal_fd;               /* SIGINT, SIGTERM, SIGHUP, SIGCHLD */
+    int exit_code;               /* what mpirun will return; set by the first failure */
+    int failed;                  /* a failure was recorded (exit_code is final) */
+    int tearing_down;            /* SIGTERM was sent to the agents */
+    struct timespec kill_at;     /* when teardown escalates to SIGKILL */
+    int killed;                  /* SIGKILL was sent */
+    struct timespec timeout_at;  /* --timeout deadline */
+    int64_t kill_grace_ms;       /* plm_local_kill_grace */
+    crmpi_snapc_global_t *snapc; /* the global checkpoint coordinator */
 } mpirun_state_t;
 
 static double mpirun_now(void)
@@ -139,6 +142,7 @@ static void mpirun_rank_ended(mpirun_state_t *st, int rank, int status)
         return;
     }
     agent->exited = true;
+    crmpi_snapc_global_rank_gone(st->snapc, rank);
     if (status == 0 || st->tearing_down) {
         return;
     }
@@ -186,6 +190,12 @@ static void mpirun_handle_agent_msg(mpirun_state_t *st, int rank)
             mpirun_teardown(st, SIGTERM);
         }
         break;
+    case CRMPI_CTL_CKPT_BOOKMARKS:
+    case CRMPI_CTL_CKPT_DRAINED:
+    case CRMPI_CTL_CKPT_READY:
+    case CRMPI_CTL_CKPT_DUMPED:
+    case CRMPI_CTL_CKPT_CONTINUED:
+    case CRMPI_CTL_CKPT_ABORT: crmpi_snapc_global_agent_msg(st->snapc, rank, &msg); break;
     default:
         crmpi_log_warn("agent of rank %d sent an unexpected %s", rank,
                        crmpi_ctl_type_name(msg.hdr.type));
@@ -209,6 +219,14 @@ static void mpirun_accept_agent(mpirun_state_t *st)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
     if (crmpi_ctl_recv(fd, &msg) != CRMPI_OK) {
         close(fd);
+        return;
+    }
+    if (msg.hdr.type == CRMPI_CTL_TOOL_CKPT) {
+        /* ompi-checkpoint: the coordinator keeps the connection until it answers. */
+        struct timeval none = {0};
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &none, sizeof(none));
+        crmpi_snapc_global_tool(st->snapc, fd, &msg);
+        crmpi_ctl_msg_free(&msg);
         return;
     }
     crmpi_buf_init_read(&buf, msg.payload, msg.hdr.len);
@@ -363,8 +381,8 @@ static int mpirun_all_done(const mpirun_state_t *st)
 static void mpirun_event_loop(mpirun_state_t *st)
 {
     const int np = st->job.map.np;
-    struct pollfd *fds = calloc((size_t)(2 + 3 * np), sizeof(*fds));
-    int *owner = calloc((size_t)(2 + 3 * np), sizeof(int));
+    struct pollfd *fds = calloc((size_t)(3 + 3 * np), sizeof(*fds));
+    int *owner = calloc((size_t)(3 + 3 * np), sizeof(int));
 
     if (!fds || !owner) {
         crmpi_log_error("out of memory in the event loop; terminating the job");
@@ -378,6 +396,8 @@ static void mpirun_event_loop(mpirun_state_t *st)
         int nfds = 0;
         fds[nfds++] = (struct pollfd){.fd = st->signal_fd, .events = POLLIN};
         fds[nfds++] = (struct pollfd){.fd = st->listen_fd, .events = POLLIN};
+        fds[nfds++] =
+            (struct pollfd){.fd = crmpi_snapc_global_tool_fd(st->snapc), .events = POLLIN};
         for (int rank = 0; rank < np; rank++) {
             const mpirun_agent_t *agent = &st->job.agents[rank];
             /* owner: rank * 3 + (0 ctl, 1 out, 2 err) */
@@ -416,12 +436,15 @@ static void mpirun_event_loop(mpirun_state_t *st)
                 mpirun_handle_signal(st);
             } else if (i == 1) {
                 mpirun_accept_agent(st);
+            } else if (i == 2) {
+                crmpi_snapc_global_tool_event(st->snapc);
             } else if (owner[i] % 3 == 0) {
                 mpirun_handle_agent_msg(st, owner[i] / 3);
             } else {
                 mpirun_forward(st, owner[i] / 3, owner[i] % 3 == 2);
             }
         }
+        crmpi_snapc_global_tick(st->snapc);
         now = mpirun_now();
         if (st->job.opts->timeout_s && !st->tearing_down &&
             now >= mpirun_ts_seconds(&st->timeout_at)) {
@@ -483,23 +506,19 @@ static void mpirun_shm_remove(const mpirun_job_t *job)
 
 static int mpirun_session_create(mpirun_job_t *job)
 {
-    const char *base = NULL;
     char parent[PATH_MAX];
 
-    if (crmpi_param_get_string("runtime_session_dir_base", &base) != CRMPI_OK || !base || !*base) {
-        base = getenv("TMPDIR");
+    if (crmpi_session_parent(parent, sizeof(parent)) != CRMPI_OK) {
+        crmpi_log_error("runtime_session_dir_base is too long");
+        return CRMPI_ERR_BAD_PARAM;
     }
-    if (!base || !*base) {
-        base = "/tmp";
-    }
-    snprintf(parent, sizeof(parent), "%s/crmpi-%u", base, (unsigned)getuid());
     if (mkdir(parent, 0700) < 0 && errno != EEXIST) {
         crmpi_log_error("cannot create %s: %s", parent, strerror(errno));
         return CRMPI_ERR_IO;
     }
     if ((size_t)snprintf(job->session_dir, sizeof(job->session_dir), "%s/%llu", parent,
                          (unsigned long long)job->jobid) >= sizeof(job->session_dir)) {
-        crmpi_log_error("session directory path under %s is too long", base);
+        crmpi_log_error("session directory path under %s is too long", parent);
         job->session_dir[0] = '\0';
         return CRMPI_ERR_BAD_PARAM;
     }
@@ -632,6 +651,61 @@ static int mpirun_report_pid(const mpirun_options_t *opts, uint64_t jobid)
     return CRMPI_OK;
 }
 
+static int mpirun_snapc_send(void *arg, int rank, crmpi_ctl_type_t type, uint32_t seq,
+                             const crmpi_buf_t *payload)
+{
+    mpirun_state_t *st = arg;
+    int fd = st->job.agents[rank].ctl_fd;
+
+    if (fd < 0)
+        return CRMPI_ERR_PEER_GONE;
+    return crmpi_ctl_send(fd, type, seq, CRMPI_OK, payload ? payload->data : NULL,
+                          payload ? payload->len : 0);
+}
+
+/* ompi-checkpoint --term: the images are written; the job ends, successfully. */
+static void mpirun_snapc_terminate(void *arg)
+{
+    mpirun_state_t *st = arg;
+
+    crmpi_log_info("job %llu checkpointed; terminating it as ompi-checkpoint --term asked",
+                   (unsigned long long)st->job.jobid);
+    mpirun_teardown(st, SIGTERM);
+}
+
+/* The global checkpoint coordinator; with --with-ft cr the ranks run their C/R thread. */
+static int mpirun_snapc_create(mpirun_state_t *st, const mpirun_options_t *opts)
+{
+    crmpi_snapc_global_params_t params = {
+        .np = st->job.map.np,
+        .jobid = st->job.jobid,
+        .enabled = opts->with_ft_cr,
+        .send_fn = mpirun_snapc_send,
+        .terminate_fn = mpirun_snapc_terminate,
+        .arg = st,
+    };
+    const char *dir = NULL, *home = getenv("HOME");
+    char default_dir[4096];
+    int64_t timeout_s = 0;
+    int rc;
+
+    if (opts->with_ft_cr && crmpi_param_set_override("ft_cr_enable", "true") != CRMPI_OK) {
+        return CRMPI_ERROR;
+    }
+    if (crmpi_param_get_string("snapc_base_global_snapshot_dir", &dir) != CRMPI_OK || !dir ||
+        !*dir) {
+        snprintf(default_dir, sizeof(default_dir), "%s/crmpi_snapshots", home ? home : "/tmp");
+        dir = default_dir;
+    }
+    crmpi_param_get_int("snapc_base_timeout", &timeout_s);
+    params.snapshot_dir = dir;
+    params.timeout_s = (int)timeout_s;
+    rc = crmpi_snapc_global_create(&params, &st->snapc);
+    if (rc != CRMPI_OK)
+        crmpi_log_error("out of memory for the checkpoint coordinator");
+    return rc;
+}
+
 static int mpirun_prepare(mpirun_state_t *st, mpirun_options_t *opts)
 {
     char err[512], hostname[256];
@@ -676,7 +750,7 @@ static int mpirun_prepare(mpirun_state_t *st, mpirun_options_t *opts)
         st->job.agents[rank].out_fd = st->job.agents[rank].err_fd = -1;
         st->job.agents[rank].ctl_fd = -1;
     }
-    return CRMPI_OK;
+    return mpirun_snapc_create(st, opts);
 }
 
 int main(int argc, char **argv)
@@ -776,6 +850,7 @@ int main(int argc, char **argv)
     if (mpirun_plm_framework.is_open) {
         crmpi_framework_close(&mpirun_plm_framework);
     }
+    crmpi_snapc_global_destroy(st.snapc);
     mpirun_map_free(&st.job.map);
     free(st.job.agents);
     free(st.job.program);

@@ -1,0 +1,245 @@
+/*
+ * snapc_app.c: the application coordinator (snapc.h), in libmpi. It runs on the rank's
+ * C/R thread, the reader thread of the control socket (rte.h), and drives one checkpoint
+ * at a time through crcp and inc with the library lock held, so that the application's
+ * threads make no MPI call meanwhile (they wait for the lock inside their blocking calls).
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <time.h>
+
+#include "crcp.h"
+#include "crmpi_status.h"
+#include "ctl.h"
+#include "inc.h"
+#include "log.h"
+#include "mpi_internal.h"
+#include "param.h"
+#include "progress.h"
+#include "rte.h"
+#include "snapc.h"
+
+static bool snapc_app_running; /* the reader thread was started */
+
+static uint64_t snapc_app_now_ns(void)
+{
+    struct timespec now;
+
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
+/* Answer the coordinator: message `type` of checkpoint `seq`. */
+static void snapc_app_answer(crmpi_ctl_type_t type, uint32_t seq, int status, crmpi_buf_t *payload)
+{
+    int rc = crmpi_rte_command_send(type, seq, status, payload);
+
+    if (rc != CRMPI_OK)
+        crmpi_log_error("snapc: cannot send %s of checkpoint %u to the agent: %s",
+                        crmpi_ctl_type_name(type), seq, crmpi_strerror(rc));
+}
+
+/*
+ * Wait for the coordinator's next step of checkpoint `seq`, one of `want` (a zero-ended
+ * list). With `progress`, the PML keeps moving meanwhile: peers may still be draining
+ * messages from this rank. @return CRMPI_OK with *msg_out (the caller frees it),
+ * CRMPI_ERR_CKPT_ABORTED (the coordinator aborted the checkpoint), or the error that
+ * ended the control connection.
+ */
+static int snapc_app_wait(uint32_t seq, const crmpi_ctl_type_t *want, bool progress,
+                          crmpi_ctl_msg_t *msg_out)
+{
+    for (;;) {
+        crmpi_ctl_msg_t msg;
+        int rc = crmpi_rte_command_wait(progress ? 0 : -1, &msg);
+
+        if (rc == CRMPI_ERR_TIMEOUT || rc == CRMPI_ERR_RESOURCE_BUSY) {
+            if (progress)
+                crmpi_progress();
+            continue;
+        }
+        if (rc != CRMPI_OK)
+            return rc;
+        if (msg.hdr.seq == seq && msg.hdr.type == CRMPI_CTL_CKPT_ABORT) {
+            crmpi_ctl_msg_free(&msg);
+            return CRMPI_ERR_CKPT_ABORTED;
+        }
+        for (const crmpi_ctl_type_t *type = want; *type; type++) {
+            if (msg.hdr.seq == seq && msg.hdr.type == *type) {
+                *msg_out = msg;
+                return CRMPI_OK;
+            }
+        }
+        crmpi_log_warn("snapc: ignored %s (checkpoint %u) during checkpoint %u",
+                       crmpi_ctl_type_name(msg.hdr.type), msg.hdr.seq, seq);
+        crmpi_ctl_msg_free(&msg);
+    }
+}
+
+/* The bookmarks as sent in CKPT_BOOKMARKS and CKPT_EXPECT. */
+static void snapc_app_put_bookmarks(crmpi_buf_t *buf, const crmpi_crcp_bookmark_t *marks,
+                                    size_t count)
+{
+    crmpi_buf_put_u32(buf, (uint32_t)count);
+    for (size_t i = 0; i < count; i++) {
+        crmpi_buf_put_u32(buf, marks[i].peer);
+        crmpi_buf_put_u32(buf, marks[i].count);
+    }
+}
+
+static int snapc_app_get_bookmarks(crmpi_ctl_msg_t *msg, crmpi_crcp_bookmark_t **marks_out,
+                                   size_t *count_out)
+{
+    crmpi_buf_t buf;
+    uint32_t count = 0;
+    crmpi_crcp_bookmark_t *marks;
+
+    crmpi_buf_init_read(&buf, msg->payload, msg->hdr.len);
+    if (crmpi_buf_get_u32(&buf, &count) != CRMPI_OK || count > crmpi_mpi_state.job.size)
+        return CRMPI_ERR_PROTO;
+    marks = calloc(count ? count : 1, sizeof(*marks));
+    if (!marks)
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    for (uint32_t i = 0; i < count; i++) {
+        crmpi_buf_get_u32(&buf, &marks[i].peer);
+        crmpi_buf_get_u32(&buf, &marks[i].count);
+    }
+    if (crmpi_buf_get_done(&buf) != CRMPI_OK) {
+        free(marks);
+        return CRMPI_ERR_PROTO;
+    }
+    *marks_out = marks;
+    *count_out = count;
+    return CRMPI_OK;
+}
+
+/* Bookmarks up, expected counts down, then the drain. */
+static int snapc_app_quiesce(uint32_t seq)
+{
+    static const crmpi_ctl_type_t want_expect[] = {CRMPI_CTL_CKPT_EXPECT, 0};
+    crmpi_crcp_bookmark_t *marks = NULL;
+    const crmpi_crcp_stats_t *stats;
+    crmpi_ctl_msg_t msg;
+    crmpi_buf_t buf;
+    size_t count = 0;
+    int rc;
+
+    rc = crmpi_crcp_bookmarks(&marks, &count);
+    crmpi_buf_init(&buf);
+    if (rc == CRMPI_OK)
+        snapc_app_put_bookmarks(&buf, marks, count);
+    free(marks);
+    snapc_app_answer(CRMPI_CTL_CKPT_BOOKMARKS, seq, rc, &buf);
+    crmpi_buf_free(&buf);
+    if (rc != CRMPI_OK)
+        return rc;
+
+    rc = snapc_app_wait(seq, want_expect, true, &msg);
+    if (rc != CRMPI_OK)
+        return rc;
+    rc = snapc_app_get_bookmarks(&msg, &marks, &count);
+    crmpi_ctl_msg_free(&msg);
+    if (rc == CRMPI_OK) {
+        /* The coordinator aborts everyone when a rank's drain fails: no deadline here. */
+        rc = crmpi_crcp_drain(marks, count, -1);
+        free(marks);
+    }
+    stats = crmpi_crcp_last_stats();
+    crmpi_buf_init(&buf);
+    crmpi_buf_put_u64(&buf, stats->bookmark_ns);
+    crmpi_buf_put_u64(&buf, stats->drain_ns);
+    crmpi_buf_put_u64(&buf, stats->messages_drained);
+    crmpi_buf_put_u64(&buf, stats->bytes_pulled);
+    snapc_app_answer(CRMPI_CTL_CKPT_DRAINED, seq, rc, &buf);
+    crmpi_buf_free(&buf);
+    return rc;
+}
+
+/* One checkpoint, from CKPT_BEGIN to the answer that lets the job go on. */
+static void snapc_app_checkpoint(uint32_t seq)
+{
+    static const crmpi_ctl_type_t want_suspend[] = {CRMPI_CTL_CKPT_SUSPEND, 0};
+    static const crmpi_ctl_type_t want_end[] = {CRMPI_CTL_CKPT_CONTINUE, 0};
+    bool suspended = false;
+    crmpi_ctl_msg_t msg;
+    crmpi_buf_t buf;
+    uint64_t start;
+    int rc;
+
+    crmpi_lock();
+    rc = snapc_app_quiesce(seq);
+    if (rc == CRMPI_OK)
+        rc = snapc_app_wait(seq, want_suspend, true, &msg);
+    if (rc == CRMPI_OK) {
+        crmpi_ctl_msg_free(&msg);
+        start = snapc_app_now_ns();
+        rc = crmpi_inc_pre_checkpoint();
+        suspended = true; /* even after a failure: continue rebuilds what was released */
+        crmpi_buf_init(&buf);
+        crmpi_buf_put_u64(&buf, snapc_app_now_ns() - start);
+        snapc_app_answer(CRMPI_CTL_CKPT_READY, seq, rc, &buf);
+        crmpi_buf_free(&buf);
+    }
+    /* Now the dump happens (the agent runs CRIU), or the checkpoint was aborted. */
+    if (rc == CRMPI_OK)
+        rc = snapc_app_wait(seq, want_end, false, &msg);
+    else if (rc != CRMPI_ERR_CKPT_ABORTED && rc != CRMPI_ERR_PEER_GONE && rc != CRMPI_ERR_IO)
+        rc = snapc_app_wait(seq, want_end, false, &msg); /* the abort that must follow */
+    if (rc == CRMPI_OK)
+        crmpi_ctl_msg_free(&msg);
+
+    start = snapc_app_now_ns();
+    int end_rc = suspended ? crmpi_inc_continue() : CRMPI_OK;
+    crmpi_crcp_release();
+    crmpi_unlock();
+    crmpi_buf_init(&buf);
+    crmpi_buf_put_u64(&buf, snapc_app_now_ns() - start);
+    snapc_app_answer(rc == CRMPI_OK ? CRMPI_CTL_CKPT_CONTINUED : CRMPI_CTL_CKPT_ABORT, seq, end_rc,
+                     &buf);
+    crmpi_buf_free(&buf);
+    if (end_rc != CRMPI_OK) {
+        /* The transports could not be rebuilt: this rank cannot communicate any more. */
+        crmpi_mpi_abort_job(MPI_ERR_OTHER,
+                            "checkpoint %u: the transports could not be "
+                            "rebuilt after the checkpoint (%s)",
+                            seq, crmpi_strerror(end_rc));
+    }
+}
+
+static void snapc_app_command(crmpi_ctl_msg_t *msg)
+{
+    switch (msg->hdr.type) {
+    case CRMPI_CTL_CKPT_BEGIN: snapc_app_checkpoint(msg->hdr.seq); break;
+    case CRMPI_CTL_CKPT_ABORT:
+        /* For a checkpoint this rank has already left (or never joined): nothing to undo. */
+        break;
+    default:
+        crmpi_log_warn("snapc: the agent sent an unexpected %s",
+                       crmpi_ctl_type_name(msg->hdr.type));
+        break;
+    }
+    crmpi_ctl_msg_free(msg);
+}
+
+int crmpi_snapc_app_init(void)
+{
+    bool enabled = false;
+    int rc;
+
+    crmpi_param_get_bool("ft_cr_enable", &enabled);
+    if (!enabled || !crmpi_mpi_state.rte_connected)
+        return CRMPI_OK;
+    rc = crmpi_rte_reader_start(snapc_app_command);
+    if (rc == CRMPI_OK)
+        snapc_app_running = true;
+    return rc;
+}
+
+void crmpi_snapc_app_finalize(void)
+{
+    if (!snapc_app_running)
+        return;
+    crmpi_rte_reader_stop();
+    snapc_app_running = false;
+}

@@ -1,0 +1,461 @@
+/*
+ * snapc_global.c: the global coordinator (snapc_global.h): one checkpoint at a time, each
+ * step sent to every agent and finished when every rank has answered it; the bookmarks
+ * transposed into each rank's expected counts; any failure or timeout aborts the
+ * checkpoint everywhere and the job goes on.
+ */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "crmpi_status.h"
+#include "log.h"
+#include "snapc_global.h"
+
+/* What the coordinator waits for. */
+typedef enum {
+    SNAPC_STEP_IDLE,
+    SNAPC_STEP_BOOKMARKS, /* CKPT_BEGIN sent */
+    SNAPC_STEP_DRAINED,   /* CKPT_EXPECT sent */
+    SNAPC_STEP_READY,     /* CKPT_SUSPEND sent */
+    SNAPC_STEP_DUMPED,    /* CKPT_DUMP sent */
+    SNAPC_STEP_CONTINUED, /* CKPT_CONTINUE sent */
+} snapc_step_t;
+
+/* One rank's bookmarks: messages it sent to each peer. */
+typedef struct snapc_marks {
+    uint32_t count;
+    uint32_t *pairs; /* peer, messages; 2 * count entries */
+} snapc_marks_t;
+
+struct crmpi_snapc_global {
+    crmpi_snapc_global_params_t params;
+    char *snapshot_dir;    /* owned copy of params.snapshot_dir */
+    snapc_step_t step;     /* IDLE or what is awaited */
+    uint32_t seq;          /* current (or last) checkpoint */
+    uint32_t flags;        /* its CRMPI_SNAPC_* flags */
+    int tool_fd;           /* the tool that asked, -1 when gone */
+    bool *answered;        /* per rank: answered the current step */
+    int num_answered;      /* of np */
+    snapc_marks_t *marks;  /* per rank, from CKPT_BOOKMARKS */
+    double step_started;   /* CLOCK_MONOTONIC seconds */
+    double started;        /* the checkpoint's start */
+    double phase_s[6];     /* wall time of each step, by snapc_step_t */
+    uint64_t image_bytes;  /* sum of CKPT_DUMPED */
+    uint64_t max_drain_ns; /* slowest rank's drain */
+};
+
+static double snapc_global_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static const char *snapc_global_step_name(snapc_step_t step)
+{
+    switch (step) {
+    case SNAPC_STEP_IDLE: return "idle";
+    case SNAPC_STEP_BOOKMARKS: return "bookmark exchange";
+    case SNAPC_STEP_DRAINED: return "drain";
+    case SNAPC_STEP_READY: return "suspend";
+    case SNAPC_STEP_DUMPED: return "dump";
+    case SNAPC_STEP_CONTINUED: return "continue";
+    }
+    return "?";
+}
+
+int crmpi_snapc_global_create(const crmpi_snapc_global_params_t *params,
+                              crmpi_snapc_global_t **global_out)
+{
+    crmpi_snapc_global_t *global = calloc(1, sizeof(*global));
+
+    if (!global)
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    global->params = *params;
+    global->snapshot_dir = strdup(params->snapshot_dir ? params->snapshot_dir : "");
+    global->answered = calloc((size_t)params->np, sizeof(bool));
+    global->marks = calloc((size_t)params->np, sizeof(snapc_marks_t));
+    global->tool_fd = -1;
+    if (!global->snapshot_dir || !global->answered || !global->marks) {
+        crmpi_snapc_global_destroy(global);
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    }
+    *global_out = global;
+    return CRMPI_OK;
+}
+
+static void snapc_global_marks_free(crmpi_snapc_global_t *global)
+{
+    for (int rank = 0; rank < global->params.np; rank++) {
+        free(global->marks[rank].pairs);
+        global->marks[rank] = (snapc_marks_t){0};
+    }
+}
+
+void crmpi_snapc_global_destroy(crmpi_snapc_global_t *global)
+{
+    if (!global)
+        return;
+    if (global->tool_fd >= 0)
+        close(global->tool_fd);
+    if (global->marks)
+        snapc_global_marks_free(global);
+    free(global->marks);
+    free(global->answered);
+    free(global->snapshot_dir);
+    free(global);
+}
+
+crmpi_snapc_state_t crmpi_snapc_global_state(const crmpi_snapc_global_t *global)
+{
+    switch (global->step) {
+    case SNAPC_STEP_IDLE: return CRMPI_SNAPC_IDLE;
+    case SNAPC_STEP_BOOKMARKS:
+    case SNAPC_STEP_DRAINED: return CRMPI_SNAPC_DRAINING;
+    case SNAPC_STEP_READY: return CRMPI_SNAPC_SUSPENDING;
+    case SNAPC_STEP_DUMPED:
+    case SNAPC_STEP_CONTINUED: return CRMPI_SNAPC_DUMPING;
+    }
+    return CRMPI_SNAPC_IDLE;
+}
+
+int crmpi_snapc_global_tool_fd(const crmpi_snapc_global_t *global)
+{
+    return global->tool_fd;
+}
+
+/* A line of progress for the tool; a tool that is gone is not an error here. */
+__attribute__((format(printf, 2, 3))) static void
+snapc_global_progress(crmpi_snapc_global_t *global, const char *fmt, ...)
+{
+    char line[512];
+    crmpi_buf_t buf;
+    va_list ap;
+
+    if (global->tool_fd < 0)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    crmpi_buf_init(&buf);
+    crmpi_buf_put_str(&buf, line);
+    crmpi_ctl_send(global->tool_fd, CRMPI_CTL_TOOL_PROGRESS, global->seq, CRMPI_OK, buf.data,
+                   buf.len);
+    crmpi_buf_free(&buf);
+}
+
+/* The tool's answer: the handle (status OK) or why not; then the tool's part is over. */
+static void snapc_global_tool_reply(crmpi_snapc_global_t *global, int fd, uint32_t seq, int status,
+                                    const char *text)
+{
+    crmpi_buf_t buf;
+
+    crmpi_buf_init(&buf);
+    crmpi_buf_put_str(&buf, text);
+    crmpi_ctl_send(fd, CRMPI_CTL_REPLY, seq, status, buf.data, buf.len);
+    crmpi_buf_free(&buf);
+    if (fd == global->tool_fd)
+        global->tool_fd = -1;
+    close(fd);
+}
+
+/* Send one step to every agent and wait for all of them. */
+static void snapc_global_step_all(crmpi_snapc_global_t *global, snapc_step_t step,
+                                  crmpi_ctl_type_t type, const crmpi_buf_t *payload)
+{
+    double now = snapc_global_now();
+
+    global->phase_s[global->step] = now - global->step_started;
+    global->step = step;
+    global->step_started = now;
+    global->num_answered = 0;
+    memset(global->answered, 0, (size_t)global->params.np * sizeof(bool));
+    for (int rank = 0; rank < global->params.np; rank++) {
+        if (global->params.send_fn(global->params.arg, rank, type, global->seq, payload) !=
+            CRMPI_OK)
+            crmpi_log_warn("snapc: cannot send %s of checkpoint %u to rank %d's agent",
+                           crmpi_ctl_type_name(type), global->seq, rank);
+    }
+}
+
+/* Stop the checkpoint everywhere; the ranks undo what they did and go on. */
+static void snapc_global_abort(crmpi_snapc_global_t *global, const char *why)
+{
+    char text[768];
+
+    snprintf(text, sizeof(text),
+             "checkpoint %u of job %llu aborted during the %s: %s; the job "
+             "goes on and the last complete snapshot is unchanged",
+             global->seq, (unsigned long long)global->params.jobid,
+             snapc_global_step_name(global->step), why);
+    crmpi_log_warn("%s", text);
+    for (int rank = 0; rank < global->params.np; rank++)
+        global->params.send_fn(global->params.arg, rank, CRMPI_CTL_CKPT_ABORT, global->seq, NULL);
+    if (global->tool_fd >= 0)
+        snapc_global_tool_reply(global, global->tool_fd, global->seq, CRMPI_ERR_CKPT_ABORTED, text);
+    snapc_global_marks_free(global);
+    global->step = SNAPC_STEP_IDLE;
+}
+
+void crmpi_snapc_global_tool(crmpi_snapc_global_t *global, int fd, crmpi_ctl_msg_t *msg)
+{
+    crmpi_buf_t req;
+    uint32_t flags = 0;
+
+    crmpi_buf_init_read(&req, msg->payload, msg->hdr.len);
+    crmpi_buf_get_u32(&req, &flags);
+    if (msg->hdr.type != CRMPI_CTL_TOOL_CKPT || crmpi_buf_get_done(&req) != CRMPI_OK) {
+        snapc_global_tool_reply(global, fd, 0, CRMPI_ERR_PROTO, "malformed request");
+        return;
+    }
+    if (!global->params.enabled) {
+        snapc_global_tool_reply(global, fd, 0, CRMPI_ERR_NOT_SUPPORTED,
+                                "the job was not started with --with-ft cr, so it cannot be "
+                                "checkpointed");
+        return;
+    }
+    if (global->step != SNAPC_STEP_IDLE) {
+        char text[256];
+
+        snprintf(text, sizeof(text),
+                 "checkpoint %u is in progress (%s); one checkpoint at a time: try again "
+                 "when it has ended",
+                 global->seq, snapc_global_step_name(global->step));
+        snapc_global_tool_reply(global, fd, global->seq, CRMPI_ERR_RESOURCE_BUSY, text);
+        return;
+    }
+    global->seq++;
+    global->flags = flags;
+    global->tool_fd = fd;
+    global->started = snapc_global_now();
+    global->step_started = global->started;
+    global->image_bytes = 0;
+    global->max_drain_ns = 0;
+    memset(global->phase_s, 0, sizeof(global->phase_s));
+    crmpi_buf_t buf;
+    crmpi_buf_init(&buf);
+    crmpi_buf_put_u32(&buf, flags);
+    snapc_global_step_all(global, SNAPC_STEP_BOOKMARKS, CRMPI_CTL_CKPT_BEGIN, &buf);
+    crmpi_buf_free(&buf);
+}
+
+/* Rank `rank`'s expected counts: every (sender, messages) whose bookmarks name it. */
+static void snapc_global_expect_for(crmpi_snapc_global_t *global, int rank, crmpi_buf_t *buf)
+{
+    uint32_t count = 0;
+
+    for (int sender = 0; sender < global->params.np; sender++) {
+        const snapc_marks_t *marks = &global->marks[sender];
+
+        for (uint32_t i = 0; i < marks->count; i++)
+            count += marks->pairs[2 * i] == (uint32_t)rank;
+    }
+    crmpi_buf_put_u32(buf, count);
+    for (int sender = 0; sender < global->params.np; sender++) {
+        const snapc_marks_t *marks = &global->marks[sender];
+
+        for (uint32_t i = 0; i < marks->count; i++) {
+            if (marks->pairs[2 * i] == (uint32_t)rank) {
+                crmpi_buf_put_u32(buf, (uint32_t)sender);
+                crmpi_buf_put_u32(buf, marks->pairs[2 * i + 1]);
+            }
+        }
+    }
+}
+
+/* The whole job answered the current step: the next one. */
+static void snapc_global_advance(crmpi_snapc_global_t *global)
+{
+    crmpi_buf_t buf;
+    char dir[4096];
+
+    switch (global->step) {
+    case SNAPC_STEP_BOOKMARKS:
+        global->phase_s[SNAPC_STEP_BOOKMARKS] = snapc_global_now() - global->step_started;
+        global->step = SNAPC_STEP_DRAINED;
+        global->step_started = snapc_global_now();
+        global->num_answered = 0;
+        memset(global->answered, 0, (size_t)global->params.np * sizeof(bool));
+        for (int rank = 0; rank < global->params.np; rank++) {
+            crmpi_buf_init(&buf);
+            snapc_global_expect_for(global, rank, &buf);
+            global->params.send_fn(global->params.arg, rank, CRMPI_CTL_CKPT_EXPECT, global->seq,
+                                   &buf);
+            crmpi_buf_free(&buf);
+        }
+        snapc_global_marks_free(global);
+        break;
+    case SNAPC_STEP_DRAINED:
+        snapc_global_progress(global, "checkpoint %u: every channel drained (%.1f ms)", global->seq,
+                              (snapc_global_now() - global->started) * 1e3);
+        snapc_global_step_all(global, SNAPC_STEP_READY, CRMPI_CTL_CKPT_SUSPEND, NULL);
+        break;
+    case SNAPC_STEP_READY:
+        snapc_global_progress(global, "checkpoint %u: transports released; dumping the ranks",
+                              global->seq);
+        snprintf(dir, sizeof(dir), "%s/%llu.ckpt/%u", global->snapshot_dir,
+                 (unsigned long long)global->params.jobid, global->seq);
+        crmpi_buf_init(&buf);
+        crmpi_buf_put_str(&buf, dir);
+        crmpi_buf_put_u32(&buf, global->flags);
+        snapc_global_step_all(global, SNAPC_STEP_DUMPED, CRMPI_CTL_CKPT_DUMP, &buf);
+        crmpi_buf_free(&buf);
+        break;
+    case SNAPC_STEP_DUMPED:
+        snapc_global_progress(global, "checkpoint %u: %llu bytes of images written (%.1f s)",
+                              global->seq, (unsigned long long)global->image_bytes,
+                              snapc_global_now() - global->step_started);
+        if (global->flags & CRMPI_SNAPC_TERM) {
+            snprintf(dir, sizeof(dir), "%s/%llu.ckpt", global->snapshot_dir,
+                     (unsigned long long)global->params.jobid);
+            global->phase_s[SNAPC_STEP_DUMPED] = snapc_global_now() - global->step_started;
+            global->step = SNAPC_STEP_IDLE;
+            snapc_global_tool_reply(global, global->tool_fd, global->seq, CRMPI_OK, dir);
+            global->params.terminate_fn(global->params.arg);
+            break;
+        }
+        snapc_global_step_all(global, SNAPC_STEP_CONTINUED, CRMPI_CTL_CKPT_CONTINUE, NULL);
+        break;
+    case SNAPC_STEP_CONTINUED:
+        global->phase_s[SNAPC_STEP_CONTINUED] = snapc_global_now() - global->step_started;
+        global->step = SNAPC_STEP_IDLE;
+        snprintf(dir, sizeof(dir), "%s/%llu.ckpt", global->snapshot_dir,
+                 (unsigned long long)global->params.jobid);
+        crmpi_log_info(
+            "checkpoint %u of job %llu taken in %.3f s (drain %.1f ms, suspend "
+            "%.1f ms, dump %.3f s, continue %.1f ms)",
+            global->seq, (unsigned long long)global->params.jobid,
+            snapc_global_now() - global->started,
+            (global->phase_s[SNAPC_STEP_BOOKMARKS] + global->phase_s[SNAPC_STEP_DRAINED]) * 1e3,
+            global->phase_s[SNAPC_STEP_READY] * 1e3, global->phase_s[SNAPC_STEP_DUMPED],
+            global->phase_s[SNAPC_STEP_CONTINUED] * 1e3);
+        if (global->tool_fd >= 0)
+            snapc_global_tool_reply(global, global->tool_fd, global->seq, CRMPI_OK, dir);
+        break;
+    case SNAPC_STEP_IDLE: break;
+    }
+}
+
+/* The reason an agent or rank gave with a failed answer, when it sent one. */
+static void snapc_global_reason(const crmpi_ctl_msg_t *msg, char *why, size_t len)
+{
+    crmpi_buf_t buf;
+    const char *text = NULL;
+
+    crmpi_buf_init_read(&buf, msg->payload, msg->hdr.len);
+    if (crmpi_buf_get_str(&buf, &text) == CRMPI_OK && crmpi_buf_get_done(&buf) == CRMPI_OK && *text)
+        snprintf(why, len, "%s", text);
+    else
+        snprintf(why, len, "%s", crmpi_strerror(msg->hdr.status));
+}
+
+static int snapc_global_keep_marks(crmpi_snapc_global_t *global, int rank,
+                                   const crmpi_ctl_msg_t *msg)
+{
+    snapc_marks_t *marks = &global->marks[rank];
+    crmpi_buf_t buf;
+    uint32_t count;
+
+    crmpi_buf_init_read(&buf, msg->payload, msg->hdr.len);
+    if (crmpi_buf_get_u32(&buf, &count) != CRMPI_OK || count > (uint32_t)global->params.np)
+        return CRMPI_ERR_PROTO;
+    marks->pairs = calloc(2 * (size_t)count + 1, sizeof(uint32_t));
+    if (!marks->pairs)
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    marks->count = count;
+    for (uint32_t i = 0; i < 2 * count; i++)
+        crmpi_buf_get_u32(&buf, &marks->pairs[i]);
+    return crmpi_buf_get_done(&buf);
+}
+
+void crmpi_snapc_global_agent_msg(crmpi_snapc_global_t *global, int rank, crmpi_ctl_msg_t *msg)
+{
+    static const crmpi_ctl_type_t expected_type[] = {
+        [SNAPC_STEP_BOOKMARKS] = CRMPI_CTL_CKPT_BOOKMARKS,
+        [SNAPC_STEP_DRAINED] = CRMPI_CTL_CKPT_DRAINED,
+        [SNAPC_STEP_READY] = CRMPI_CTL_CKPT_READY,
+        [SNAPC_STEP_DUMPED] = CRMPI_CTL_CKPT_DUMPED,
+        [SNAPC_STEP_CONTINUED] = CRMPI_CTL_CKPT_CONTINUED,
+    };
+    char why[600];
+
+    /* Answers to an aborted or finished checkpoint (CKPT_ABORT included) end here. */
+    if (global->step == SNAPC_STEP_IDLE || msg->hdr.seq != global->seq)
+        return;
+    if (msg->hdr.type != expected_type[global->step] || global->answered[rank]) {
+        crmpi_log_warn("snapc: rank %d sent %s during the %s of checkpoint %u", rank,
+                       crmpi_ctl_type_name(msg->hdr.type), snapc_global_step_name(global->step),
+                       global->seq);
+        return;
+    }
+    if (msg->hdr.status != CRMPI_OK) {
+        char reason[512];
+
+        snapc_global_reason(msg, reason, sizeof(reason));
+        snprintf(why, sizeof(why), "rank %d: %s", rank, reason);
+        snapc_global_abort(global, why);
+        return;
+    }
+    if (global->step == SNAPC_STEP_BOOKMARKS && snapc_global_keep_marks(global, rank, msg)) {
+        snprintf(why, sizeof(why), "rank %d sent malformed bookmarks", rank);
+        snapc_global_abort(global, why);
+        return;
+    }
+    if (global->step == SNAPC_STEP_DUMPED) {
+        crmpi_buf_t buf;
+        uint64_t bytes = 0;
+
+        crmpi_buf_init_read(&buf, msg->payload, msg->hdr.len);
+        if (crmpi_buf_get_u64(&buf, &bytes) == CRMPI_OK)
+            global->image_bytes += bytes;
+    }
+    global->answered[rank] = true;
+    if (++global->num_answered == global->params.np)
+        snapc_global_advance(global);
+}
+
+void crmpi_snapc_global_tick(crmpi_snapc_global_t *global)
+{
+    char why[256];
+
+    if (global->step == SNAPC_STEP_IDLE || global->params.timeout_s <= 0 ||
+        snapc_global_now() - global->step_started < global->params.timeout_s)
+        return;
+    for (int rank = 0; rank < global->params.np; rank++) {
+        if (!global->answered[rank]) {
+            snprintf(why, sizeof(why),
+                     "rank %d (and %d more) did not answer within snapc_base_timeout (%d s)", rank,
+                     global->params.np - global->num_answered - 1, global->params.timeout_s);
+            break;
+        }
+    }
+    snapc_global_abort(global, why);
+}
+
+void crmpi_snapc_global_rank_gone(crmpi_snapc_global_t *global, int rank)
+{
+    char why[128];
+
+    if (global->step == SNAPC_STEP_IDLE)
+        return;
+    snprintf(why, sizeof(why), "rank %d ended", rank);
+    snapc_global_abort(global, why);
+}
+
+void crmpi_snapc_global_tool_event(crmpi_snapc_global_t *global)
+{
+    if (global->tool_fd < 0)
+        return;
+    /* A tool only waits; anything readable is its end (Ctrl-C) or garbage. */
+    close(global->tool_fd);
+    global->tool_fd = -1;
+    if (global->step != SNAPC_STEP_IDLE && global->step != SNAPC_STEP_CONTINUED)
+        snapc_global_abort(global, "ompi-checkpoint was interrupted");
+}

@@ -1,0 +1,68 @@
+/*
+ * snapc_global.h: the global coordinator (snapc.h), used by mpirun's event loop.
+ *
+ *   ompi-checkpoint --TOOL_CKPT--> mpirun: crmpi_snapc_global_tool  (one at a time)
+ *   agents --CKPT_* answers------> mpirun: crmpi_snapc_global_agent_msg
+ *   every loop turn                        crmpi_snapc_global_tick     (timeouts)
+ *   an agent or rank gone                  crmpi_snapc_global_rank_gone
+ *
+ * It sends to the agents through `send_fn`, reports to the tool over the tool's socket
+ * (TOOL_PROGRESS lines, then one REPLY whose payload is the snapshot handle or the reason
+ * of the failure), and tells mpirun through `terminate_fn` when a --term checkpoint has
+ * its images. Single-threaded: mpirun's event loop.
+ */
+#ifndef CRMPI_SNAPC_GLOBAL_H
+#define CRMPI_SNAPC_GLOBAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ctl.h"
+#include "snapc.h"
+
+typedef struct crmpi_snapc_global crmpi_snapc_global_t;
+
+/** Send a message to rank `rank`'s agent. @return CRMPI_OK or an error. */
+typedef int (*crmpi_snapc_send_fn_t)(void *arg, int rank, crmpi_ctl_type_t type, uint32_t seq,
+                                     const crmpi_buf_t *payload);
+/** The images of a --term checkpoint are complete: end the job, successfully. */
+typedef void (*crmpi_snapc_terminate_fn_t)(void *arg);
+
+typedef struct crmpi_snapc_global_params {
+    int np;                        /* ranks */
+    uint64_t jobid;                /* mpirun's pid */
+    bool enabled;                  /* the job runs with --with-ft cr */
+    const char *snapshot_dir;      /* where <jobid>.ckpt/ goes */
+    int timeout_s;                 /* each step's limit (snapc_base_timeout) */
+    crmpi_snapc_send_fn_t send_fn; /* to the agents */
+    crmpi_snapc_terminate_fn_t terminate_fn;
+    void *arg; /* for both */
+} crmpi_snapc_global_params_t;
+
+/** @return CRMPI_OK (*global_out to destroy), CRMPI_ERR_OUT_OF_RESOURCE. */
+int crmpi_snapc_global_create(const crmpi_snapc_global_params_t *params,
+                              crmpi_snapc_global_t **global_out);
+void crmpi_snapc_global_destroy(crmpi_snapc_global_t *global);
+
+/** A tool connected with its first message `msg` (TOOL_CKPT); the global takes `fd`. */
+void crmpi_snapc_global_tool(crmpi_snapc_global_t *global, int fd, crmpi_ctl_msg_t *msg);
+
+/** The tool's socket, to poll for its going away (-1 when none). */
+int crmpi_snapc_global_tool_fd(const crmpi_snapc_global_t *global);
+/** It became readable or hung up: a tool that leaves before the images are written
+ *  aborts the checkpoint (ompi-checkpoint interrupted by Ctrl-C). */
+void crmpi_snapc_global_tool_event(crmpi_snapc_global_t *global);
+
+/** A CKPT_* message from rank `rank`'s agent (the caller frees it). */
+void crmpi_snapc_global_agent_msg(crmpi_snapc_global_t *global, int rank, crmpi_ctl_msg_t *msg);
+
+/** Check the current step's deadline. */
+void crmpi_snapc_global_tick(crmpi_snapc_global_t *global);
+
+/** Rank `rank` (or its agent) ended: a checkpoint in progress is aborted. */
+void crmpi_snapc_global_rank_gone(crmpi_snapc_global_t *global, int rank);
+
+/** IDLE, or the step the current checkpoint is in. */
+crmpi_snapc_state_t crmpi_snapc_global_state(const crmpi_snapc_global_t *global);
+
+#endif /* CRMPI_SNAPC_GLOBAL_H */

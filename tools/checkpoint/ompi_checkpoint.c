@@ -1,0 +1,209 @@
+/*
+ * ompi_checkpoint.c: ompi-checkpoint, a global snapshot of a running job (DESIGN section
+ * 1). It asks the job's mpirun, whose global coordinator runs the checkpoint (snapc.h),
+ * shows progress when the checkpoint takes more than a second, and prints the snapshot
+ * handle as the last line of its standard output.
+ *
+ * Interrupting it (Ctrl-C) before the images are written aborts the checkpoint; the job
+ * goes on.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "component.h"
+#include "crmpi_status.h"
+#include "ctl.h"
+#include "log.h"
+#include "param.h"
+#include "session.h"
+#include "snapc.h"
+
+static const char ompi_checkpoint_usage[] =
+    "Usage: ompi-checkpoint [OPTION]... JOBID\n"
+    "Take a global snapshot of the running job JOBID (the pid of its mpirun, which was\n"
+    "started with --with-ft cr). The last line of the output is the snapshot handle, the\n"
+    "directory to give to ompi-restart.\n"
+    "\n"
+    "  --term           terminate the job once the snapshot's images are written\n"
+    "  --mca NAME VALUE set a parameter (runtime_session_dir_base, ...)\n"
+    "  -v, --verbose    show every step of the checkpoint\n"
+    "  -h, --help       this help\n"
+    "\n"
+    "Exit status: 0 when the snapshot was taken, 1 when it was not (the reason is on\n"
+    "stderr, and the job goes on), 2 for a bad command line.\n";
+
+typedef struct ompi_checkpoint_options {
+    uint64_t jobid;
+    uint32_t flags; /* CRMPI_SNAPC_* */
+    int verbose;
+} ompi_checkpoint_options_t;
+
+static double ompi_checkpoint_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* @return 0 (parsed), 1 (--help shown), 2 (bad command line, said why) */
+static int ompi_checkpoint_parse(int argc, char **argv, ompi_checkpoint_options_t *opts)
+{
+    const char *jobid_text = NULL;
+
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+
+        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+            fputs(ompi_checkpoint_usage, stdout);
+            return 1;
+        } else if (strcmp(arg, "--term") == 0) {
+            opts->flags |= CRMPI_SNAPC_TERM;
+        } else if (strcmp(arg, "-v") == 0 || strcmp(arg, "--verbose") == 0) {
+            opts->verbose++;
+        } else if (strcmp(arg, "--mca") == 0 || strcmp(arg, "-mca") == 0) {
+            if (i + 2 >= argc) {
+                crmpi_log_error("%s needs a name and a value", arg);
+                return 2;
+            }
+            crmpi_param_set_override(argv[i + 1], argv[i + 2]);
+            i += 2;
+        } else if (arg[0] == '-') {
+            crmpi_log_error("unknown option '%s' (see ompi-checkpoint --help)", arg);
+            return 2;
+        } else if (jobid_text) {
+            crmpi_log_error("one jobid only ('%s' and '%s' given)", jobid_text, arg);
+            return 2;
+        } else {
+            jobid_text = arg;
+        }
+    }
+    if (!jobid_text) {
+        crmpi_log_error("no jobid given (the pid of the job's mpirun; see --help)");
+        return 2;
+    }
+    char *end;
+    errno = 0;
+    unsigned long long jobid = strtoull(jobid_text, &end, 10);
+    if (errno || *end || jobid == 0 || jobid_text[0] == '-') {
+        crmpi_log_error("'%s' is not a jobid (the pid of the job's mpirun)", jobid_text);
+        return 2;
+    }
+    opts->jobid = jobid;
+    return 0;
+}
+
+/* Connect to the job's mpirun; says why not. @return the socket or -1. */
+static int ompi_checkpoint_connect(uint64_t jobid)
+{
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    int fd;
+
+    if (crmpi_session_job_socket(jobid, addr.sun_path, sizeof(addr.sun_path)) != CRMPI_OK) {
+        crmpi_log_error("the session directory path is too long (runtime_session_dir_base)");
+        return -1;
+    }
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        crmpi_log_error("socket: %s", strerror(errno));
+        return -1;
+    }
+    if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0)
+        return fd;
+    if (kill((pid_t)jobid, 0) < 0 && errno == ESRCH)
+        crmpi_log_error("no job %llu: no process has that pid (the jobid is the pid of the "
+                        "job's mpirun; see ompi-ps)",
+                        (unsigned long long)jobid);
+    else
+        crmpi_log_error("process %llu is not a crmpi mpirun of this user, or it has ended "
+                        "(cannot connect to %s: %s)",
+                        (unsigned long long)jobid, addr.sun_path, strerror(errno));
+    close(fd);
+    return -1;
+}
+
+int main(int argc, char **argv)
+{
+    ompi_checkpoint_options_t opts = {0};
+    crmpi_buf_t buf;
+    double start, last_note;
+    int fd, rc;
+
+    crmpi_log_set_who("ompi-checkpoint");
+    if (crmpi_catalog_register_all() != CRMPI_OK)
+        return 1;
+    rc = ompi_checkpoint_parse(argc, argv, &opts);
+    if (rc)
+        return rc == 1 ? 0 : 2;
+    crmpi_param_warn_unknown("ompi-checkpoint");
+    signal(SIGPIPE, SIG_IGN);
+    fd = ompi_checkpoint_connect(opts.jobid);
+    if (fd < 0)
+        return 1;
+
+    crmpi_buf_init(&buf);
+    crmpi_buf_put_u32(&buf, opts.flags);
+    rc = crmpi_ctl_send(fd, CRMPI_CTL_TOOL_CKPT, 0, CRMPI_OK, buf.data, buf.len);
+    crmpi_buf_free(&buf);
+    if (rc != CRMPI_OK) {
+        crmpi_log_error("cannot send the request to mpirun: %s", crmpi_strerror(rc));
+        return 1;
+    }
+    start = last_note = ompi_checkpoint_now();
+    for (;;) {
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        crmpi_ctl_msg_t msg;
+        const char *text = "";
+
+        if (poll(&pfd, 1, 1000) == 0) {
+            double now = ompi_checkpoint_now();
+
+            /* Long checkpoints show they are alive, once a second at most. */
+            if (now - last_note >= 1.0) {
+                fprintf(stderr, "ompi-checkpoint: job %llu: checkpoint in progress (%.0f s)\n",
+                        (unsigned long long)opts.jobid, now - start);
+                last_note = now;
+            }
+            continue;
+        }
+        rc = crmpi_ctl_recv(fd, &msg);
+        if (rc != CRMPI_OK) {
+            crmpi_log_error("mpirun closed the connection before answering (the job may have "
+                            "ended): %s",
+                            crmpi_strerror(rc));
+            return 1;
+        }
+        crmpi_buf_init_read(&buf, msg.payload, msg.hdr.len);
+        crmpi_buf_get_str(&buf, &text);
+        if (msg.hdr.type == CRMPI_CTL_TOOL_PROGRESS) {
+            if (opts.verbose || ompi_checkpoint_now() - start >= 1.0) {
+                fprintf(stderr, "ompi-checkpoint: %s\n", text);
+                last_note = ompi_checkpoint_now();
+            }
+            crmpi_ctl_msg_free(&msg);
+            continue;
+        }
+        rc = msg.hdr.type == CRMPI_CTL_REPLY ? msg.hdr.status : CRMPI_ERR_PROTO;
+        if (rc == CRMPI_OK) {
+            if (opts.verbose)
+                fprintf(stderr, "ompi-checkpoint: checkpoint %u taken in %.3f s\n", msg.hdr.seq,
+                        ompi_checkpoint_now() - start);
+            printf("%s\n", text);
+        } else {
+            crmpi_log_error("%s", *text ? text : crmpi_strerror(rc));
+        }
+        crmpi_ctl_msg_free(&msg);
+        close(fd);
+        return rc == CRMPI_OK ? 0 : 1;
+    }
+}
