@@ -17,14 +17,16 @@
  *                      while every restored task is still stopped
  *                  --> tasks run; the agent owns the new stdio pipes and control socket
  *
- * Lifecycle: crmpi_catalog_register_all() (declares crs_criu_binary) -> any number of
- * crs_criu_checkpoint() / crs_criu_restart() calls, in any order. No state is kept between
- * calls; everything a restart needs is in the images directory.
+ * Lifecycle: crmpi_catalog_register_all() (declares crs_criu_binary)
+ *   -> crmpi_framework_open(&crmpi_crs_framework) -> crmpi_framework_select_one()
+ *   -> any number of ops->checkpoint() / ops->restart() calls, in any order
+ *   -> crmpi_framework_close(). No state is kept between calls; everything a restart
+ * needs is in the images directory.
  *
  * Threading: calls are blocking (a dump takes as long as writing the rank's memory) and
  * must not run concurrently in one process: libcriu's notify callback has no user
  * argument, so the restart's context is a process-wide variable. The caller keeps SIGCHLD
- * at its default disposition (not ignored); crs_criu_restart() blocks it in the calling
+ * at its default disposition (not ignored); restart() blocks it in the calling
  * thread while CRIU runs, as libcriu requires.
  *
  * Inherit keys (how a restart matches new descriptors to the old ones). CRIU names every
@@ -74,12 +76,12 @@
 /* Name of the record this component writes beside the image, inside the images dir. */
 #define CRS_CRIU_META_FILE "crs-criu.meta"
 /* Descriptors of the init recorded as inherit keys: stdin, stdout, stderr, control. */
-#define CRS_CRIU_NUM_FDS 4
+#define CRS_NUM_FDS 4
 /* Longest inherit key ("socket:[4294967295]" and the like). */
-#define CRS_CRIU_KEY_MAX 48
+#define CRS_KEY_MAX 48
 
 /* What a checkpoint measured (set only on success). */
-typedef struct crs_criu_ckpt_result {
+typedef struct crs_ckpt_result {
     double dump_seconds;    /* wall time of criu's dump, freeze to last image byte */
     uint64_t image_bytes;   /* bytes of every file in the images dir after the dump */
     unsigned num_threads;   /* threads whose affinity was recorded */
@@ -88,16 +90,16 @@ typedef struct crs_criu_ckpt_result {
     uint64_t memdump_us;    /* CRIU: time spent collecting memory pages */
     uint64_t memwrite_us;   /* CRIU: time spent writing memory pages */
     uint64_t pages_written; /* CRIU: pages written to the image */
-} crs_criu_ckpt_result_t;
+} crs_ckpt_result_t;
 
-typedef struct crs_criu_ckpt_opts {
+typedef struct crs_ckpt_opts {
     pid_t init_pid;         /* the namespace's init as the caller sees it (agent_ns_child_t) */
     const char *images_dir; /* existing directory, empty or to be overwritten */
     const char *log_path;   /* CRIU's log; NULL means "<images_dir>/dump.log" */
     int terminate;          /* 0: leave the rank running; 1: CRIU kills it after the dump */
     char *errbuf;           /* on failure, the one-line message (may be NULL) */
     size_t errbuf_len;      /* bytes at errbuf */
-} crs_criu_ckpt_opts_t;
+} crs_ckpt_opts_t;
 
 /**
  * Dump the rank's whole pid namespace (the init and everything under it).
@@ -106,31 +108,31 @@ typedef struct crs_criu_ckpt_opts {
  *         meta file), CRMPI_ERR_NOT_SUPPORTED (the criu binary cannot run), CRMPI_ERROR
  *         (CRIU failed: its Error lines are quoted). On every error the rank keeps running.
  */
-int crs_criu_checkpoint(const crs_criu_ckpt_opts_t *opts, crs_criu_ckpt_result_t *result_out);
+typedef int (*crs_checkpoint_fn_t)(const crs_ckpt_opts_t *opts, crs_ckpt_result_t *result_out);
 
 /** One descriptor to hand to the restored tree. */
-typedef struct crs_criu_inherit {
+typedef struct crs_inherit {
     int rank_fd; /* descriptor number in the init at checkpoint: 0, 1, 2 or 3 */
     int fd;      /* the caller's new descriptor for it; stays the caller's (crs dups it) */
-} crs_criu_inherit_t;
+} crs_inherit_t;
 
 /**
  * Called at CRIU's "pre-resume", after affinity was re-applied, while every restored task
  * is stopped. Return CRMPI_OK, or an error to abort: the restored tree is then killed.
  */
-typedef int (*crs_criu_pre_resume_fn_t)(pid_t init_pid, void *arg);
+typedef int (*crs_pre_resume_fn_t)(pid_t init_pid, void *arg);
 
-typedef struct crs_criu_restart_opts {
-    const char *images_dir;              /* a directory written by crs_criu_checkpoint */
-    const char *log_path;                /* NULL means "<images_dir>/restore.log" */
-    const crs_criu_inherit_t *inherit;   /* one entry per "fd" line of the meta file */
-    size_t num_inherit;                  /* entries in inherit */
-    const char *cpuset;                  /* CPU list to remap onto ("0-1"); NULL: as recorded */
-    crs_criu_pre_resume_fn_t pre_resume; /* may be NULL */
-    void *pre_resume_arg;                /* passed to pre_resume */
-    char *errbuf;                        /* on failure, the one-line message (may be NULL) */
-    size_t errbuf_len;                   /* bytes at errbuf */
-} crs_criu_restart_opts_t;
+typedef struct crs_restart_opts {
+    const char *images_dir;         /* a directory written by checkpoint */
+    const char *log_path;           /* NULL means "<images_dir>/restore.log" */
+    const crs_inherit_t *inherit;   /* one entry per "fd" line of the meta file */
+    size_t num_inherit;             /* entries in inherit */
+    const char *cpuset;             /* CPU list to remap onto ("0-1"); NULL: as recorded */
+    crs_pre_resume_fn_t pre_resume; /* may be NULL */
+    void *pre_resume_arg;           /* passed to pre_resume */
+    char *errbuf;                   /* on failure, the one-line message (may be NULL) */
+    size_t errbuf_len;              /* bytes at errbuf */
+} crs_restart_opts_t;
 
 /**
  * Restore the images as a new pid namespace whose init becomes the caller's child.
@@ -140,13 +142,29 @@ typedef struct crs_criu_restart_opts {
  *         run), CRMPI_ERROR (CRIU failed, Error lines quoted; nothing was left running),
  *         or the pre_resume hook's error (the restored tree was killed and reaped).
  */
-int crs_criu_restart(const crs_criu_restart_opts_t *opts, pid_t *init_pid_out);
+typedef int (*crs_restart_fn_t)(const crs_restart_opts_t *opts, pid_t *init_pid_out);
 
 /**
  * The inherit key recorded for descriptor `rank_fd` of the init ("pipe:[1234]").
  * @return CRMPI_OK, CRMPI_ERR_NOT_FOUND (no such line), CRMPI_ERR_IO (meta file).
  */
-int crs_criu_recorded_key(const char *images_dir, int rank_fd, char *key_out, size_t key_len);
+typedef int (*crs_recorded_key_fn_t)(const char *images_dir, int rank_fd, char *key_out,
+                                     size_t key_len);
+
+/* A component's operations (every slot is required). */
+typedef struct crs_ops {
+    crs_checkpoint_fn_t checkpoint;     /* dump a rank */
+    crs_restart_fn_t restart;           /* restore one */
+    crs_recorded_key_fn_t recorded_key; /* read back an inherit key */
+} crs_ops_t;
+
+/**
+ * The crs framework as linked into crmpi-agent (components: criu). Use it like any other:
+ * crmpi_framework_open(&crmpi_crs_framework), crmpi_framework_select_one() (criu's query
+ * fails, saying why, when the crs_criu_binary program cannot be run), then the selected
+ * component's `ops` is a `const crs_ops_t *`.
+ */
+extern crmpi_framework_t crmpi_crs_framework;
 
 /** Catalog descriptors (crs_info.c): framework "crs", component "criu". */
 extern const crmpi_framework_info_t crmpi_crs_framework_info;

@@ -223,7 +223,7 @@ static int crs_criu_varint(const uint8_t **p, const uint8_t *end, uint64_t *valu
  * stats_entry whose field 1 is a dump_stats_entry (CRIU's images/stats.proto): varint
  * fields, 2 frozen_time, 3 memdump_time, 4 memwrite_time (microseconds), 7 pages_written.
  */
-static void crs_criu_read_stats(int dirfd, crs_criu_ckpt_result_t *result)
+static void crs_criu_read_stats(int dirfd, crs_ckpt_result_t *result)
 {
     uint8_t buf[512];
     int fd = openat(dirfd, "stats-dump", O_RDONLY | O_CLOEXEC);
@@ -267,9 +267,9 @@ static double crs_criu_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-int crs_criu_checkpoint(const crs_criu_ckpt_opts_t *opts, crs_criu_ckpt_result_t *result_out)
+int crs_criu_checkpoint(const crs_ckpt_opts_t *opts, crs_ckpt_result_t *result_out)
 {
-    crs_criu_ckpt_result_t result;
+    crs_ckpt_result_t result;
     crs_criu_meta_t meta;
     criu_opts *copts;
     char log_path[4096], quoted[CRS_CRIU_MESSAGE_MAX];
@@ -315,7 +315,7 @@ int crs_criu_checkpoint(const crs_criu_ckpt_opts_t *opts, crs_criu_ckpt_result_t
     }
     criu_local_set_pid(copts, opts->init_pid);
     criu_local_set_leave_running(copts, !opts->terminate);
-    for (int fd = 0; fd < CRS_CRIU_NUM_FDS; fd++) {
+    for (int fd = 0; fd < CRS_NUM_FDS; fd++) {
         unsigned long inode;
         char external[64];
         /* The control socket's peer is the agent, outside the dumped tree (crs.h). */
@@ -343,6 +343,11 @@ int crs_criu_checkpoint(const crs_criu_ckpt_opts_t *opts, crs_criu_ckpt_result_t
     result.image_bytes = crs_criu_dir_bytes(images_fd);
     result.num_threads = (unsigned)meta.num_threads;
     crs_criu_read_stats(images_fd, &result);
+    crmpi_fw_verbose(&crmpi_crs_framework, 10,
+                     "crs:criu: dumped init %d into %s%s: %.3f s, %llu bytes, %u threads",
+                     (int)opts->init_pid, opts->images_dir, opts->terminate ? " (terminated)" : "",
+                     result.dump_seconds, (unsigned long long)result.image_bytes,
+                     result.num_threads);
     criu_local_free_opts(copts);
     close(work_fd);
     crs_criu_meta_free(&meta);
@@ -365,11 +370,11 @@ err_close_images:
  * process-wide context (crs.h: calls are not concurrent).
  */
 typedef struct crs_criu_restore_ctx {
-    const crs_criu_restart_opts_t *opts; /* the caller's options */
-    const crs_criu_meta_t *meta;         /* the record read from the images directory */
-    const cpu_set_t *new_cpuset;         /* remap target, or NULL */
-    pid_t init_pid;                      /* the restored init, from CRIU's notifications */
-    int rc;                              /* first failure at pre-resume */
+    const crs_restart_opts_t *opts; /* the caller's options */
+    const crs_criu_meta_t *meta;    /* the record read from the images directory */
+    const cpu_set_t *new_cpuset;    /* remap target, or NULL */
+    pid_t init_pid;                 /* the restored init, from CRIU's notifications */
+    int rc;                         /* first failure at pre-resume */
 } crs_criu_restore_ctx_t;
 
 static crs_criu_restore_ctx_t *crs_criu_restore_current;
@@ -402,18 +407,18 @@ static int crs_criu_notify(char *action, criu_notify_arg_t na)
     return ctx->rc == CRMPI_OK ? 0 : -1;
 }
 
-int crs_criu_restart(const crs_criu_restart_opts_t *opts, pid_t *init_pid_out)
+int crs_criu_restart(const crs_restart_opts_t *opts, pid_t *init_pid_out)
 {
     crs_criu_meta_t meta;
     crs_criu_restore_ctx_t ctx;
     criu_opts *copts;
     cpu_set_t new_cpuset;
     char log_path[4096], quoted[CRS_CRIU_MESSAGE_MAX];
-    int dups[CRS_CRIU_NUM_FDS];
+    int dups[CRS_NUM_FDS];
     const char *binary;
     int work_fd, rc;
 
-    for (int i = 0; i < CRS_CRIU_NUM_FDS; i++) {
+    for (int i = 0; i < CRS_NUM_FDS; i++) {
         dups[i] = -1;
     }
     if (!opts->images_dir) {
@@ -441,7 +446,7 @@ int crs_criu_restart(const crs_criu_restart_opts_t *opts, pid_t *init_pid_out)
     }
     /* Every recorded descriptor needs its new one: an unmatched control socket could not
      * be restored, and a pipe CRIU recreated would connect the rank to nobody. */
-    for (int fd = 0; fd < CRS_CRIU_NUM_FDS; fd++) {
+    for (int fd = 0; fd < CRS_NUM_FDS; fd++) {
         if (!meta.have_fd[fd]) {
             continue;
         }
@@ -469,7 +474,7 @@ int crs_criu_restart(const crs_criu_restart_opts_t *opts, pid_t *init_pid_out)
                            strerror(errno));
         goto err_close_dups;
     }
-    for (int fd = 0; fd < CRS_CRIU_NUM_FDS; fd++) {
+    for (int fd = 0; fd < CRS_NUM_FDS; fd++) {
         if (dups[fd] >= 0 && criu_local_add_inherit_fd(copts, dups[fd], meta.key[fd]) < 0) {
             rc = crs_criu_fail(opts->errbuf, opts->errbuf_len, CRMPI_ERR_OUT_OF_RESOURCE,
                                "crs:criu: out of memory building CRIU's options");
@@ -508,9 +513,12 @@ int crs_criu_restart(const crs_criu_restart_opts_t *opts, pid_t *init_pid_out)
                            opts->images_dir, crmpi_strerror(ctx.rc));
         goto err_free_opts;
     }
+    crmpi_fw_verbose(&crmpi_crs_framework, 10, "crs:criu: restored %s as init %d%s%s",
+                     opts->images_dir, pid, opts->cpuset ? ", remapped onto CPUs " : "",
+                     opts->cpuset ? opts->cpuset : "");
     criu_local_free_opts(copts);
     close(work_fd);
-    for (int fd = 0; fd < CRS_CRIU_NUM_FDS; fd++) {
+    for (int fd = 0; fd < CRS_NUM_FDS; fd++) {
         if (dups[fd] >= 0) {
             close(dups[fd]);
         }
@@ -524,7 +532,7 @@ err_free_opts:
     criu_local_free_opts(copts);
     close(work_fd);
 err_close_dups:
-    for (int fd = 0; fd < CRS_CRIU_NUM_FDS; fd++) {
+    for (int fd = 0; fd < CRS_NUM_FDS; fd++) {
         if (dups[fd] >= 0) {
             close(dups[fd]);
         }
@@ -534,6 +542,45 @@ err_close_images:
     close(images_fd);
     return rc;
 }
+
+static int crs_criu_query(const crmpi_component_t *component, int *priority_out,
+                          const char **reason_out)
+{
+    static char reason[512];
+    const char *path = NULL;
+    (void)component;
+    if (crmpi_param_get_string("crs_criu_binary", &path) != CRMPI_OK || !path || !*path) {
+        *reason_out = "no criu program (configure found none; set crs_criu_binary)";
+        return CRMPI_ERR_NOT_SUPPORTED;
+    }
+    if (access(path, X_OK) < 0) {
+        snprintf(reason, sizeof(reason), "cannot run %s (crs_criu_binary): %s", path,
+                 strerror(errno));
+        *reason_out = reason;
+        return CRMPI_ERR_NOT_SUPPORTED;
+    }
+    *priority_out = 10;
+    return CRMPI_OK;
+}
+
+static const crs_ops_t crs_criu_ops = {
+    .checkpoint = crs_criu_checkpoint,
+    .restart = crs_criu_restart,
+    .recorded_key = crs_criu_recorded_key,
+};
+
+static const crmpi_component_t crs_criu_component = {
+    .info = &crmpi_crs_criu_info,
+    .query = crs_criu_query,
+    .ops = &crs_criu_ops,
+};
+
+static const crmpi_component_t *const crs_criu_components[] = {&crs_criu_component, NULL};
+
+crmpi_framework_t crmpi_crs_framework = {
+    .info = &crmpi_crs_framework_info,
+    .components = crs_criu_components,
+};
 
 int crs_criu_recorded_key(const char *images_dir, int rank_fd, char *key_out, size_t key_len)
 {
@@ -551,7 +598,7 @@ int crs_criu_recorded_key(const char *images_dir, int rank_fd, char *key_out, si
                         crmpi_strerror(rc));
         return rc;
     }
-    if (rank_fd < 0 || rank_fd >= CRS_CRIU_NUM_FDS || !meta.have_fd[rank_fd]) {
+    if (rank_fd < 0 || rank_fd >= CRS_NUM_FDS || !meta.have_fd[rank_fd]) {
         crs_criu_meta_free(&meta);
         return CRMPI_ERR_NOT_FOUND;
     }

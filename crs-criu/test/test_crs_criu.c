@@ -56,6 +56,7 @@ static char tst_base[256];   /* scratch directory of this run */
 static char tst_target[512]; /* the crs_target program */
 static char tst_file[300];   /* the file the rank keeps open */
 static char tst_skip_reason[256];
+static const crs_ops_t *tst_ops; /* the selected crs component's operations */
 
 /* Read one line from fd within the timeout; returns its length or -1. */
 static int tst_read_line(int fd, char *line, size_t len)
@@ -148,17 +149,17 @@ static void tst_dir(const char *name, char *path, size_t len)
     mkdir(path, 0700);
 }
 
-static int tst_checkpoint(const char *name, int terminate, crs_criu_ckpt_result_t *result,
-                          char *errbuf, size_t errlen)
+static int tst_checkpoint(const char *name, int terminate, crs_ckpt_result_t *result, char *errbuf,
+                          size_t errlen)
 {
     char dir[300];
     tst_dir(name, dir, sizeof(dir));
-    crs_criu_ckpt_opts_t opts = {.init_pid = tst_rank.init_pid,
-                                 .images_dir = dir,
-                                 .terminate = terminate,
-                                 .errbuf = errbuf,
-                                 .errbuf_len = errlen};
-    return crs_criu_checkpoint(&opts, result);
+    crs_ckpt_opts_t opts = {.init_pid = tst_rank.init_pid,
+                            .images_dir = dir,
+                            .terminate = terminate,
+                            .errbuf = errbuf,
+                            .errbuf_len = errlen};
+    return tst_ops->checkpoint(&opts, result);
 }
 
 static void tst_rank_kill(void)
@@ -193,21 +194,21 @@ static void tst_restore(const char *name, const char *cpuset)
     assert_int_equal(pipe2(out_pipe, O_CLOEXEC), 0);
     assert_int_equal(pipe2(err_pipe, O_CLOEXEC), 0);
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl), 0);
-    crs_criu_inherit_t inherit[] = {
+    crs_inherit_t inherit[] = {
         {.rank_fd = 0, .fd = in_pipe[0]},
         {.rank_fd = 1, .fd = out_pipe[1]},
         {.rank_fd = 2, .fd = err_pipe[1]},
         {.rank_fd = 3, .fd = ctl[1]},
     };
-    crs_criu_restart_opts_t opts = {.images_dir = dir,
-                                    .inherit = inherit,
-                                    .num_inherit = 4,
-                                    .cpuset = cpuset,
-                                    .pre_resume = tst_pre_resume,
-                                    .errbuf = errbuf,
-                                    .errbuf_len = sizeof(errbuf)};
+    crs_restart_opts_t opts = {.images_dir = dir,
+                               .inherit = inherit,
+                               .num_inherit = 4,
+                               .cpuset = cpuset,
+                               .pre_resume = tst_pre_resume,
+                               .errbuf = errbuf,
+                               .errbuf_len = sizeof(errbuf)};
     tst_hook_pid = -1;
-    int rc = crs_criu_restart(&opts, &init_pid);
+    int rc = tst_ops->restart(&opts, &init_pid);
     if (rc != CRMPI_OK) {
         fail_msg("restore of %s failed: %s", name, errbuf);
     }
@@ -264,7 +265,7 @@ static void test_start(void **state)
 static void test_checkpoint_leave_running(void **state)
 {
     (void)state;
-    crs_criu_ckpt_result_t result;
+    crs_ckpt_result_t result;
     char errbuf[1024];
     if (tst_checkpoint("first", 0, &result, errbuf, sizeof(errbuf)) != CRMPI_OK) {
         fail_msg("checkpoint failed: %s", errbuf);
@@ -284,8 +285,8 @@ static void test_checkpoint_leave_running(void **state)
 static void test_restore_new_fds(void **state)
 {
     (void)state;
-    crs_criu_ckpt_result_t result;
-    char errbuf[1024], key[CRS_CRIU_KEY_MAX], dir[300];
+    crs_ckpt_result_t result;
+    char errbuf[1024], key[CRS_KEY_MAX], dir[300];
     cpu_set_t one;
     CPU_ZERO(&one);
     CPU_SET(1, &one);
@@ -295,9 +296,9 @@ static void test_restore_new_fds(void **state)
         fail_msg("checkpoint failed: %s", errbuf);
     }
     snprintf(dir, sizeof(dir), "%s/second", tst_base);
-    assert_int_equal(crs_criu_recorded_key(dir, 3, key, sizeof(key)), CRMPI_OK);
+    assert_int_equal(tst_ops->recorded_key(dir, 3, key, sizeof(key)), CRMPI_OK);
     assert_memory_equal(key, "socket:[", 8);
-    assert_int_equal(crs_criu_recorded_key(dir, 1, key, sizeof(key)), CRMPI_OK);
+    assert_int_equal(tst_ops->recorded_key(dir, 1, key, sizeof(key)), CRMPI_OK);
     assert_memory_equal(key, "pipe:[", 6);
     assert_int_equal(tst_tick().n, 6);
     tst_rank_kill();
@@ -331,7 +332,7 @@ static void test_restore_twice_remapped(void **state)
 static void test_checkpoint_term(void **state)
 {
     (void)state;
-    crs_criu_ckpt_result_t result;
+    crs_ckpt_result_t result;
     char errbuf[1024];
     int status;
     assert_int_equal(tst_tick().n, 7);
@@ -352,7 +353,7 @@ static void test_checkpoint_term(void **state)
 static void test_criu_failure_quoted(void **state)
 {
     (void)state;
-    crs_criu_ckpt_result_t result;
+    crs_ckpt_result_t result;
     char errbuf[1024], reply[64], log_path[300];
     int extra[2];
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, extra), 0);
@@ -382,7 +383,7 @@ static void test_criu_failure_quoted(void **state)
 static void test_missing_binary(void **state)
 {
     (void)state;
-    crs_criu_ckpt_result_t result;
+    crs_ckpt_result_t result;
     char errbuf[1024], missing[300];
     const char *saved = NULL;
     assert_int_equal(crmpi_param_get_string("crs_criu_binary", &saved), CRMPI_OK);
@@ -390,7 +391,15 @@ static void test_missing_binary(void **state)
     snprintf(missing, sizeof(missing), "%s/no-such-criu", tst_base);
     assert_int_equal(crmpi_param_set_override("crs_criu_binary", missing), CRMPI_OK);
     int rc = tst_checkpoint("nobinary", 0, &result, errbuf, sizeof(errbuf));
+    /* Selection says no too (and why, in the log). */
+    const crmpi_component_t *selected = NULL;
+    crmpi_framework_close(&crmpi_crs_framework);
+    assert_int_equal(crmpi_framework_open(&crmpi_crs_framework), CRMPI_OK);
+    int select_rc = crmpi_framework_select_one(&crmpi_crs_framework, &selected);
+    crmpi_framework_close(&crmpi_crs_framework);
     assert_int_equal(crmpi_param_set_override("crs_criu_binary", saved_copy), CRMPI_OK);
+    assert_int_equal(select_rc, CRMPI_ERR_NOT_FOUND);
+    assert_null(selected);
     free(saved_copy);
     assert_int_equal(rc, CRMPI_ERR_NOT_SUPPORTED);
     assert_non_null(strstr(errbuf, "crs_criu_binary"));
@@ -402,7 +411,7 @@ static void test_missing_binary(void **state)
 static void test_bad_pid(void **state)
 {
     (void)state;
-    crs_criu_ckpt_result_t result;
+    crs_ckpt_result_t result;
     char errbuf[1024], dir[300];
     pid_t gone = fork();
     if (gone == 0) {
@@ -410,9 +419,9 @@ static void test_bad_pid(void **state)
     }
     waitpid(gone, NULL, 0);
     tst_dir("badpid", dir, sizeof(dir));
-    crs_criu_ckpt_opts_t opts = {
+    crs_ckpt_opts_t opts = {
         .init_pid = gone, .images_dir = dir, .errbuf = errbuf, .errbuf_len = sizeof(errbuf)};
-    assert_int_equal(crs_criu_checkpoint(&opts, &result), CRMPI_ERR_NOT_FOUND);
+    assert_int_equal(tst_ops->checkpoint(&opts, &result), CRMPI_ERR_NOT_FOUND);
     assert_non_null(strstr(errbuf, "no rank namespace"));
     assert_int_equal(tst_tick().n, 12);
     tst_rank_kill();
@@ -463,6 +472,12 @@ int main(void)
         printf("SKIP: test_crs_criu: %s\n", why);
         return 77;
     }
+    const crmpi_component_t *selected = NULL;
+    if (crmpi_framework_open(&crmpi_crs_framework) != CRMPI_OK ||
+        crmpi_framework_select_one(&crmpi_crs_framework, &selected) != CRMPI_OK) {
+        return 1;
+    }
+    tst_ops = selected->ops;
     ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
     if (len < 0) {
         return 1;
