@@ -402,9 +402,10 @@ static int crs_criu_notify(char *action, criu_notify_arg_t na)
     if (ctx->rc == CRMPI_OK && ctx->opts->pre_resume) {
         ctx->rc = ctx->opts->pre_resume(ctx->init_pid, ctx->opts->pre_resume_arg);
     }
-    /* CRIU only logs a failed pre-resume and resumes anyway; crs_criu_restart kills the
-     * tree afterwards when ctx->rc says so. */
-    return ctx->rc == CRMPI_OK ? 0 : -1;
+    /* Always 0: CRIU only logs a refused pre-resume and resumes the tasks anyway, while
+     * libcriu stops reading CRIU's messages and waits for a criu that never exits.
+     * crs_criu_restart kills the restored tree afterwards when ctx->rc says so. */
+    return 0;
 }
 
 int crs_criu_restart(const crs_restart_opts_t *opts, pid_t *init_pid_out)

@@ -40,8 +40,9 @@
 #include "crs.h"
 #include "param.h"
 
-#define TST_RANK_PID   4242
-#define TST_TIMEOUT_MS 20000
+#define TST_RANK_PID      4242
+#define TST_TIMEOUT_MS    20000
+#define TST_ALARM_SECONDS 300
 
 /* The rank under test, as an agent would hold it. */
 typedef struct tst_rank {
@@ -182,11 +183,14 @@ static int tst_pre_resume(pid_t init_pid, void *arg)
     return CRMPI_OK;
 }
 
-/* Restore `name` with fresh pipes and a fresh socketpair, as a new agent would. */
-static void tst_restore(const char *name, const char *cpuset)
+/* Restore `name` with fresh pipes and a fresh socketpair, as a new agent would; the
+ * descriptor `omit_fd` of the rank is not given (-1: all are). On success the restored
+ * rank becomes tst_rank. */
+static int tst_restore_with(const char *name, const char *cpuset, crs_pre_resume_fn_t hook,
+                            int omit_fd, char *errbuf, size_t errlen)
 {
     int in_pipe[2], out_pipe[2], err_pipe[2], ctl[2];
-    char dir[300], errbuf[1024];
+    char dir[300];
     pid_t init_pid = -1;
 
     snprintf(dir, sizeof(dir), "%s/%s", tst_base, name);
@@ -194,35 +198,53 @@ static void tst_restore(const char *name, const char *cpuset)
     assert_int_equal(pipe2(out_pipe, O_CLOEXEC), 0);
     assert_int_equal(pipe2(err_pipe, O_CLOEXEC), 0);
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl), 0);
-    crs_inherit_t inherit[] = {
-        {.rank_fd = 0, .fd = in_pipe[0]},
-        {.rank_fd = 1, .fd = out_pipe[1]},
-        {.rank_fd = 2, .fd = err_pipe[1]},
-        {.rank_fd = 3, .fd = ctl[1]},
-    };
+    crs_inherit_t inherit[4], all[] = {
+                                  {.rank_fd = 0, .fd = in_pipe[0]},
+                                  {.rank_fd = 1, .fd = out_pipe[1]},
+                                  {.rank_fd = 2, .fd = err_pipe[1]},
+                                  {.rank_fd = 3, .fd = ctl[1]},
+                              };
+    size_t num = 0;
+    for (size_t i = 0; i < 4; i++) {
+        if (all[i].rank_fd != omit_fd) {
+            inherit[num++] = all[i];
+        }
+    }
     crs_restart_opts_t opts = {.images_dir = dir,
                                .inherit = inherit,
-                               .num_inherit = 4,
+                               .num_inherit = num,
                                .cpuset = cpuset,
-                               .pre_resume = tst_pre_resume,
+                               .pre_resume = hook,
                                .errbuf = errbuf,
-                               .errbuf_len = sizeof(errbuf)};
+                               .errbuf_len = errlen};
     tst_hook_pid = -1;
     int rc = tst_ops->restart(&opts, &init_pid);
-    if (rc != CRMPI_OK) {
-        fail_msg("restore of %s failed: %s", name, errbuf);
-    }
-    assert_true(init_pid > 0);
-    assert_int_equal(tst_hook_pid, init_pid);
     close(in_pipe[0]);
     close(in_pipe[1]);
     close(out_pipe[1]);
     close(err_pipe[1]);
     close(ctl[1]);
+    if (rc != CRMPI_OK) {
+        close(out_pipe[0]);
+        close(err_pipe[0]);
+        close(ctl[0]);
+        return rc;
+    }
+    assert_true(init_pid > 0);
+    assert_int_equal(tst_hook_pid, init_pid);
     tst_rank.init_pid = init_pid;
     tst_rank.ctl_fd = ctl[0];
     tst_rank.out_fd = out_pipe[0];
     tst_rank.err_fd = err_pipe[0];
+    return CRMPI_OK;
+}
+
+static void tst_restore(const char *name, const char *cpuset)
+{
+    char errbuf[1024];
+    if (tst_restore_with(name, cpuset, tst_pre_resume, -1, errbuf, sizeof(errbuf)) != CRMPI_OK) {
+        fail_msg("restore of %s failed: %s", name, errbuf);
+    }
 }
 
 /* Host tid of the rank's worker thread: the init's child is the rank; its other thread. */
@@ -407,6 +429,46 @@ static void test_missing_binary(void **state)
     assert_int_equal(tst_tick().n, 11);
 }
 
+static int tst_pre_resume_refuse(pid_t init_pid, void *arg)
+{
+    (void)arg;
+    tst_hook_pid = init_pid;
+    return CRMPI_ERR_CKPT_ABORTED;
+}
+
+/* Restores that cannot work: each says why, and leaves nothing running. */
+static void test_restore_failures(void **state)
+{
+    (void)state;
+    char errbuf[1024], cmd[1200];
+    tst_rank_t running = tst_rank;
+
+    /* No new descriptor for the control socket. */
+    assert_int_equal(tst_restore_with("second", NULL, tst_pre_resume, 3, errbuf, sizeof(errbuf)),
+                     CRMPI_ERR_BAD_PARAM);
+    assert_non_null(strstr(errbuf, "fd 3 (socket:["));
+    /* The record without CRIU's images: CRIU's own error is quoted. */
+    snprintf(cmd, sizeof(cmd), "mkdir -p '%s/noimages' && cp '%s/second/%s' '%s/noimages/'",
+             tst_base, tst_base, CRS_CRIU_META_FILE, tst_base);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(tst_restore_with("noimages", NULL, tst_pre_resume, -1, errbuf, sizeof(errbuf)),
+                     CRMPI_ERROR);
+    printf("# %s\n", errbuf);
+    assert_non_null(strstr(errbuf, "Error ("));
+    assert_non_null(strstr(errbuf, "restore.log"));
+    /* The pre-resume hook refuses: the restored tree is killed and reaped. */
+    assert_int_equal(
+        tst_restore_with("second", NULL, tst_pre_resume_refuse, -1, errbuf, sizeof(errbuf)),
+        CRMPI_ERR_CKPT_ABORTED);
+    assert_true(tst_hook_pid > 0);
+    assert_int_equal(kill(tst_hook_pid, 0), -1);
+    assert_int_equal(errno, ESRCH);
+    assert_non_null(strstr(errbuf, "pre-resume"));
+    /* The rank that was running is untouched. */
+    tst_rank = running;
+    assert_int_equal(tst_tick().n, 12);
+}
+
 /* A pid that is no rank: refused before CRIU runs, nothing else disturbed. */
 static void test_bad_pid(void **state)
 {
@@ -423,7 +485,7 @@ static void test_bad_pid(void **state)
         .init_pid = gone, .images_dir = dir, .errbuf = errbuf, .errbuf_len = sizeof(errbuf)};
     assert_int_equal(tst_ops->checkpoint(&opts, &result), CRMPI_ERR_NOT_FOUND);
     assert_non_null(strstr(errbuf, "no rank namespace"));
-    assert_int_equal(tst_tick().n, 12);
+    assert_int_equal(tst_tick().n, 13);
     tst_rank_kill();
 }
 
@@ -460,13 +522,17 @@ int main(void)
         cmocka_unit_test(test_start),           cmocka_unit_test(test_checkpoint_leave_running),
         cmocka_unit_test(test_restore_new_fds), cmocka_unit_test(test_restore_twice_remapped),
         cmocka_unit_test(test_checkpoint_term), cmocka_unit_test(test_criu_failure_quoted),
-        cmocka_unit_test(test_missing_binary),  cmocka_unit_test(test_bad_pid),
+        cmocka_unit_test(test_missing_binary),  cmocka_unit_test(test_restore_failures),
+        cmocka_unit_test(test_bad_pid),
     };
     char self[480];
 
     if (crmpi_catalog_register_all() != CRMPI_OK) {
         return 1;
     }
+    /* A CRIU or libcriu that hangs fails the test instead of blocking make check (the
+     * ranks die with us: their inits have PR_SET_PDEATHSIG). */
+    alarm(TST_ALARM_SECONDS);
     const char *why = tst_unusable();
     if (why) {
         printf("SKIP: test_crs_criu: %s\n", why);
