@@ -1,0 +1,173 @@
+/*
+ * crs.h: checkpoint/restart service (CRS) of one rank, used by crmpi-agent only
+ * (DESIGN sections 2, 4 and 5). Component "criu": CRIU 4.x through libcriu.
+ *
+ *   crmpi-agent (host pid namespace)
+ *      |  agent_ns_start(): stdio pipes + control socket (fd 3)
+ *      v
+ *   [pid namespace]  init (pid 1, setsid) --> rank (application + libmpi)
+ *
+ *   checkpoint:  agent --crs_criu_checkpoint(init pid, dir)--> criu swrk (child of agent)
+ *                  dir/  CRIU image files + dump.log + crs-criu.meta
+ *                        (meta: the inherit keys of the init's fds 0..3, every thread's
+ *                         CPU affinity and allowed memory nodes)
+ *   restart:     agent --crs_criu_restart(dir, new fds)--> criu swrk
+ *                  --> restored init is the agent's child (criu_local_restore_child)
+ *                  --> "pre-resume": affinity re-applied, caller's hook runs,
+ *                      while every restored task is still stopped
+ *                  --> tasks run; the agent owns the new stdio pipes and control socket
+ *
+ * Lifecycle: crmpi_catalog_register_all() (declares crs_criu_binary)
+ *   -> crmpi_framework_open(&crmpi_crs_framework) -> crmpi_framework_select_one()
+ *   -> any number of ops->checkpoint() / ops->restart() calls, in any order
+ *   -> crmpi_framework_close(). No state is kept between calls; everything a restart
+ * needs is in the images directory.
+ *
+ * Threading: calls are blocking (a dump takes as long as writing the rank's memory) and
+ * must not run concurrently in one process: libcriu's notify callback has no user
+ * argument, so the restart's context is a process-wide variable. The caller keeps SIGCHLD
+ * at its default disposition (not ignored); restart() blocks it in the calling
+ * thread while CRIU runs, as libcriu requires.
+ *
+ * Inherit keys (how a restart matches new descriptors to the old ones). CRIU names every
+ * pipe and socket by its kernel inode at dump time: "pipe:[1234]", "socket:[5678]"; on
+ * restore, `--inherit-fd fd[N]:<key>` makes every file of the image with that key use
+ * descriptor N of criu instead. At checkpoint this component reads the init's descriptors
+ * 0, 1, 2 and 3 (stdin, stdout, stderr, control socket: the only descriptors agent_ns.c
+ * leaves it, and the rank inherits them) from /proc/<init>/fd and records
+ * "fd <number> <key>" lines in crs-criu.meta. A restart is given, per descriptor number of
+ * the init, the agent's new descriptor (a pipe end or socket end) and passes it with the
+ * recorded key. Every unix socket among them is declared external at dump
+ * ("unix[<inode>]"), because its peer (the agent's end) is outside the dumped tree.
+ * The keys are those of the last checkpoint: a restored rank holds the new agent's pipes
+ * and socket, whose inodes the next checkpoint records anew.
+ *
+ * Affinity (CRIU restores neither affinity nor memory policy, DESIGN section 9): at
+ * checkpoint, for every thread of every process in the namespace, crs-criu.meta gets
+ * "thread <ns pid> <ns tid> <cpus> <mems>" (namespace ids, CPU list of
+ * sched_getaffinity, Mems_allowed_list of /proc/.../status), plus "cpuset <cpus>", the
+ * init's mask (the agent's binding). What is not recorded: a thread's set_mempolicy()
+ * policy and per-mapping mbind() policies (the kernel shows them only to the thread
+ * itself, or per mapping in numa_maps); the restorer touches the restored memory under
+ * the criu process's own policy, so the agent's binding decides the placement. Mems are
+ * informational: a thread cannot be given another thread's Mems_allowed (that is a
+ * cgroup cpuset property).
+ * Re-applying, at pre-resume: without a new cpuset, each thread gets its recorded mask.
+ * With a new cpuset (the agent's binding on the restart node), each recorded CPU is
+ * replaced by the CPU of the same position in the new set (position in the recorded
+ * "cpuset", modulo the new set's size), so a thread pinned to the 2nd CPU of its rank's
+ * old CPUs is pinned to the 2nd CPU of the new ones.
+ *
+ * Failures: every error is logged once here, and its one-line text is also copied into
+ * the caller's `errbuf` (for SnapC to forward to the user); when CRIU itself failed, the
+ * text quotes the lines of CRIU's log that contain "Error" (at most three) and names the
+ * log file, which is kept. A failed checkpoint leaves the rank running: CRIU resumes
+ * every task it froze, whatever went wrong.
+ */
+#ifndef CRS_H
+#define CRS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "component.h"
+
+/* Name of the record this component writes beside the image, inside the images dir. */
+#define CRS_CRIU_META_FILE "crs-criu.meta"
+/* Descriptors of the init recorded as inherit keys: stdin, stdout, stderr, control. */
+#define CRS_NUM_FDS 4
+/* Longest inherit key ("socket:[4294967295]" and the like). */
+#define CRS_KEY_MAX 48
+
+/* What a checkpoint measured (set only on success). */
+typedef struct crs_ckpt_result {
+    double dump_seconds;    /* wall time of criu's dump, freeze to last image byte */
+    uint64_t image_bytes;   /* bytes of every file in the images dir after the dump */
+    unsigned num_threads;   /* threads whose affinity was recorded */
+    int have_stats;         /* the fields below were read from CRIU's stats-dump */
+    uint64_t frozen_us;     /* CRIU: time the tasks were frozen */
+    uint64_t memdump_us;    /* CRIU: time spent collecting memory pages */
+    uint64_t memwrite_us;   /* CRIU: time spent writing memory pages */
+    uint64_t pages_written; /* CRIU: pages written to the image */
+} crs_ckpt_result_t;
+
+typedef struct crs_ckpt_opts {
+    pid_t init_pid;         /* the namespace's init as the caller sees it (agent_ns_child_t) */
+    const char *images_dir; /* existing directory, empty or to be overwritten */
+    const char *log_path;   /* CRIU's log; NULL means "<images_dir>/dump.log" */
+    int terminate;          /* 0: leave the rank running; 1: CRIU kills it after the dump */
+    char *errbuf;           /* on failure, the one-line message (may be NULL) */
+    size_t errbuf_len;      /* bytes at errbuf */
+} crs_ckpt_opts_t;
+
+/**
+ * Dump the rank's whole pid namespace (the init and everything under it).
+ * @return CRMPI_OK (result_out filled; with terminate, the tree is gone and the caller
+ *         reaps the init), CRMPI_ERR_NOT_FOUND (no such init), CRMPI_ERR_IO (images dir or
+ *         meta file), CRMPI_ERR_NOT_SUPPORTED (the criu binary cannot run), CRMPI_ERROR
+ *         (CRIU failed: its Error lines are quoted). On every error the rank keeps running.
+ */
+typedef int (*crs_checkpoint_fn_t)(const crs_ckpt_opts_t *opts, crs_ckpt_result_t *result_out);
+
+/** One descriptor to hand to the restored tree. */
+typedef struct crs_inherit {
+    int rank_fd; /* descriptor number in the init at checkpoint: 0, 1, 2 or 3 */
+    int fd;      /* the caller's new descriptor for it; stays the caller's (crs dups it) */
+} crs_inherit_t;
+
+/**
+ * Called at CRIU's "pre-resume", after affinity was re-applied, while every restored task
+ * is stopped. Return CRMPI_OK, or an error to abort: the restored tree is then killed.
+ */
+typedef int (*crs_pre_resume_fn_t)(pid_t init_pid, void *arg);
+
+typedef struct crs_restart_opts {
+    const char *images_dir;         /* a directory written by checkpoint */
+    const char *log_path;           /* NULL means "<images_dir>/restore.log" */
+    const crs_inherit_t *inherit;   /* one entry per "fd" line of the meta file */
+    size_t num_inherit;             /* entries in inherit */
+    const char *cpuset;             /* CPU list to remap onto ("0-1"); NULL: as recorded */
+    crs_pre_resume_fn_t pre_resume; /* may be NULL */
+    void *pre_resume_arg;           /* passed to pre_resume */
+    char *errbuf;                   /* on failure, the one-line message (may be NULL) */
+    size_t errbuf_len;              /* bytes at errbuf */
+} crs_restart_opts_t;
+
+/**
+ * Restore the images as a new pid namespace whose init becomes the caller's child.
+ * @param init_pid_out  the restored init's pid (caller's namespace); the caller reaps it
+ * @return CRMPI_OK, CRMPI_ERR_BAD_PARAM (an fd of the meta file has no inherit entry, or a
+ *         bad cpuset), CRMPI_ERR_IO (meta file), CRMPI_ERR_NOT_SUPPORTED (criu cannot
+ *         run), CRMPI_ERROR (CRIU failed, Error lines quoted; nothing was left running),
+ *         or the pre_resume hook's error (the restored tree was killed and reaped).
+ */
+typedef int (*crs_restart_fn_t)(const crs_restart_opts_t *opts, pid_t *init_pid_out);
+
+/**
+ * The inherit key recorded for descriptor `rank_fd` of the init ("pipe:[1234]").
+ * @return CRMPI_OK, CRMPI_ERR_NOT_FOUND (no such line), CRMPI_ERR_IO (meta file).
+ */
+typedef int (*crs_recorded_key_fn_t)(const char *images_dir, int rank_fd, char *key_out,
+                                     size_t key_len);
+
+/* A component's operations (every slot is required). */
+typedef struct crs_ops {
+    crs_checkpoint_fn_t checkpoint;     /* dump a rank */
+    crs_restart_fn_t restart;           /* restore one */
+    crs_recorded_key_fn_t recorded_key; /* read back an inherit key */
+} crs_ops_t;
+
+/**
+ * The crs framework as linked into crmpi-agent (components: criu). Use it like any other:
+ * crmpi_framework_open(&crmpi_crs_framework), crmpi_framework_select_one() (criu's query
+ * fails, saying why, when the crs_criu_binary program cannot be run), then the selected
+ * component's `ops` is a `const crs_ops_t *`.
+ */
+extern crmpi_framework_t crmpi_crs_framework;
+
+/** Catalog descriptors (crs_info.c): framework "crs", component "criu". */
+extern const crmpi_framework_info_t crmpi_crs_framework_info;
+extern const crmpi_component_info_t crmpi_crs_criu_info;
+
+#endif /* CRS_H */

@@ -1,0 +1,609 @@
+/*
+ * crs_criu.c: checkpoint and restart of one rank's pid namespace with libcriu (crs.h).
+ *
+ * libcriu runs "criu swrk" as a child of the caller for every request and talks to it over
+ * a socketpair: criu reads the images directory through /proc/<caller>/fd/<n>, and takes
+ * inherited descriptors from its own table, which is why they are passed as duplicates
+ * without FD_CLOEXEC (crs_criu_restart).
+ */
+#include "config.h"
+
+#include <criu.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "crmpi_status.h"
+#include "crs_criu_int.h"
+#include "log.h"
+#include "param.h"
+
+/* Lines of CRIU's log quoted in a failure message, and the room for them. */
+#define CRS_CRIU_QUOTED_LINES 3
+#define CRS_CRIU_MESSAGE_MAX  1024
+
+/* CRIU's log verbosity (its -v): 2 is errors and warnings, 4 is everything. */
+#define CRS_CRIU_LOG_LEVEL 2
+
+/*
+ * Error lines CRIU writes on every run here, failed or not, so they explain nothing:
+ * criu raises its own RLIMIT_NOFILE to the kernel's nr_open and logs at error level when
+ * it may not (a container without CAP_SYS_RESOURCE), then goes on with its current limit.
+ */
+static const char *const crs_criu_benign_errors[] = {
+    "rlimit: Can't setup RLIMIT_NOFILE",
+};
+
+static int crs_criu_error_is_benign(const char *line)
+{
+    for (size_t i = 0; i < sizeof(crs_criu_benign_errors) / sizeof(crs_criu_benign_errors[0]);
+         i++) {
+        if (strstr(line, crs_criu_benign_errors[i])) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Format a failure once: log it and copy it for the caller. Returns rc. */
+static int crs_criu_fail(char *errbuf, size_t errbuf_len, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int crs_criu_fail(char *errbuf, size_t errbuf_len, int rc, const char *fmt, ...)
+{
+    char message[CRS_CRIU_MESSAGE_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof(message), fmt, ap);
+    va_end(ap);
+    crmpi_log_error("%s", message);
+    if (errbuf && errbuf_len > 0) {
+        snprintf(errbuf, errbuf_len, "%s", message);
+    }
+    return rc;
+}
+
+/*
+ * The lines of CRIU's log that contain "Error", from that word on (the timestamp before it
+ * says nothing to a user), joined by " | "; at most CRS_CRIU_QUOTED_LINES, the first ones,
+ * since CRIU's first error is the cause and later ones are its consequences.
+ */
+static void crs_criu_quote_errors(const char *log_path, char *out, size_t out_len)
+{
+    char line[512];
+    size_t used = 0;
+    int quoted = 0, more = 0;
+    FILE *f = fopen(log_path, "re");
+
+    out[0] = '\0';
+    if (!f) {
+        snprintf(out, out_len, "CRIU wrote no log (%s: %s)", log_path, strerror(errno));
+        return;
+    }
+    while (fgets(line, sizeof(line), f)) {
+        char *error = strstr(line, "Error");
+        if (!error || crs_criu_error_is_benign(error)) {
+            continue;
+        }
+        if (quoted == CRS_CRIU_QUOTED_LINES) {
+            more++;
+            continue;
+        }
+        error[strcspn(error, "\n")] = '\0';
+        int n = snprintf(out + used, out_len - used, "%s%s", quoted ? " | " : "", error);
+        if (n < 0 || (size_t)n >= out_len - used) {
+            break;
+        }
+        used += (size_t)n;
+        quoted++;
+    }
+    fclose(f);
+    if (quoted == 0) {
+        snprintf(out, out_len, "no Error line in CRIU's log");
+    } else if (more > 0 && used + 32 < out_len) {
+        snprintf(out + used, out_len - used, " | (%d more)", more);
+    }
+}
+
+/* The criu program to run: parameter crs_criu_binary; checked, so a bad one says so. */
+static int crs_criu_binary(const char **path_out, char *errbuf, size_t errbuf_len)
+{
+    const char *path = NULL;
+    if (crmpi_param_get_string("crs_criu_binary", &path) != CRMPI_OK || !path || !*path) {
+        return crs_criu_fail(errbuf, errbuf_len, CRMPI_ERR_NOT_SUPPORTED,
+                             "crs:criu: no criu program: configure found none and the "
+                             "parameter crs_criu_binary is empty");
+    }
+    if (access(path, X_OK) < 0) {
+        return crs_criu_fail(errbuf, errbuf_len, CRMPI_ERR_NOT_SUPPORTED,
+                             "crs:criu: cannot run the criu program %s (parameter "
+                             "crs_criu_binary): %s",
+                             path, strerror(errno));
+    }
+    *path_out = path;
+    return CRMPI_OK;
+}
+
+/* Options common to dump and restore. `log_path` decides the work dir and log name:
+ * CRIU takes the log as a bare name inside its work directory. */
+static int crs_criu_opts_create(const char *binary, int images_fd, const char *log_path,
+                                int *work_fd_out, criu_opts **opts_out)
+{
+    criu_opts *opts = NULL;
+    char dir_copy[4096], base_copy[4096];
+
+    snprintf(dir_copy, sizeof(dir_copy), "%s", log_path);
+    snprintf(base_copy, sizeof(base_copy), "%s", log_path);
+    int work_fd = open(dirname(dir_copy), O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+    if (work_fd < 0) {
+        return CRMPI_ERR_IO;
+    }
+    if (criu_local_init_opts(&opts) < 0) {
+        close(work_fd);
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    }
+    if (criu_local_set_service_binary(opts, binary) < 0 ||
+        criu_local_set_log_file(opts, basename(base_copy)) < 0) {
+        criu_local_free_opts(opts);
+        close(work_fd);
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    }
+    criu_local_set_images_dir_fd(opts, images_fd);
+    criu_local_set_work_dir_fd(opts, work_fd);
+    criu_local_set_log_level(opts, CRS_CRIU_LOG_LEVEL);
+    *work_fd_out = work_fd;
+    *opts_out = opts;
+    return CRMPI_OK;
+}
+
+/* libcriu's return value, in words. */
+static const char *crs_criu_strerror(int ret)
+{
+    switch (ret) {
+    case -EBADE: return "CRIU reported a failure";
+    case -ECONNREFUSED: return "cannot start criu";
+    case -ECOMM: return "criu died or did not answer";
+    case -EINVAL: return "libcriu rejected an option";
+    default: return strerror(-ret);
+    }
+}
+
+/* Sum of the sizes of the regular files in the images directory. */
+static uint64_t crs_criu_dir_bytes(int dirfd)
+{
+    uint64_t total = 0;
+    int fd = dup(dirfd);
+    DIR *dir = fd < 0 ? NULL : fdopendir(fd);
+    if (!dir) {
+        if (fd >= 0) {
+            close(fd);
+        }
+        return 0;
+    }
+    rewinddir(dir);
+    struct dirent *ent;
+    while ((ent = readdir(dir)) != NULL) {
+        struct stat st;
+        if (fstatat(dirfd, ent->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) {
+            total += (uint64_t)st.st_size;
+        }
+    }
+    closedir(dir);
+    return total;
+}
+
+/* One protobuf varint at *p (bounded by end); 0 and *p unchanged when malformed. */
+static int crs_criu_varint(const uint8_t **p, const uint8_t *end, uint64_t *value_out)
+{
+    uint64_t value = 0;
+    for (int shift = 0; *p + shift / 7 < end && shift < 64; shift += 7) {
+        uint8_t byte = (*p)[shift / 7];
+        value |= (uint64_t)(byte & 0x7f) << shift;
+        if (!(byte & 0x80)) {
+            *p += shift / 7 + 1;
+            *value_out = value;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/*
+ * CRIU's stats-dump image: two magics (service, stats), a 32-bit length, then a protobuf
+ * stats_entry whose field 1 is a dump_stats_entry (CRIU's images/stats.proto): varint
+ * fields, 2 frozen_time, 3 memdump_time, 4 memwrite_time (microseconds), 7 pages_written.
+ */
+static void crs_criu_read_stats(int dirfd, crs_ckpt_result_t *result)
+{
+    uint8_t buf[512];
+    int fd = openat(dirfd, "stats-dump", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return;
+    }
+    ssize_t len = read(fd, buf, sizeof(buf));
+    close(fd);
+    uint32_t msg_len;
+    if (len < 12) {
+        return;
+    }
+    memcpy(&msg_len, buf + 8, sizeof(msg_len));
+    const uint8_t *p = buf + 12, *end = buf + 12 + msg_len;
+    uint64_t key, value;
+    if (end > buf + len || !crs_criu_varint(&p, end, &key) || key != ((1 << 3) | 2) ||
+        !crs_criu_varint(&p, end, &value) || p + value > end) {
+        return;
+    }
+    end = p + value;
+    while (p < end) {
+        if (!crs_criu_varint(&p, end, &key) || (key & 7) != 0 ||
+            !crs_criu_varint(&p, end, &value)) {
+            return; /* every dump_stats_entry field is a varint */
+        }
+        switch (key >> 3) {
+        case 2: result->frozen_us = value; break;
+        case 3: result->memdump_us = value; break;
+        case 4: result->memwrite_us = value; break;
+        case 7: result->pages_written = value; break;
+        default: break;
+        }
+    }
+    result->have_stats = 1;
+}
+
+static double crs_criu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int crs_criu_checkpoint(const crs_ckpt_opts_t *opts, crs_ckpt_result_t *result_out)
+{
+    crs_ckpt_result_t result;
+    crs_criu_meta_t meta;
+    criu_opts *copts;
+    char log_path[4096], quoted[CRS_CRIU_MESSAGE_MAX];
+    const char *binary;
+    int work_fd, rc;
+
+    memset(&result, 0, sizeof(result));
+    if (opts->init_pid <= 0 || !opts->images_dir) {
+        return crs_criu_fail(opts->errbuf, opts->errbuf_len, CRMPI_ERR_BAD_PARAM,
+                             "crs:criu: checkpoint needs the init's pid and an images directory");
+    }
+    if ((rc = crs_criu_binary(&binary, opts->errbuf, opts->errbuf_len)) != CRMPI_OK) {
+        return rc;
+    }
+    int images_fd = open(opts->images_dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+    if (images_fd < 0) {
+        return crs_criu_fail(opts->errbuf, opts->errbuf_len, CRMPI_ERR_IO,
+                             "crs:criu: cannot open the images directory %s: %s", opts->images_dir,
+                             strerror(errno));
+    }
+    rc = crs_criu_meta_collect(opts->init_pid, &meta);
+    if (rc != CRMPI_OK) {
+        rc = crs_criu_fail(opts->errbuf, opts->errbuf_len, rc,
+                           "crs:criu: no rank namespace with init pid %d to checkpoint (%s)",
+                           (int)opts->init_pid, strerror(errno));
+        goto err_close_images;
+    }
+    if ((rc = crs_criu_meta_write(images_fd, &meta)) != CRMPI_OK) {
+        rc = crs_criu_fail(opts->errbuf, opts->errbuf_len, rc,
+                           "crs:criu: cannot write the affinity and fd record in %s: %s",
+                           opts->images_dir, strerror(errno));
+        goto err_free_meta;
+    }
+    snprintf(log_path, sizeof(log_path), "%s", opts->log_path ? opts->log_path : "");
+    if (!opts->log_path) {
+        snprintf(log_path, sizeof(log_path), "%s/dump.log", opts->images_dir);
+    }
+    if ((rc = crs_criu_opts_create(binary, images_fd, log_path, &work_fd, &copts)) != CRMPI_OK) {
+        rc = crs_criu_fail(opts->errbuf, opts->errbuf_len, rc,
+                           "crs:criu: cannot prepare CRIU's options (log %s): %s", log_path,
+                           strerror(errno));
+        goto err_free_meta;
+    }
+    criu_local_set_pid(copts, opts->init_pid);
+    criu_local_set_leave_running(copts, !opts->terminate);
+    for (int fd = 0; fd < CRS_NUM_FDS; fd++) {
+        unsigned long inode;
+        char external[64];
+        /* The control socket's peer is the agent, outside the dumped tree (crs.h). */
+        if (meta.have_fd[fd] && sscanf(meta.key[fd], "socket:[%lu]", &inode) == 1) {
+            snprintf(external, sizeof(external), "unix[%lu]", inode);
+            if (criu_local_add_external(copts, external) < 0) {
+                rc = crs_criu_fail(opts->errbuf, opts->errbuf_len, CRMPI_ERR_OUT_OF_RESOURCE,
+                                   "crs:criu: out of memory building CRIU's options");
+                goto err_free_opts;
+            }
+        }
+    }
+
+    double start = crs_criu_now();
+    int ret = criu_local_dump(copts);
+    result.dump_seconds = crs_criu_now() - start;
+    if (ret < 0) {
+        crs_criu_quote_errors(log_path, quoted, sizeof(quoted));
+        rc = crs_criu_fail(opts->errbuf, opts->errbuf_len, CRMPI_ERROR,
+                           "crs:criu: dump of the rank's namespace (init %d) failed (%s): %s "
+                           "(CRIU log: %s); the rank keeps running",
+                           (int)opts->init_pid, crs_criu_strerror(ret), quoted, log_path);
+        goto err_free_opts;
+    }
+    result.image_bytes = crs_criu_dir_bytes(images_fd);
+    result.num_threads = (unsigned)meta.num_threads;
+    crs_criu_read_stats(images_fd, &result);
+    crmpi_fw_verbose(&crmpi_crs_framework, 10,
+                     "crs:criu: dumped init %d into %s%s: %.3f s, %llu bytes, %u threads",
+                     (int)opts->init_pid, opts->images_dir, opts->terminate ? " (terminated)" : "",
+                     result.dump_seconds, (unsigned long long)result.image_bytes,
+                     result.num_threads);
+    criu_local_free_opts(copts);
+    close(work_fd);
+    crs_criu_meta_free(&meta);
+    close(images_fd);
+    *result_out = result;
+    return CRMPI_OK;
+
+err_free_opts:
+    criu_local_free_opts(copts);
+    close(work_fd);
+err_free_meta:
+    crs_criu_meta_free(&meta);
+err_close_images:
+    close(images_fd);
+    return rc;
+}
+
+/*
+ * The restore in progress. libcriu's notify callback takes no user argument, hence one
+ * process-wide context (crs.h: calls are not concurrent).
+ */
+typedef struct crs_criu_restore_ctx {
+    const crs_restart_opts_t *opts; /* the caller's options */
+    const crs_criu_meta_t *meta;    /* the record read from the images directory */
+    const cpu_set_t *new_cpuset;    /* remap target, or NULL */
+    pid_t init_pid;                 /* the restored init, from CRIU's notifications */
+    int rc;                         /* first failure at pre-resume */
+} crs_criu_restore_ctx_t;
+
+static crs_criu_restore_ctx_t *crs_criu_restore_current;
+
+static int crs_criu_notify(char *action, criu_notify_arg_t na)
+{
+    crs_criu_restore_ctx_t *ctx = crs_criu_restore_current;
+    if (!ctx) {
+        return 0;
+    }
+    /* CRIU sends the root task's pid with these two (cr-service.c), not with pre-resume. */
+    if (strcmp(action, "setup-namespaces") == 0 || strcmp(action, "post-restore") == 0) {
+        ctx->init_pid = (pid_t)criu_notify_pid(na);
+        return 0;
+    }
+    if (strcmp(action, "pre-resume") != 0) {
+        return 0;
+    }
+    if (ctx->init_pid <= 0) {
+        ctx->rc = CRMPI_ERR_PROTO;
+        crmpi_log_error("crs:criu: CRIU reached pre-resume without naming the restored init");
+        return 0;
+    }
+    ctx->rc = crs_criu_affinity_apply(ctx->meta, ctx->init_pid, ctx->new_cpuset);
+    if (ctx->rc == CRMPI_OK && ctx->opts->pre_resume) {
+        ctx->rc = ctx->opts->pre_resume(ctx->init_pid, ctx->opts->pre_resume_arg);
+    }
+    /* Always 0: CRIU only logs a refused pre-resume and resumes the tasks anyway, while
+     * libcriu stops reading CRIU's messages and waits for a criu that never exits.
+     * crs_criu_restart kills the restored tree afterwards when ctx->rc says so. */
+    return 0;
+}
+
+int crs_criu_restart(const crs_restart_opts_t *opts, pid_t *init_pid_out)
+{
+    crs_criu_meta_t meta;
+    crs_criu_restore_ctx_t ctx;
+    criu_opts *copts;
+    cpu_set_t new_cpuset;
+    char log_path[4096], quoted[CRS_CRIU_MESSAGE_MAX];
+    int dups[CRS_NUM_FDS];
+    const char *binary;
+    int work_fd, rc;
+
+    for (int i = 0; i < CRS_NUM_FDS; i++) {
+        dups[i] = -1;
+    }
+    if (!opts->images_dir) {
+        return crs_criu_fail(opts->errbuf, opts->errbuf_len, CRMPI_ERR_BAD_PARAM,
+                             "crs:criu: restart needs an images directory");
+    }
+    if (opts->cpuset && crs_criu_cpulist_parse(opts->cpuset, &new_cpuset) != CRMPI_OK) {
+        return crs_criu_fail(opts->errbuf, opts->errbuf_len, CRMPI_ERR_BAD_PARAM,
+                             "crs:criu: restart: '%s' is not a CPU list", opts->cpuset);
+    }
+    if ((rc = crs_criu_binary(&binary, opts->errbuf, opts->errbuf_len)) != CRMPI_OK) {
+        return rc;
+    }
+    int images_fd = open(opts->images_dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+    if (images_fd < 0) {
+        return crs_criu_fail(opts->errbuf, opts->errbuf_len, CRMPI_ERR_IO,
+                             "crs:criu: cannot open the images directory %s: %s", opts->images_dir,
+                             strerror(errno));
+    }
+    if ((rc = crs_criu_meta_read(images_fd, &meta)) != CRMPI_OK) {
+        rc = crs_criu_fail(opts->errbuf, opts->errbuf_len, rc,
+                           "crs:criu: %s has no usable %s (%s); was it written by a checkpoint?",
+                           opts->images_dir, CRS_CRIU_META_FILE, crmpi_strerror(rc));
+        goto err_close_images;
+    }
+    /* Every recorded descriptor needs its new one: an unmatched control socket could not
+     * be restored, and a pipe CRIU recreated would connect the rank to nobody. */
+    for (int fd = 0; fd < CRS_NUM_FDS; fd++) {
+        if (!meta.have_fd[fd]) {
+            continue;
+        }
+        for (size_t i = 0; i < opts->num_inherit; i++) {
+            if (opts->inherit[i].rank_fd == fd) {
+                dups[fd] = fcntl(opts->inherit[i].fd, F_DUPFD, 10);
+                break;
+            }
+        }
+        if (dups[fd] < 0) {
+            rc = crs_criu_fail(opts->errbuf, opts->errbuf_len, CRMPI_ERR_BAD_PARAM,
+                               "crs:criu: restart: no usable new descriptor for the rank's fd "
+                               "%d (%s)",
+                               fd, meta.key[fd]);
+            goto err_close_dups;
+        }
+    }
+    snprintf(log_path, sizeof(log_path), "%s", opts->log_path ? opts->log_path : "");
+    if (!opts->log_path) {
+        snprintf(log_path, sizeof(log_path), "%s/restore.log", opts->images_dir);
+    }
+    if ((rc = crs_criu_opts_create(binary, images_fd, log_path, &work_fd, &copts)) != CRMPI_OK) {
+        rc = crs_criu_fail(opts->errbuf, opts->errbuf_len, rc,
+                           "crs:criu: cannot prepare CRIU's options (log %s): %s", log_path,
+                           strerror(errno));
+        goto err_close_dups;
+    }
+    for (int fd = 0; fd < CRS_NUM_FDS; fd++) {
+        if (dups[fd] >= 0 && criu_local_add_inherit_fd(copts, dups[fd], meta.key[fd]) < 0) {
+            rc = crs_criu_fail(opts->errbuf, opts->errbuf_len, CRMPI_ERR_OUT_OF_RESOURCE,
+                               "crs:criu: out of memory building CRIU's options");
+            goto err_free_opts;
+        }
+    }
+    memset(&ctx, 0, sizeof(ctx));
+    ctx.opts = opts;
+    ctx.meta = &meta;
+    ctx.new_cpuset = opts->cpuset ? &new_cpuset : NULL;
+    criu_local_set_notify_cb(copts, crs_criu_notify);
+
+    /* libcriu wants SIGCHLD blocked while it forks criu and the tree comes back. */
+    sigset_t chld, saved;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    pthread_sigmask(SIG_BLOCK, &chld, &saved);
+    crs_criu_restore_current = &ctx;
+    int pid = criu_local_restore_child(copts);
+    crs_criu_restore_current = NULL;
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+
+    if (pid < 0) {
+        crs_criu_quote_errors(log_path, quoted, sizeof(quoted));
+        rc = crs_criu_fail(opts->errbuf, opts->errbuf_len, CRMPI_ERROR,
+                           "crs:criu: restore from %s failed (%s): %s (CRIU log: %s)",
+                           opts->images_dir, crs_criu_strerror(pid), quoted, log_path);
+        goto err_free_opts;
+    }
+    if (ctx.rc != CRMPI_OK) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        rc = crs_criu_fail(opts->errbuf, opts->errbuf_len, ctx.rc,
+                           "crs:criu: restore from %s stopped at pre-resume (%s); the restored "
+                           "rank was killed",
+                           opts->images_dir, crmpi_strerror(ctx.rc));
+        goto err_free_opts;
+    }
+    crmpi_fw_verbose(&crmpi_crs_framework, 10, "crs:criu: restored %s as init %d%s%s",
+                     opts->images_dir, pid, opts->cpuset ? ", remapped onto CPUs " : "",
+                     opts->cpuset ? opts->cpuset : "");
+    criu_local_free_opts(copts);
+    close(work_fd);
+    for (int fd = 0; fd < CRS_NUM_FDS; fd++) {
+        if (dups[fd] >= 0) {
+            close(dups[fd]);
+        }
+    }
+    crs_criu_meta_free(&meta);
+    close(images_fd);
+    *init_pid_out = (pid_t)pid;
+    return CRMPI_OK;
+
+err_free_opts:
+    criu_local_free_opts(copts);
+    close(work_fd);
+err_close_dups:
+    for (int fd = 0; fd < CRS_NUM_FDS; fd++) {
+        if (dups[fd] >= 0) {
+            close(dups[fd]);
+        }
+    }
+    crs_criu_meta_free(&meta);
+err_close_images:
+    close(images_fd);
+    return rc;
+}
+
+static int crs_criu_query(const crmpi_component_t *component, int *priority_out,
+                          const char **reason_out)
+{
+    static char reason[512];
+    const char *path = NULL;
+    (void)component;
+    if (crmpi_param_get_string("crs_criu_binary", &path) != CRMPI_OK || !path || !*path) {
+        *reason_out = "no criu program (configure found none; set crs_criu_binary)";
+        return CRMPI_ERR_NOT_SUPPORTED;
+    }
+    if (access(path, X_OK) < 0) {
+        snprintf(reason, sizeof(reason), "cannot run %s (crs_criu_binary): %s", path,
+                 strerror(errno));
+        *reason_out = reason;
+        return CRMPI_ERR_NOT_SUPPORTED;
+    }
+    *priority_out = 10;
+    return CRMPI_OK;
+}
+
+static const crs_ops_t crs_criu_ops = {
+    .checkpoint = crs_criu_checkpoint,
+    .restart = crs_criu_restart,
+    .recorded_key = crs_criu_recorded_key,
+};
+
+static const crmpi_component_t crs_criu_component = {
+    .info = &crmpi_crs_criu_info,
+    .query = crs_criu_query,
+    .ops = &crs_criu_ops,
+};
+
+static const crmpi_component_t *const crs_criu_components[] = {&crs_criu_component, NULL};
+
+crmpi_framework_t crmpi_crs_framework = {
+    .info = &crmpi_crs_framework_info,
+    .components = crs_criu_components,
+};
+
+int crs_criu_recorded_key(const char *images_dir, int rank_fd, char *key_out, size_t key_len)
+{
+    crs_criu_meta_t meta;
+    int images_fd = open(images_dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+    if (images_fd < 0) {
+        crmpi_log_error("crs:criu: cannot open the images directory %s: %s", images_dir,
+                        strerror(errno));
+        return CRMPI_ERR_IO;
+    }
+    int rc = crs_criu_meta_read(images_fd, &meta);
+    close(images_fd);
+    if (rc != CRMPI_OK) {
+        crmpi_log_error("crs:criu: %s has no usable %s (%s)", images_dir, CRS_CRIU_META_FILE,
+                        crmpi_strerror(rc));
+        return rc;
+    }
+    if (rank_fd < 0 || rank_fd >= CRS_NUM_FDS || !meta.have_fd[rank_fd]) {
+        crs_criu_meta_free(&meta);
+        return CRMPI_ERR_NOT_FOUND;
+    }
+    snprintf(key_out, key_len, "%s", meta.key[rank_fd]);
+    crs_criu_meta_free(&meta);
+    return CRMPI_OK;
+}

@@ -1,0 +1,65 @@
+/*
+ * crs_criu_int.h: internals shared by the files of the criu component (crs.h): the record
+ * written beside the image (crs_criu_meta.c) and the walk over a namespace's threads.
+ */
+#ifndef CRS_CRIU_INT_H
+#define CRS_CRIU_INT_H
+
+#include <sched.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "crs.h"
+
+/* The component's operations (crs.h documents them as crs_ops_t slots). */
+int crs_criu_checkpoint(const crs_ckpt_opts_t *opts, crs_ckpt_result_t *result_out);
+int crs_criu_restart(const crs_restart_opts_t *opts, pid_t *init_pid_out);
+int crs_criu_recorded_key(const char *images_dir, int rank_fd, char *key_out, size_t key_len);
+
+/* First line of crs-criu.meta: format name and version. Unknown later lines are ignored. */
+#define CRS_CRIU_META_MAGIC   "crmpi-crs-criu"
+#define CRS_CRIU_META_VERSION 1
+
+/* One thread's recorded placement. */
+typedef struct crs_criu_thread_rec {
+    pid_t ns_pid;   /* its process's pid inside the rank's namespace */
+    pid_t ns_tid;   /* its tid inside the rank's namespace */
+    cpu_set_t cpus; /* sched_getaffinity at checkpoint */
+    char mems[64];  /* Mems_allowed_list at checkpoint (informational) */
+} crs_criu_thread_rec_t;
+
+/* The whole record. */
+typedef struct crs_criu_meta {
+    cpu_set_t cpuset;                   /* the init's mask: what positions refer to */
+    int have_fd[CRS_NUM_FDS];           /* an "fd" line exists for this number */
+    char key[CRS_NUM_FDS][CRS_KEY_MAX]; /* its inherit key */
+    crs_criu_thread_rec_t *threads;     /* malloc'ed, num_threads entries */
+    size_t num_threads;                 /* entries in threads */
+} crs_criu_meta_t;
+
+/**
+ * Read the init's descriptors and every thread's placement from /proc into meta_out.
+ * The meta functions do not log: their callers report, with errno kept.
+ * @return CRMPI_OK, CRMPI_ERR_NOT_FOUND (the init is gone), CRMPI_ERR_OUT_OF_RESOURCE.
+ */
+int crs_criu_meta_collect(pid_t init_pid, crs_criu_meta_t *meta_out);
+/** Write meta into dirfd/crs-criu.meta (temporary name, fsync, rename). */
+int crs_criu_meta_write(int dirfd, const crs_criu_meta_t *meta);
+/** Parse dirfd/crs-criu.meta. @return CRMPI_OK, CRMPI_ERR_IO, CRMPI_ERR_PROTO. */
+int crs_criu_meta_read(int dirfd, crs_criu_meta_t *meta_out);
+void crs_criu_meta_free(crs_criu_meta_t *meta);
+
+/**
+ * Give every thread under the (restored, stopped) init its recorded mask, remapped onto
+ * `new_cpuset` when that is not NULL. Threads without a record keep their mask (logged).
+ * @return CRMPI_OK or CRMPI_ERR_IO (a sched_setaffinity failed; logged).
+ */
+int crs_criu_affinity_apply(const crs_criu_meta_t *meta, pid_t init_pid,
+                            const cpu_set_t *new_cpuset);
+
+/** Parse "0-3,6" into set_out. @return CRMPI_OK or CRMPI_ERR_BAD_PARAM. */
+int crs_criu_cpulist_parse(const char *text, cpu_set_t *set_out);
+/** Format a set as "0-3,6" (empty set: "none"). */
+void crs_criu_cpulist_format(const cpu_set_t *set, char *text, size_t len);
+
+#endif /* CRS_CRIU_INT_H */

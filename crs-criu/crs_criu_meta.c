@@ -1,0 +1,399 @@
+/*
+ * crs_criu_meta.c: the record kept beside a CRIU image (crs.h, "Inherit keys" and
+ * "Affinity"): collected from /proc at checkpoint, re-applied at pre-resume.
+ *
+ * The namespace's tasks are found from the init down through
+ * /proc/<pid>/task/<tid>/children (a child is listed under the thread that created it),
+ * and each thread is named by its ids inside the namespace (the last field of NSpid and
+ * NStgid in its status file), because those are the ids CRIU restores.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "crmpi_status.h"
+#include "crs_criu_int.h"
+#include "log.h"
+
+/* Called for each thread found by crs_criu_tree_walk. */
+typedef int (*crs_criu_thread_fn_t)(pid_t host_pid, pid_t host_tid, void *arg);
+
+/* The last number of the status line that starts with `field` ("NSpid:"), or -1. */
+static long crs_criu_status_last(pid_t host_pid, pid_t host_tid, const char *field, char *text,
+                                 size_t text_len)
+{
+    char path[96], line[256];
+    long value = -1;
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)host_pid, (int)host_tid);
+    FILE *f = fopen(path, "re");
+    if (!f) {
+        return -1;
+    }
+    size_t field_len = strlen(field);
+    while (fgets(line, sizeof(line), f)) {
+        if (strncmp(line, field, field_len) != 0) {
+            continue;
+        }
+        char *rest = line + field_len;
+        rest[strcspn(rest, "\n")] = '\0';
+        if (text) {
+            snprintf(text, text_len, "%s", rest + strspn(rest, " \t"));
+        } else {
+            char *last = strrchr(rest, '\t');
+            value = strtol(last ? last + 1 : rest, NULL, 10);
+        }
+        value = text ? 0 : value;
+        break;
+    }
+    fclose(f);
+    return value;
+}
+
+/* Visit every thread of host_pid, then recurse into each thread's children. */
+static int crs_criu_tree_walk(pid_t host_pid, crs_criu_thread_fn_t fn, void *arg, int depth)
+{
+    char path[96];
+    int rc = CRMPI_OK;
+
+    if (depth > 64) {
+        return CRMPI_OK; /* a namespace that deep is not one agent_ns.c made */
+    }
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)host_pid);
+    DIR *dir = opendir(path);
+    if (!dir) {
+        return CRMPI_ERR_NOT_FOUND;
+    }
+    struct dirent *ent;
+    while (rc == CRMPI_OK && (ent = readdir(dir)) != NULL) {
+        if (ent->d_name[0] < '0' || ent->d_name[0] > '9') {
+            continue;
+        }
+        pid_t tid = (pid_t)atoi(ent->d_name);
+        rc = fn(host_pid, tid, arg);
+        if (rc != CRMPI_OK) {
+            break;
+        }
+        snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)host_pid, (int)tid);
+        FILE *f = fopen(path, "re");
+        if (!f) {
+            continue; /* the thread just ended */
+        }
+        int child;
+        while (rc == CRMPI_OK && fscanf(f, "%d", &child) == 1) {
+            rc = crs_criu_tree_walk((pid_t)child, fn, arg, depth + 1);
+            if (rc == CRMPI_ERR_NOT_FOUND) {
+                rc = CRMPI_OK; /* the child just ended */
+            }
+        }
+        fclose(f);
+    }
+    closedir(dir);
+    return rc;
+}
+
+static int crs_criu_collect_thread(pid_t host_pid, pid_t host_tid, void *arg)
+{
+    crs_criu_meta_t *meta = arg;
+    crs_criu_thread_rec_t rec;
+    memset(&rec, 0, sizeof(rec));
+
+    rec.ns_pid = (pid_t)crs_criu_status_last(host_pid, host_tid, "NStgid:", NULL, 0);
+    rec.ns_tid = (pid_t)crs_criu_status_last(host_pid, host_tid, "NSpid:", NULL, 0);
+    if (rec.ns_pid <= 0 || rec.ns_tid <= 0 ||
+        sched_getaffinity(host_tid, sizeof(rec.cpus), &rec.cpus) < 0) {
+        return CRMPI_OK; /* ended meanwhile; it will not be in the image either */
+    }
+    if (crs_criu_status_last(host_pid, host_tid, "Mems_allowed_list:", rec.mems, sizeof(rec.mems)) <
+        0) {
+        snprintf(rec.mems, sizeof(rec.mems), "?");
+    }
+    crs_criu_thread_rec_t *grown =
+        realloc(meta->threads, (meta->num_threads + 1) * sizeof(meta->threads[0]));
+    if (!grown) {
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    }
+    meta->threads = grown;
+    meta->threads[meta->num_threads++] = rec;
+    return CRMPI_OK;
+}
+
+int crs_criu_meta_collect(pid_t init_pid, crs_criu_meta_t *meta_out)
+{
+    crs_criu_meta_t meta;
+    char path[64], target[CRS_KEY_MAX];
+    memset(&meta, 0, sizeof(meta));
+
+    if (sched_getaffinity(init_pid, sizeof(meta.cpuset), &meta.cpuset) < 0) {
+        return CRMPI_ERR_NOT_FOUND;
+    }
+    for (int fd = 0; fd < CRS_NUM_FDS; fd++) {
+        snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)init_pid, fd);
+        ssize_t len = readlink(path, target, sizeof(target) - 1);
+        if (len < 0) {
+            continue; /* closed in the init: nothing to inherit */
+        }
+        target[len] = '\0';
+        memcpy(meta.key[fd], target, (size_t)len + 1);
+        meta.have_fd[fd] = 1;
+    }
+    int rc = crs_criu_tree_walk(init_pid, crs_criu_collect_thread, &meta, 0);
+    if (rc != CRMPI_OK) {
+        crs_criu_meta_free(&meta);
+        return rc;
+    }
+    *meta_out = meta;
+    return CRMPI_OK;
+}
+
+void crs_criu_cpulist_format(const cpu_set_t *set, char *text, size_t len)
+{
+    size_t used = 0;
+    text[0] = '\0';
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (!CPU_ISSET(cpu, set)) {
+            continue;
+        }
+        int last = cpu;
+        while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, set)) {
+            last++;
+        }
+        int n = last > cpu
+                    ? snprintf(text + used, len - used, "%s%d-%d", used ? "," : "", cpu, last)
+                    : snprintf(text + used, len - used, "%s%d", used ? "," : "", cpu);
+        if (n < 0 || (size_t)n >= len - used) {
+            break;
+        }
+        used += (size_t)n;
+        cpu = last;
+    }
+    if (used == 0) {
+        snprintf(text, len, "none");
+    }
+}
+
+int crs_criu_cpulist_parse(const char *text, cpu_set_t *set_out)
+{
+    cpu_set_t set;
+    const char *p = text;
+    CPU_ZERO(&set);
+    if (strcmp(text, "none") == 0) {
+        *set_out = set;
+        return CRMPI_OK;
+    }
+    while (*p) {
+        char *end;
+        long first = strtol(p, &end, 10), last;
+        if (end == p || first < 0 || first >= CPU_SETSIZE) {
+            return CRMPI_ERR_BAD_PARAM;
+        }
+        last = first;
+        p = end;
+        if (*p == '-') {
+            last = strtol(p + 1, &end, 10);
+            if (end == p + 1 || last < first || last >= CPU_SETSIZE) {
+                return CRMPI_ERR_BAD_PARAM;
+            }
+            p = end;
+        }
+        for (long cpu = first; cpu <= last; cpu++) {
+            CPU_SET((int)cpu, &set);
+        }
+        if (*p == ',') {
+            p++;
+        } else if (*p) {
+            return CRMPI_ERR_BAD_PARAM;
+        }
+    }
+    *set_out = set;
+    return CRMPI_OK;
+}
+
+int crs_criu_meta_write(int dirfd, const crs_criu_meta_t *meta)
+{
+    static const char tmp_name[] = CRS_CRIU_META_FILE ".tmp";
+    char cpus[1024];
+    int fd = openat(dirfd, tmp_name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        goto err_report;
+    }
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        close(fd);
+        goto err_report;
+    }
+    crs_criu_cpulist_format(&meta->cpuset, cpus, sizeof(cpus));
+    fprintf(f, "%s %d\n", CRS_CRIU_META_MAGIC, CRS_CRIU_META_VERSION);
+    fprintf(f, "# fd <number in the init> <inherit key>\n");
+    fprintf(f, "# thread <ns pid> <ns tid> <cpus> <mems allowed>\n");
+    fprintf(f, "cpuset %s\n", cpus);
+    for (int i = 0; i < CRS_NUM_FDS; i++) {
+        if (meta->have_fd[i]) {
+            fprintf(f, "fd %d %s\n", i, meta->key[i]);
+        }
+    }
+    for (size_t i = 0; i < meta->num_threads; i++) {
+        const crs_criu_thread_rec_t *rec = &meta->threads[i];
+        crs_criu_cpulist_format(&rec->cpus, cpus, sizeof(cpus));
+        fprintf(f, "thread %d %d %s %s\n", (int)rec->ns_pid, (int)rec->ns_tid, cpus, rec->mems);
+    }
+    if (fflush(f) != 0 || fsync(fd) < 0) {
+        fclose(f);
+        goto err_report;
+    }
+    if (fclose(f) != 0 || renameat(dirfd, tmp_name, dirfd, CRS_CRIU_META_FILE) < 0) {
+        goto err_report;
+    }
+    return CRMPI_OK;
+
+err_report:
+    return CRMPI_ERR_IO;
+}
+
+int crs_criu_meta_read(int dirfd, crs_criu_meta_t *meta_out)
+{
+    crs_criu_meta_t meta;
+    char line[1200], name[32];
+    int version = 0, rc = CRMPI_OK;
+    memset(&meta, 0, sizeof(meta));
+
+    int fd = openat(dirfd, CRS_CRIU_META_FILE, O_RDONLY | O_CLOEXEC);
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "r");
+    if (!f) {
+        if (fd >= 0) {
+            close(fd);
+        }
+        return CRMPI_ERR_IO;
+    }
+    if (!fgets(line, sizeof(line), f) || sscanf(line, "%31s %d", name, &version) != 2 ||
+        strcmp(name, CRS_CRIU_META_MAGIC) != 0 || version != CRS_CRIU_META_VERSION) {
+        fclose(f);
+        return CRMPI_ERR_PROTO;
+    }
+    while (rc == CRMPI_OK && fgets(line, sizeof(line), f)) {
+        char a[1024], b[64];
+        int fdnum, ns_pid, ns_tid;
+        if (sscanf(line, "cpuset %1023s", a) == 1) {
+            rc = crs_criu_cpulist_parse(a, &meta.cpuset);
+        } else if (sscanf(line, "fd %d %47s", &fdnum, b) == 2) {
+            if (fdnum < 0 || fdnum >= CRS_NUM_FDS) {
+                rc = CRMPI_ERR_PROTO;
+                break;
+            }
+            memcpy(meta.key[fdnum], b, CRS_KEY_MAX);
+            meta.have_fd[fdnum] = 1;
+        } else if (sscanf(line, "thread %d %d %1023s %63s", &ns_pid, &ns_tid, a, b) == 4) {
+            crs_criu_thread_rec_t *grown =
+                realloc(meta.threads, (meta.num_threads + 1) * sizeof(meta.threads[0]));
+            if (!grown) {
+                rc = CRMPI_ERR_OUT_OF_RESOURCE;
+                break;
+            }
+            meta.threads = grown;
+            crs_criu_thread_rec_t *rec = &meta.threads[meta.num_threads++];
+            rec->ns_pid = ns_pid;
+            rec->ns_tid = ns_tid;
+            snprintf(rec->mems, sizeof(rec->mems), "%s", b);
+            rc = crs_criu_cpulist_parse(a, &rec->cpus);
+        }
+        /* Comments and lines of later versions are ignored. */
+    }
+    fclose(f);
+    if (rc != CRMPI_OK) {
+        crs_criu_meta_free(&meta);
+        return CRMPI_ERR_PROTO;
+    }
+    *meta_out = meta;
+    return CRMPI_OK;
+}
+
+void crs_criu_meta_free(crs_criu_meta_t *meta)
+{
+    free(meta->threads);
+    meta->threads = NULL;
+    meta->num_threads = 0;
+}
+
+/* Position-preserving remap of `cpus` from the recorded cpuset onto new_cpuset. */
+static void crs_criu_remap(const cpu_set_t *cpus, const cpu_set_t *old_set,
+                           const cpu_set_t *new_set, cpu_set_t *out)
+{
+    int new_cpus[CPU_SETSIZE], num_new = 0, position = 0;
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (CPU_ISSET(cpu, new_set)) {
+            new_cpus[num_new++] = cpu;
+        }
+    }
+    CPU_ZERO(out);
+    for (int cpu = 0; cpu < CPU_SETSIZE && num_new > 0; cpu++) {
+        if (!CPU_ISSET(cpu, old_set)) {
+            continue;
+        }
+        if (CPU_ISSET(cpu, cpus)) {
+            CPU_SET(new_cpus[position % num_new], out);
+        }
+        position++;
+    }
+    if (CPU_COUNT(out) == 0) {
+        /* The thread's CPUs were outside the rank's recorded set: give it the whole new set. */
+        *out = *new_set;
+    }
+}
+
+/* What crs_criu_apply_thread needs. */
+typedef struct crs_criu_apply_ctx {
+    const crs_criu_meta_t *meta; /* the record */
+    const cpu_set_t *new_cpuset; /* NULL: as recorded */
+    int rc;                      /* first failure */
+} crs_criu_apply_ctx_t;
+
+static int crs_criu_apply_thread(pid_t host_pid, pid_t host_tid, void *arg)
+{
+    crs_criu_apply_ctx_t *ctx = arg;
+    pid_t ns_tid = (pid_t)crs_criu_status_last(host_pid, host_tid, "NSpid:", NULL, 0);
+    pid_t ns_pid = (pid_t)crs_criu_status_last(host_pid, host_tid, "NStgid:", NULL, 0);
+    const crs_criu_thread_rec_t *rec = NULL;
+    cpu_set_t mask;
+
+    for (size_t i = 0; i < ctx->meta->num_threads; i++) {
+        if (ctx->meta->threads[i].ns_tid == ns_tid && ctx->meta->threads[i].ns_pid == ns_pid) {
+            rec = &ctx->meta->threads[i];
+            break;
+        }
+    }
+    if (!rec) {
+        crmpi_log_warn("crs:criu: restored thread %d (namespace tid %d) has no recorded "
+                       "affinity; it keeps criu's",
+                       (int)host_tid, (int)ns_tid);
+        return CRMPI_OK;
+    }
+    if (ctx->new_cpuset) {
+        crs_criu_remap(&rec->cpus, &ctx->meta->cpuset, ctx->new_cpuset, &mask);
+    } else {
+        mask = rec->cpus;
+    }
+    if (sched_setaffinity(host_tid, sizeof(mask), &mask) < 0) {
+        char cpus[256];
+        crs_criu_cpulist_format(&mask, cpus, sizeof(cpus));
+        crmpi_log_error("crs:criu: cannot give restored thread %d (namespace tid %d) CPUs %s: %s",
+                        (int)host_tid, (int)ns_tid, cpus, strerror(errno));
+        ctx->rc = CRMPI_ERR_IO;
+    }
+    return CRMPI_OK;
+}
+
+int crs_criu_affinity_apply(const crs_criu_meta_t *meta, pid_t init_pid,
+                            const cpu_set_t *new_cpuset)
+{
+    crs_criu_apply_ctx_t ctx = {.meta = meta, .new_cpuset = new_cpuset, .rc = CRMPI_OK};
+    int rc = crs_criu_tree_walk(init_pid, crs_criu_apply_thread, &ctx, 0);
+    if (rc != CRMPI_OK) {
+        crmpi_log_error("crs:criu: cannot list the restored threads under init %d: %s",
+                        (int)init_pid, crmpi_strerror(rc));
+        return rc;
+    }
+    return ctx.rc;
+}

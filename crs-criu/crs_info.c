@@ -1,0 +1,31 @@
+/*
+ * crs_info.c: catalog descriptors of the crs framework (checkpoint/restart service, run by
+ * crmpi-agent) and its component criu (crs.h). Pure data, linked into every binary so
+ * crmpi_info lists the parameters even in a build without libcriu.
+ */
+#include "config.h"
+
+#include "component.h"
+
+static const crmpi_param_decl_t crs_criu_params[] = {
+    {"crs_criu_binary", CRMPI_PARAM_STRING, CRMPI_CRIU_BIN,
+     "The criu program libcriu runs (as \"criu swrk\") for every dump and restore; CRIU 4.x, "
+     "run as root. The default is the one configure found.",
+     CRMPI_PARAM_LEVEL_USER},
+};
+
+const crmpi_component_info_t crmpi_crs_criu_info = {
+    .framework = "crs",
+    .name = "criu",
+    .description = "dump and restore a rank's pid namespace with CRIU (libcriu)",
+    .params = crs_criu_params,
+    .num_params = sizeof(crs_criu_params) / sizeof(crs_criu_params[0]),
+};
+
+static const crmpi_component_info_t *const crs_components[] = {&crmpi_crs_criu_info, NULL};
+
+const crmpi_framework_info_t crmpi_crs_framework_info = {
+    .name = "crs",
+    .description = "checkpoint/restart service: saves and restores one rank's processes",
+    .components = crs_components,
+};

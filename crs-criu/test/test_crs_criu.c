@@ -1,0 +1,583 @@
+/*
+ * test_crs_criu.c: the criu CRS end to end (crs.h), with the test in the agent's place.
+ *
+ * crs_target runs as a rank started by agent_ns_start() (its own pid namespace under an
+ * init), keeps a counter, 1 MiB of heap, an open file and a worker thread, and answers on
+ * its control socket. The steps run in order and share one rank:
+ *   leave-running checkpoint, the rank goes on; affinity set on the worker thread;
+ *   second checkpoint, rank killed, restored with new pipes and a new socketpair: its
+ *   state continues exactly from the image, it talks over the new socket and pipe, and the
+ *   worker has its recorded CPUs again; the same images restored a second time, remapped
+ *   onto another cpuset; a --term checkpoint and its restore; CRIU failures quoted, rank
+ *   still running.
+ * Needs root and a working CRIU; otherwise the whole test is skipped (exit 77) and says why.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <criu.h>
+
+#include "agent_ns.h"
+#include "component.h"
+#include "crmpi_status.h"
+#include "crs.h"
+#include "param.h"
+
+#define TST_RANK_PID      4242
+#define TST_TIMEOUT_MS    20000
+#define TST_ALARM_SECONDS 300
+
+/* The rank under test, as an agent would hold it. */
+typedef struct tst_rank {
+    pid_t init_pid; /* its namespace's init, our child */
+    int ctl_fd;     /* our end of its control socket */
+    int out_fd;     /* read end of its stdout */
+    int err_fd;     /* read end of its stderr */
+} tst_rank_t;
+
+static tst_rank_t tst_rank;
+static char tst_base[256];   /* scratch directory of this run */
+static char tst_target[512]; /* the crs_target program */
+static char tst_file[300];   /* the file the rank keeps open */
+static char tst_skip_reason[256];
+static const crs_ops_t *tst_ops; /* the selected crs component's operations */
+
+/* Read one line from fd within the timeout; returns its length or -1. */
+static int tst_read_line(int fd, char *line, size_t len)
+{
+    size_t used = 0;
+    while (used + 1 < len) {
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        if (poll(&pfd, 1, TST_TIMEOUT_MS) != 1) {
+            return -1;
+        }
+        char byte;
+        if (read(fd, &byte, 1) != 1) {
+            return -1;
+        }
+        if (byte == '\n') {
+            break;
+        }
+        line[used++] = byte;
+    }
+    line[used] = '\0';
+    return (int)used;
+}
+
+/* Send a command (with a descriptor when pass_fd >= 0) and read the reply line. */
+static int tst_command(const char *cmd, int pass_fd, char *reply, size_t len)
+{
+    char text[64];
+    snprintf(text, sizeof(text), "%s\n", cmd);
+    struct iovec iov = {.iov_base = text, .iov_len = strlen(text)};
+    char control[CMSG_SPACE(sizeof(int))];
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+    if (pass_fd >= 0) {
+        memset(control, 0, sizeof(control));
+        msg.msg_control = control;
+        msg.msg_controllen = sizeof(control);
+        struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
+        cmsg->cmsg_level = SOL_SOCKET;
+        cmsg->cmsg_type = SCM_RIGHTS;
+        cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(cmsg), &pass_fd, sizeof(int));
+    }
+    if (sendmsg(tst_rank.ctl_fd, &msg, MSG_NOSIGNAL) != (ssize_t)strlen(text)) {
+        return -1;
+    }
+    return tst_read_line(tst_rank.ctl_fd, reply, len);
+}
+
+/* The state the rank reports after a tick. */
+typedef struct tst_state {
+    unsigned n, file;
+    unsigned sum;
+    long fpos;
+    int pid;
+    char aff[64];
+} tst_state_t;
+
+static uint32_t tst_expected_sum(unsigned counter)
+{
+    uint32_t hash = 2166136261u;
+    for (size_t i = 0; i < (1u << 20); i++) {
+        hash = (hash ^ (uint8_t)(counter * 7u + i)) * 16777619u;
+    }
+    return hash;
+}
+
+/* Tick the rank, check its state is self-consistent and return it; also check that its
+ * stdout line arrived on the pipe we hold. */
+static tst_state_t tst_tick(void)
+{
+    char reply[256], out[64], want_out[64];
+    tst_state_t st;
+    memset(&st, 0, sizeof(st));
+    assert_true(tst_command("tick", -1, reply, sizeof(reply)) > 0);
+    assert_int_equal(sscanf(reply, "n=%u sum=%x fpos=%ld file=%u pid=%d aff=%63s", &st.n, &st.sum,
+                            &st.fpos, &st.file, &st.pid, st.aff),
+                     6);
+    assert_int_equal(st.sum, tst_expected_sum(st.n));
+    assert_int_equal(st.fpos, (long)st.n);
+    assert_int_equal(st.file, st.n);
+    assert_int_equal(st.pid, TST_RANK_PID);
+    assert_true(tst_read_line(tst_rank.out_fd, out, sizeof(out)) > 0);
+    snprintf(want_out, sizeof(want_out), "tick %u", st.n);
+    assert_string_equal(out, want_out);
+    return st;
+}
+
+static void tst_dir(const char *name, char *path, size_t len)
+{
+    snprintf(path, len, "%s/%s", tst_base, name);
+    mkdir(path, 0700);
+}
+
+static int tst_checkpoint(const char *name, int terminate, crs_ckpt_result_t *result, char *errbuf,
+                          size_t errlen)
+{
+    char dir[300];
+    tst_dir(name, dir, sizeof(dir));
+    crs_ckpt_opts_t opts = {.init_pid = tst_rank.init_pid,
+                            .images_dir = dir,
+                            .terminate = terminate,
+                            .errbuf = errbuf,
+                            .errbuf_len = errlen};
+    return tst_ops->checkpoint(&opts, result);
+}
+
+static void tst_rank_kill(void)
+{
+    int status;
+    kill(tst_rank.init_pid, SIGKILL);
+    assert_int_equal(waitpid(tst_rank.init_pid, &status, 0), tst_rank.init_pid);
+    close(tst_rank.ctl_fd);
+    close(tst_rank.out_fd);
+    close(tst_rank.err_fd);
+}
+
+/* What the pre-resume hook saw. */
+static pid_t tst_hook_pid;
+
+static int tst_pre_resume(pid_t init_pid, void *arg)
+{
+    (void)arg;
+    tst_hook_pid = init_pid;
+    return CRMPI_OK;
+}
+
+/* Restore `name` with fresh pipes and a fresh socketpair, as a new agent would; the
+ * descriptor `omit_fd` of the rank is not given (-1: all are). On success the restored
+ * rank becomes tst_rank. */
+static int tst_restore_with(const char *name, const char *cpuset, crs_pre_resume_fn_t hook,
+                            int omit_fd, char *errbuf, size_t errlen)
+{
+    int in_pipe[2], out_pipe[2], err_pipe[2], ctl[2];
+    char dir[300];
+    pid_t init_pid = -1;
+
+    snprintf(dir, sizeof(dir), "%s/%s", tst_base, name);
+    assert_int_equal(pipe2(in_pipe, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(out_pipe, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(err_pipe, O_CLOEXEC), 0);
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl), 0);
+    crs_inherit_t inherit[4], all[] = {
+                                  {.rank_fd = 0, .fd = in_pipe[0]},
+                                  {.rank_fd = 1, .fd = out_pipe[1]},
+                                  {.rank_fd = 2, .fd = err_pipe[1]},
+                                  {.rank_fd = 3, .fd = ctl[1]},
+                              };
+    size_t num = 0;
+    for (size_t i = 0; i < 4; i++) {
+        if (all[i].rank_fd != omit_fd) {
+            inherit[num++] = all[i];
+        }
+    }
+    crs_restart_opts_t opts = {.images_dir = dir,
+                               .inherit = inherit,
+                               .num_inherit = num,
+                               .cpuset = cpuset,
+                               .pre_resume = hook,
+                               .errbuf = errbuf,
+                               .errbuf_len = errlen};
+    tst_hook_pid = -1;
+    int rc = tst_ops->restart(&opts, &init_pid);
+    close(in_pipe[0]);
+    close(in_pipe[1]);
+    close(out_pipe[1]);
+    close(err_pipe[1]);
+    close(ctl[1]);
+    if (rc != CRMPI_OK) {
+        close(out_pipe[0]);
+        close(err_pipe[0]);
+        close(ctl[0]);
+        return rc;
+    }
+    assert_true(init_pid > 0);
+    assert_int_equal(tst_hook_pid, init_pid);
+    tst_rank.init_pid = init_pid;
+    tst_rank.ctl_fd = ctl[0];
+    tst_rank.out_fd = out_pipe[0];
+    tst_rank.err_fd = err_pipe[0];
+    return CRMPI_OK;
+}
+
+static void tst_restore(const char *name, const char *cpuset)
+{
+    char errbuf[1024];
+    if (tst_restore_with(name, cpuset, tst_pre_resume, -1, errbuf, sizeof(errbuf)) != CRMPI_OK) {
+        fail_msg("restore of %s failed: %s", name, errbuf);
+    }
+}
+
+/* Host tid of the rank's worker thread: the init's child is the rank; its other thread. */
+static pid_t tst_worker_tid(void)
+{
+    char path[96];
+    int rank = -1;
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/children", tst_rank.init_pid, tst_rank.init_pid);
+    FILE *f = fopen(path, "re");
+    assert_non_null(f);
+    assert_int_equal(fscanf(f, "%d", &rank), 1);
+    fclose(f);
+    for (int tid = rank + 1; tid < rank + 64; tid++) {
+        snprintf(path, sizeof(path), "/proc/%d/task/%d", rank, tid);
+        if (access(path, F_OK) == 0) {
+            return tid;
+        }
+    }
+    fail_msg("no worker thread under rank %d", rank);
+    return -1;
+}
+
+static void test_start(void **state)
+{
+    (void)state;
+    char *argv[] = {tst_target, tst_file, NULL};
+    char *envp[] = {NULL};
+    agent_ns_child_t child;
+    assert_int_equal(agent_ns_start(tst_target, argv, envp, TST_RANK_PID, &child), CRMPI_OK);
+    tst_rank.init_pid = child.init_pid;
+    tst_rank.ctl_fd = child.ctl_fd;
+    tst_rank.out_fd = child.out_fd;
+    tst_rank.err_fd = child.err_fd;
+    for (unsigned i = 1; i <= 3; i++) {
+        assert_int_equal(tst_tick().n, i);
+    }
+}
+
+/* Leave-running checkpoint: the rank goes on from where it was. */
+static void test_checkpoint_leave_running(void **state)
+{
+    (void)state;
+    crs_ckpt_result_t result;
+    char errbuf[1024];
+    if (tst_checkpoint("first", 0, &result, errbuf, sizeof(errbuf)) != CRMPI_OK) {
+        fail_msg("checkpoint failed: %s", errbuf);
+    }
+    assert_true(result.image_bytes > (1u << 20)); /* the heap at least */
+    assert_true(result.num_threads >= 3);         /* init, rank, worker */
+    assert_true(result.have_stats);
+    assert_true(result.pages_written >= 256);
+    printf("# dump %.3f s, %llu bytes, %u threads, frozen %llu us, %llu pages\n",
+           result.dump_seconds, (unsigned long long)result.image_bytes, result.num_threads,
+           (unsigned long long)result.frozen_us, (unsigned long long)result.pages_written);
+    assert_int_equal(tst_tick().n, 4);
+}
+
+/* Pin the worker to CPU 1, checkpoint (n=4 in the image), tick to 5, kill, restore with new
+ * pipes and socket: n continues at 5 from the image, and the worker is on CPU 1 again. */
+static void test_restore_new_fds(void **state)
+{
+    (void)state;
+    crs_ckpt_result_t result;
+    char errbuf[1024], key[CRS_KEY_MAX], dir[300];
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(1, &one);
+    assert_int_equal(sched_setaffinity(tst_worker_tid(), sizeof(one), &one), 0);
+    assert_string_equal(tst_tick().aff, "1"); /* n = 5 */
+    if (tst_checkpoint("second", 0, &result, errbuf, sizeof(errbuf)) != CRMPI_OK) {
+        fail_msg("checkpoint failed: %s", errbuf);
+    }
+    snprintf(dir, sizeof(dir), "%s/second", tst_base);
+    assert_int_equal(tst_ops->recorded_key(dir, 3, key, sizeof(key)), CRMPI_OK);
+    assert_memory_equal(key, "socket:[", 8);
+    assert_int_equal(tst_ops->recorded_key(dir, 1, key, sizeof(key)), CRMPI_OK);
+    assert_memory_equal(key, "pipe:[", 6);
+    assert_int_equal(tst_tick().n, 6);
+    tst_rank_kill();
+
+    /* The restorer runs with our affinity: make it all CPUs, so only the re-application
+     * can give the worker CPU 1 alone. */
+    cpu_set_t all;
+    CPU_ZERO(&all);
+    CPU_SET(0, &all);
+    CPU_SET(1, &all);
+    assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
+    tst_restore("second", NULL);
+    tst_state_t st = tst_tick();
+    assert_int_equal(st.n, 6);
+    assert_string_equal(st.aff, "1");
+    assert_int_equal(tst_tick().n, 7);
+}
+
+/* The same images restored again, remapped onto CPU 0 only: the worker follows. */
+static void test_restore_twice_remapped(void **state)
+{
+    (void)state;
+    tst_rank_kill();
+    tst_restore("second", "0");
+    tst_state_t st = tst_tick();
+    assert_int_equal(st.n, 6);
+    assert_string_equal(st.aff, "0");
+}
+
+/* --term: the rank is gone after the dump, and comes back from that image. */
+static void test_checkpoint_term(void **state)
+{
+    (void)state;
+    crs_ckpt_result_t result;
+    char errbuf[1024];
+    int status;
+    assert_int_equal(tst_tick().n, 7);
+    if (tst_checkpoint("term", 1, &result, errbuf, sizeof(errbuf)) != CRMPI_OK) {
+        fail_msg("checkpoint --term failed: %s", errbuf);
+    }
+    assert_int_equal(waitpid(tst_rank.init_pid, &status, 0), tst_rank.init_pid);
+    assert_true(WIFSIGNALED(status));
+    close(tst_rank.ctl_fd);
+    close(tst_rank.out_fd);
+    close(tst_rank.err_fd);
+    tst_restore("term", NULL);
+    assert_int_equal(tst_tick().n, 8);
+}
+
+/* CRIU fails (the rank holds a unix socket to the outside that nobody declared): the error
+ * lines of CRIU's log are quoted, the log is kept, and the rank runs on. */
+static void test_criu_failure_quoted(void **state)
+{
+    (void)state;
+    crs_ckpt_result_t result;
+    char errbuf[1024], reply[64], log_path[300];
+    int extra[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, extra), 0);
+    assert_true(tst_command("recvfd", extra[1], reply, sizeof(reply)) > 0);
+    assert_string_equal(reply, "ok");
+    close(extra[1]);
+    errbuf[0] = '\0';
+    assert_int_equal(tst_checkpoint("fail", 0, &result, errbuf, sizeof(errbuf)), CRMPI_ERROR);
+    printf("# %s\n", errbuf);
+    assert_non_null(strstr(errbuf, "Error ("));
+    assert_non_null(strstr(errbuf, "External socket is used")); /* CRIU's own cause */
+    assert_non_null(strstr(errbuf, "CRIU log:"));
+    assert_non_null(strstr(errbuf, "the rank keeps running"));
+    snprintf(log_path, sizeof(log_path), "%s/fail/dump.log", tst_base);
+    assert_int_equal(access(log_path, R_OK), 0);
+    assert_int_equal(tst_tick().n, 9);
+    assert_true(tst_command("closefd", -1, reply, sizeof(reply)) > 0);
+    close(extra[0]);
+    /* Without the stray socket the same rank checkpoints again. */
+    if (tst_checkpoint("after-fail", 0, &result, errbuf, sizeof(errbuf)) != CRMPI_OK) {
+        fail_msg("checkpoint after the failure failed: %s", errbuf);
+    }
+    assert_int_equal(tst_tick().n, 10);
+}
+
+/* A criu program that does not exist (parameter crs_criu_binary): a clear message. */
+static void test_missing_binary(void **state)
+{
+    (void)state;
+    crs_ckpt_result_t result;
+    char errbuf[1024], missing[300];
+    const char *saved = NULL;
+    assert_int_equal(crmpi_param_get_string("crs_criu_binary", &saved), CRMPI_OK);
+    char *saved_copy = strdup(saved);
+    snprintf(missing, sizeof(missing), "%s/no-such-criu", tst_base);
+    assert_int_equal(crmpi_param_set_override("crs_criu_binary", missing), CRMPI_OK);
+    int rc = tst_checkpoint("nobinary", 0, &result, errbuf, sizeof(errbuf));
+    /* Selection says no too (and why, in the log). */
+    const crmpi_component_t *selected = NULL;
+    crmpi_framework_close(&crmpi_crs_framework);
+    assert_int_equal(crmpi_framework_open(&crmpi_crs_framework), CRMPI_OK);
+    int select_rc = crmpi_framework_select_one(&crmpi_crs_framework, &selected);
+    crmpi_framework_close(&crmpi_crs_framework);
+    assert_int_equal(crmpi_param_set_override("crs_criu_binary", saved_copy), CRMPI_OK);
+    assert_int_equal(select_rc, CRMPI_ERR_NOT_FOUND);
+    assert_null(selected);
+    free(saved_copy);
+    assert_int_equal(rc, CRMPI_ERR_NOT_SUPPORTED);
+    assert_non_null(strstr(errbuf, "crs_criu_binary"));
+    assert_non_null(strstr(errbuf, missing));
+    assert_int_equal(tst_tick().n, 11);
+}
+
+static int tst_pre_resume_refuse(pid_t init_pid, void *arg)
+{
+    (void)arg;
+    tst_hook_pid = init_pid;
+    return CRMPI_ERR_CKPT_ABORTED;
+}
+
+/* Restores that cannot work: each says why, and leaves nothing running. */
+static void test_restore_failures(void **state)
+{
+    (void)state;
+    char errbuf[1024], cmd[1200];
+    tst_rank_t running = tst_rank;
+
+    /* No new descriptor for the control socket. */
+    assert_int_equal(tst_restore_with("second", NULL, tst_pre_resume, 3, errbuf, sizeof(errbuf)),
+                     CRMPI_ERR_BAD_PARAM);
+    assert_non_null(strstr(errbuf, "fd 3 (socket:["));
+    /* The record without CRIU's images: CRIU's own error is quoted. */
+    snprintf(cmd, sizeof(cmd), "mkdir -p '%s/noimages' && cp '%s/second/%s' '%s/noimages/'",
+             tst_base, tst_base, CRS_CRIU_META_FILE, tst_base);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(tst_restore_with("noimages", NULL, tst_pre_resume, -1, errbuf, sizeof(errbuf)),
+                     CRMPI_ERROR);
+    printf("# %s\n", errbuf);
+    assert_non_null(strstr(errbuf, "Error ("));
+    assert_non_null(strstr(errbuf, "restore.log"));
+    /* The pre-resume hook refuses: the restored tree is killed and reaped. */
+    assert_int_equal(
+        tst_restore_with("second", NULL, tst_pre_resume_refuse, -1, errbuf, sizeof(errbuf)),
+        CRMPI_ERR_CKPT_ABORTED);
+    assert_true(tst_hook_pid > 0);
+    assert_int_equal(kill(tst_hook_pid, 0), -1);
+    assert_int_equal(errno, ESRCH);
+    assert_non_null(strstr(errbuf, "pre-resume"));
+    /* The rank that was running is untouched. */
+    tst_rank = running;
+    assert_int_equal(tst_tick().n, 12);
+}
+
+/* A pid that is no rank: refused before CRIU runs, nothing else disturbed. */
+static void test_bad_pid(void **state)
+{
+    (void)state;
+    crs_ckpt_result_t result;
+    char errbuf[1024], dir[300];
+    pid_t gone = fork();
+    if (gone == 0) {
+        _exit(0);
+    }
+    waitpid(gone, NULL, 0);
+    tst_dir("badpid", dir, sizeof(dir));
+    crs_ckpt_opts_t opts = {
+        .init_pid = gone, .images_dir = dir, .errbuf = errbuf, .errbuf_len = sizeof(errbuf)};
+    assert_int_equal(tst_ops->checkpoint(&opts, &result), CRMPI_ERR_NOT_FOUND);
+    assert_non_null(strstr(errbuf, "no rank namespace"));
+    assert_int_equal(tst_tick().n, 13);
+    tst_rank_kill();
+}
+
+/* Run when CRIU is unusable here: one skipped case, so every report counts a skip. */
+static void test_criu_usable(void **state)
+{
+    (void)state;
+    printf("# skipped: %s\n", tst_skip_reason);
+    skip();
+}
+
+/* Why this machine cannot run the test, or NULL. */
+static const char *tst_unusable(void)
+{
+    const char *binary = NULL;
+    criu_opts *opts = NULL;
+    if (geteuid() != 0) {
+        snprintf(tst_skip_reason, sizeof(tst_skip_reason), "CRIU needs root");
+        return tst_skip_reason;
+    }
+    if (crmpi_param_get_string("crs_criu_binary", &binary) != CRMPI_OK || !*binary ||
+        access(binary, X_OK) < 0) {
+        snprintf(tst_skip_reason, sizeof(tst_skip_reason), "no criu program (crs_criu_binary=%s)",
+                 binary ? binary : "");
+        return tst_skip_reason;
+    }
+    if (criu_local_init_opts(&opts) < 0 || criu_local_set_service_binary(opts, binary) < 0) {
+        snprintf(tst_skip_reason, sizeof(tst_skip_reason), "libcriu cannot allocate its options");
+        return tst_skip_reason;
+    }
+    int version = criu_local_get_version(opts);
+    criu_local_free_opts(opts);
+    if (version < 40000) {
+        snprintf(tst_skip_reason, sizeof(tst_skip_reason),
+                 "%s does not answer as CRIU 4.x (version code %d)", binary, version);
+        return tst_skip_reason;
+    }
+    return NULL;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_start),           cmocka_unit_test(test_checkpoint_leave_running),
+        cmocka_unit_test(test_restore_new_fds), cmocka_unit_test(test_restore_twice_remapped),
+        cmocka_unit_test(test_checkpoint_term), cmocka_unit_test(test_criu_failure_quoted),
+        cmocka_unit_test(test_missing_binary),  cmocka_unit_test(test_restore_failures),
+        cmocka_unit_test(test_bad_pid),
+    };
+    char self[480];
+
+    if (crmpi_catalog_register_all() != CRMPI_OK) {
+        return 1;
+    }
+    /* A CRIU or libcriu that hangs fails the test instead of blocking make check (the
+     * ranks die with us: their inits have PR_SET_PDEATHSIG). */
+    alarm(TST_ALARM_SECONDS);
+    const char *why = tst_unusable();
+    if (why) {
+        const struct CMUnitTest unusable[] = {cmocka_unit_test(test_criu_usable)};
+        cmocka_run_group_tests(unusable, NULL, NULL);
+        return 77; /* automake's SKIP */
+    }
+    const crmpi_component_t *selected = NULL;
+    if (crmpi_framework_open(&crmpi_crs_framework) != CRMPI_OK ||
+        crmpi_framework_select_one(&crmpi_crs_framework, &selected) != CRMPI_OK) {
+        return 1;
+    }
+    tst_ops = selected->ops;
+    ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (len < 0) {
+        return 1;
+    }
+    self[len] = '\0';
+    *strrchr(self, '/') = '\0';
+    snprintf(tst_target, sizeof(tst_target), "%s/crs_target", self);
+    const char *tmp = getenv("TMPDIR");
+    snprintf(tst_base, sizeof(tst_base), "%s/crs-criu-XXXXXX", tmp && *tmp ? tmp : P_tmpdir);
+    if (!mkdtemp(tst_base)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    snprintf(tst_file, sizeof(tst_file), "%s/state", tst_base);
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    if (failed == 0 && !getenv("CRS_KEEP")) {
+        char cmd[400];
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tst_base);
+        if (system(cmd) != 0) {
+            fprintf(stderr, "could not remove %s\n", tst_base);
+        }
+    } else {
+        fprintf(stderr, "images and CRIU logs kept in %s\n", tst_base);
+    }
+    return failed ? 1 : 0;
+}
