@@ -1,0 +1,30 @@
+/*
+ * snapc_info.c: catalog descriptor of the snapc (snapshot coordination) framework and its
+ * base parameters: where global snapshots go and how many are kept (DESIGN section 6).
+ * Pure data, linked into every binary so crmpi_info and unknown-parameter checks see it.
+ * The coordinators themselves (global, local, app) add their components here.
+ */
+#include "component.h"
+
+static const crmpi_param_decl_t snapc_base_params[] = {
+    {"snapc_base_global_snapshot_dir", CRMPI_PARAM_STRING, "$HOME/crmpi_snapshots",
+     "Directory of global snapshots, on storage every node can reach; a job's snapshots go "
+     "to <dir>/<jobid>.ckpt. A leading $HOME or ~ is replaced by the home directory.",
+     CRMPI_PARAM_LEVEL_USER},
+    {"snapc_base_keep", CRMPI_PARAM_INT, "2",
+     "How many committed sequences of a job's snapshot to keep (the newest ones); older ones "
+     "are removed after each commit. The newest committed sequence is never removed; 0 keeps "
+     "every sequence. Keep at least 2 so that a restart can fall back to the previous "
+     "sequence when the newest one is damaged.",
+     CRMPI_PARAM_LEVEL_USER},
+};
+
+static const crmpi_component_info_t *const snapc_components[] = {NULL};
+
+const crmpi_framework_info_t crmpi_snapc_framework_info = {
+    .name = "snapc",
+    .description = "snapshot coordination: the checkpoint protocol across mpirun, agents and ranks",
+    .components = snapc_components,
+    .base_params = snapc_base_params,
+    .num_base_params = sizeof(snapc_base_params) / sizeof(snapc_base_params[0]),
+};
