@@ -232,7 +232,7 @@ static int filem_posix_file_copy(filem_posix_copy_t *copy, const char *rel,
         rc = errno == ENOENT ? CRMPI_ERR_NOT_FOUND : CRMPI_ERR_IO;
         goto out_free;
     }
-    dest_fd = open(dest_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, FILEM_POSIX_FILE_MODE);
+    dest_fd = open(dest_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, FILEM_POSIX_FILE_MODE);
     if (dest_fd < 0) {
         err = errno;
         goto err_write;
