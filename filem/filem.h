@@ -105,6 +105,12 @@ void filem_base_close(void);
 int filem_base_global_dir(char **dir_out);
 
 /**
+ * snapc_base_keep, checked: how many committed sequences filem_seq_commit keeps (0: all).
+ * @return CRMPI_OK, CRMPI_ERR_BAD_PARAM (logged: negative)
+ */
+int filem_base_keep(unsigned *keep_out);
+
+/**
  * What a user typed as a snapshot handle -> the <jobid>.ckpt directory (malloc'ed):
  * an existing directory is taken as it is; a bare jobid ("4711") or "4711.ckpt" is looked
  * up in the global snapshot directory when parameters are declared.

@@ -16,6 +16,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -232,6 +233,24 @@ int filem_seq_cleanup(const char *jobdir, unsigned keep)
 
 /* ---- the coordinator's side ------------------------------------------------------------- */
 
+int filem_base_keep(unsigned *keep_out)
+{
+    int64_t keep;
+    int rc;
+
+    rc = crmpi_param_get_int("snapc_base_keep", &keep);
+    if (rc != CRMPI_OK)
+        return rc;
+    if (keep < 0 || keep > UINT32_MAX) {
+        crmpi_log_error("snapc_base_keep is %" PRId64 "; it must be 0 (keep every sequence) "
+                        "or a positive count",
+                        keep);
+        return CRMPI_ERR_BAD_PARAM;
+    }
+    *keep_out = (unsigned)keep;
+    return CRMPI_OK;
+}
+
 int filem_seq_begin(const char *jobdir, unsigned seq, char **seq_partial_dir_out)
 {
     filem_commit_t *commit = NULL;
@@ -352,9 +371,9 @@ int filem_seq_commit(const char *jobdir, filem_manifest_t *manifest, unsigned ke
     crmpi_fault_crash("snapc_commit_crash");
     rc = filem_commit_append(jobdir, manifest->jobid, manifest->seq);
     if (rc != CRMPI_OK) {
-        /* Not committed: give the directory its abandoned name back for the cleanup. */
-        if (rename(seq_dir, partial_dir) == 0)
-            filem_dir_sync(jobdir);
+        /* Whether the new record landed is unknown (the rename may be durable even if the
+         * directory's fsync failed), so <seq> stays as it is: either committed, or unlisted
+         * and removed by the next filem_seq_begin. Renaming it back could break a commit. */
         goto out_free;
     }
     /* Committed. What follows only frees space; a failure there is a warning. */
@@ -407,6 +426,28 @@ static int filem_restart_try(const char *jobdir, unsigned seq, unsigned flags,
     return CRMPI_OK;
 }
 
+/* No commit record in `jobdir`: say why that can be, and what to give instead. */
+static void filem_restart_explain_uncommitted(const char *jobdir)
+{
+    char *manifest_path;
+    bool is_sequence = false;
+
+    if (asprintf(&manifest_path, "%s/%s", jobdir, FILEM_MANIFEST_FILE) < 0)
+        manifest_path = NULL;
+    else
+        is_sequence = access(manifest_path, F_OK) == 0;
+    if (is_sequence)
+        crmpi_log_error("%s is one sequence of a snapshot, not a snapshot handle: give its "
+                        "parent directory (the <jobid>.ckpt one), and --seq to choose this "
+                        "sequence",
+                        jobdir);
+    else
+        crmpi_log_error("%s has no committed snapshot (no %s: no checkpoint of this job "
+                        "completed)",
+                        jobdir, FILEM_COMMIT_FILE);
+    free(manifest_path);
+}
+
 int filem_restart_open(const char *handle, long seq, unsigned flags, filem_restart_t **restart_out)
 {
     char problem[FILEM_PROBLEM_MAX] = "";
@@ -423,9 +464,7 @@ int filem_restart_open(const char *handle, long seq, unsigned flags, filem_resta
         goto err_free;
     rc = filem_commit_read(restart->jobdir, &commit);
     if (rc == CRMPI_ERR_NOT_FOUND)
-        crmpi_log_error("%s has no committed snapshot (no %s: no checkpoint of this job "
-                        "completed)",
-                        restart->jobdir, FILEM_COMMIT_FILE);
+        filem_restart_explain_uncommitted(restart->jobdir);
     if (rc != CRMPI_OK)
         goto err_free;
     /* Candidates: the asked-for sequence, or the newest, then each older committed one. */

@@ -24,8 +24,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "component.h"
 #include "crmpi_status.h"
 #include "fault.h"
+#include "param.h"
 #include "filem.h"
 #include "log.h"
 #include "snapshot.h"
@@ -780,6 +782,79 @@ static void test_progress(void **state)
     free(local);
 }
 
+/* ---- parameters: the global directory, keep, handles by jobid ------------------------- */
+
+static void test_parameters(void **state)
+{
+    fixture_t *fx = *state;
+    filem_restart_t *restart;
+    const filem_ops_t *ops;
+    char *saved_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+    char *global;
+    char *dir;
+    char *err;
+    unsigned keep;
+
+    test_env_clear_mca();
+    setenv("CRMPI_PARAM_FILE", "", 1);
+    assert_int_equal(crmpi_catalog_register_all(), CRMPI_OK);
+    assert_int_equal(filem_base_open(&ops), CRMPI_OK);
+    assert_ptr_equal(ops, filem_posix_component.ops);
+    filem_base_close();
+
+    /* The default lives under $HOME. */
+    setenv("HOME", "/home/someone", 1);
+    assert_int_equal(filem_base_global_dir(&dir), CRMPI_OK);
+    assert_string_equal(dir, "/home/someone/crmpi_snapshots");
+    free(dir);
+    assert_int_equal(filem_base_keep(&keep), CRMPI_OK);
+    assert_int_equal(keep, 2);
+    crmpi_param_finalize();
+
+    setenv("CRMPI_MCA_snapc_base_keep", "-1", 1);
+    assert_int_equal(crmpi_catalog_register_all(), CRMPI_OK);
+    capture_begin();
+    assert_int_equal(filem_base_keep(&keep), CRMPI_ERR_BAD_PARAM);
+    err = capture_end();
+    assert_non_null(strstr(err, "snapc_base_keep is -1"));
+    free(err);
+    crmpi_param_finalize();
+    unsetenv("CRMPI_MCA_snapc_base_keep");
+
+    /* A bare jobid is looked up in the global directory. */
+    assert_true(asprintf(&global, "%s/global", fx->top) > 0);
+    setenv("CRMPI_MCA_snapc_base_global_snapshot_dir", global, 1);
+    assert_int_equal(crmpi_catalog_register_all(), CRMPI_OK);
+    assert_int_equal(checkpoint(fx, 1, 1, 2), CRMPI_OK);
+    assert_int_equal(filem_restart_open("4711", -1, 0, &restart), CRMPI_OK);
+    assert_string_equal(restart->jobdir, fx->jobdir);
+    filem_restart_close(restart);
+    capture_begin();
+    assert_int_equal(filem_restart_open("4712", -1, 0, &restart), CRMPI_ERR_NOT_FOUND);
+    err = capture_end();
+    assert_non_null(strstr(err, "snapshot handle '4712' does not exist (neither a directory "
+                                "here nor "));
+    assert_non_null(strstr(err, "/global/4712.ckpt)"));
+    free(err);
+
+    /* A sequence directory given as the handle gets a hint, not a riddle. */
+    assert_true(asprintf(&dir, "%s/1", fx->jobdir) > 0);
+    capture_begin();
+    assert_int_equal(filem_restart_open(dir, -1, 0, &restart), CRMPI_ERR_NOT_FOUND);
+    err = capture_end();
+    assert_non_null(strstr(err, "is one sequence of a snapshot, not a snapshot handle"));
+    free(err);
+    free(dir);
+
+    crmpi_param_finalize();
+    unsetenv("CRMPI_MCA_snapc_base_global_snapshot_dir");
+    unsetenv("CRMPI_PARAM_FILE");
+    if (saved_home)
+        setenv("HOME", saved_home, 1);
+    free(saved_home);
+    free(global);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -797,6 +872,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_enospc_tmpfs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fault_spec, setup, teardown),
         cmocka_unit_test_setup_teardown(test_progress, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_parameters, setup, teardown),
     };
 
     crmpi_log_set_who("test_filem");
