@@ -135,7 +135,8 @@ int filem_seq_begin(const char *jobdir, unsigned seq, char **seq_partial_dir_out
  * @param keep  committed sequences to keep (snapc_base_keep; 0 keeps all); older ones are
  *              removed after the commit, never the one just committed
  * @return CRMPI_OK (committed; a failed removal of old sequences is only a warning);
- *         CRMPI_ERR_BAD_PARAM (logged: a rank has no entry); the errors of the writes, in
+ *         CRMPI_ERR_BAD_PARAM (logged: a rank has no entry); CRMPI_ERR_NOT_FOUND (logged:
+ *         a reported file is missing or of another size); the errors of the writes, in
  *         which case the previous commit record still stands and the caller should call
  *         filem_seq_abort().
  * Fault point: snapc_commit_crash, after the sequence's rename and before the commit record.

@@ -339,21 +339,54 @@ static int filem_commit_append(const char *jobdir, uint64_t jobid, unsigned seq)
     return rc;
 }
 
+/*
+ * Is everything rank `entry` reported really in `partial_dir`, at its size? The agents
+ * wrote it from other nodes: a global directory that is not shared storage shows here as
+ * missing files, and must not be committed.
+ */
+static int filem_commit_rank_check(const char *partial_dir, const filem_rank_entry_t *entry)
+{
+    if (entry->num_files == 0) {
+        crmpi_log_error("filem: %s cannot be committed: rank %d reported no files", partial_dir,
+                        entry->rank);
+        return CRMPI_ERR_BAD_PARAM;
+    }
+    for (size_t f = 0; f < entry->num_files; f++) {
+        struct stat st;
+        const char *why = NULL;
+        char *path;
+        bool present;
+
+        if (asprintf(&path, "%s/rank.%d/%s", partial_dir, entry->rank, entry->files[f].path) < 0)
+            return CRMPI_ERR_OUT_OF_RESOURCE;
+        if (stat(path, &st) != 0)
+            why = strerror(errno);
+        else if ((uint64_t)st.st_size != entry->files[f].size)
+            why = "not of the reported size";
+        present = why == NULL;
+        if (!present)
+            crmpi_log_error("filem: rank %d's %s is not in %s as reported (%s); is "
+                            "snapc_base_global_snapshot_dir on storage every node shares?",
+                            entry->rank, entry->files[f].path, partial_dir, why);
+        free(path);
+        if (!present)
+            return CRMPI_ERR_NOT_FOUND;
+    }
+    return CRMPI_OK;
+}
+
 int filem_seq_commit(const char *jobdir, filem_manifest_t *manifest, unsigned keep)
 {
     char *partial_dir = NULL;
     char *seq_dir = NULL;
     int rc;
 
-    for (size_t i = 0; i < manifest->num_ranks; i++) {
-        if (manifest->ranks[i].num_files == 0) {
-            crmpi_log_error("filem: sequence %u cannot be committed: rank %zu reported no files",
-                            manifest->seq, i);
-            return CRMPI_ERR_BAD_PARAM;
-        }
-    }
     if ((rc = filem_seq_dir_path(jobdir, manifest->seq, true, &partial_dir)) != CRMPI_OK ||
         (rc = filem_seq_dir_path(jobdir, manifest->seq, false, &seq_dir)) != CRMPI_OK)
+        goto out_free;
+    for (size_t i = 0; i < manifest->num_ranks && rc == CRMPI_OK; i++)
+        rc = filem_commit_rank_check(partial_dir, &manifest->ranks[i]);
+    if (rc != CRMPI_OK)
         goto out_free;
     manifest->state = FILEM_STATE_COMPLETE;
     rc = filem_manifest_write(partial_dir, manifest);

@@ -871,10 +871,9 @@ int filem_commit_read(const char *jobdir, filem_commit_t **commit_out)
     commit = calloc(1, sizeof(*commit));
     seqs = json_object_get(root, "sequences");
     if (!commit || !json_is_array(seqs) || json_array_size(seqs) == 0 ||
-        snapshot_json_uint(root, "jobid", &(uint64_t){0}) != CRMPI_OK)
+        snapshot_json_uint(root, "jobid", &commit->jobid) != CRMPI_OK)
         goto err_malformed;
     commit->version = version;
-    snapshot_json_uint(root, "jobid", &commit->jobid);
     commit->seqs = calloc(json_array_size(seqs), sizeof(commit->seqs[0]));
     if (!commit->seqs)
         goto err_malformed;

@@ -438,6 +438,69 @@ static void test_commit_crash(void **state)
     assert_string_equal(seqs, "1,3");
 }
 
+/* A commit record that cannot be read stops new checkpoints and every removal: writing a
+ * new record over it would drop what it committed. */
+static void test_unreadable_commit_record(void **state)
+{
+    fixture_t *fx = *state;
+    char *partial;
+    char *path;
+    char *err;
+
+    assert_int_equal(checkpoint(fx, 1, 1, 2), CRMPI_OK);
+    assert_true(asprintf(&path, "%s/snapshot.json", fx->jobdir) > 0);
+    {
+        const char *broken = "{\"format\": \"crmpi-snapshot\", tru";
+
+        path_write(path, broken, strlen(broken));
+    }
+    free(path);
+    capture_begin();
+    assert_int_equal(filem_seq_begin(fx->jobdir, 2, &partial), CRMPI_ERR_PROTO);
+    assert_int_not_equal(filem_seq_cleanup(fx->jobdir, 1), CRMPI_OK);
+    err = capture_end();
+    assert_non_null(strstr(err, "snapshot.json is not valid JSON"));
+    assert_non_null(strstr(err, "not cleaning"));
+    free(err);
+    assert_true(seq_dir_exists(fx, 1, false));
+    assert_false(seq_dir_exists(fx, 2, true));
+}
+
+/* A rank whose files are not where it said (a global directory that is not shared). */
+static void test_commit_checks_reported_files(void **state)
+{
+    fixture_t *fx = *state;
+    filem_manifest_t *manifest;
+    filem_rank_entry_t entry;
+    char *partial_dir;
+    char *path;
+    char *err;
+    char seqs[64];
+
+    assert_int_equal(checkpoint(fx, 1, 1, 2), CRMPI_OK);
+    assert_int_equal(filem_seq_begin(fx->jobdir, 2, &partial_dir), CRMPI_OK);
+    assert_int_equal(put_rank(fx, partial_dir, 2, 0, 100, &entry), CRMPI_OK);
+    assert_int_equal(filem_manifest_create(4711, 2, 1, &manifest), CRMPI_OK);
+    assert_int_equal(filem_manifest_rank_set(manifest, &entry), CRMPI_OK);
+    filem_rank_entry_clear(&entry);
+    assert_true(asprintf(&path, "%s/rank.0/criu/pages-1.img", partial_dir) > 0);
+    assert_int_equal(unlink(path), 0);
+    free(path);
+    capture_begin();
+    assert_int_equal(filem_seq_commit(fx->jobdir, manifest, 2), CRMPI_ERR_NOT_FOUND);
+    err = capture_end();
+    assert_non_null(strstr(err, "rank 0's criu/pages-1.img is not in"));
+    assert_non_null(strstr(err, "No such file or directory"));
+    free(err);
+    assert_int_equal(filem_seq_abort(fx->jobdir, 2), CRMPI_OK);
+    commit_seqs(fx, seqs, sizeof(seqs));
+    assert_string_equal(seqs, "1");
+    assert_false(seq_dir_exists(fx, 2, true));
+    assert_false(seq_dir_exists(fx, 2, false));
+    filem_manifest_destroy(manifest);
+    free(partial_dir);
+}
+
 /* ---- damaged and missing files: restart falls back ------------------------------------ */
 
 static void test_corrupt_fallback(void **state)
@@ -863,6 +926,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rank_entry_codec, setup, teardown),
         cmocka_unit_test_setup_teardown(test_keep_two, setup, teardown),
         cmocka_unit_test_setup_teardown(test_commit_crash, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unreadable_commit_record, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_commit_checks_reported_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_fallback, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_file_fallback, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_handle, setup, teardown),
