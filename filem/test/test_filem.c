@@ -795,6 +795,22 @@ static void test_fault_spec(void **state)
     unsetenv("CRMPI_FAULT");
     crmpi_fault_reset();
     assert_false(crmpi_fault_hit("snapc_commit_crash"));
+
+    /* So does the parameter (mpirun's --mca reaches agents and ranks as CRMPI_MCA_*). */
+    test_env_clear_mca();
+    setenv("CRMPI_PARAM_FILE", "", 1);
+    setenv("CRMPI_MCA_runtime_fault_inject", "filem_copy_corrupt:2", 1);
+    assert_int_equal(crmpi_catalog_register_all(), CRMPI_OK);
+    crmpi_fault_reset();
+    capture_begin();
+    assert_false(crmpi_fault_hit("filem_copy_corrupt"));
+    assert_true(crmpi_fault_hit("filem_copy_corrupt"));
+    free(capture_end());
+    crmpi_param_finalize();
+    unsetenv("CRMPI_MCA_runtime_fault_inject");
+    unsetenv("CRMPI_PARAM_FILE");
+    crmpi_fault_reset();
+    assert_false(crmpi_fault_hit("filem_copy_corrupt"));
     (void)state;
 }
 
