@@ -20,8 +20,12 @@ extern const crmpi_framework_info_t crmpi_snapc_framework_info;
 extern const crmpi_framework_info_t crmpi_filem_framework_info;
 
 const crmpi_framework_info_t *const crmpi_catalog[] = {
-    &crmpi_plm_framework_info,   &crmpi_pml_framework_info,   &crmpi_btl_framework_info,
-    &crmpi_snapc_framework_info, &crmpi_filem_framework_info, NULL,
+    &crmpi_plm_framework_info,
+    &crmpi_pml_framework_info,
+    &crmpi_btl_framework_info,
+    &crmpi_snapc_framework_info, /* base parameters only, until its coordinators exist */
+    &crmpi_filem_framework_info, /* used by mpirun, the agents and the tools */
+    NULL,
 };
 
 /* Parameters declared per framework by the catalog itself: <fw> and <fw>_base_verbose. */
