@@ -23,6 +23,7 @@ debian_packages=(
     build-essential autoconf automake libtool pkg-config clang-format
     libpmix-dev libhwloc-dev libfabric-dev libucx-dev
     libcmocka-dev python3 python3-pytest
+    libjansson-dev nettle-dev
     openmpi-bin libopenmpi-dev
     # CRIU's build dependencies (DESIGN section 9)
     libprotobuf-c-dev protobuf-c-compiler libprotobuf-dev protobuf-compiler

@@ -18,6 +18,7 @@ extern const crmpi_framework_info_t crmpi_pml_framework_info;
 extern const crmpi_framework_info_t crmpi_btl_framework_info;
 extern const crmpi_framework_info_t crmpi_snapc_framework_info;
 extern const crmpi_framework_info_t crmpi_crs_framework_info;
+extern const crmpi_framework_info_t crmpi_filem_framework_info;
 
 const crmpi_framework_info_t *const crmpi_catalog[] = {
     &crmpi_plm_framework_info,
@@ -25,6 +26,7 @@ const crmpi_framework_info_t *const crmpi_catalog[] = {
     &crmpi_btl_framework_info,
     &crmpi_snapc_framework_info,
     &crmpi_crs_framework_info,
+    &crmpi_filem_framework_info,
     NULL,
 };
 
@@ -154,6 +156,11 @@ int crmpi_catalog_register_all(void)
                                   CATALOG_BASE_PARAMS_PER_FRAMEWORK);
         if (rc != CRMPI_OK)
             return rc;
+        if (fw->num_base_params > 0) {
+            rc = crmpi_param_register(fw->base_params, fw->num_base_params);
+            if (rc != CRMPI_OK)
+                return rc;
+        }
         for (const crmpi_component_info_t *const *c = fw->components; c && *c; c++) {
             if ((*c)->num_params == 0)
                 continue;

@@ -44,6 +44,8 @@ typedef struct crmpi_framework_info {
     const char *name;                                /* "plm", "btl", ... */
     const char *description;                         /* one line for crmpi_info */
     const crmpi_component_info_t *const *components; /* NULL-terminated, preference order */
+    const crmpi_param_decl_t *base_params; /* "<fw>_base_<name>" parameters (may be NULL) */
+    size_t num_base_params;                /* entries in base_params */
 } crmpi_framework_info_t;
 
 typedef struct crmpi_component crmpi_component_t;

@@ -23,6 +23,10 @@ const crmpi_param_decl_t crmpi_core_params[] = {
      "At MPI_Init, rank 0 prints every parameter whose value is not its default, with "
      "where the value came from.",
      CRMPI_PARAM_LEVEL_USER},
+    {"runtime_fault_inject", CRMPI_PARAM_STRING, "",
+     "Fault points to fire, for tests: 'name[:N],...' (N: fire only on the N-th hit). Adds to "
+     "the CRMPI_FAULT environment variable; runtime/fault.h lists the points.",
+     CRMPI_PARAM_LEVEL_DEV},
 };
 
 const size_t crmpi_core_num_params = sizeof(crmpi_core_params) / sizeof(crmpi_core_params[0]);

@@ -1,18 +1,27 @@
 /*
- * snapc_info.c: catalog descriptors of the snapc framework and its one component, full
- * (snapc.h), after Open MPI 1.x's: a global, a local and an application coordinator.
+ * snapc_info.c: catalog descriptors of the snapc (snapshot coordination) framework, its
+ * base parameters (where global snapshots go, how many are kept, how long a step may
+ * take: DESIGN sections 5 and 6) and its one component, full, after Open MPI 1.x's: a
+ * global (mpirun), a local (agent) and an application (rank) coordinator. Pure data,
+ * linked into every binary so crmpi_info and unknown-parameter checks see it.
  */
 #include "component.h"
 
-static const crmpi_param_decl_t snapc_full_params[] = {
-    {"snapc_base_global_snapshot_dir", CRMPI_PARAM_STRING, "",
-     "Directory that receives the global snapshots, <jobid>.ckpt/ per job (stable storage "
-     "every node can reach); empty means $HOME/crmpi_snapshots.",
+static const crmpi_param_decl_t snapc_base_params[] = {
+    {"snapc_base_global_snapshot_dir", CRMPI_PARAM_STRING, "$HOME/crmpi_snapshots",
+     "Directory of global snapshots, on storage every node can reach; a job's snapshots go "
+     "to <dir>/<jobid>.ckpt. A leading $HOME or ~ is replaced by the home directory.",
+     CRMPI_PARAM_LEVEL_USER},
+    {"snapc_base_keep", CRMPI_PARAM_INT, "2",
+     "How many committed sequences of a job's snapshot to keep (the newest ones); older ones "
+     "are removed after each commit. The newest committed sequence is never removed; 0 keeps "
+     "every sequence. Keep at least 2 so that a restart can fall back to the previous "
+     "sequence when the newest one is damaged.",
      CRMPI_PARAM_LEVEL_USER},
     {"snapc_base_timeout", CRMPI_PARAM_INT, "120",
      "Seconds the global coordinator waits for every rank at each step of a checkpoint "
-     "(bookmarks, drain, suspend, dump, continue) before it aborts the checkpoint and lets "
-     "the job go on.",
+     "(bookmarks, drain, suspend, dump, continue, store) before it aborts the checkpoint "
+     "and lets the job go on.",
      CRMPI_PARAM_LEVEL_USER},
 };
 
@@ -20,14 +29,14 @@ const crmpi_component_info_t crmpi_snapc_full_info = {
     .framework = "snapc",
     .name = "full",
     .description = "coordinated snapshots: global (mpirun), local (agent), application (rank)",
-    .params = snapc_full_params,
-    .num_params = sizeof(snapc_full_params) / sizeof(snapc_full_params[0]),
 };
 
 static const crmpi_component_info_t *const snapc_components[] = {&crmpi_snapc_full_info, NULL};
 
 const crmpi_framework_info_t crmpi_snapc_framework_info = {
     .name = "snapc",
-    .description = "snapshot coordination of checkpoints",
+    .description = "snapshot coordination: the checkpoint protocol across mpirun, agents and ranks",
     .components = snapc_components,
+    .base_params = snapc_base_params,
+    .num_base_params = sizeof(snapc_base_params) / sizeof(snapc_base_params[0]),
 };

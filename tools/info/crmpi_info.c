@@ -4,6 +4,7 @@
  *   crmpi_info                          package, version, configuration, components
  *   crmpi_info --param FW COMPONENT     parameters (either may be "all")
  *   crmpi_info --all                    both, every parameter at every level
+ *   crmpi_info --snapshot HANDLE        decode a snapshot (--verify: check every file)
  *
  * Options are parsed into an info_request_t first and acted on afterwards, so that a bad
  * command line prints nothing but its one-line error.
@@ -33,7 +34,9 @@ typedef struct info_request {
     const char *param_fw;        /* --param's framework, or NULL when not asked */
     const char *param_component; /* --param's component */
     int level;                   /* --level, or INFO_DEFAULT_LEVEL */
-    /* A later --snapshot DIR adds its directory here and its own part (info_snapshot.c). */
+    const char *snapshot;        /* --snapshot's handle, or NULL when not asked */
+    bool verify;                 /* --verify: read every file of the snapshot */
+    bool show_files;             /* --files: list every file of the snapshot */
 } info_request_t;
 
 static void info_usage_print(void)
@@ -50,13 +53,24 @@ static void info_usage_print(void)
            "                       7-9 developer (default %d: all of them; ompi_info's\n"
            "                       default is 1)\n"
            "  -a, --all            everything: the summary and every parameter at level 9\n"
+           "      --snapshot HANDLE\n"
+           "                       decode a snapshot: HANDLE is the directory ompi-checkpoint\n"
+           "                       printed (<dir>/<jobid>.ckpt), or a jobid looked up in\n"
+           "                       snapc_base_global_snapshot_dir; shows the committed\n"
+           "                       sequences, each sequence's state, ranks, hosts, sizes,\n"
+           "                       launch options, BTLs, CRS, timings and rank facts\n"
+           "      --verify         with --snapshot: read every file and check its sha256,\n"
+           "                       and say which sequence a restart would use\n"
+           "      --files          with --snapshot: list every file with its sha256 and size\n"
            "  -V, --version        print the version and exit\n"
            "  -h, --help           print this help and exit\n"
            "\n"
            "Without options, prints the package, its configuration and one line per\n"
            "component. Values come from --mca (mpirun), CRMPI_MCA_<name> in the environment,\n"
            "the parameter file ($CRMPI_PARAM_FILE, else ~/.crmpi/mca-params.conf), or the\n"
-           "default, in that order. Exit status: 0 success, 1 failure, 2 bad usage.\n",
+           "default, in that order. Exit status: 0 success, 1 failure (with --snapshot: the\n"
+           "handle does not exist, nothing is committed, or --verify found damage), 2 bad\n"
+           "usage.\n",
            INFO_DEFAULT_LEVEL);
 }
 
@@ -84,6 +98,17 @@ static int info_request_parse(int argc, char **argv, info_request_t *request)
             }
             request->param_fw = argv[++i];
             request->param_component = argv[++i];
+        } else if (strcmp(arg, "--snapshot") == 0) {
+            if (i + 1 >= argc) {
+                crmpi_log_error("--snapshot needs a HANDLE (a <jobid>.ckpt directory or a "
+                                "jobid); see 'crmpi_info --help'");
+                return INFO_EXIT_USAGE;
+            }
+            request->snapshot = argv[++i];
+        } else if (strcmp(arg, "--verify") == 0) {
+            request->verify = true;
+        } else if (strcmp(arg, "--files") == 0) {
+            request->show_files = true;
         } else if (strcmp(arg, "--level") == 0 || strncmp(arg, "--level=", 8) == 0) {
             const char *text = arg[7] == '=' ? arg + 8 : (i + 1 < argc ? argv[++i] : NULL);
             int64_t level;
@@ -102,7 +127,11 @@ static int info_request_parse(int argc, char **argv, info_request_t *request)
             return INFO_EXIT_USAGE;
         }
     }
-    if (!request->param_fw)
+    if ((request->verify || request->show_files) && !request->snapshot) {
+        crmpi_log_error("--verify and --files go with --snapshot HANDLE; see 'crmpi_info --help'");
+        return INFO_EXIT_USAGE;
+    }
+    if (!request->param_fw && !request->snapshot)
         request->summary = true;
     return INFO_EXIT_OK;
 }
@@ -166,6 +195,8 @@ int main(int argc, char **argv)
         info_summary_print();
     if (request.param_fw)
         status = info_param_list(request.param_fw, request.param_component, request.level);
+    if (request.snapshot && status == INFO_EXIT_OK)
+        status = info_snapshot_print(request.snapshot, request.verify, request.show_files);
     crmpi_param_finalize();
     return status;
 }

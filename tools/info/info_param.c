@@ -207,6 +207,8 @@ int info_param_list(const char *framework, const char *component, int max_level)
             snprintf(verbose_name, sizeof(verbose_name), "%s_base_verbose", fw->name);
             info_param_print(&query, fw->name, "base", fw->name);
             info_param_print(&query, fw->name, "base", verbose_name);
+            for (size_t p = 0; p < fw->num_base_params; p++)
+                info_param_print(&query, fw->name, "base", fw->base_params[p].name);
         }
         for (const crmpi_component_info_t *const *c = fw->components; c && *c; c++) {
             if (!info_param_matches(component, (*c)->name))

@@ -1,0 +1,555 @@
+/*
+ * filem_base.c: the framework's shared code (filem.h): component selection, the global
+ * snapshot directory, the coordinator's begin/commit/abort/cleanup, and restart's choice
+ * of an intact sequence.
+ *
+ * Crash safety rests on three facts: a sequence directory gets its final name (rename of
+ * <seq>.partial, atomic) only once every file in it and its manifest are fsync'ed; the
+ * commit record is replaced by rename only after that rename is fsync'ed in the job
+ * directory; and nothing the commit record lists is removed or modified before a newer
+ * record that no longer lists it is durable.
+ */
+#include "config.h"
+
+#include "filem.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "crmpi_status.h"
+#include "fault.h"
+#include "log.h"
+#include "param.h"
+
+/* Snapshots hold a process's whole memory: only their owner may read them. */
+#define FILEM_DIR_MODE 0700
+
+static const crmpi_component_t *const filem_components[] = {&filem_posix_component, NULL};
+
+static crmpi_framework_t filem_framework = {
+    .info = &crmpi_filem_framework_info,
+    .components = filem_components,
+};
+
+int filem_base_open(const filem_ops_t **ops_out)
+{
+    const crmpi_component_t *selected;
+    int rc;
+
+    rc = crmpi_framework_open(&filem_framework);
+    if (rc != CRMPI_OK)
+        return rc;
+    rc = crmpi_framework_select_one(&filem_framework, &selected);
+    if (rc != CRMPI_OK) {
+        crmpi_framework_close(&filem_framework);
+        return rc;
+    }
+    crmpi_fw_verbose(&filem_framework, 10, "selected component %s", selected->info->name);
+    *ops_out = selected->ops;
+    return CRMPI_OK;
+}
+
+void filem_base_close(void)
+{
+    if (filem_framework.is_open)
+        crmpi_framework_close(&filem_framework);
+}
+
+/* ---- the global directory --------------------------------------------------------------- */
+
+int filem_base_global_dir(char **dir_out)
+{
+    const char *value;
+    const char *home = getenv("HOME");
+    const char *rest = NULL;
+    int rc;
+
+    rc = crmpi_param_get_string("snapc_base_global_snapshot_dir", &value);
+    if (rc != CRMPI_OK)
+        return rc;
+    if (strncmp(value, "$HOME", 5) == 0 && (value[5] == '\0' || value[5] == '/'))
+        rest = value + 5;
+    else if (value[0] == '~' && (value[1] == '\0' || value[1] == '/'))
+        rest = value + 1;
+    if (rest && (!home || !home[0])) {
+        crmpi_log_error("snapc_base_global_snapshot_dir is '%s' but HOME is not set; set the "
+                        "parameter to an absolute directory",
+                        value);
+        return CRMPI_ERR_BAD_PARAM;
+    }
+    if (value[0] == '\0') {
+        crmpi_log_error("snapc_base_global_snapshot_dir is empty; set it to a directory every "
+                        "node can reach");
+        return CRMPI_ERR_BAD_PARAM;
+    }
+    if (rest ? asprintf(dir_out, "%s%s", home, rest) < 0 : !(*dir_out = strdup(value)))
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    return CRMPI_OK;
+}
+
+static bool filem_is_dir(const char *path)
+{
+    struct stat st;
+
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int filem_handle_resolve(const char *handle, char **jobdir_out)
+{
+    char *global_dir = NULL;
+    char *candidate = NULL;
+    const char *value;
+
+    if (filem_is_dir(handle)) {
+        *jobdir_out = strdup(handle);
+        return *jobdir_out ? CRMPI_OK : CRMPI_ERR_OUT_OF_RESOURCE;
+    }
+    /* A bare name ("4711", "4711.ckpt") is looked up where ompi-checkpoint puts snapshots. */
+    if (!strchr(handle, '/') && handle[0] &&
+        crmpi_param_get_string("snapc_base_global_snapshot_dir", &value) == CRMPI_OK &&
+        filem_base_global_dir(&global_dir) == CRMPI_OK) {
+        bool digits = strspn(handle, "0123456789") == strlen(handle);
+
+        if (asprintf(&candidate, "%s/%s%s", global_dir, handle, digits ? ".ckpt" : "") < 0)
+            candidate = NULL;
+        if (candidate && filem_is_dir(candidate)) {
+            free(global_dir);
+            *jobdir_out = candidate;
+            return CRMPI_OK;
+        }
+    }
+    if (candidate)
+        crmpi_log_error("snapshot handle '%s' does not exist (neither a directory here nor %s); "
+                        "ompi-checkpoint prints the handle as its last line",
+                        handle, candidate);
+    else
+        crmpi_log_error("snapshot handle '%s' does not exist (no such directory); "
+                        "ompi-checkpoint prints the handle as its last line",
+                        handle);
+    free(candidate);
+    free(global_dir);
+    return CRMPI_ERR_NOT_FOUND;
+}
+
+/* mkdir -p with FILEM_DIR_MODE for what it creates. */
+static int filem_dir_create_parents(const char *dir)
+{
+    char *copy = strdup(dir);
+    int rc = CRMPI_OK;
+
+    if (!copy)
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    for (char *slash = copy + 1;; slash++) {
+        bool last = *slash == '\0';
+
+        if (*slash != '/' && !last)
+            continue;
+        *slash = '\0';
+        if (mkdir(copy, FILEM_DIR_MODE) != 0 && errno != EEXIST) {
+            crmpi_log_error("filem: cannot create directory %s: %s", copy, strerror(errno));
+            rc = errno == ENOSPC || errno == EDQUOT ? CRMPI_ERR_OUT_OF_RESOURCE : CRMPI_ERR_IO;
+            break;
+        }
+        if (last)
+            break;
+        *slash = '/';
+    }
+    free(copy);
+    if (rc == CRMPI_OK && !filem_is_dir(dir)) {
+        crmpi_log_error("filem: %s exists and is not a directory", dir);
+        rc = CRMPI_ERR_IO;
+    }
+    return rc;
+}
+
+/* ---- cleanup ---------------------------------------------------------------------------- */
+
+/*
+ * Remove every sequence directory of `jobdir` that `commit` does not list (commit == NULL:
+ * nothing is committed, so none is kept).
+ */
+static int filem_unlisted_remove(const char *jobdir, const filem_commit_t *commit)
+{
+    filem_seq_status_t *list;
+    size_t count;
+    int rc;
+
+    rc = filem_snapshot_list(jobdir, commit, &list, &count);
+    if (rc != CRMPI_OK)
+        return rc;
+    for (size_t i = 0; i < count; i++) {
+        if (list[i].state != FILEM_SEQ_PARTIAL && filem_commit_has(commit, list[i].seq))
+            continue;
+        if (access(list[i].dir, F_OK) != 0)
+            continue;
+        if (filem_tree_remove(list[i].dir) != CRMPI_OK) {
+            crmpi_log_warn("filem: could not remove the abandoned sequence directory %s",
+                           list[i].dir);
+            rc = CRMPI_ERR_IO;
+        }
+    }
+    filem_snapshot_list_free(list, count);
+    return rc;
+}
+
+int filem_seq_cleanup(const char *jobdir, unsigned keep)
+{
+    filem_commit_t *commit;
+    int rc;
+
+    rc = filem_commit_read(jobdir, &commit);
+    if (rc == CRMPI_ERR_NOT_FOUND)
+        return CRMPI_OK;
+    if (rc != CRMPI_OK) {
+        /* An unreadable commit record: removing "unlisted" sequences could remove them all. */
+        crmpi_log_warn("filem: not cleaning %s: its commit record cannot be read", jobdir);
+        return rc;
+    }
+    if (keep > 0 && commit->num_seqs > keep) {
+        /* The newest `keep` stay; the record that drops the others is durable before any
+         * of their files goes. */
+        memmove(commit->seqs, commit->seqs + (commit->num_seqs - keep),
+                keep * sizeof(commit->seqs[0]));
+        commit->num_seqs = keep;
+        rc = filem_commit_write(jobdir, commit);
+        if (rc != CRMPI_OK) {
+            filem_commit_destroy(commit);
+            return rc;
+        }
+    }
+    rc = filem_unlisted_remove(jobdir, commit);
+    filem_commit_destroy(commit);
+    if (rc == CRMPI_OK)
+        rc = filem_dir_sync(jobdir);
+    return rc;
+}
+
+/* ---- the coordinator's side ------------------------------------------------------------- */
+
+int filem_base_keep(unsigned *keep_out)
+{
+    int64_t keep;
+    int rc;
+
+    rc = crmpi_param_get_int("snapc_base_keep", &keep);
+    if (rc != CRMPI_OK)
+        return rc;
+    if (keep < 0 || keep > UINT32_MAX) {
+        crmpi_log_error("snapc_base_keep is %" PRId64 "; it must be 0 (keep every sequence) "
+                        "or a positive count",
+                        keep);
+        return CRMPI_ERR_BAD_PARAM;
+    }
+    *keep_out = (unsigned)keep;
+    return CRMPI_OK;
+}
+
+int filem_seq_begin(const char *jobdir, unsigned seq, char **seq_partial_dir_out)
+{
+    filem_commit_t *commit = NULL;
+    char *partial_dir;
+    int rc;
+
+    rc = filem_dir_create_parents(jobdir);
+    if (rc != CRMPI_OK)
+        return rc;
+    rc = filem_commit_read(jobdir, &commit);
+    if (rc != CRMPI_OK && rc != CRMPI_ERR_NOT_FOUND)
+        return rc;
+    if (filem_commit_has(commit, seq)) {
+        crmpi_log_error("filem: sequence %u of %s is already committed", seq, jobdir);
+        filem_commit_destroy(commit);
+        return CRMPI_ERR_EXISTS;
+    }
+    /* What crashed attempts left behind goes now, before new files compete for space. */
+    rc = filem_unlisted_remove(jobdir, commit);
+    filem_commit_destroy(commit);
+    if (rc == CRMPI_ERR_OUT_OF_RESOURCE)
+        return rc;
+    rc = filem_seq_dir_path(jobdir, seq, true, &partial_dir);
+    if (rc != CRMPI_OK)
+        return rc;
+    if (mkdir(partial_dir, FILEM_DIR_MODE) != 0) {
+        int err = errno;
+
+        crmpi_log_error("filem: cannot create %s: %s", partial_dir, strerror(err));
+        free(partial_dir);
+        return err == ENOSPC || err == EDQUOT ? CRMPI_ERR_OUT_OF_RESOURCE : CRMPI_ERR_IO;
+    }
+    rc = filem_dir_sync(jobdir);
+    if (rc != CRMPI_OK) {
+        filem_tree_remove(partial_dir);
+        free(partial_dir);
+        return rc;
+    }
+    *seq_partial_dir_out = partial_dir;
+    return CRMPI_OK;
+}
+
+int filem_seq_abort(const char *jobdir, unsigned seq)
+{
+    char *partial_dir;
+    int rc;
+
+    rc = filem_seq_dir_path(jobdir, seq, true, &partial_dir);
+    if (rc != CRMPI_OK)
+        return rc;
+    rc = filem_tree_remove(partial_dir);
+    if (rc != CRMPI_OK)
+        crmpi_log_warn("filem: could not remove the aborted sequence %s; the next checkpoint "
+                       "removes it",
+                       partial_dir);
+    free(partial_dir);
+    return rc;
+}
+
+/* The new commit record: the old one's sequences plus `seq`, newest last. */
+static int filem_commit_append(const char *jobdir, uint64_t jobid, unsigned seq)
+{
+    filem_commit_t *commit = NULL;
+    unsigned *grown;
+    int rc;
+
+    rc = filem_commit_read(jobdir, &commit);
+    if (rc == CRMPI_ERR_NOT_FOUND) {
+        commit = calloc(1, sizeof(*commit));
+        if (!commit)
+            return CRMPI_ERR_OUT_OF_RESOURCE;
+        commit->jobid = jobid;
+    } else if (rc != CRMPI_OK) {
+        return rc;
+    }
+    grown = realloc(commit->seqs, (commit->num_seqs + 1) * sizeof(*grown));
+    if (!grown) {
+        filem_commit_destroy(commit);
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    }
+    commit->seqs = grown;
+    commit->seqs[commit->num_seqs++] = seq;
+    commit->jobid = jobid;
+    rc = filem_commit_write(jobdir, commit);
+    filem_commit_destroy(commit);
+    return rc;
+}
+
+/*
+ * Is everything rank `entry` reported really in `partial_dir`, at its size? The agents
+ * wrote it from other nodes: a global directory that is not shared storage shows here as
+ * missing files, and must not be committed.
+ */
+static int filem_commit_rank_check(const char *partial_dir, const filem_rank_entry_t *entry)
+{
+    if (entry->num_files == 0) {
+        crmpi_log_error("filem: %s cannot be committed: rank %d reported no files", partial_dir,
+                        entry->rank);
+        return CRMPI_ERR_BAD_PARAM;
+    }
+    for (size_t f = 0; f < entry->num_files; f++) {
+        struct stat st;
+        const char *why = NULL;
+        char *path;
+        bool present;
+
+        if (asprintf(&path, "%s/rank.%d/%s", partial_dir, entry->rank, entry->files[f].path) < 0)
+            return CRMPI_ERR_OUT_OF_RESOURCE;
+        if (stat(path, &st) != 0)
+            why = strerror(errno);
+        else if ((uint64_t)st.st_size != entry->files[f].size)
+            why = "not of the reported size";
+        present = why == NULL;
+        if (!present)
+            crmpi_log_error("filem: rank %d's %s is not in %s as reported (%s); is "
+                            "snapc_base_global_snapshot_dir on storage every node shares?",
+                            entry->rank, entry->files[f].path, partial_dir, why);
+        free(path);
+        if (!present)
+            return CRMPI_ERR_NOT_FOUND;
+    }
+    return CRMPI_OK;
+}
+
+int filem_seq_commit(const char *jobdir, filem_manifest_t *manifest, unsigned keep)
+{
+    char *partial_dir = NULL;
+    char *seq_dir = NULL;
+    int rc;
+
+    if ((rc = filem_seq_dir_path(jobdir, manifest->seq, true, &partial_dir)) != CRMPI_OK ||
+        (rc = filem_seq_dir_path(jobdir, manifest->seq, false, &seq_dir)) != CRMPI_OK)
+        goto out_free;
+    for (size_t i = 0; i < manifest->num_ranks && rc == CRMPI_OK; i++)
+        rc = filem_commit_rank_check(partial_dir, &manifest->ranks[i]);
+    if (rc != CRMPI_OK)
+        goto out_free;
+    manifest->state = FILEM_STATE_COMPLETE;
+    rc = filem_manifest_write(partial_dir, manifest);
+    if (rc != CRMPI_OK)
+        goto out_free;
+    if (rename(partial_dir, seq_dir) != 0) {
+        crmpi_log_error("filem: cannot rename %s to %s: %s", partial_dir, seq_dir, strerror(errno));
+        rc = CRMPI_ERR_IO;
+        goto out_free;
+    }
+    rc = filem_dir_sync(jobdir);
+    if (rc != CRMPI_OK)
+        goto out_free;
+    /* The window the commit record closes: a complete sequence nobody has committed. */
+    crmpi_fault_crash("snapc_commit_crash");
+    rc = filem_commit_append(jobdir, manifest->jobid, manifest->seq);
+    if (rc != CRMPI_OK) {
+        /* Whether the new record landed is unknown (the rename may be durable even if the
+         * directory's fsync failed), so <seq> stays as it is: either committed, or unlisted
+         * and removed by the next filem_seq_begin. Renaming it back could break a commit. */
+        goto out_free;
+    }
+    /* Committed. What follows only frees space; a failure there is a warning. */
+    filem_seq_cleanup(jobdir, keep);
+out_free:
+    free(partial_dir);
+    free(seq_dir);
+    return rc;
+}
+
+/* ---- restart ---------------------------------------------------------------------------- */
+
+void filem_restart_close(filem_restart_t *restart)
+{
+    if (!restart)
+        return;
+    filem_manifest_destroy(restart->manifest);
+    free(restart->seq_dir);
+    free(restart->jobdir);
+    free(restart);
+}
+
+/* Read and check sequence `seq`; on failure `problem` says what is wrong. */
+static int filem_restart_try(const char *jobdir, unsigned seq, unsigned flags,
+                             filem_restart_t *restart, char *problem)
+{
+    filem_manifest_t *manifest = NULL;
+    char *seq_dir;
+    int rc;
+
+    rc = filem_seq_dir_path(jobdir, seq, false, &seq_dir);
+    if (rc != CRMPI_OK)
+        return rc;
+    rc = filem_manifest_read(seq_dir, true, &manifest, problem);
+    if (rc == CRMPI_OK && (manifest->state != FILEM_STATE_COMPLETE || manifest->seq != seq)) {
+        snprintf(problem, FILEM_PROBLEM_MAX,
+                 "sequence %u's manifest does not describe a complete sequence %u", seq, seq);
+        rc = CRMPI_ERR_PROTO;
+    }
+    if (rc == CRMPI_OK && !(flags & FILEM_RESTART_NO_VERIFY))
+        rc = filem_manifest_verify(seq_dir, manifest, problem);
+    if (rc != CRMPI_OK) {
+        filem_manifest_destroy(manifest);
+        free(seq_dir);
+        return rc;
+    }
+    restart->seq = seq;
+    restart->seq_dir = seq_dir;
+    restart->manifest = manifest;
+    return CRMPI_OK;
+}
+
+/* No commit record in `jobdir`: say why that can be, and what to give instead. */
+static void filem_restart_explain_uncommitted(const char *jobdir)
+{
+    char *manifest_path;
+    bool is_sequence = false;
+
+    if (asprintf(&manifest_path, "%s/%s", jobdir, FILEM_MANIFEST_FILE) < 0)
+        manifest_path = NULL;
+    else
+        is_sequence = access(manifest_path, F_OK) == 0;
+    if (is_sequence)
+        crmpi_log_error("%s is one sequence of a snapshot, not a snapshot handle: give its "
+                        "parent directory (the <jobid>.ckpt one), and --seq to choose this "
+                        "sequence",
+                        jobdir);
+    else
+        crmpi_log_error("%s has no committed snapshot (no %s: no checkpoint of this job "
+                        "completed)",
+                        jobdir, FILEM_COMMIT_FILE);
+    free(manifest_path);
+}
+
+int filem_restart_open(const char *handle, long seq, unsigned flags, filem_restart_t **restart_out)
+{
+    char problem[FILEM_PROBLEM_MAX] = "";
+    filem_commit_t *commit = NULL;
+    filem_restart_t *restart;
+    size_t first;
+    int rc;
+
+    restart = calloc(1, sizeof(*restart));
+    if (!restart)
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    rc = filem_handle_resolve(handle, &restart->jobdir);
+    if (rc != CRMPI_OK)
+        goto err_free;
+    rc = filem_commit_read(restart->jobdir, &commit);
+    if (rc == CRMPI_ERR_NOT_FOUND)
+        filem_restart_explain_uncommitted(restart->jobdir);
+    if (rc != CRMPI_OK)
+        goto err_free;
+    /* Candidates: the asked-for sequence, or the newest, then each older committed one. */
+    first = commit->num_seqs - 1;
+    if (seq >= 0) {
+        bool found = false;
+
+        for (size_t i = 0; i < commit->num_seqs && !found; i++) {
+            if (commit->seqs[i] == (unsigned long)seq) {
+                first = i;
+                found = true;
+            }
+        }
+        if (!found) {
+            char known[512] = "";
+            size_t used = 0;
+
+            for (size_t i = 0; i < commit->num_seqs && used < sizeof(known); i++)
+                used += (size_t)snprintf(known + used, sizeof(known) - used, "%s%u", i ? ", " : "",
+                                         commit->seqs[i]);
+            crmpi_log_error("%s has no committed sequence %ld (committed: %s)", restart->jobdir,
+                            seq, known);
+            rc = CRMPI_ERR_NOT_FOUND;
+            goto err_free;
+        }
+    }
+    for (size_t i = first + 1; i-- > 0;) {
+        rc = filem_restart_try(restart->jobdir, commit->seqs[i], flags, restart, problem);
+        if (rc == CRMPI_OK) {
+            restart->fell_back = i != first;
+            break;
+        }
+        if (rc == CRMPI_ERR_OUT_OF_RESOURCE || rc == CRMPI_ERR_NOT_SUPPORTED) {
+            crmpi_log_error("%s", problem);
+            goto err_free;
+        }
+        if (i > 0)
+            crmpi_log_warn("%s; restarting from sequence %u instead", problem, commit->seqs[i - 1]);
+        else
+            crmpi_log_error("%s; no older committed sequence of %s is left to restart from",
+                            problem, restart->jobdir);
+    }
+    if (rc != CRMPI_OK) {
+        rc = CRMPI_ERR_IO;
+        goto err_free;
+    }
+    filem_commit_destroy(commit);
+    *restart_out = restart;
+    return CRMPI_OK;
+
+err_free:
+    filem_commit_destroy(commit);
+    filem_restart_close(restart);
+    return rc;
+}

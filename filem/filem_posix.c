@@ -1,0 +1,476 @@
+/*
+ * filem_posix.c: the posix FileM component (filem.h): copies with read(2)/write(2) between
+ * two directories this node can open, the global one being on storage every node mounts.
+ *
+ * The checksum is computed from the bytes read from the source, in the same pass as the
+ * copy, so that each byte is read once; restart verifies it against what is on stable
+ * storage, which is what catches a damaged write. A copy is durable when every file and
+ * every directory it created has been fsync'ed, parents after children (fsync(2): syncing
+ * a file does not make its directory entry durable).
+ */
+#include "config.h"
+
+#include "filem.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <nettle/sha2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "crmpi_status.h"
+#include "fault.h"
+#include "log.h"
+#include "param.h"
+
+/* Used when filem_posix_buffer_size is not declared in this process (unit tests). */
+#define FILEM_POSIX_BUFFER_DEFAULT (1u << 20)
+/* Snapshots hold a process's whole memory: only their owner may read them. */
+#define FILEM_POSIX_FILE_MODE 0600
+#define FILEM_POSIX_DIR_MODE  0700
+
+/* One copy in progress. */
+typedef struct filem_posix_copy {
+    const filem_transfer_t *transfer; /* what the caller asked for */
+    uint8_t *buf;                     /* the chunk buffer */
+    size_t buf_size;                  /* its size */
+    uint64_t done;                    /* bytes copied so far, all files */
+    uint64_t total;                   /* bytes to copy, all files */
+    char **dirs;                      /* directories created under dest_dir, to fsync */
+    size_t num_dirs;                  /* entries in dirs */
+} filem_posix_copy_t;
+
+/* A file found under the source directory. */
+typedef struct filem_posix_found {
+    char *path;    /* relative to src_dir */
+    uint64_t size; /* bytes, from stat */
+} filem_posix_found_t;
+
+static int filem_posix_errno_status(int err)
+{
+    return err == ENOSPC || err == EDQUOT ? CRMPI_ERR_OUT_OF_RESOURCE : CRMPI_ERR_IO;
+}
+
+static size_t filem_posix_buffer_size(void)
+{
+    uint64_t size;
+
+    if (crmpi_param_get_size("filem_posix_buffer_size", &size) != CRMPI_OK || size < 4096 ||
+        size > (1u << 30))
+        return FILEM_POSIX_BUFFER_DEFAULT;
+    return (size_t)size;
+}
+
+/* ---- walking the source --------------------------------------------------------------- */
+
+static int filem_posix_found_compare(const void *a, const void *b)
+{
+    return strcmp(((const filem_posix_found_t *)a)->path, ((const filem_posix_found_t *)b)->path);
+}
+
+static void filem_posix_found_free(filem_posix_found_t *found, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        free(found[i].path);
+    free(found);
+}
+
+/* Collect every regular file under src_dir/rel (rel "" for the top). */
+static int filem_posix_walk(const filem_transfer_t *transfer, const char *rel,
+                            filem_posix_found_t **found, size_t *count)
+{
+    struct dirent *entry;
+    char *dir_path;
+    DIR *dir;
+    int rc = CRMPI_OK;
+
+    if (asprintf(&dir_path, "%s%s%s", transfer->src_dir, rel[0] ? "/" : "", rel) < 0)
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    dir = opendir(dir_path);
+    if (!dir) {
+        crmpi_log_error("filem:posix: rank %d: cannot read %s: %s", transfer->rank, dir_path,
+                        strerror(errno));
+        free(dir_path);
+        return errno == ENOENT ? CRMPI_ERR_NOT_FOUND : CRMPI_ERR_IO;
+    }
+    while (rc == CRMPI_OK && (entry = readdir(dir))) {
+        filem_posix_found_t *grown;
+        struct stat st;
+        char *child_rel;
+        char *child_path;
+
+        if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
+            continue;
+        if (asprintf(&child_rel, "%s%s%s", rel, rel[0] ? "/" : "", entry->d_name) < 0) {
+            rc = CRMPI_ERR_OUT_OF_RESOURCE;
+            break;
+        }
+        if (asprintf(&child_path, "%s/%s", dir_path, entry->d_name) < 0) {
+            free(child_rel);
+            rc = CRMPI_ERR_OUT_OF_RESOURCE;
+            break;
+        }
+        if (lstat(child_path, &st) != 0) {
+            crmpi_log_error("filem:posix: rank %d: cannot stat %s: %s", transfer->rank, child_path,
+                            strerror(errno));
+            rc = CRMPI_ERR_IO;
+        } else if (S_ISDIR(st.st_mode)) {
+            rc = filem_posix_walk(transfer, child_rel, found, count);
+        } else if (!S_ISREG(st.st_mode)) {
+            /* CRIU writes plain files; anything else would not survive a copy anyway. */
+            crmpi_log_error("filem:posix: rank %d: %s is neither a file nor a directory; a "
+                            "snapshot holds only those",
+                            transfer->rank, child_path);
+            rc = CRMPI_ERR_NOT_SUPPORTED;
+        } else if (!(grown = realloc(*found, (*count + 1) * sizeof(*grown)))) {
+            rc = CRMPI_ERR_OUT_OF_RESOURCE;
+        } else {
+            *found = grown;
+            grown[(*count)++] = (filem_posix_found_t){.path = child_rel, .size = st.st_size};
+            child_rel = NULL;
+        }
+        free(child_rel);
+        free(child_path);
+    }
+    closedir(dir);
+    free(dir_path);
+    return rc;
+}
+
+/* ---- copying -------------------------------------------------------------------------- */
+
+/* Create dest_dir/<each directory of rel_file's path>, remembering them for fsync. */
+static int filem_posix_parents_create(filem_posix_copy_t *copy, const char *rel_file)
+{
+    const char *slash = rel_file;
+
+    while ((slash = strchr(slash, '/'))) {
+        char *dir;
+        char **grown;
+
+        if (asprintf(&dir, "%s/%.*s", copy->transfer->dest_dir, (int)(slash - rel_file), rel_file) <
+            0)
+            return CRMPI_ERR_OUT_OF_RESOURCE;
+        slash++;
+        if (mkdir(dir, FILEM_POSIX_DIR_MODE) != 0) {
+            int err = errno;
+
+            free(dir);
+            if (err == EEXIST)
+                continue;
+            crmpi_log_error("filem:posix: rank %d: cannot create a directory in %s: %s",
+                            copy->transfer->rank, copy->transfer->dest_dir, strerror(err));
+            return filem_posix_errno_status(err);
+        }
+        grown = realloc(copy->dirs, (copy->num_dirs + 1) * sizeof(*grown));
+        if (!grown) {
+            free(dir);
+            return CRMPI_ERR_OUT_OF_RESOURCE;
+        }
+        copy->dirs = grown;
+        copy->dirs[copy->num_dirs++] = dir;
+    }
+    return CRMPI_OK;
+}
+
+static void filem_posix_sha256_hex(struct sha256_ctx *ctx, char *hex)
+{
+    uint8_t digest[SHA256_DIGEST_SIZE];
+
+    sha256_digest(ctx, SHA256_DIGEST_SIZE, digest);
+    for (size_t i = 0; i < SHA256_DIGEST_SIZE; i++)
+        snprintf(hex + 2 * i, 3, "%02x", digest[i]);
+}
+
+/* Write all of `len` bytes. @return 0, or an errno value */
+static int filem_posix_write_all(int fd, const uint8_t *data, size_t len)
+{
+    while (len > 0) {
+        ssize_t written = write(fd, data, len);
+
+        if (written < 0 && errno == EINTR)
+            continue;
+        if (written < 0)
+            return errno;
+        data += written;
+        len -= (size_t)written;
+    }
+    return 0;
+}
+
+/*
+ * Copy src_dir/rel to dest_dir/rel, hashing what is read; fsync the copy.
+ * @param expected  NULL (put: fill `file`), or the entry the copy must match (get)
+ */
+static int filem_posix_file_copy(filem_posix_copy_t *copy, const char *rel,
+                                 const filem_file_t *expected, filem_file_t *file)
+{
+    const filem_transfer_t *transfer = copy->transfer;
+    struct sha256_ctx ctx;
+    char hex[FILEM_SHA256_HEX_LEN + 1];
+    char *src_path = NULL;
+    char *dest_path = NULL;
+    uint64_t size = 0;
+    int src_fd = -1;
+    int dest_fd = -1;
+    int err = 0;
+    int rc = CRMPI_OK;
+
+    if (asprintf(&src_path, "%s/%s", transfer->src_dir, rel) < 0 ||
+        asprintf(&dest_path, "%s/%s", transfer->dest_dir, rel) < 0) {
+        rc = CRMPI_ERR_OUT_OF_RESOURCE;
+        goto out_free;
+    }
+    src_fd = open(src_path, O_RDONLY | O_CLOEXEC);
+    if (src_fd < 0) {
+        crmpi_log_error("filem:posix: rank %d: cannot open %s: %s", transfer->rank, src_path,
+                        strerror(errno));
+        rc = errno == ENOENT ? CRMPI_ERR_NOT_FOUND : CRMPI_ERR_IO;
+        goto out_free;
+    }
+    dest_fd = open(dest_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, FILEM_POSIX_FILE_MODE);
+    if (dest_fd < 0) {
+        err = errno;
+        goto err_write;
+    }
+    sha256_init(&ctx);
+    /* The simulated full disk strikes before a file's first byte lands. */
+    if (crmpi_fault_hit("filem_copy_enospc")) {
+        err = ENOSPC;
+        goto err_write;
+    }
+    for (;;) {
+        ssize_t got = read(src_fd, copy->buf, copy->buf_size);
+
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            crmpi_log_error("filem:posix: rank %d: cannot read %s: %s", transfer->rank, src_path,
+                            strerror(errno));
+            rc = CRMPI_ERR_IO;
+            goto out_close;
+        }
+        if (got == 0)
+            break;
+        sha256_update(&ctx, (size_t)got, copy->buf);
+        err = filem_posix_write_all(dest_fd, copy->buf, (size_t)got);
+        if (err)
+            goto err_write;
+        size += (uint64_t)got;
+        copy->done += (uint64_t)got;
+        if (transfer->progress)
+            transfer->progress(transfer->progress_arg, transfer->rank, copy->done, copy->total);
+    }
+    filem_posix_sha256_hex(&ctx, hex);
+    /* Damage on the medium after the checksum was taken: only restart's check can see it. */
+    if (size > 0 && crmpi_fault_hit("filem_copy_corrupt")) {
+        uint8_t byte = 0;
+
+        if (pread(dest_fd, &byte, 1, 0) != 1 || pwrite(dest_fd, &(uint8_t){byte ^ 0xff}, 1, 0) != 1)
+            crmpi_log_warn("filem:posix: could not damage %s for the fault point", dest_path);
+    }
+    if (fsync(dest_fd) != 0) {
+        err = errno;
+        goto err_write;
+    }
+    if (close(dest_fd) != 0) {
+        dest_fd = -1;
+        err = errno;
+        goto err_write;
+    }
+    dest_fd = -1;
+    if (expected && (size != expected->size || strcmp(hex, expected->sha256) != 0)) {
+        crmpi_log_error("rank %d's %s checksum does not match (rank.%d/%s)", transfer->rank,
+                        strncmp(rel, "criu/", 5) == 0 ? "image" : "snapshot file", transfer->rank,
+                        rel);
+        rc = CRMPI_ERR_IO;
+        goto out_close;
+    }
+    if (file) {
+        file->path = strdup(rel);
+        if (!file->path) {
+            rc = CRMPI_ERR_OUT_OF_RESOURCE;
+            goto out_close;
+        }
+        file->size = size;
+        memcpy(file->sha256, hex, sizeof(hex));
+    }
+    goto out_close;
+
+err_write:
+    if (err == ENOSPC || err == EDQUOT)
+        crmpi_log_error("filem:posix: rank %d: no space left on the device of %s (writing %s); "
+                        "free space there or set snapc_base_global_snapshot_dir elsewhere",
+                        transfer->rank, transfer->dest_dir, dest_path);
+    else
+        crmpi_log_error("filem:posix: rank %d: cannot write %s: %s", transfer->rank, dest_path,
+                        strerror(err));
+    rc = filem_posix_errno_status(err);
+out_close:
+    if (dest_fd >= 0)
+        close(dest_fd);
+    if (src_fd >= 0)
+        close(src_fd);
+out_free:
+    free(src_path);
+    free(dest_path);
+    return rc;
+}
+
+/* fsync what the copy created: subdirectories deepest first, dest_dir, and its parent. */
+static int filem_posix_dirs_sync(filem_posix_copy_t *copy)
+{
+    char *parent = strdup(copy->transfer->dest_dir);
+    char *slash;
+    int rc = CRMPI_OK;
+
+    for (size_t i = copy->num_dirs; i-- > 0 && rc == CRMPI_OK;)
+        rc = filem_dir_sync(copy->dirs[i]);
+    if (rc == CRMPI_OK)
+        rc = filem_dir_sync(copy->transfer->dest_dir);
+    if (!parent)
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    slash = strrchr(parent, '/');
+    if (rc == CRMPI_OK && slash) {
+        *slash = '\0';
+        rc = filem_dir_sync(parent[0] ? parent : "/");
+    }
+    free(parent);
+    return rc;
+}
+
+static void filem_posix_copy_free(filem_posix_copy_t *copy)
+{
+    for (size_t i = 0; i < copy->num_dirs; i++)
+        free(copy->dirs[i]);
+    free(copy->dirs);
+    free(copy->buf);
+}
+
+/* Create dest_dir and set up `copy`. */
+static int filem_posix_copy_start(const filem_transfer_t *transfer, filem_posix_copy_t *copy)
+{
+    *copy = (filem_posix_copy_t){.transfer = transfer, .buf_size = filem_posix_buffer_size()};
+    copy->buf = malloc(copy->buf_size);
+    if (!copy->buf)
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    if (mkdir(transfer->dest_dir, FILEM_POSIX_DIR_MODE) != 0) {
+        int err = errno;
+
+        crmpi_log_error("filem:posix: rank %d: cannot create %s: %s", transfer->rank,
+                        transfer->dest_dir, strerror(err));
+        free(copy->buf);
+        copy->buf = NULL;
+        return err == EEXIST ? CRMPI_ERR_EXISTS : filem_posix_errno_status(err);
+    }
+    return CRMPI_OK;
+}
+
+/* After a failed copy: nothing of it may stay. */
+static void filem_posix_copy_undo(filem_posix_copy_t *copy)
+{
+    if (filem_tree_remove(copy->transfer->dest_dir) != CRMPI_OK)
+        crmpi_log_warn("filem:posix: rank %d: could not remove the partial copy %s",
+                       copy->transfer->rank, copy->transfer->dest_dir);
+}
+
+static int filem_posix_put(const filem_transfer_t *transfer, filem_rank_entry_t *entry_out)
+{
+    filem_rank_entry_t entry = {.rank = transfer->rank};
+    filem_posix_found_t *found = NULL;
+    filem_posix_copy_t copy;
+    char host[256];
+    size_t count = 0;
+    int rc;
+
+    rc = filem_posix_walk(transfer, "", &found, &count);
+    if (rc != CRMPI_OK)
+        goto err_free_found;
+    if (count > 0)
+        qsort(found, count, sizeof(found[0]), filem_posix_found_compare);
+    rc = filem_posix_copy_start(transfer, &copy);
+    if (rc != CRMPI_OK)
+        goto err_free_found;
+    for (size_t i = 0; i < count; i++)
+        copy.total += found[i].size;
+    entry.files = calloc(count + 1, sizeof(entry.files[0]));
+    if (!entry.files) {
+        rc = CRMPI_ERR_OUT_OF_RESOURCE;
+        goto err_undo;
+    }
+    for (size_t i = 0; i < count; i++) {
+        rc = filem_posix_parents_create(&copy, found[i].path);
+        if (rc == CRMPI_OK)
+            rc = filem_posix_file_copy(&copy, found[i].path, NULL, &entry.files[i]);
+        if (rc != CRMPI_OK)
+            goto err_undo;
+        entry.num_files++;
+        entry.bytes += entry.files[i].size;
+    }
+    rc = filem_posix_dirs_sync(&copy);
+    if (rc != CRMPI_OK)
+        goto err_undo;
+    if (transfer->progress && count == 0)
+        transfer->progress(transfer->progress_arg, transfer->rank, 0, 0);
+    if (gethostname(host, sizeof(host)) == 0) {
+        host[sizeof(host) - 1] = '\0';
+        entry.host = strdup(host);
+    }
+    filem_posix_copy_free(&copy);
+    filem_posix_found_free(found, count);
+    *entry_out = entry;
+    return CRMPI_OK;
+
+err_undo:
+    filem_posix_copy_undo(&copy);
+    filem_posix_copy_free(&copy);
+    filem_rank_entry_clear(&entry);
+err_free_found:
+    filem_posix_found_free(found, count);
+    return rc;
+}
+
+static int filem_posix_get(const filem_transfer_t *transfer, const filem_rank_entry_t *entry)
+{
+    filem_posix_copy_t copy;
+    int rc;
+
+    rc = filem_posix_copy_start(transfer, &copy);
+    if (rc != CRMPI_OK)
+        return rc;
+    copy.total = entry->bytes;
+    for (size_t i = 0; i < entry->num_files; i++) {
+        rc = filem_posix_parents_create(&copy, entry->files[i].path);
+        if (rc == CRMPI_OK)
+            rc = filem_posix_file_copy(&copy, entry->files[i].path, &entry->files[i], NULL);
+        if (rc != CRMPI_OK)
+            goto err_undo;
+    }
+    rc = filem_posix_dirs_sync(&copy);
+    if (rc != CRMPI_OK)
+        goto err_undo;
+    filem_posix_copy_free(&copy);
+    return CRMPI_OK;
+
+err_undo:
+    filem_posix_copy_undo(&copy);
+    filem_posix_copy_free(&copy);
+    return rc;
+}
+
+static const filem_ops_t filem_posix_ops = {
+    .put = filem_posix_put,
+    .get = filem_posix_get,
+};
+
+extern const crmpi_component_info_t crmpi_filem_posix_info;
+
+const crmpi_component_t filem_posix_component = {
+    .info = &crmpi_filem_posix_info,
+    .query = NULL,
+    .ops = &filem_posix_ops,
+};

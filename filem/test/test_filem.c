@@ -1,0 +1,961 @@
+/*
+ * test_filem.c: unit tests of the snapshot format and FileM (snapshot.h, filem.h), with fake
+ * image files (no CRIU): write, commit and read back; keeping N sequences; a crash between
+ * the manifest and the commit record; damaged and missing files and restart's fallback;
+ * missing handles; unknown fields; a format too new; the fault points; a real full disk.
+ */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "component.h"
+#include "crmpi_status.h"
+#include "fault.h"
+#include "param.h"
+#include "filem.h"
+#include "log.h"
+#include "snapshot.h"
+#include "test_capture.h"
+
+/* Files of every fake rank snapshot, sorted by path as put reports them. */
+#define FAKE_FILES_PER_RANK 4
+
+/* A scratch tree per test: local snapshots and the global directory. */
+typedef struct fixture {
+    char *top;              /* mkdtemp'ed directory, removed in teardown */
+    char *jobdir;           /* <top>/global/4711.ckpt */
+    const filem_ops_t *ops; /* the posix component */
+} fixture_t;
+
+static void path_write(const char *path, const void *data, size_t len)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, data, len), (ssize_t)len);
+    close(fd);
+}
+
+/* A node-local snapshot as the CRS and CRCP would leave it: criu/ images and rank.json. */
+static char *fake_local_snapshot(fixture_t *fx, unsigned seq, int rank, size_t pages_bytes)
+{
+    filem_rank_info_t *info;
+    char *dir;
+    char *criu;
+    char *path;
+    uint8_t *pages = malloc(pages_bytes + 1);
+
+    assert_non_null(pages);
+    for (size_t i = 0; i < pages_bytes; i++)
+        pages[i] = (uint8_t)(i * 7 + (size_t)rank * 13 + seq);
+    assert_true(asprintf(&dir, "%s/local-%u-%d", fx->top, seq, rank) > 0);
+    assert_true(asprintf(&criu, "%s/criu", dir) > 0);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    assert_int_equal(mkdir(criu, 0700), 0);
+    assert_true(asprintf(&path, "%s/core-1.img", criu) > 0);
+    path_write(path, "core", 4);
+    free(path);
+    assert_true(asprintf(&path, "%s/inventory.img", criu) > 0);
+    path_write(path, "inventory", 9);
+    free(path);
+    assert_true(asprintf(&path, "%s/pages-1.img", criu) > 0);
+    path_write(path, pages, pages_bytes);
+    free(path);
+    free(pages);
+    assert_int_equal(filem_rank_info_create(rank, &info), CRMPI_OK);
+    assert_int_equal(filem_rank_info_set_string(info, "crs", "affinity", "0-1"), CRMPI_OK);
+    assert_int_equal(filem_rank_info_set_json(info, "crs", "masks", "[\"0x1\", \"0x2\"]"),
+                     CRMPI_OK);
+    assert_int_equal(filem_rank_info_set_int(info, "crcp", "drained", 3 + rank), CRMPI_OK);
+    assert_int_equal(filem_rank_info_write(info, dir), CRMPI_OK);
+    filem_rank_info_destroy(info);
+    free(criu);
+    return dir;
+}
+
+/* Put one rank of sequence `seq` into `partial_dir`; returns put's status. */
+static int put_rank(fixture_t *fx, const char *partial_dir, unsigned seq, int rank,
+                    size_t pages_bytes, filem_rank_entry_t *entry_out)
+{
+    char *local = fake_local_snapshot(fx, seq, rank, pages_bytes);
+    char *dest;
+    filem_transfer_t transfer;
+    int rc;
+
+    assert_int_equal(filem_rank_dir_path(partial_dir, rank, &dest), CRMPI_OK);
+    transfer = (filem_transfer_t){.rank = rank, .src_dir = local, .dest_dir = dest};
+    rc = fx->ops->put(&transfer, entry_out);
+    free(dest);
+    filem_tree_remove(local);
+    free(local);
+    return rc;
+}
+
+/* A whole checkpoint of `nranks` ranks as the coordinators do it; returns commit's status. */
+static int checkpoint(fixture_t *fx, unsigned seq, size_t nranks, unsigned keep)
+{
+    filem_manifest_t *manifest;
+    char *partial_dir;
+    char *argv[] = {"./ring", "-n", "5"};
+    int rc;
+
+    assert_int_equal(filem_seq_begin(fx->jobdir, seq, &partial_dir), CRMPI_OK);
+    assert_int_equal(filem_manifest_create(4711, seq, nranks, &manifest), CRMPI_OK);
+    for (size_t r = 0; r < nranks; r++) {
+        filem_rank_entry_t entry;
+
+        assert_int_equal(put_rank(fx, partial_dir, seq, (int)r, 3000 + r, &entry), CRMPI_OK);
+        assert_int_equal(filem_manifest_rank_set(manifest, &entry), CRMPI_OK);
+        filem_rank_entry_clear(&entry);
+    }
+    assert_int_equal(filem_manifest_argv_set(manifest, 3, argv), CRMPI_OK);
+    assert_int_equal(filem_kv_list_add(&manifest->launch, "map-by", "core"), CRMPI_OK);
+    assert_int_equal(filem_kv_list_add(&manifest->mca, "btl", "self,sm"), CRMPI_OK);
+    manifest->btls = strdup("self,sm");
+    manifest->crs = strdup("criu 4.1.1");
+    assert_int_equal(filem_manifest_timing_add(manifest, "dump", 0.25), CRMPI_OK);
+    assert_int_equal(filem_manifest_timing_add(manifest, "filem", 0.5), CRMPI_OK);
+    rc = filem_seq_commit(fx->jobdir, manifest, keep);
+    filem_manifest_destroy(manifest);
+    free(partial_dir);
+    return rc;
+}
+
+static bool seq_dir_exists(fixture_t *fx, unsigned seq, bool partial)
+{
+    char *dir;
+    bool exists;
+
+    assert_int_equal(filem_seq_dir_path(fx->jobdir, seq, partial, &dir), CRMPI_OK);
+    exists = access(dir, F_OK) == 0;
+    free(dir);
+    return exists;
+}
+
+/* The committed sequences as "1,2,3". */
+static void commit_seqs(fixture_t *fx, char *buf, size_t size)
+{
+    filem_commit_t *commit;
+    size_t used = 0;
+
+    buf[0] = '\0';
+    assert_int_equal(filem_commit_read(fx->jobdir, &commit), CRMPI_OK);
+    for (size_t i = 0; i < commit->num_seqs; i++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%u", i ? "," : "", commit->seqs[i]);
+    filem_commit_destroy(commit);
+}
+
+/* Edit a JSON file in place: `edit` changes the parsed root. */
+static void json_file_edit(const char *path, void (*edit)(json_t *root))
+{
+    json_error_t error;
+    json_t *root = json_load_file(path, 0, &error);
+
+    assert_non_null(root);
+    edit(root);
+    assert_int_equal(json_dump_file(root, path, JSON_INDENT(2)), 0);
+    json_decref(root);
+}
+
+static int setup(void **state)
+{
+    fixture_t *fx = calloc(1, sizeof(*fx));
+    char *pattern = test_tmp_name("crmpi-test-filem-XXXXXX");
+
+    assert_non_null(fx);
+    fx->top = mkdtemp(pattern);
+    assert_non_null(fx->top);
+    assert_true(asprintf(&fx->jobdir, "%s/global/4711.ckpt", fx->top) > 0);
+    crmpi_fault_reset();
+    assert_int_equal(crmpi_fault_configure(NULL), CRMPI_OK);
+    fx->ops = filem_posix_component.ops;
+    *state = fx;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture_t *fx = *state;
+
+    char *mnt;
+
+    capture_abandon();
+    crmpi_fault_configure(NULL);
+    /* test_enospc_tmpfs's mount, if an assertion left it behind. */
+    if (asprintf(&mnt, "%s/global", fx->top) > 0) {
+        umount2(mnt, MNT_DETACH);
+        free(mnt);
+    }
+    filem_tree_remove(fx->top);
+    free(fx->top);
+    free(fx->jobdir);
+    free(fx);
+    return 0;
+}
+
+/* ---- write, commit, read back --------------------------------------------------------- */
+
+static void test_write_commit_read(void **state)
+{
+    fixture_t *fx = *state;
+    filem_restart_t *restart;
+    filem_rank_info_t *info;
+    const char *text;
+    int64_t drained;
+    char seqs[64];
+    char *rank_dir;
+    char *local;
+    filem_transfer_t transfer;
+
+    assert_int_equal(checkpoint(fx, 1, 2, 2), CRMPI_OK);
+    commit_seqs(fx, seqs, sizeof(seqs));
+    assert_string_equal(seqs, "1");
+    assert_false(seq_dir_exists(fx, 1, true));
+
+    assert_int_equal(filem_restart_open(fx->jobdir, -1, 0, &restart), CRMPI_OK);
+    assert_int_equal(restart->seq, 1);
+    assert_false(restart->fell_back);
+    assert_int_equal(restart->manifest->jobid, 4711);
+    assert_int_equal(restart->manifest->num_ranks, 2);
+    assert_int_equal(restart->manifest->argc, 3);
+    assert_string_equal(restart->manifest->argv[0], "./ring");
+    assert_string_equal(restart->manifest->launch.items[0].key, "map-by");
+    assert_string_equal(restart->manifest->mca.items[0].value, "self,sm");
+    assert_string_equal(restart->manifest->btls, "self,sm");
+    assert_string_equal(restart->manifest->crs, "criu 4.1.1");
+    assert_int_equal(restart->manifest->num_timings, 2);
+    assert_string_equal(restart->manifest->timings[1].phase, "filem");
+    assert_true(restart->manifest->timings[1].seconds == 0.5);
+    assert_non_null(restart->manifest->created);
+    for (size_t r = 0; r < 2; r++) {
+        const filem_rank_entry_t *entry = &restart->manifest->ranks[r];
+
+        assert_int_equal(entry->num_files, FAKE_FILES_PER_RANK);
+        assert_string_equal(entry->files[2].path, "criu/pages-1.img");
+        assert_int_equal(entry->files[2].size, 3000 + r);
+        assert_string_equal(entry->files[3].path, "rank.json");
+        assert_non_null(entry->host);
+    }
+    /* rank.json went through as a file like the others, and reads back. */
+    assert_int_equal(filem_rank_dir_path(restart->seq_dir, 1, &rank_dir), CRMPI_OK);
+    assert_int_equal(filem_rank_info_read(rank_dir, &info), CRMPI_OK);
+    assert_int_equal(filem_rank_info_rank(info), 1);
+    assert_int_equal(filem_rank_info_get_string(info, "crs", "affinity", &text), CRMPI_OK);
+    assert_string_equal(text, "0-1");
+    assert_int_equal(filem_rank_info_get_int(info, "crcp", "drained", &drained), CRMPI_OK);
+    assert_int_equal(drained, 4);
+    assert_int_equal(filem_rank_info_get_int(info, "crcp", "absent", &drained),
+                     CRMPI_ERR_NOT_FOUND);
+    filem_rank_info_destroy(info);
+
+    /* get brings the rank back to node-local storage, checked on the way. */
+    assert_true(asprintf(&local, "%s/restored", fx->top) > 0);
+    transfer = (filem_transfer_t){.rank = 1, .src_dir = rank_dir, .dest_dir = local};
+    assert_int_equal(fx->ops->get(&transfer, &restart->manifest->ranks[1]), CRMPI_OK);
+    free(rank_dir);
+    assert_int_equal(filem_rank_info_read(local, &info), CRMPI_OK);
+    filem_rank_info_destroy(info);
+    free(local);
+    filem_restart_close(restart);
+}
+
+static void test_core_image_checksum(void **state)
+{
+    fixture_t *fx = *state;
+    filem_manifest_t *manifest;
+    char *seq_dir;
+
+    assert_int_equal(checkpoint(fx, 1, 1, 2), CRMPI_OK);
+    assert_int_equal(filem_seq_dir_path(fx->jobdir, 1, false, &seq_dir), CRMPI_OK);
+    assert_int_equal(filem_manifest_read(seq_dir, false, &manifest, NULL), CRMPI_OK);
+    /* printf core | sha256sum */
+    assert_string_equal(manifest->ranks[0].files[0].sha256,
+                        "0d45f5fd462b8c70bffb10021ac1bcff3f58f29b1faf7568595095427d42812c");
+    filem_manifest_destroy(manifest);
+    free(seq_dir);
+}
+
+static void test_rank_entry_codec(void **state)
+{
+    filem_file_t files[] = {{.path = "criu/a.img", .size = 5}};
+    filem_rank_entry_t entry = {
+        .rank = 2, .host = "n1", .files = files, .num_files = 1, .bytes = 5};
+    filem_rank_entry_t back;
+    char *json;
+
+    memset(files[0].sha256, 'a', FILEM_SHA256_HEX_LEN);
+    files[0].sha256[FILEM_SHA256_HEX_LEN] = '\0';
+    assert_int_equal(filem_rank_entry_encode(&entry, &json), CRMPI_OK);
+    assert_null(strchr(json, '\n'));
+    assert_int_equal(filem_rank_entry_decode(json, &back), CRMPI_OK);
+    assert_int_equal(back.rank, 2);
+    assert_string_equal(back.host, "n1");
+    assert_int_equal(back.num_files, 1);
+    assert_string_equal(back.files[0].path, "criu/a.img");
+    assert_int_equal(back.bytes, 5);
+    filem_rank_entry_clear(&back);
+    free(json);
+    /* A path leading outside the rank directory is refused. */
+    assert_int_equal(filem_rank_entry_decode("{\"rank\":0,\"files\":[{\"path\":\"../x\","
+                                             "\"size\":1,\"sha256\":\"" /* 64 a */
+                                             "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                                             "aaaaaaaaaaaa\"}]}",
+                                             &back),
+                     CRMPI_ERR_PROTO);
+    assert_int_equal(filem_rank_entry_decode("not json", &back), CRMPI_ERR_PROTO);
+    (void)state;
+}
+
+/* ---- keeping sequences ---------------------------------------------------------------- */
+
+static void test_keep_two(void **state)
+{
+    fixture_t *fx = *state;
+    char seqs[64];
+
+    assert_int_equal(checkpoint(fx, 1, 2, 2), CRMPI_OK);
+    assert_int_equal(checkpoint(fx, 2, 2, 2), CRMPI_OK);
+    commit_seqs(fx, seqs, sizeof(seqs));
+    assert_string_equal(seqs, "1,2");
+    assert_true(seq_dir_exists(fx, 1, false));
+    assert_int_equal(checkpoint(fx, 3, 2, 2), CRMPI_OK);
+    commit_seqs(fx, seqs, sizeof(seqs));
+    assert_string_equal(seqs, "2,3");
+    assert_false(seq_dir_exists(fx, 1, false));
+    assert_true(seq_dir_exists(fx, 2, false));
+    assert_true(seq_dir_exists(fx, 3, false));
+
+    /* keep=1 still never removes the newest. */
+    assert_int_equal(checkpoint(fx, 4, 2, 1), CRMPI_OK);
+    commit_seqs(fx, seqs, sizeof(seqs));
+    assert_string_equal(seqs, "4");
+    assert_false(seq_dir_exists(fx, 3, false));
+    assert_true(seq_dir_exists(fx, 4, false));
+
+    /* A sequence number already committed cannot be begun again. */
+    {
+        char *partial;
+
+        capture_begin();
+        assert_int_equal(filem_seq_begin(fx->jobdir, 4, &partial), CRMPI_ERR_EXISTS);
+        free(capture_end());
+    }
+}
+
+/* ---- a crash between the manifest and the commit record ------------------------------- */
+
+static void test_commit_crash(void **state)
+{
+    fixture_t *fx = *state;
+    filem_manifest_t *manifest;
+    filem_seq_status_t *list;
+    filem_restart_t *restart;
+    filem_commit_t *commit;
+    filem_rank_entry_t entry;
+    char *partial_dir;
+    char seqs[64];
+    size_t count;
+    int status;
+    pid_t child;
+
+    assert_int_equal(checkpoint(fx, 1, 1, 2), CRMPI_OK);
+    assert_int_equal(filem_seq_begin(fx->jobdir, 2, &partial_dir), CRMPI_OK);
+    assert_int_equal(put_rank(fx, partial_dir, 2, 0, 100, &entry), CRMPI_OK);
+    assert_int_equal(filem_manifest_create(4711, 2, 1, &manifest), CRMPI_OK);
+    assert_int_equal(filem_manifest_rank_set(manifest, &entry), CRMPI_OK);
+    filem_rank_entry_clear(&entry);
+
+    fflush(NULL);
+    child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        int null_fd = open("/dev/null", O_WRONLY);
+
+        dup2(null_fd, STDERR_FILENO);
+        crmpi_fault_configure("snapc_commit_crash");
+        filem_seq_commit(fx->jobdir, manifest, 2);
+        _exit(0); /* the crash point did not fire: the parent fails on the status */
+    }
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), CRMPI_FAULT_EXIT_STATUS);
+    filem_manifest_destroy(manifest);
+    free(partial_dir);
+
+    /* The manifest is in place under the final name, but the commit never happened. */
+    assert_true(seq_dir_exists(fx, 2, false));
+    commit_seqs(fx, seqs, sizeof(seqs));
+    assert_string_equal(seqs, "1");
+    assert_int_equal(filem_commit_read(fx->jobdir, &commit), CRMPI_OK);
+    assert_int_equal(filem_snapshot_list(fx->jobdir, commit, &list, &count), CRMPI_OK);
+    assert_int_equal(count, 2);
+    assert_int_equal(list[0].state, FILEM_SEQ_COMMITTED);
+    assert_int_equal(list[1].seq, 2);
+    assert_int_equal(list[1].state, FILEM_SEQ_UNCOMMITTED);
+    filem_snapshot_list_free(list, count);
+    filem_commit_destroy(commit);
+
+    /* Restart ignores it. */
+    assert_int_equal(filem_restart_open(fx->jobdir, -1, 0, &restart), CRMPI_OK);
+    assert_int_equal(restart->seq, 1);
+    filem_restart_close(restart);
+    capture_begin();
+    assert_int_equal(filem_restart_open(fx->jobdir, 2, 0, &restart), CRMPI_ERR_NOT_FOUND);
+    {
+        char *err = capture_end();
+        assert_non_null(strstr(err, "has no committed sequence 2 (committed: 1)"));
+        free(err);
+    }
+
+    /* An abandoned .partial too; the next checkpoint cleans both and commits. */
+    {
+        char *stale;
+
+        assert_int_equal(filem_seq_dir_path(fx->jobdir, 7, true, &stale), CRMPI_OK);
+        assert_int_equal(mkdir(stale, 0700), 0);
+        free(stale);
+    }
+    assert_int_equal(checkpoint(fx, 3, 1, 2), CRMPI_OK);
+    assert_false(seq_dir_exists(fx, 2, false));
+    assert_false(seq_dir_exists(fx, 7, true));
+    commit_seqs(fx, seqs, sizeof(seqs));
+    assert_string_equal(seqs, "1,3");
+}
+
+/* A commit record that cannot be read stops new checkpoints and every removal: writing a
+ * new record over it would drop what it committed. */
+static void test_unreadable_commit_record(void **state)
+{
+    fixture_t *fx = *state;
+    char *partial;
+    char *path;
+    char *err;
+
+    assert_int_equal(checkpoint(fx, 1, 1, 2), CRMPI_OK);
+    assert_true(asprintf(&path, "%s/snapshot.json", fx->jobdir) > 0);
+    {
+        const char *broken = "{\"format\": \"crmpi-snapshot\", tru";
+
+        path_write(path, broken, strlen(broken));
+    }
+    free(path);
+    capture_begin();
+    assert_int_equal(filem_seq_begin(fx->jobdir, 2, &partial), CRMPI_ERR_PROTO);
+    assert_int_not_equal(filem_seq_cleanup(fx->jobdir, 1), CRMPI_OK);
+    err = capture_end();
+    assert_non_null(strstr(err, "snapshot.json is not valid JSON"));
+    assert_non_null(strstr(err, "not cleaning"));
+    free(err);
+    assert_true(seq_dir_exists(fx, 1, false));
+    assert_false(seq_dir_exists(fx, 2, true));
+}
+
+/* A rank whose files are not where it said (a global directory that is not shared). */
+static void test_commit_checks_reported_files(void **state)
+{
+    fixture_t *fx = *state;
+    filem_manifest_t *manifest;
+    filem_rank_entry_t entry;
+    char *partial_dir;
+    char *path;
+    char *err;
+    char seqs[64];
+
+    assert_int_equal(checkpoint(fx, 1, 1, 2), CRMPI_OK);
+    assert_int_equal(filem_seq_begin(fx->jobdir, 2, &partial_dir), CRMPI_OK);
+    assert_int_equal(put_rank(fx, partial_dir, 2, 0, 100, &entry), CRMPI_OK);
+    assert_int_equal(filem_manifest_create(4711, 2, 1, &manifest), CRMPI_OK);
+    assert_int_equal(filem_manifest_rank_set(manifest, &entry), CRMPI_OK);
+    filem_rank_entry_clear(&entry);
+    assert_true(asprintf(&path, "%s/rank.0/criu/pages-1.img", partial_dir) > 0);
+    assert_int_equal(unlink(path), 0);
+    free(path);
+    capture_begin();
+    assert_int_equal(filem_seq_commit(fx->jobdir, manifest, 2), CRMPI_ERR_NOT_FOUND);
+    err = capture_end();
+    assert_non_null(strstr(err, "rank 0's criu/pages-1.img is not in"));
+    assert_non_null(strstr(err, "No such file or directory"));
+    free(err);
+    assert_int_equal(filem_seq_abort(fx->jobdir, 2), CRMPI_OK);
+    commit_seqs(fx, seqs, sizeof(seqs));
+    assert_string_equal(seqs, "1");
+    assert_false(seq_dir_exists(fx, 2, true));
+    assert_false(seq_dir_exists(fx, 2, false));
+    filem_manifest_destroy(manifest);
+    free(partial_dir);
+}
+
+/* ---- damaged and missing files: restart falls back ------------------------------------ */
+
+static void test_corrupt_fallback(void **state)
+{
+    fixture_t *fx = *state;
+    filem_restart_t *restart;
+    char *err;
+
+    assert_int_equal(checkpoint(fx, 4, 2, 3), CRMPI_OK);
+    /* Rank 0's four files are hits 1-4; rank 1's pages-1.img is the 7th copied file. */
+    assert_int_equal(crmpi_fault_configure("filem_copy_corrupt:7"), CRMPI_OK);
+    capture_begin();
+    assert_int_equal(checkpoint(fx, 5, 2, 3), CRMPI_OK);
+    err = capture_end();
+    assert_non_null(strstr(err, "fault injected: filem_copy_corrupt"));
+    assert_null(strstr(err, "could not damage"));
+    free(err);
+
+    capture_begin();
+    assert_int_equal(filem_restart_open(fx->jobdir, -1, 0, &restart), CRMPI_OK);
+    err = capture_end();
+    assert_int_equal(restart->seq, 4);
+    assert_true(restart->fell_back);
+    assert_non_null(strstr(err, "rank 1's image checksum does not match "
+                                "(rank.1/criu/pages-1.img); restarting from sequence 4 "
+                                "instead"));
+    assert_int_equal(count_lines(err), 1);
+    free(err);
+    filem_restart_close(restart);
+
+    /* Skipping verification trusts the newest. */
+    assert_int_equal(filem_restart_open(fx->jobdir, -1, FILEM_RESTART_NO_VERIFY, &restart),
+                     CRMPI_OK);
+    assert_int_equal(restart->seq, 5);
+    filem_restart_close(restart);
+}
+
+static void test_missing_file_fallback(void **state)
+{
+    fixture_t *fx = *state;
+    filem_restart_t *restart;
+    char *path;
+    char *err;
+
+    assert_int_equal(checkpoint(fx, 1, 2, 2), CRMPI_OK);
+    assert_int_equal(checkpoint(fx, 2, 2, 2), CRMPI_OK);
+    assert_true(asprintf(&path, "%s/2/rank.0/criu/core-1.img", fx->jobdir) > 0);
+    assert_int_equal(unlink(path), 0);
+    free(path);
+    capture_begin();
+    assert_int_equal(filem_restart_open(fx->jobdir, -1, 0, &restart), CRMPI_OK);
+    err = capture_end();
+    assert_int_equal(restart->seq, 1);
+    assert_non_null(strstr(err, "rank 0's image is missing (rank.0/criu/core-1.img); "
+                                "restarting from sequence 1 instead"));
+    free(err);
+    filem_restart_close(restart);
+
+    /* Damage the only fallback too: restart fails, naming the last problem. */
+    assert_true(asprintf(&path, "%s/1/rank.1/rank.json", fx->jobdir) > 0);
+    path_write(path, "{}", 2);
+    free(path);
+    capture_begin();
+    assert_int_equal(filem_restart_open(fx->jobdir, -1, 0, &restart), CRMPI_ERR_IO);
+    err = capture_end();
+    assert_non_null(strstr(err, "rank 1's rank.json has 2 bytes, the manifest says"));
+    assert_non_null(strstr(err, "no older committed sequence"));
+    free(err);
+}
+
+/* ---- handles that do not exist, or have nothing committed ----------------------------- */
+
+static void test_missing_handle(void **state)
+{
+    fixture_t *fx = *state;
+    filem_restart_t *restart;
+    char *empty;
+    char *err;
+
+    capture_begin();
+    assert_int_equal(filem_restart_open("/nonexistent/4711.ckpt", -1, 0, &restart),
+                     CRMPI_ERR_NOT_FOUND);
+    err = capture_end();
+    assert_non_null(strstr(err, "snapshot handle '/nonexistent/4711.ckpt' does not exist"));
+    assert_int_equal(count_lines(err), 1);
+    free(err);
+
+    assert_true(asprintf(&empty, "%s/empty.ckpt", fx->top) > 0);
+    assert_int_equal(mkdir(empty, 0700), 0);
+    capture_begin();
+    assert_int_equal(filem_restart_open(empty, -1, 0, &restart), CRMPI_ERR_NOT_FOUND);
+    err = capture_end();
+    assert_non_null(strstr(err, "has no committed snapshot"));
+    free(err);
+    free(empty);
+}
+
+/* ---- format evolution ----------------------------------------------------------------- */
+
+static void add_unknown_fields(json_t *root)
+{
+    json_t *ranks = json_object_get(root, "ranks");
+
+    json_object_set_new(root, "future_field", json_pack("{s:[i,i]}", "x", 1, 2));
+    if (json_is_array(ranks)) {
+        json_t *rank0 = json_array_get(ranks, 0);
+
+        json_object_set_new(rank0, "numa", json_string("node0"));
+        json_object_set_new(json_array_get(json_object_get(rank0, "files"), 0), "mode",
+                            json_integer(0600));
+    }
+}
+
+static void make_version_two(json_t *root)
+{
+    json_object_set_new(root, "version", json_integer(2));
+}
+
+static void test_unknown_fields_ignored(void **state)
+{
+    fixture_t *fx = *state;
+    filem_restart_t *restart;
+    char *path;
+
+    assert_int_equal(checkpoint(fx, 1, 2, 2), CRMPI_OK);
+    assert_true(asprintf(&path, "%s/1/manifest.json", fx->jobdir) > 0);
+    json_file_edit(path, add_unknown_fields);
+    free(path);
+    assert_true(asprintf(&path, "%s/snapshot.json", fx->jobdir) > 0);
+    json_file_edit(path, add_unknown_fields);
+    free(path);
+    assert_true(asprintf(&path, "%s/1/rank.0/rank.json", fx->jobdir) > 0);
+    json_file_edit(path, add_unknown_fields);
+    free(path);
+    /* rank.json changed size: verification would rightly fail, so read without it. */
+    assert_int_equal(filem_restart_open(fx->jobdir, -1, FILEM_RESTART_NO_VERIFY, &restart),
+                     CRMPI_OK);
+    assert_int_equal(restart->seq, 1);
+    assert_int_equal(restart->manifest->ranks[0].num_files, FAKE_FILES_PER_RANK);
+    filem_restart_close(restart);
+}
+
+static void test_version_too_new(void **state)
+{
+    fixture_t *fx = *state;
+    filem_restart_t *restart;
+    filem_commit_t *commit;
+    char *path;
+    char *err;
+
+    assert_int_equal(checkpoint(fx, 1, 1, 2), CRMPI_OK);
+    assert_int_equal(checkpoint(fx, 2, 1, 2), CRMPI_OK);
+    assert_true(asprintf(&path, "%s/2/manifest.json", fx->jobdir) > 0);
+    json_file_edit(path, make_version_two);
+    free(path);
+    /* A newer format is refused, not skipped in favour of an older sequence. */
+    capture_begin();
+    assert_int_equal(filem_restart_open(fx->jobdir, -1, 0, &restart), CRMPI_ERR_NOT_SUPPORTED);
+    err = capture_end();
+    assert_non_null(strstr(err, "has format version 2; this crmpi reads crmpi-snapshot-manifest "
+                                "up to version 1"));
+    free(err);
+
+    assert_true(asprintf(&path, "%s/snapshot.json", fx->jobdir) > 0);
+    json_file_edit(path, make_version_two);
+    free(path);
+    capture_begin();
+    assert_int_equal(filem_commit_read(fx->jobdir, &commit), CRMPI_ERR_NOT_SUPPORTED);
+    err = capture_end();
+    assert_non_null(strstr(err, "snapshot.json has format version 2"));
+    free(err);
+}
+
+/* ---- full disk ------------------------------------------------------------------------ */
+
+static void test_enospc_fault(void **state)
+{
+    fixture_t *fx = *state;
+    filem_restart_t *restart;
+    filem_rank_entry_t entry;
+    char *partial_dir;
+    char *rank_dir;
+    char *err;
+
+    assert_int_equal(checkpoint(fx, 1, 2, 2), CRMPI_OK);
+    assert_int_equal(filem_seq_begin(fx->jobdir, 2, &partial_dir), CRMPI_OK);
+    assert_int_equal(crmpi_fault_configure("filem_copy_enospc:2"), CRMPI_OK);
+    capture_begin();
+    assert_int_equal(put_rank(fx, partial_dir, 2, 0, 5000, &entry), CRMPI_ERR_OUT_OF_RESOURCE);
+    err = capture_end();
+    assert_non_null(strstr(err, "fault injected: filem_copy_enospc"));
+    assert_non_null(strstr(err, "rank 0: no space left on the device of"));
+    free(err);
+    assert_int_equal(filem_rank_dir_path(partial_dir, 0, &rank_dir), CRMPI_OK);
+    assert_int_not_equal(access(rank_dir, F_OK), 0);
+    free(rank_dir);
+    assert_int_equal(filem_seq_abort(fx->jobdir, 2), CRMPI_OK);
+    assert_false(seq_dir_exists(fx, 2, true));
+    free(partial_dir);
+    assert_int_equal(filem_restart_open(fx->jobdir, -1, 0, &restart), CRMPI_OK);
+    assert_int_equal(restart->seq, 1);
+    filem_restart_close(restart);
+}
+
+static void test_enospc_tmpfs(void **state)
+{
+    fixture_t *fx = *state;
+    filem_restart_t *restart;
+    filem_rank_entry_t entry;
+    filem_seq_status_t *list;
+    filem_commit_t *commit;
+    char *mnt;
+    char *partial_dir;
+    char *err;
+    size_t count;
+
+    assert_true(asprintf(&mnt, "%s/global", fx->top) > 0);
+    assert_int_equal(mkdir(mnt, 0700), 0);
+    if (mount("tmpfs", mnt, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m") != 0) {
+        fprintf(stderr,
+                "skipped: cannot mount a 1 MiB tmpfs on %s (%s); needs root or "
+                "CAP_SYS_ADMIN\n",
+                mnt, strerror(errno));
+        free(mnt);
+        skip();
+    }
+    /* A small committed sequence fits; a 2 MiB rank does not. */
+    assert_int_equal(checkpoint(fx, 1, 2, 2), CRMPI_OK);
+    assert_int_equal(filem_seq_begin(fx->jobdir, 2, &partial_dir), CRMPI_OK);
+    capture_begin();
+    assert_int_equal(put_rank(fx, partial_dir, 2, 0, 2u << 20, &entry), CRMPI_ERR_OUT_OF_RESOURCE);
+    err = capture_end();
+    assert_non_null(strstr(err, "no space left on the device of"));
+    assert_non_null(strstr(err, "criu/pages-1.img"));
+    free(err);
+    assert_int_equal(filem_seq_abort(fx->jobdir, 2), CRMPI_OK);
+    free(partial_dir);
+
+    /* Nothing of the failed sequence is left; the committed one is intact. */
+    assert_int_equal(filem_commit_read(fx->jobdir, &commit), CRMPI_OK);
+    assert_int_equal(filem_snapshot_list(fx->jobdir, commit, &list, &count), CRMPI_OK);
+    assert_int_equal(count, 1);
+    assert_int_equal(list[0].seq, 1);
+    assert_int_equal(list[0].state, FILEM_SEQ_COMMITTED);
+    filem_snapshot_list_free(list, count);
+    filem_commit_destroy(commit);
+    assert_int_equal(filem_restart_open(fx->jobdir, -1, 0, &restart), CRMPI_OK);
+    assert_int_equal(restart->seq, 1);
+    filem_restart_close(restart);
+
+    assert_int_equal(umount2(mnt, MNT_DETACH), 0);
+    free(mnt);
+}
+
+/* ---- fault points, progress ----------------------------------------------------------- */
+
+static void test_fault_spec(void **state)
+{
+    char *err;
+
+    capture_begin();
+    assert_int_equal(crmpi_fault_configure("filem_copy_enospc:0"), CRMPI_ERR_BAD_PARAM);
+    assert_int_equal(crmpi_fault_configure("filem_copy_enospc:x"), CRMPI_ERR_BAD_PARAM);
+    assert_int_equal(crmpi_fault_configure("a,,b"), CRMPI_ERR_BAD_PARAM);
+    assert_int_equal(crmpi_fault_configure("no_such_point"), CRMPI_OK);
+    assert_false(crmpi_fault_hit("filem_copy_enospc"));
+    err = capture_end();
+    assert_non_null(strstr(err, "'no_such_point' is not a known fault point"));
+    free(err);
+
+    capture_begin();
+    assert_int_equal(crmpi_fault_configure("filem_copy_enospc:2,filem_copy_corrupt"), CRMPI_OK);
+    assert_false(crmpi_fault_hit("filem_copy_enospc"));
+    assert_true(crmpi_fault_hit("filem_copy_enospc"));
+    assert_false(crmpi_fault_hit("filem_copy_enospc"));
+    assert_true(crmpi_fault_hit("filem_copy_corrupt"));
+    assert_true(crmpi_fault_hit("filem_copy_corrupt"));
+    assert_false(crmpi_fault_hit("snapc_commit_crash"));
+    assert_false(crmpi_fault_hit("not_in_table"));
+    err = capture_end();
+    assert_int_equal(count_lines(err), 4);
+    assert_non_null(strstr(err, "'not_in_table' is not in fault.c's table"));
+    free(err);
+
+    /* The environment arms points when nothing was configured. */
+    crmpi_fault_reset();
+    setenv("CRMPI_FAULT", "snapc_commit_crash:1", 1);
+    capture_begin();
+    assert_true(crmpi_fault_hit("snapc_commit_crash"));
+    assert_false(crmpi_fault_hit("snapc_commit_crash"));
+    free(capture_end());
+    unsetenv("CRMPI_FAULT");
+    crmpi_fault_reset();
+    assert_false(crmpi_fault_hit("snapc_commit_crash"));
+
+    /* So does the parameter (mpirun's --mca reaches agents and ranks as CRMPI_MCA_*). */
+    test_env_clear_mca();
+    setenv("CRMPI_PARAM_FILE", "", 1);
+    setenv("CRMPI_MCA_runtime_fault_inject", "filem_copy_corrupt:2", 1);
+    assert_int_equal(crmpi_catalog_register_all(), CRMPI_OK);
+    crmpi_fault_reset();
+    capture_begin();
+    assert_false(crmpi_fault_hit("filem_copy_corrupt"));
+    assert_true(crmpi_fault_hit("filem_copy_corrupt"));
+    free(capture_end());
+    crmpi_param_finalize();
+    unsetenv("CRMPI_MCA_runtime_fault_inject");
+    unsetenv("CRMPI_PARAM_FILE");
+    crmpi_fault_reset();
+    assert_false(crmpi_fault_hit("filem_copy_corrupt"));
+    (void)state;
+}
+
+/* What the progress callback saw. */
+typedef struct progress_seen {
+    uint64_t calls; /* times called */
+    uint64_t last;  /* the last `done` */
+    uint64_t total; /* the last `total` */
+    bool monotonic; /* `done` never went down */
+} progress_seen_t;
+
+static void progress_record(void *arg, int rank, uint64_t done, uint64_t total)
+{
+    progress_seen_t *seen = arg;
+
+    seen->monotonic = seen->monotonic && done >= seen->last;
+    seen->calls++;
+    seen->last = done;
+    seen->total = total;
+}
+
+static void test_progress(void **state)
+{
+    fixture_t *fx = *state;
+    progress_seen_t seen = {.monotonic = true};
+    filem_rank_entry_t entry;
+    filem_transfer_t transfer;
+    char *local = fake_local_snapshot(fx, 1, 0, 3u << 20);
+    char *dest;
+
+    assert_true(asprintf(&dest, "%s/copy", fx->top) > 0);
+    transfer = (filem_transfer_t){.rank = 0,
+                                  .src_dir = local,
+                                  .dest_dir = dest,
+                                  .progress = progress_record,
+                                  .progress_arg = &seen};
+    assert_int_equal(fx->ops->put(&transfer, &entry), CRMPI_OK);
+    assert_true(seen.calls >= 3);
+    assert_true(seen.monotonic);
+    assert_int_equal(seen.last, entry.bytes);
+    assert_int_equal(seen.total, entry.bytes);
+    /* The destination must not exist: a second put into it is refused. */
+    capture_begin();
+    assert_int_equal(fx->ops->put(&transfer, &entry), CRMPI_ERR_EXISTS);
+    free(capture_end());
+    filem_rank_entry_clear(&entry);
+    free(dest);
+    free(local);
+}
+
+/* ---- parameters: the global directory, keep, handles by jobid ------------------------- */
+
+static void test_parameters(void **state)
+{
+    fixture_t *fx = *state;
+    filem_restart_t *restart;
+    const filem_ops_t *ops;
+    char *saved_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+    char *global;
+    char *dir;
+    char *err;
+    unsigned keep;
+
+    test_env_clear_mca();
+    setenv("CRMPI_PARAM_FILE", "", 1);
+    assert_int_equal(crmpi_catalog_register_all(), CRMPI_OK);
+    assert_int_equal(filem_base_open(&ops), CRMPI_OK);
+    assert_ptr_equal(ops, filem_posix_component.ops);
+    filem_base_close();
+
+    /* The default lives under $HOME. */
+    setenv("HOME", "/home/someone", 1);
+    assert_int_equal(filem_base_global_dir(&dir), CRMPI_OK);
+    assert_string_equal(dir, "/home/someone/crmpi_snapshots");
+    free(dir);
+    assert_int_equal(filem_base_keep(&keep), CRMPI_OK);
+    assert_int_equal(keep, 2);
+    crmpi_param_finalize();
+
+    setenv("CRMPI_MCA_snapc_base_keep", "-1", 1);
+    assert_int_equal(crmpi_catalog_register_all(), CRMPI_OK);
+    capture_begin();
+    assert_int_equal(filem_base_keep(&keep), CRMPI_ERR_BAD_PARAM);
+    err = capture_end();
+    assert_non_null(strstr(err, "snapc_base_keep is -1"));
+    free(err);
+    crmpi_param_finalize();
+    unsetenv("CRMPI_MCA_snapc_base_keep");
+
+    /* A bare jobid is looked up in the global directory. */
+    assert_true(asprintf(&global, "%s/global", fx->top) > 0);
+    setenv("CRMPI_MCA_snapc_base_global_snapshot_dir", global, 1);
+    assert_int_equal(crmpi_catalog_register_all(), CRMPI_OK);
+    assert_int_equal(checkpoint(fx, 1, 1, 2), CRMPI_OK);
+    assert_int_equal(filem_restart_open("4711", -1, 0, &restart), CRMPI_OK);
+    assert_string_equal(restart->jobdir, fx->jobdir);
+    filem_restart_close(restart);
+    capture_begin();
+    assert_int_equal(filem_restart_open("4712", -1, 0, &restart), CRMPI_ERR_NOT_FOUND);
+    err = capture_end();
+    assert_non_null(strstr(err, "snapshot handle '4712' does not exist (neither a directory "
+                                "here nor "));
+    assert_non_null(strstr(err, "/global/4712.ckpt)"));
+    free(err);
+
+    /* A sequence directory given as the handle gets a hint, not a riddle. */
+    assert_true(asprintf(&dir, "%s/1", fx->jobdir) > 0);
+    capture_begin();
+    assert_int_equal(filem_restart_open(dir, -1, 0, &restart), CRMPI_ERR_NOT_FOUND);
+    err = capture_end();
+    assert_non_null(strstr(err, "is one sequence of a snapshot, not a snapshot handle"));
+    free(err);
+    free(dir);
+
+    crmpi_param_finalize();
+    unsetenv("CRMPI_MCA_snapc_base_global_snapshot_dir");
+    unsetenv("CRMPI_PARAM_FILE");
+    if (saved_home)
+        setenv("HOME", saved_home, 1);
+    free(saved_home);
+    free(global);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_write_commit_read, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_core_image_checksum, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rank_entry_codec, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_keep_two, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_commit_crash, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unreadable_commit_record, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_commit_checks_reported_files, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_corrupt_fallback, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_missing_file_fallback, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_missing_handle, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unknown_fields_ignored, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_version_too_new, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_enospc_fault, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_enospc_tmpfs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fault_spec, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_progress, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_parameters, setup, teardown),
+    };
+
+    crmpi_log_set_who("test_filem");
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
