@@ -290,6 +290,8 @@ const char *crmpi_ctl_type_name(uint16_t type)
     case CRMPI_CTL_CKPT_CONTINUE: return "CKPT_CONTINUE";
     case CRMPI_CTL_CKPT_CONTINUED: return "CKPT_CONTINUED";
     case CRMPI_CTL_CKPT_ABORT: return "CKPT_ABORT";
+    case CRMPI_CTL_CKPT_STORE: return "CKPT_STORE";
+    case CRMPI_CTL_CKPT_STORED: return "CKPT_STORED";
     case CRMPI_CTL_TOOL_CKPT: return "TOOL_CKPT";
     case CRMPI_CTL_TOOL_PROGRESS: return "TOOL_PROGRESS";
     default: return "?";

@@ -50,11 +50,13 @@ typedef enum {
     CRMPI_CTL_CKPT_DRAINED,    /* up: u64 bookmark ns, u64 drain ns, u64 messages, u64 bytes */
     CRMPI_CTL_CKPT_SUSPEND,    /* down: release what CRIU cannot take */
     CRMPI_CTL_CKPT_READY,      /* up: u64 suspend ns; the rank waits, lock held */
-    CRMPI_CTL_CKPT_DUMP,       /* mpirun -> agent: str directory for this rank's images */
-    CRMPI_CTL_CKPT_DUMPED,     /* agent -> mpirun: u64 image bytes, u64 dump ns, str error */
+    CRMPI_CTL_CKPT_DUMP,       /* mpirun -> agent: u32 flags; images go to node-local storage */
+    CRMPI_CTL_CKPT_DUMPED,     /* agent -> mpirun: u64 image bytes, u64 dump ns; or str error */
     CRMPI_CTL_CKPT_CONTINUE,   /* down: rebuild and go on */
     CRMPI_CTL_CKPT_CONTINUED,  /* up: u64 continue ns */
     CRMPI_CTL_CKPT_ABORT,      /* down: undo whatever was done, go on; up: the answer */
+    CRMPI_CTL_CKPT_STORE,      /* mpirun -> agent: str rank directory in the global snapshot */
+    CRMPI_CTL_CKPT_STORED,     /* agent -> mpirun: str the rank's files (filem rank entry) */
     /* tools <-> mpirun (over mpirun's control socket, like the agents) */
     CRMPI_CTL_TOOL_CKPT = 96, /* tool -> mpirun: u32 flags; replies TOOL_PROGRESS..., REPLY */
     CRMPI_CTL_TOOL_PROGRESS,  /* mpirun -> tool: str one line of progress */

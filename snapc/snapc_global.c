@@ -14,8 +14,10 @@
 #include <unistd.h>
 
 #include "crmpi_status.h"
+#include "filem.h"
 #include "log.h"
 #include "snapc_global.h"
+#include "snapshot.h"
 
 /* What the coordinator waits for. */
 typedef enum {
@@ -25,6 +27,8 @@ typedef enum {
     SNAPC_STEP_READY,     /* CKPT_SUSPEND sent */
     SNAPC_STEP_DUMPED,    /* CKPT_DUMP sent */
     SNAPC_STEP_CONTINUED, /* CKPT_CONTINUE sent */
+    SNAPC_STEP_STORED,    /* CKPT_STORE sent */
+    SNAPC_NUM_STEPS
 } snapc_step_t;
 
 /* One rank's bookmarks: messages it sent to each peer. */
@@ -35,19 +39,20 @@ typedef struct snapc_marks {
 
 struct crmpi_snapc_global {
     crmpi_snapc_global_params_t params;
-    char *snapshot_dir;    /* owned copy of params.snapshot_dir */
-    snapc_step_t step;     /* IDLE or what is awaited */
-    uint32_t seq;          /* current (or last) checkpoint */
-    uint32_t flags;        /* its CRMPI_SNAPC_* flags */
-    int tool_fd;           /* the tool that asked, -1 when gone */
-    bool *answered;        /* per rank: answered the current step */
-    int num_answered;      /* of np */
-    snapc_marks_t *marks;  /* per rank, from CKPT_BOOKMARKS */
-    double step_started;   /* CLOCK_MONOTONIC seconds */
-    double started;        /* the checkpoint's start */
-    double phase_s[6];     /* wall time of each step, by snapc_step_t */
-    uint64_t image_bytes;  /* sum of CKPT_DUMPED */
-    uint64_t max_drain_ns; /* slowest rank's drain */
+    char *jobdir;                    /* owned copy of params.jobdir */
+    snapc_step_t step;               /* IDLE or what is awaited */
+    uint32_t seq;                    /* current (or last) checkpoint */
+    uint32_t flags;                  /* its CRMPI_SNAPC_* flags */
+    int tool_fd;                     /* the tool that asked, -1 when gone */
+    bool *answered;                  /* per rank: answered the current step */
+    int num_answered;                /* of np */
+    snapc_marks_t *marks;            /* per rank, from CKPT_BOOKMARKS */
+    char *partial_dir;               /* <jobdir>/<seq>.partial while a checkpoint runs */
+    filem_manifest_t *manifest;      /* the sequence being written */
+    double step_started;             /* CLOCK_MONOTONIC seconds */
+    double started;                  /* the checkpoint's start */
+    double phase_s[SNAPC_NUM_STEPS]; /* wall time of each step, by snapc_step_t */
+    uint64_t image_bytes;            /* sum of CKPT_DUMPED */
 };
 
 static double snapc_global_now(void)
@@ -67,6 +72,8 @@ static const char *snapc_global_step_name(snapc_step_t step)
     case SNAPC_STEP_READY: return "suspend";
     case SNAPC_STEP_DUMPED: return "dump";
     case SNAPC_STEP_CONTINUED: return "continue";
+    case SNAPC_STEP_STORED: return "copy to stable storage";
+    case SNAPC_NUM_STEPS: break;
     }
     return "?";
 }
@@ -75,17 +82,23 @@ int crmpi_snapc_global_create(const crmpi_snapc_global_params_t *params,
                               crmpi_snapc_global_t **global_out)
 {
     crmpi_snapc_global_t *global = calloc(1, sizeof(*global));
+    filem_commit_t *commit;
 
     if (!global)
         return CRMPI_ERR_OUT_OF_RESOURCE;
     global->params = *params;
-    global->snapshot_dir = strdup(params->snapshot_dir ? params->snapshot_dir : "");
+    global->jobdir = strdup(params->jobdir ? params->jobdir : "");
     global->answered = calloc((size_t)params->np, sizeof(bool));
     global->marks = calloc((size_t)params->np, sizeof(snapc_marks_t));
     global->tool_fd = -1;
-    if (!global->snapshot_dir || !global->answered || !global->marks) {
+    if (!global->jobdir || !global->answered || !global->marks) {
         crmpi_snapc_global_destroy(global);
         return CRMPI_ERR_OUT_OF_RESOURCE;
+    }
+    /* A jobid is a pid, and pids come back: number after what an earlier job committed. */
+    if (params->enabled && filem_commit_read(global->jobdir, &commit) == CRMPI_OK) {
+        global->seq = commit->seqs[commit->num_seqs - 1];
+        filem_commit_destroy(commit);
     }
     *global_out = global;
     return CRMPI_OK;
@@ -99,6 +112,17 @@ static void snapc_global_marks_free(crmpi_snapc_global_t *global)
     }
 }
 
+/* The checkpoint is over (committed or aborted). */
+static void snapc_global_end(crmpi_snapc_global_t *global)
+{
+    snapc_global_marks_free(global);
+    filem_manifest_destroy(global->manifest);
+    global->manifest = NULL;
+    free(global->partial_dir);
+    global->partial_dir = NULL;
+    global->step = SNAPC_STEP_IDLE;
+}
+
 void crmpi_snapc_global_destroy(crmpi_snapc_global_t *global)
 {
     if (!global)
@@ -106,10 +130,10 @@ void crmpi_snapc_global_destroy(crmpi_snapc_global_t *global)
     if (global->tool_fd >= 0)
         close(global->tool_fd);
     if (global->marks)
-        snapc_global_marks_free(global);
+        snapc_global_end(global);
     free(global->marks);
     free(global->answered);
-    free(global->snapshot_dir);
+    free(global->jobdir);
     free(global);
 }
 
@@ -122,6 +146,8 @@ crmpi_snapc_state_t crmpi_snapc_global_state(const crmpi_snapc_global_t *global)
     case SNAPC_STEP_READY: return CRMPI_SNAPC_SUSPENDING;
     case SNAPC_STEP_DUMPED:
     case SNAPC_STEP_CONTINUED: return CRMPI_SNAPC_DUMPING;
+    case SNAPC_STEP_STORED:
+    case SNAPC_NUM_STEPS: return CRMPI_SNAPC_STORING;
     }
     return CRMPI_SNAPC_IDLE;
 }
@@ -191,8 +217,8 @@ static void snapc_global_abort(crmpi_snapc_global_t *global, const char *why)
     char text[768];
 
     snprintf(text, sizeof(text),
-             "checkpoint %u of job %llu aborted during the %s: %s; the job "
-             "goes on and the last complete snapshot is unchanged",
+             "checkpoint %u of job %llu aborted during the %s: %s; the job goes on and the "
+             "last committed snapshot is unchanged",
              global->seq, (unsigned long long)global->params.jobid,
              snapc_global_step_name(global->step), why);
     crmpi_log_warn("%s", text);
@@ -200,8 +226,8 @@ static void snapc_global_abort(crmpi_snapc_global_t *global, const char *why)
         global->params.send_fn(global->params.arg, rank, CRMPI_CTL_CKPT_ABORT, global->seq, NULL);
     if (global->tool_fd >= 0)
         snapc_global_tool_reply(global, global->tool_fd, global->seq, CRMPI_ERR_CKPT_ABORTED, text);
-    snapc_global_marks_free(global);
-    global->step = SNAPC_STEP_IDLE;
+    filem_seq_abort(global->jobdir, global->seq);
+    snapc_global_end(global);
 }
 
 void crmpi_snapc_global_tool(crmpi_snapc_global_t *global, int fd, crmpi_ctl_msg_t *msg)
@@ -232,12 +258,24 @@ void crmpi_snapc_global_tool(crmpi_snapc_global_t *global, int fd, crmpi_ctl_msg
         return;
     }
     global->seq++;
+    if (filem_seq_begin(global->jobdir, global->seq, &global->partial_dir) != CRMPI_OK ||
+        filem_manifest_create(global->params.jobid, global->seq, (size_t)global->params.np,
+                              &global->manifest) != CRMPI_OK) {
+        char text[600];
+
+        snprintf(text, sizeof(text),
+                 "cannot prepare checkpoint %u in %s (mpirun says why); the job goes on",
+                 global->seq, global->jobdir);
+        snapc_global_tool_reply(global, fd, global->seq, CRMPI_ERR_IO, text);
+        snapc_global_end(global);
+        return;
+    }
+    global->params.manifest_fn(global->params.arg, global->manifest);
     global->flags = flags;
     global->tool_fd = fd;
     global->started = snapc_global_now();
     global->step_started = global->started;
     global->image_bytes = 0;
-    global->max_drain_ns = 0;
     memset(global->phase_s, 0, sizeof(global->phase_s));
     crmpi_buf_t buf;
     crmpi_buf_init(&buf);
@@ -270,11 +308,69 @@ static void snapc_global_expect_for(crmpi_snapc_global_t *global, int rank, crmp
     }
 }
 
+/* Every rank's files are durable: the manifest, then the commit record. */
+static void snapc_global_commit(crmpi_snapc_global_t *global)
+{
+    static const char *const phases[SNAPC_NUM_STEPS] = {
+        [SNAPC_STEP_BOOKMARKS] = "bookmarks", [SNAPC_STEP_DRAINED] = "drain",
+        [SNAPC_STEP_READY] = "suspend",       [SNAPC_STEP_DUMPED] = "dump",
+        [SNAPC_STEP_CONTINUED] = "continue",  [SNAPC_STEP_STORED] = "filem",
+    };
+    uint32_t seq = global->seq;
+    int rc;
+
+    for (int step = SNAPC_STEP_BOOKMARKS; step < SNAPC_NUM_STEPS; step++) {
+        if (global->phase_s[step] > 0)
+            filem_manifest_timing_add(global->manifest, phases[step], global->phase_s[step]);
+    }
+    filem_manifest_timing_add(global->manifest, "total", snapc_global_now() - global->started);
+    rc = filem_seq_commit(global->jobdir, global->manifest, global->params.keep);
+    if (rc != CRMPI_OK) {
+        snapc_global_abort(global, "the snapshot could not be committed (mpirun says why)");
+        return;
+    }
+    crmpi_log_info(
+        "checkpoint %u of job %llu committed in %.3f s: drain %.1f ms, suspend "
+        "%.1f ms, dump %.3f s, continue %.1f ms, copy %.3f s, %llu bytes",
+        seq, (unsigned long long)global->params.jobid, snapc_global_now() - global->started,
+        (global->phase_s[SNAPC_STEP_BOOKMARKS] + global->phase_s[SNAPC_STEP_DRAINED]) * 1e3,
+        global->phase_s[SNAPC_STEP_READY] * 1e3, global->phase_s[SNAPC_STEP_DUMPED],
+        global->phase_s[SNAPC_STEP_CONTINUED] * 1e3, global->phase_s[SNAPC_STEP_STORED],
+        (unsigned long long)global->image_bytes);
+    snapc_global_end(global);
+    if (global->tool_fd >= 0)
+        snapc_global_tool_reply(global, global->tool_fd, seq, CRMPI_OK, global->jobdir);
+    if (global->flags & CRMPI_SNAPC_TERM)
+        global->params.terminate_fn(global->params.arg);
+}
+
+/* Each agent copies its rank's images into <seq>.partial/rank.<r>. */
+static void snapc_global_store(crmpi_snapc_global_t *global)
+{
+    double now = snapc_global_now();
+
+    global->phase_s[global->step] = now - global->step_started;
+    global->step = SNAPC_STEP_STORED;
+    global->step_started = now;
+    global->num_answered = 0;
+    memset(global->answered, 0, (size_t)global->params.np * sizeof(bool));
+    for (int rank = 0; rank < global->params.np; rank++) {
+        crmpi_buf_t buf;
+        char *dir = NULL;
+
+        crmpi_buf_init(&buf);
+        if (filem_rank_dir_path(global->partial_dir, rank, &dir) == CRMPI_OK)
+            crmpi_buf_put_str(&buf, dir);
+        global->params.send_fn(global->params.arg, rank, CRMPI_CTL_CKPT_STORE, global->seq, &buf);
+        crmpi_buf_free(&buf);
+        free(dir);
+    }
+}
+
 /* The whole job answered the current step: the next one. */
 static void snapc_global_advance(crmpi_snapc_global_t *global)
 {
     crmpi_buf_t buf;
-    char dir[4096];
 
     switch (global->step) {
     case SNAPC_STEP_BOOKMARKS:
@@ -300,10 +396,7 @@ static void snapc_global_advance(crmpi_snapc_global_t *global)
     case SNAPC_STEP_READY:
         snapc_global_progress(global, "checkpoint %u: transports released; dumping the ranks",
                               global->seq);
-        snprintf(dir, sizeof(dir), "%s/%llu.ckpt/%u", global->snapshot_dir,
-                 (unsigned long long)global->params.jobid, global->seq);
         crmpi_buf_init(&buf);
-        crmpi_buf_put_str(&buf, dir);
         crmpi_buf_put_u32(&buf, global->flags);
         snapc_global_step_all(global, SNAPC_STEP_DUMPED, CRMPI_CTL_CKPT_DUMP, &buf);
         crmpi_buf_free(&buf);
@@ -312,34 +405,20 @@ static void snapc_global_advance(crmpi_snapc_global_t *global)
         snapc_global_progress(global, "checkpoint %u: %llu bytes of images written (%.1f s)",
                               global->seq, (unsigned long long)global->image_bytes,
                               snapc_global_now() - global->step_started);
-        if (global->flags & CRMPI_SNAPC_TERM) {
-            snprintf(dir, sizeof(dir), "%s/%llu.ckpt", global->snapshot_dir,
-                     (unsigned long long)global->params.jobid);
-            global->phase_s[SNAPC_STEP_DUMPED] = snapc_global_now() - global->step_started;
-            global->step = SNAPC_STEP_IDLE;
-            snapc_global_tool_reply(global, global->tool_fd, global->seq, CRMPI_OK, dir);
-            global->params.terminate_fn(global->params.arg);
-            break;
-        }
-        snapc_global_step_all(global, SNAPC_STEP_CONTINUED, CRMPI_CTL_CKPT_CONTINUE, NULL);
+        /* --term: the ranks stay stopped until the commit, then the job ends. */
+        if (global->flags & CRMPI_SNAPC_TERM)
+            snapc_global_store(global);
+        else
+            snapc_global_step_all(global, SNAPC_STEP_CONTINUED, CRMPI_CTL_CKPT_CONTINUE, NULL);
         break;
     case SNAPC_STEP_CONTINUED:
-        global->phase_s[SNAPC_STEP_CONTINUED] = snapc_global_now() - global->step_started;
-        global->step = SNAPC_STEP_IDLE;
-        snprintf(dir, sizeof(dir), "%s/%llu.ckpt", global->snapshot_dir,
-                 (unsigned long long)global->params.jobid);
-        crmpi_log_info(
-            "checkpoint %u of job %llu taken in %.3f s (drain %.1f ms, suspend "
-            "%.1f ms, dump %.3f s, continue %.1f ms)",
-            global->seq, (unsigned long long)global->params.jobid,
-            snapc_global_now() - global->started,
-            (global->phase_s[SNAPC_STEP_BOOKMARKS] + global->phase_s[SNAPC_STEP_DRAINED]) * 1e3,
-            global->phase_s[SNAPC_STEP_READY] * 1e3, global->phase_s[SNAPC_STEP_DUMPED],
-            global->phase_s[SNAPC_STEP_CONTINUED] * 1e3);
-        if (global->tool_fd >= 0)
-            snapc_global_tool_reply(global, global->tool_fd, global->seq, CRMPI_OK, dir);
+        snapc_global_progress(global, "checkpoint %u: the job goes on; copying the images to %s",
+                              global->seq, global->jobdir);
+        snapc_global_store(global);
         break;
-    case SNAPC_STEP_IDLE: break;
+    case SNAPC_STEP_STORED: snapc_global_commit(global); break;
+    case SNAPC_STEP_IDLE:
+    case SNAPC_NUM_STEPS: break;
     }
 }
 
@@ -375,6 +454,25 @@ static int snapc_global_keep_marks(crmpi_snapc_global_t *global, int rank,
     return crmpi_buf_get_done(&buf);
 }
 
+/* CKPT_STORED: the rank's files, sizes and checksums, for the manifest. */
+static int snapc_global_keep_entry(crmpi_snapc_global_t *global, int rank,
+                                   const crmpi_ctl_msg_t *msg)
+{
+    filem_rank_entry_t entry = {0};
+    const char *json = NULL;
+    crmpi_buf_t buf;
+    int rc;
+
+    crmpi_buf_init_read(&buf, msg->payload, msg->hdr.len);
+    if (crmpi_buf_get_str(&buf, &json) != CRMPI_OK || crmpi_buf_get_done(&buf) != CRMPI_OK ||
+        filem_rank_entry_decode(json, &entry) != CRMPI_OK || entry.rank != rank)
+        rc = CRMPI_ERR_PROTO;
+    else
+        rc = filem_manifest_rank_set(global->manifest, &entry);
+    filem_rank_entry_clear(&entry);
+    return rc;
+}
+
 void crmpi_snapc_global_agent_msg(crmpi_snapc_global_t *global, int rank, crmpi_ctl_msg_t *msg)
 {
     static const crmpi_ctl_type_t expected_type[] = {
@@ -383,6 +481,7 @@ void crmpi_snapc_global_agent_msg(crmpi_snapc_global_t *global, int rank, crmpi_
         [SNAPC_STEP_READY] = CRMPI_CTL_CKPT_READY,
         [SNAPC_STEP_DUMPED] = CRMPI_CTL_CKPT_DUMPED,
         [SNAPC_STEP_CONTINUED] = CRMPI_CTL_CKPT_CONTINUED,
+        [SNAPC_STEP_STORED] = CRMPI_CTL_CKPT_STORED,
     };
     char why[600];
 
@@ -415,6 +514,11 @@ void crmpi_snapc_global_agent_msg(crmpi_snapc_global_t *global, int rank, crmpi_
         crmpi_buf_init_read(&buf, msg->payload, msg->hdr.len);
         if (crmpi_buf_get_u64(&buf, &bytes) == CRMPI_OK)
             global->image_bytes += bytes;
+    }
+    if (global->step == SNAPC_STEP_STORED && snapc_global_keep_entry(global, rank, msg)) {
+        snprintf(why, sizeof(why), "rank %d's agent sent a malformed list of files", rank);
+        snapc_global_abort(global, why);
+        return;
     }
     global->answered[rank] = true;
     if (++global->num_answered == global->params.np)
@@ -456,6 +560,7 @@ void crmpi_snapc_global_tool_event(crmpi_snapc_global_t *global)
     /* A tool only waits; anything readable is its end (Ctrl-C) or garbage. */
     close(global->tool_fd);
     global->tool_fd = -1;
-    if (global->step != SNAPC_STEP_IDLE && global->step != SNAPC_STEP_CONTINUED)
+    if (global->step != SNAPC_STEP_IDLE && global->step != SNAPC_STEP_CONTINUED &&
+        global->step != SNAPC_STEP_STORED)
         snapc_global_abort(global, "ompi-checkpoint was interrupted");
 }

@@ -8,8 +8,11 @@
  *
  * It sends to the agents through `send_fn`, reports to the tool over the tool's socket
  * (TOOL_PROGRESS lines, then one REPLY whose payload is the snapshot handle or the reason
- * of the failure), and tells mpirun through `terminate_fn` when a --term checkpoint has
- * its images. Single-threaded: mpirun's event loop.
+ * of the failure), and tells mpirun through `terminate_fn` when a --term checkpoint is
+ * committed. The snapshot on disk is FileM's (filem.h): a sequence is prepared at
+ * CKPT_BEGIN, filled by the agents' CKPT_STORE, and committed when every rank's files are
+ * durable; an aborted checkpoint removes its partial sequence. Single-threaded: mpirun's
+ * event loop.
  */
 #ifndef CRMPI_SNAPC_GLOBAL_H
 #define CRMPI_SNAPC_GLOBAL_H
@@ -25,18 +28,23 @@ typedef struct crmpi_snapc_global crmpi_snapc_global_t;
 /** Send a message to rank `rank`'s agent. @return CRMPI_OK or an error. */
 typedef int (*crmpi_snapc_send_fn_t)(void *arg, int rank, crmpi_ctl_type_t type, uint32_t seq,
                                      const crmpi_buf_t *payload);
-/** The images of a --term checkpoint are complete: end the job, successfully. */
+/** A --term checkpoint is committed: end the job, successfully. */
 typedef void (*crmpi_snapc_terminate_fn_t)(void *arg);
+struct filem_manifest;
+/** Fill a new sequence's manifest with the job's launch facts (argv, options, MCA). */
+typedef void (*crmpi_snapc_manifest_fn_t)(void *arg, struct filem_manifest *manifest);
 
 typedef struct crmpi_snapc_global_params {
-    int np;                        /* ranks */
-    uint64_t jobid;                /* mpirun's pid */
-    bool enabled;                  /* the job runs with --with-ft cr */
-    const char *snapshot_dir;      /* where <jobid>.ckpt/ goes */
-    int timeout_s;                 /* each step's limit (snapc_base_timeout) */
-    crmpi_snapc_send_fn_t send_fn; /* to the agents */
-    crmpi_snapc_terminate_fn_t terminate_fn;
-    void *arg; /* for both */
+    int np;                                  /* ranks */
+    uint64_t jobid;                          /* mpirun's pid */
+    bool enabled;                            /* the job runs with --with-ft cr */
+    const char *jobdir;                      /* the job's snapshot: <global dir>/<jobid>.ckpt */
+    unsigned keep;                           /* committed sequences kept (snapc_base_keep) */
+    int timeout_s;                           /* each step's limit (snapc_base_timeout) */
+    crmpi_snapc_send_fn_t send_fn;           /* to the agents */
+    crmpi_snapc_terminate_fn_t terminate_fn; /* after a --term checkpoint */
+    crmpi_snapc_manifest_fn_t manifest_fn;   /* the launch facts of each manifest */
+    void *arg;                               /* for the three */
 } crmpi_snapc_global_params_t;
 
 /** @return CRMPI_OK (*global_out to destroy), CRMPI_ERR_OUT_OF_RESOURCE. */

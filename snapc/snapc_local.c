@@ -1,15 +1,22 @@
 /*
- * snapc_local.c: the local coordinator (snapc.h), in crmpi-agent: it passes the protocol
- * between mpirun and its rank, and runs the dump itself.
+ * snapc_local.c: the local coordinator (snapc_local.h), in crmpi-agent: it passes the
+ * protocol between mpirun and its rank, dumps the rank through the CRS into node-local
+ * storage, and copies the images to the global snapshot through FileM.
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "crmpi_status.h"
+#include "filem.h"
 #include "log.h"
 #include "snapc_local.h"
+#include "snapshot.h"
 
 static int snapc_local_send(int fd, crmpi_ctl_type_t type, uint32_t seq, int status,
                             const crmpi_buf_t *payload)
@@ -18,7 +25,7 @@ static int snapc_local_send(int fd, crmpi_ctl_type_t type, uint32_t seq, int sta
                           payload ? payload->len : 0);
 }
 
-/* Answer mpirun for the rank: the checkpoint cannot go on here. */
+/* Answer mpirun for the rank: this step failed here, and why. */
 static void snapc_local_refuse(crmpi_snapc_local_t *local, crmpi_ctl_type_t type, uint32_t seq,
                                int status, const char *why)
 {
@@ -30,47 +37,146 @@ static void snapc_local_refuse(crmpi_snapc_local_t *local, crmpi_ctl_type_t type
     crmpi_buf_free(&buf);
 }
 
-static uint64_t snapc_local_now_ns(void)
+/* <local_base>/ckpt/<seq>, the node-local images of checkpoint `seq` (criu/ and rank.json). */
+static void snapc_local_dir(const crmpi_snapc_local_t *local, uint32_t seq, const char *sub,
+                            char *buf, size_t len)
 {
-    struct timespec now;
-
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+    snprintf(buf, len, "%s/ckpt/%u%s%s", local->local_base, seq, sub ? "/" : "", sub ? sub : "");
 }
 
-static void snapc_local_dump(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg)
+static int snapc_local_mkdirs(const char *path)
+{
+    char tmp[4096];
+
+    snprintf(tmp, sizeof(tmp), "%s", path);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(tmp, 0700) < 0 && errno != EEXIST)
+            return CRMPI_ERR_IO;
+        *p = '/';
+    }
+    return mkdir(tmp, 0700) < 0 && errno != EEXIST ? CRMPI_ERR_IO : CRMPI_OK;
+}
+
+/* rank.json beside the images: what the rank and the dump said about this checkpoint. */
+static int snapc_local_rank_info(const crmpi_snapc_local_t *local, const char *dir,
+                                 const crmpi_snapc_dump_result_t *result)
+{
+    filem_rank_info_t *info;
+    int rc = filem_rank_info_create(local->rank, &info);
+
+    if (rc != CRMPI_OK)
+        return rc;
+    filem_rank_info_set_string(info, "versions", "crmpi", PACKAGE_VERSION);
+    filem_rank_info_set_string(info, "crs", "component", "criu");
+    char seconds[32];
+    snprintf(seconds, sizeof(seconds), "%.6f", result->dump_seconds);
+    filem_rank_info_set_json(info, "crs", "dump_seconds", seconds);
+    filem_rank_info_set_int(info, "crs", "image_bytes", (int64_t)result->image_bytes);
+    if (local->drain_stats[0])
+        filem_rank_info_set_json(info, "crcp", "drain", local->drain_stats);
+    rc = filem_rank_info_write(info, dir);
+    filem_rank_info_destroy(info);
+    return rc;
+}
+
+static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq)
 {
     crmpi_snapc_dump_result_t result = {0};
-    crmpi_buf_t req, reply;
-    const char *dir = NULL;
-    uint32_t flags = 0;
+    char dir[4096], images[4096];
+    crmpi_buf_t reply;
+    struct timespec t0, t1;
     int rc;
 
-    crmpi_buf_init_read(&req, msg->payload, msg->hdr.len);
-    crmpi_buf_get_str(&req, &dir);
-    crmpi_buf_get_u32(&req, &flags);
-    if (crmpi_buf_get_done(&req) != CRMPI_OK) {
-        snapc_local_refuse(local, CRMPI_CTL_CKPT_DUMPED, msg->hdr.seq, CRMPI_ERR_PROTO,
-                           "malformed dump request");
-        return;
-    }
     if (!local->dump) {
-        snapc_local_refuse(local, CRMPI_CTL_CKPT_DUMPED, msg->hdr.seq, CRMPI_ERR_NOT_SUPPORTED,
+        snapc_local_refuse(local, CRMPI_CTL_CKPT_DUMPED, seq, CRMPI_ERR_NOT_SUPPORTED,
                            "this agent was built without a checkpointer (CRIU)");
         return;
     }
-    uint64_t start = snapc_local_now_ns();
-    rc = local->dump(local, dir, flags, &result);
+    snapc_local_dir(local, seq, NULL, dir, sizeof(dir));
+    snapc_local_dir(local, seq, "criu", images, sizeof(images));
+    filem_tree_remove(dir); /* what an earlier, failed attempt may have left */
+    if (snapc_local_mkdirs(images) != CRMPI_OK) {
+        snprintf(result.error, sizeof(result.error), "cannot create %.400s: %s", images,
+                 strerror(errno));
+        snapc_local_refuse(local, CRMPI_CTL_CKPT_DUMPED, seq, CRMPI_ERR_IO, result.error);
+        return;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    rc = local->dump(local->init_pid, images, &result);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (rc == CRMPI_OK && snapc_local_rank_info(local, dir, &result) != CRMPI_OK) {
+        snprintf(result.error, sizeof(result.error), "cannot write rank.json into %.400s", dir);
+        rc = CRMPI_ERR_IO;
+    }
+    if (rc != CRMPI_OK) {
+        filem_tree_remove(dir);
+        snapc_local_refuse(local, CRMPI_CTL_CKPT_DUMPED, seq, rc, result.error);
+        return;
+    }
     crmpi_buf_init(&reply);
     crmpi_buf_put_u64(&reply, result.image_bytes);
-    crmpi_buf_put_u64(&reply, snapc_local_now_ns() - start);
-    crmpi_buf_put_str(&reply, rc == CRMPI_OK ? "" : result.error);
-    snapc_local_send(local->hnp_fd, CRMPI_CTL_CKPT_DUMPED, msg->hdr.seq, rc, &reply);
+    crmpi_buf_put_u64(&reply, (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000u +
+                                  (uint64_t)(t1.tv_nsec - t0.tv_nsec));
+    snapc_local_send(local->hnp_fd, CRMPI_CTL_CKPT_DUMPED, seq, CRMPI_OK, &reply);
     crmpi_buf_free(&reply);
+}
+
+/* Copy the node-local images to `dest` (the rank's directory of the global snapshot). */
+static void snapc_local_store(crmpi_snapc_local_t *local, uint32_t seq, const char *dest)
+{
+    const filem_ops_t *ops;
+    filem_rank_entry_t entry = {0};
+    char dir[4096], why[512];
+    char *json = NULL;
+    crmpi_buf_t reply;
+    int rc;
+
+    snapc_local_dir(local, seq, NULL, dir, sizeof(dir));
+    rc = filem_base_open(&ops);
+    if (rc == CRMPI_OK) {
+        filem_transfer_t transfer = {.rank = local->rank, .src_dir = dir, .dest_dir = dest};
+
+        rc = ops->put(&transfer, &entry);
+        filem_base_close();
+    }
+    if (rc == CRMPI_OK)
+        rc = filem_rank_entry_encode(&entry, &json);
+    filem_rank_entry_clear(&entry);
+    filem_tree_remove(dir);
+    if (rc != CRMPI_OK) {
+        snprintf(why, sizeof(why), "copying the images to %.400s failed (%s)", dest,
+                 rc == CRMPI_ERR_OUT_OF_RESOURCE ? "the disk is full" : crmpi_strerror(rc));
+        snapc_local_refuse(local, CRMPI_CTL_CKPT_STORED, seq, rc, why);
+        return;
+    }
+    crmpi_buf_init(&reply);
+    crmpi_buf_put_str(&reply, json);
+    snapc_local_send(local->hnp_fd, CRMPI_CTL_CKPT_STORED, seq, CRMPI_OK, &reply);
+    crmpi_buf_free(&reply);
+    free(json);
+}
+
+/* Pass a step to the rank; it answers mpirun itself. */
+static void snapc_local_to_rank(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg)
+{
+    if (!local->in_checkpoint || msg->hdr.seq != local->seq)
+        return; /* nothing of it reached the rank: nothing to undo there */
+    if (crmpi_ctl_send(local->rank_fd, (crmpi_ctl_type_t)msg->hdr.type, msg->hdr.seq,
+                       msg->hdr.status, msg->payload, msg->hdr.len) != CRMPI_OK)
+        snapc_local_refuse(local, CRMPI_CTL_CKPT_ABORT, msg->hdr.seq, CRMPI_ERR_PEER_GONE,
+                           "the rank is gone");
 }
 
 void crmpi_snapc_local_from_hnp(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg)
 {
+    crmpi_buf_t req;
+    const char *dest = NULL;
+    char dir[4096];
+
+    crmpi_buf_init_read(&req, msg->payload, msg->hdr.len);
     switch (msg->hdr.type) {
     case CRMPI_CTL_CKPT_BEGIN:
         if (!local->rank_ready) {
@@ -82,19 +188,26 @@ void crmpi_snapc_local_from_hnp(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg
         }
         local->seq = msg->hdr.seq;
         local->in_checkpoint = true;
-        __attribute__((fallthrough)); /* the rank gets it as it is */
+        local->drain_stats[0] = '\0';
+        snapc_local_to_rank(local, msg);
+        break;
     case CRMPI_CTL_CKPT_EXPECT:
     case CRMPI_CTL_CKPT_SUSPEND:
-    case CRMPI_CTL_CKPT_CONTINUE:
+    case CRMPI_CTL_CKPT_CONTINUE: snapc_local_to_rank(local, msg); break;
     case CRMPI_CTL_CKPT_ABORT:
-        if (!local->in_checkpoint || msg->hdr.seq != local->seq)
-            break; /* nothing of it reached the rank: nothing to undo there */
-        if (crmpi_ctl_send(local->rank_fd, (crmpi_ctl_type_t)msg->hdr.type, msg->hdr.seq,
-                           msg->hdr.status, msg->payload, msg->hdr.len) != CRMPI_OK)
-            snapc_local_refuse(local, CRMPI_CTL_CKPT_ABORT, msg->hdr.seq, CRMPI_ERR_PEER_GONE,
-                               "the rank is gone");
+        snapc_local_dir(local, msg->hdr.seq, NULL, dir, sizeof(dir));
+        filem_tree_remove(dir);
+        snapc_local_to_rank(local, msg);
         break;
-    case CRMPI_CTL_CKPT_DUMP: snapc_local_dump(local, msg); break;
+    case CRMPI_CTL_CKPT_DUMP: snapc_local_dump(local, msg->hdr.seq); break;
+    case CRMPI_CTL_CKPT_STORE:
+        if (crmpi_buf_get_str(&req, &dest) != CRMPI_OK || crmpi_buf_get_done(&req) != CRMPI_OK) {
+            snapc_local_refuse(local, CRMPI_CTL_CKPT_STORED, msg->hdr.seq, CRMPI_ERR_PROTO,
+                               "malformed store request");
+            break;
+        }
+        snapc_local_store(local, msg->hdr.seq, dest);
+        break;
     default:
         crmpi_log_warn("snapc: mpirun sent an unexpected %s", crmpi_ctl_type_name(msg->hdr.type));
         break;
@@ -105,6 +218,21 @@ void crmpi_snapc_local_from_rank(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *ms
 {
     if (msg->hdr.type == CRMPI_CTL_CKPT_CONTINUED || msg->hdr.type == CRMPI_CTL_CKPT_ABORT)
         local->in_checkpoint = false;
+    if (msg->hdr.type == CRMPI_CTL_CKPT_DRAINED && msg->hdr.status == CRMPI_OK) {
+        crmpi_buf_t buf;
+        uint64_t bookmark_ns = 0, drain_ns = 0, messages = 0, bytes = 0;
+
+        crmpi_buf_init_read(&buf, msg->payload, msg->hdr.len);
+        crmpi_buf_get_u64(&buf, &bookmark_ns);
+        crmpi_buf_get_u64(&buf, &drain_ns);
+        crmpi_buf_get_u64(&buf, &messages);
+        crmpi_buf_get_u64(&buf, &bytes);
+        snprintf(local->drain_stats, sizeof(local->drain_stats),
+                 "{\"bookmark_ns\": %llu, \"drain_ns\": %llu, \"messages_drained\": %llu, "
+                 "\"bytes_pulled\": %llu}",
+                 (unsigned long long)bookmark_ns, (unsigned long long)drain_ns,
+                 (unsigned long long)messages, (unsigned long long)bytes);
+    }
     if (crmpi_ctl_send(local->hnp_fd, (crmpi_ctl_type_t)msg->hdr.type, msg->hdr.seq,
                        msg->hdr.status, msg->payload, msg->hdr.len) != CRMPI_OK)
         crmpi_log_error("snapc: cannot pass the rank's %s to mpirun",

@@ -29,6 +29,7 @@
 
 #include <pmix.h>
 
+#include "agent_crs.h"
 #include "agent_ns.h"
 #include "component.h"
 #include "crmpi_status.h"
@@ -641,6 +642,10 @@ int main(int argc, char **argv)
             st.init_alive = 1;
             st.snapc.hnp_fd = st.hnp_fd;
             st.snapc.rank_fd = st.child.ctl_fd;
+            st.snapc.rank = (int)st.info.rank;
+            st.snapc.init_pid = st.child.init_pid;
+            st.snapc.local_base = st.info.session_dir;
+            agent_crs_init(&st.snapc);
             rc = agent_hello_hnp(&st);
         }
     }
@@ -684,6 +689,7 @@ int main(int argc, char **argv)
         }
     }
     close(st.hnp_fd);
+    agent_crs_finalize();
     crmpi_rte_job_info_free(&st.info);
     PMIx_Finalize(NULL, 0);
     return 0;

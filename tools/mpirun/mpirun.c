@@ -30,6 +30,7 @@
 #include "config.h"
 #include "crmpi_status.h"
 #include "ctl.h"
+#include "filem.h"
 #include "snapc_global.h"
 #include "log.h"
 #include "param.h"
@@ -668,9 +669,27 @@ static void mpirun_snapc_terminate(void *arg)
 {
     mpirun_state_t *st = arg;
 
-    crmpi_log_info("job %llu checkpointed; terminating it as ompi-checkpoint --term asked",
+    crmpi_log_info("job %llu checkpointed; ending it as ompi-checkpoint --term asked",
                    (unsigned long long)st->job.jobid);
     mpirun_teardown(st, SIGTERM);
+}
+
+/* What a restart needs to launch the job again, for each snapshot's manifest. */
+static void mpirun_snapc_manifest(void *arg, filem_manifest_t *manifest)
+{
+    mpirun_state_t *st = arg;
+    const mpirun_options_t *opts = st->job.opts;
+    static const char *const map_by[] = {"slot", "core", "socket", "numa", "node"};
+    static const char *const bind_to[] = {"none", "core", "socket", "numa"};
+    char np[16];
+
+    filem_manifest_argv_set(manifest, opts->argc, opts->argv);
+    snprintf(np, sizeof(np), "%d", st->job.map.np);
+    filem_kv_list_add(&manifest->launch, "np", np);
+    filem_kv_list_add(&manifest->launch, "map-by", map_by[opts->map_by]);
+    filem_kv_list_add(&manifest->launch, "bind-to", bind_to[opts->bind_to]);
+    for (size_t m = 0; m < opts->num_mca; m++)
+        filem_kv_list_add(&manifest->mca, opts->mca_names[m], opts->mca_values[m]);
 }
 
 /* The global checkpoint coordinator; with --with-ft cr the ranks run their C/R thread. */
@@ -682,27 +701,31 @@ static int mpirun_snapc_create(mpirun_state_t *st, const mpirun_options_t *opts)
         .enabled = opts->with_ft_cr,
         .send_fn = mpirun_snapc_send,
         .terminate_fn = mpirun_snapc_terminate,
+        .manifest_fn = mpirun_snapc_manifest,
         .arg = st,
     };
-    const char *dir = NULL, *home = getenv("HOME");
-    char default_dir[4096];
+    char *global_dir = NULL, *jobdir = NULL;
     int64_t timeout_s = 0;
     int rc;
 
-    if (opts->with_ft_cr && crmpi_param_set_override("ft_cr_enable", "true") != CRMPI_OK) {
-        return CRMPI_ERROR;
-    }
-    if (crmpi_param_get_string("snapc_base_global_snapshot_dir", &dir) != CRMPI_OK || !dir ||
-        !*dir) {
-        snprintf(default_dir, sizeof(default_dir), "%s/crmpi_snapshots", home ? home : "/tmp");
-        dir = default_dir;
+    if (opts->with_ft_cr) {
+        /* The ranks learn it through the environment, like every --mca override. */
+        if (crmpi_param_set_override("ft_cr_enable", "true") != CRMPI_OK ||
+            filem_base_global_dir(&global_dir) != CRMPI_OK ||
+            filem_base_keep(&params.keep) != CRMPI_OK ||
+            filem_jobdir_path(global_dir, st->job.jobid, &jobdir) != CRMPI_OK) {
+            free(global_dir);
+            return CRMPI_ERR_BAD_PARAM;
+        }
     }
     crmpi_param_get_int("snapc_base_timeout", &timeout_s);
-    params.snapshot_dir = dir;
+    params.jobdir = jobdir;
     params.timeout_s = (int)timeout_s;
     rc = crmpi_snapc_global_create(&params, &st->snapc);
     if (rc != CRMPI_OK)
         crmpi_log_error("out of memory for the checkpoint coordinator");
+    free(global_dir);
+    free(jobdir);
     return rc;
 }
 
