@@ -7,11 +7,11 @@
  *      v
  *   [pid namespace]  init (pid 1, setsid) --> rank (application + libmpi)
  *
- *   checkpoint:  agent --crs_criu_checkpoint(init pid, dir)--> criu swrk (child of agent)
+ *   checkpoint:  agent --ops->checkpoint(init pid, dir)--> criu swrk (child of agent)
  *                  dir/  CRIU image files + dump.log + crs-criu.meta
  *                        (meta: the inherit keys of the init's fds 0..3, every thread's
  *                         CPU affinity and allowed memory nodes)
- *   restart:     agent --crs_criu_restart(dir, new fds)--> criu swrk
+ *   restart:     agent --ops->restart(dir, new fds)--> criu swrk
  *                  --> restored init is the agent's child (criu_local_restore_child)
  *                  --> "pre-resume": affinity re-applied, caller's hook runs,
  *                      while every restored task is still stopped
