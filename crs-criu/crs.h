@@ -7,11 +7,11 @@
  *      v
  *   [pid namespace]  init (pid 1, setsid) --> rank (application + libmpi)
  *
- *   checkpoint:  agent --crs_criu_checkpoint(init pid, dir)--> criu swrk (child of agent)
+ *   checkpoint:  agent --ops->checkpoint(init pid, dir)--> criu swrk (child of agent)
  *                  dir/  CRIU image files + dump.log + crs-criu.meta
  *                        (meta: the inherit keys of the init's fds 0..3, every thread's
  *                         CPU affinity and allowed memory nodes)
- *   restart:     agent --crs_criu_restart(dir, new fds)--> criu swrk
+ *   restart:     agent --ops->restart(dir, new fds)--> criu swrk
  *                  --> restored init is the agent's child (criu_local_restore_child)
  *                  --> "pre-resume": affinity re-applied, caller's hook runs,
  *                      while every restored task is still stopped
@@ -57,6 +57,11 @@
  * replaced by the CPU of the same position in the new set (position in the recorded
  * "cpuset", modulo the new set's size), so a thread pinned to the 2nd CPU of its rank's
  * old CPUs is pinned to the 2nd CPU of the new ones.
+ *
+ * TCP (issue 5's policy choice): sockets are closed before the dump, by INC in the rank;
+ * this component sets neither --tcp-established nor --tcp-close. With CRIU 4.1.1 on
+ * kernels from 6.16 no AF_INET socket can be dumped at all (README.md), so a rank that
+ * still holds one fails the checkpoint with CRIU's own message quoted, and keeps running.
  *
  * Failures: every error is logged once here, and its one-line text is also copied into
  * the caller's `errbuf` (for SnapC to forward to the user); when CRIU itself failed, the

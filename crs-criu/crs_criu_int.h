@@ -57,6 +57,14 @@ void crs_criu_meta_free(crs_criu_meta_t *meta);
 int crs_criu_affinity_apply(const crs_criu_meta_t *meta, pid_t init_pid,
                             const cpu_set_t *new_cpuset);
 
+/**
+ * Position-preserving remap (crs.h, "Affinity"): each CPU of `cpus` that is the i-th CPU of
+ * `old_set` becomes the (i mod |new_set|)-th CPU of `new_set`; when none of `cpus` is in
+ * `old_set`, the result is the whole new set.
+ */
+void crs_criu_remap(const cpu_set_t *cpus, const cpu_set_t *old_set, const cpu_set_t *new_set,
+                    cpu_set_t *out);
+
 /** Parse "0-3,6" into set_out. @return CRMPI_OK or CRMPI_ERR_BAD_PARAM. */
 int crs_criu_cpulist_parse(const char *text, cpu_set_t *set_out);
 /** Format a set as "0-3,6" (empty set: "none"). */

@@ -180,6 +180,9 @@ int crs_criu_cpulist_parse(const char *text, cpu_set_t *set_out)
     cpu_set_t set;
     const char *p = text;
     CPU_ZERO(&set);
+    if (*text == '\0') {
+        return CRMPI_ERR_BAD_PARAM;
+    }
     if (strcmp(text, "none") == 0) {
         *set_out = set;
         return CRMPI_OK;
@@ -202,7 +205,7 @@ int crs_criu_cpulist_parse(const char *text, cpu_set_t *set_out)
         for (long cpu = first; cpu <= last; cpu++) {
             CPU_SET((int)cpu, &set);
         }
-        if (*p == ',') {
+        if (*p == ',' && p[1] != '\0') {
             p++;
         } else if (*p) {
             return CRMPI_ERR_BAD_PARAM;
@@ -317,9 +320,8 @@ void crs_criu_meta_free(crs_criu_meta_t *meta)
     meta->num_threads = 0;
 }
 
-/* Position-preserving remap of `cpus` from the recorded cpuset onto new_cpuset. */
-static void crs_criu_remap(const cpu_set_t *cpus, const cpu_set_t *old_set,
-                           const cpu_set_t *new_set, cpu_set_t *out)
+void crs_criu_remap(const cpu_set_t *cpus, const cpu_set_t *old_set, const cpu_set_t *new_set,
+                    cpu_set_t *out)
 {
     int new_cpus[CPU_SETSIZE], num_new = 0, position = 0;
     for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
