@@ -66,13 +66,19 @@ typedef struct crmpi_crcp_stats {
  */
 int crmpi_crcp_bookmarks(crmpi_crcp_bookmark_t **marks_out, size_t *count_out);
 
+/* Asked between drain turns: nonzero stops the drain (the coordinator aborted). */
+typedef int (*crmpi_crcp_interrupt_fn_t)(void *arg);
+
 /**
  * Drain until every expected message has arrived and every rendezvous in flight here has
- * finished moving its data, or until `timeout_ms` passes.
+ * finished moving its data, or until `timeout_ms` passes (negative: no limit), or until
+ * `interrupt_fn` (may be NULL) says stop.
  * @param expected  one entry per peer that has sent to this rank (from the coordinator)
- * @return CRMPI_OK (drained), CRMPI_ERR_TIMEOUT (the checkpoint is aborted by the caller)
+ * @return CRMPI_OK (drained), CRMPI_ERR_TIMEOUT, CRMPI_ERR_CKPT_ABORTED (interrupted),
+ *         CRMPI_ERR_PROTO (more arrived from a peer than it says it sent)
  */
-int crmpi_crcp_drain(const crmpi_crcp_bookmark_t *expected, size_t count, int timeout_ms);
+int crmpi_crcp_drain(const crmpi_crcp_bookmark_t *expected, size_t count, int timeout_ms,
+                     crmpi_crcp_interrupt_fn_t interrupt_fn, void *interrupt_arg);
 
 /** Let held sends go (continue, restart or abort). */
 void crmpi_crcp_release(void);

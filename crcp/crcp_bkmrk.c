@@ -78,10 +78,11 @@ static int crcp_bkmrk_all_arrived(const crmpi_crcp_bookmark_t *expected, size_t 
     return missing == 0;
 }
 
-int crmpi_crcp_drain(const crmpi_crcp_bookmark_t *expected, size_t count, int timeout_ms)
+int crmpi_crcp_drain(const crmpi_crcp_bookmark_t *expected, size_t count, int timeout_ms,
+                     crmpi_crcp_interrupt_fn_t interrupt_fn, void *interrupt_arg)
 {
     uint64_t start = crcp_bkmrk_now_ns();
-    uint64_t deadline = start + (uint64_t)timeout_ms * 1000000u;
+    uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : start + (uint64_t)timeout_ms * 1000000u;
     uint64_t missing_at_start = 0, missing = 0;
     int rc;
 
@@ -98,6 +99,10 @@ int crmpi_crcp_drain(const crmpi_crcp_bookmark_t *expected, size_t count, int ti
                             timeout_ms, (unsigned long long)missing, count,
                             crmpi_pml_cr_quiet() ? "" : ", transfers still moving");
             rc = CRMPI_ERR_TIMEOUT;
+            break;
+        }
+        if (interrupt_fn && interrupt_fn(interrupt_arg)) {
+            rc = CRMPI_ERR_CKPT_ABORTED;
             break;
         }
         rc = crcp_bkmrk_all_arrived(expected, count, &missing);

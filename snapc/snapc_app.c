@@ -114,6 +114,25 @@ static int snapc_app_get_bookmarks(crmpi_ctl_msg_t *msg, crmpi_crcp_bookmark_t *
     return CRMPI_OK;
 }
 
+/* The drain's interrupt: has the coordinator aborted checkpoint *arg (or gone away)? */
+static int snapc_app_aborted(void *arg)
+{
+    uint32_t seq = *(uint32_t *)arg;
+    crmpi_ctl_msg_t msg;
+    int rc = crmpi_rte_command_wait(0, &msg);
+
+    if (rc == CRMPI_ERR_TIMEOUT || rc == CRMPI_ERR_RESOURCE_BUSY)
+        return 0;
+    if (rc != CRMPI_OK)
+        return 1; /* the agent is gone: nothing to drain for */
+    bool aborted = msg.hdr.type == CRMPI_CTL_CKPT_ABORT && msg.hdr.seq == seq;
+    if (!aborted)
+        crmpi_log_warn("snapc: ignored %s (checkpoint %u) during the drain of checkpoint %u",
+                       crmpi_ctl_type_name(msg.hdr.type), msg.hdr.seq, seq);
+    crmpi_ctl_msg_free(&msg);
+    return aborted;
+}
+
 /* Bookmarks up, expected counts down, then the drain. */
 static int snapc_app_quiesce(uint32_t seq)
 {
@@ -142,7 +161,7 @@ static int snapc_app_quiesce(uint32_t seq)
     crmpi_ctl_msg_free(&msg);
     if (rc == CRMPI_OK) {
         /* The coordinator aborts everyone when a rank's drain fails: no deadline here. */
-        rc = crmpi_crcp_drain(marks, count, -1);
+        rc = crmpi_crcp_drain(marks, count, -1, snapc_app_aborted, &seq);
         free(marks);
     }
     stats = crmpi_crcp_last_stats();

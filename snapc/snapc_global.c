@@ -319,6 +319,7 @@ static void snapc_global_commit(crmpi_snapc_global_t *global)
     uint32_t seq = global->seq;
     int rc;
 
+    global->phase_s[SNAPC_STEP_STORED] = snapc_global_now() - global->step_started;
     for (int step = SNAPC_STEP_BOOKMARKS; step < SNAPC_NUM_STEPS; step++) {
         if (global->phase_s[step] > 0)
             filem_manifest_timing_add(global->manifest, phases[step], global->phase_s[step]);
@@ -547,7 +548,9 @@ void crmpi_snapc_global_rank_gone(crmpi_snapc_global_t *global, int rank)
 {
     char why[128];
 
-    if (global->step == SNAPC_STEP_IDLE)
+    /* Once dumped and continued, a rank may end normally: its agent still stores its
+     * images (an agent that dies instead is caught by the timeout). */
+    if (global->step == SNAPC_STEP_IDLE || global->step == SNAPC_STEP_STORED)
         return;
     snprintf(why, sizeof(why), "rank %d ended", rank);
     snapc_global_abort(global, why);

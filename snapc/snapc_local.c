@@ -37,11 +37,13 @@ static void snapc_local_refuse(crmpi_snapc_local_t *local, crmpi_ctl_type_t type
     crmpi_buf_free(&buf);
 }
 
-/* <local_base>/ckpt/<seq>, the node-local images of checkpoint `seq` (criu/ and rank.json). */
+/* <local_base>/ckpt/<seq>/rank.<r>: this rank's node-local images of checkpoint `seq`
+ * (criu/ and rank.json); the agents of a node share local_base. */
 static void snapc_local_dir(const crmpi_snapc_local_t *local, uint32_t seq, const char *sub,
                             char *buf, size_t len)
 {
-    snprintf(buf, len, "%s/ckpt/%u%s%s", local->local_base, seq, sub ? "/" : "", sub ? sub : "");
+    snprintf(buf, len, "%s/ckpt/%u/rank.%d%s%s", local->local_base, seq, local->rank,
+             sub ? "/" : "", sub ? sub : "");
 }
 
 static int snapc_local_mkdirs(const char *path)
@@ -116,6 +118,7 @@ static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq)
         snapc_local_refuse(local, CRMPI_CTL_CKPT_DUMPED, seq, rc, result.error);
         return;
     }
+    local->images_pending = true;
     crmpi_buf_init(&reply);
     crmpi_buf_put_u64(&reply, result.image_bytes);
     crmpi_buf_put_u64(&reply, (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000u +
@@ -146,6 +149,7 @@ static void snapc_local_store(crmpi_snapc_local_t *local, uint32_t seq, const ch
         rc = filem_rank_entry_encode(&entry, &json);
     filem_rank_entry_clear(&entry);
     filem_tree_remove(dir);
+    local->images_pending = false;
     if (rc != CRMPI_OK) {
         snprintf(why, sizeof(why), "copying the images to %.400s failed (%s)", dest,
                  rc == CRMPI_ERR_OUT_OF_RESOURCE ? "the disk is full" : crmpi_strerror(rc));
@@ -197,6 +201,7 @@ void crmpi_snapc_local_from_hnp(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg
     case CRMPI_CTL_CKPT_ABORT:
         snapc_local_dir(local, msg->hdr.seq, NULL, dir, sizeof(dir));
         filem_tree_remove(dir);
+        local->images_pending = false;
         snapc_local_to_rank(local, msg);
         break;
     case CRMPI_CTL_CKPT_DUMP: snapc_local_dump(local, msg->hdr.seq); break;

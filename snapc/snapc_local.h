@@ -10,7 +10,7 @@
  *
  * The rank can take part only between its CR_START and CR_STOP (the span of its C/R
  * thread); outside it, the agent answers CKPT_BEGIN itself with an error that says why.
- * Node-local images: <local_base>/ckpt/<seq>/ (rank.json and criu/), removed once stored
+ * Node-local images: <local_base>/ckpt/<seq>/rank.<r>/ (rank.json, criu/), removed once stored
  * or aborted. Single-threaded: called from the agent's event loop; the dump and the copy
  * block it (the rank is frozen during the dump; it runs during the copy).
  */
@@ -48,6 +48,7 @@ struct crmpi_snapc_local {
     bool rank_ready;            /* the rank's C/R thread runs (CR_START seen) */
     bool rank_stopped;          /* CR_STOP seen: no checkpoint any more */
     bool in_checkpoint;         /* the rank is inside checkpoint `seq` */
+    bool images_pending;        /* dumped, not yet stored or aborted: the agent must stay */
     uint32_t seq;               /* the checkpoint in progress */
     crmpi_snapc_dump_fn_t dump; /* NULL: no checkpointer in this build */
     char drain_stats[256];      /* the rank's CKPT_DRAINED figures, as JSON, for rank.json */

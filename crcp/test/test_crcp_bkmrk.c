@@ -44,7 +44,7 @@ static void test_no_traffic(void **state)
     (void)state;
     assert_int_equal(crmpi_crcp_bookmarks(&marks, &count), CRMPI_OK);
     assert_int_equal(count, 0);
-    assert_int_equal(crmpi_crcp_drain(marks, count, 1000), CRMPI_OK);
+    assert_int_equal(crmpi_crcp_drain(marks, count, 1000, NULL, NULL), CRMPI_OK);
     crmpi_crcp_release();
     free(marks);
 }
@@ -71,7 +71,7 @@ static void test_drain_counts_and_completes(void **state)
     assert_int_equal(count, 1);
     assert_int_equal(marks[0].peer, 0);
     assert_int_equal(marks[0].count, 3);
-    assert_int_equal(crmpi_crcp_drain(marks, count, 10000), CRMPI_OK);
+    assert_int_equal(crmpi_crcp_drain(marks, count, 10000, NULL, NULL), CRMPI_OK);
     assert_true(sends[1]->complete);
     assert_int_equal(crmpi_crcp_last_stats()->peers_sent, 1);
     assert_int_equal(crmpi_crcp_last_stats()->peers_expected, 1);
@@ -103,7 +103,31 @@ static void test_missing_message_times_out(void **state)
     assert_int_equal(crmpi_crcp_bookmarks(&marks, &count), CRMPI_OK);
     assert_int_equal(count, 1);
     marks[0].count++;
-    assert_int_equal(crmpi_crcp_drain(marks, count, 200), CRMPI_ERR_TIMEOUT);
+    assert_int_equal(crmpi_crcp_drain(marks, count, 200, NULL, NULL), CRMPI_ERR_TIMEOUT);
+    crmpi_crcp_release();
+    free(marks);
+}
+
+static int interrupt_at_once(void *arg)
+{
+    (*(int *)arg)++;
+    return 1;
+}
+
+/* The coordinator aborts the checkpoint while messages are still missing: the drain stops
+ * at once, without waiting for its timeout. */
+static void test_interrupted_drain(void **state)
+{
+    crmpi_crcp_bookmark_t *marks;
+    size_t count;
+    int asked = 0;
+
+    (void)state;
+    assert_int_equal(crmpi_crcp_bookmarks(&marks, &count), CRMPI_OK);
+    marks[0].count++;
+    assert_int_equal(crmpi_crcp_drain(marks, count, -1, interrupt_at_once, &asked),
+                     CRMPI_ERR_CKPT_ABORTED);
+    assert_int_equal(asked, 1);
     crmpi_crcp_release();
     free(marks);
 }
@@ -117,7 +141,7 @@ static void test_bookmarks_from_another_cut_refused(void **state)
     (void)state;
     assert_int_equal(crmpi_crcp_bookmarks(&marks, &count), CRMPI_OK);
     marks[0].count--;
-    assert_int_equal(crmpi_crcp_drain(marks, count, 1000), CRMPI_ERR_PROTO);
+    assert_int_equal(crmpi_crcp_drain(marks, count, 1000, NULL, NULL), CRMPI_ERR_PROTO);
     crmpi_crcp_release();
     free(marks);
 }
@@ -128,6 +152,7 @@ int main(void)
         cmocka_unit_test(test_no_traffic),
         cmocka_unit_test(test_drain_counts_and_completes),
         cmocka_unit_test(test_missing_message_times_out),
+        cmocka_unit_test(test_interrupted_drain),
         cmocka_unit_test(test_bookmarks_from_another_cut_refused),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

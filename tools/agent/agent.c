@@ -507,7 +507,8 @@ static void agent_forward_output(int *fd, int out_fd)
 static void agent_run(agent_state_t *st)
 {
     int ctl_open = 1;
-    while (ctl_open || st->child.out_fd >= 0 || st->child.err_fd >= 0) {
+    /* After the rank's end, images of a checkpoint still wait for mpirun's CKPT_STORE. */
+    while (ctl_open || st->child.out_fd >= 0 || st->child.err_fd >= 0 || st->snapc.images_pending) {
         struct pollfd fds[6] = {
             {.fd = st->hnp_fd, .events = POLLIN},
             {.fd = ctl_open ? st->child.ctl_fd : -1, .events = POLLIN},

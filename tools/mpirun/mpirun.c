@@ -196,6 +196,7 @@ static void mpirun_handle_agent_msg(mpirun_state_t *st, int rank)
     case CRMPI_CTL_CKPT_READY:
     case CRMPI_CTL_CKPT_DUMPED:
     case CRMPI_CTL_CKPT_CONTINUED:
+    case CRMPI_CTL_CKPT_STORED:
     case CRMPI_CTL_CKPT_ABORT: crmpi_snapc_global_agent_msg(st->snapc, rank, &msg); break;
     default:
         crmpi_log_warn("agent of rank %d sent an unexpected %s", rank,
