@@ -41,6 +41,9 @@ struct crmpi_errhandler_s {
     crmpi_errhandler_kind_t kind;          /* what raising an error does */
     MPI_Comm_errhandler_function *comm_fn; /* the application's function (CRMPI_ERRHANDLER_USER) */
     const char *name;                      /* for messages: "MPI_ERRORS_ARE_FATAL", ... */
+    int refcount;    /* handles and communicators holding it (comm_errhandler.c); unused when
+                        predefined */
+    bool predefined; /* MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN: never freed */
 };
 
 /*
@@ -57,6 +60,10 @@ struct crmpi_comm_s {
     MPI_Errhandler errhandler;      /* raised errors go here; MPI_ERRORS_ARE_FATAL by default */
     uint32_t *world_ranks;          /* rank in MPI_COMM_WORLD of each rank; `size` entries */
     void *pml;                      /* the PML's matching state (pml.h: crmpi_pml_add_comm) */
+    struct crmpi_attr_s *attrs;     /* cached attributes (attr.c), newest first */
+    struct crmpi_topo_s *topo;      /* virtual topology (mpi/topo/), NULL when none */
+    struct crmpi_info_s *info;      /* hints of Comm_set_info/dup_with_info; NULL: none */
+    uint32_t idup_count;            /* MPI_Comm_idup calls on it so far: their tags */
 };
 
 /* False for MPI_COMM_NULL; the one place later checks (freed, wrong kind) go. */

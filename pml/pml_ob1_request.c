@@ -96,6 +96,26 @@ void crmpi_pml_request_free(crmpi_request_t *req)
     req->free_when_complete = true;
 }
 
+int crmpi_pml_request_create_generic(struct crmpi_comm_s *comm, crmpi_request_t **req_out)
+{
+    /* A receive on no queue: cancel leaves it alone, and completing it counts no send. */
+    crmpi_request_t *req = pml_ob1_request_alloc(CRMPI_REQUEST_RECV, comm);
+
+    if (!req)
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    req->peer = MPI_ANY_SOURCE;
+    req->status.MPI_SOURCE = MPI_ANY_SOURCE;
+    req->status.MPI_TAG = MPI_ANY_TAG;
+    *req_out = req;
+    return CRMPI_OK;
+}
+
+void crmpi_pml_request_set_complete(crmpi_request_t *req, int error)
+{
+    req->status.MPI_ERROR = error;
+    pml_ob1_request_complete(req);
+}
+
 int crmpi_pml_cancel(crmpi_request_t *req)
 {
     pml_ob1_comm_t *pcomm;
