@@ -152,6 +152,12 @@ int crmpi_comm_alloc(MPI_Comm parent, int size, uint32_t *world_ranks, MPI_Comm 
  * @return MPI_SUCCESS with *dup_out, or an MPI error class; lock held either way
  */
 int crmpi_comm_dup_prepare(MPI_Comm comm, MPI_Info info, bool use_info, MPI_Comm *dup_out);
+/**
+ * The work of MPI_Comm_split, for the topology constructors too: collective over comm;
+ * *newcomm_out is this process's new communicator (ranks of its color ordered by key,
+ * then parent rank), or MPI_COMM_NULL for MPI_UNDEFINED. @return CRMPI_OK or an error
+ */
+int crmpi_comm_split_make(MPI_Comm comm, int color, int key, MPI_Comm *newcomm_out);
 /** Give an allocated communicator its agreed context id and attach the layers.
  *  @return CRMPI_OK, or an error (the communicator stays inactive: destroy it) */
 int crmpi_comm_activate(MPI_Comm comm, uint32_t cid);

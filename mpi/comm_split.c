@@ -31,30 +31,28 @@ static int split_entry_cmp(const void *a, const void *b)
     return x->parent_rank - y->parent_rank;
 }
 
-/* The body of both calls, after the argument checks; lock held, released on return. */
-static int split_run(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const char *func_name)
+int crmpi_comm_split_make(MPI_Comm comm, int color, int key, MPI_Comm *newcomm_out)
 {
     split_entry_t mine = {color, key, comm->rank};
     split_entry_t *all = malloc((size_t)comm->size * sizeof(*all));
     crmpi_comm_xchg_set_t set;
     MPI_Comm created = MPI_COMM_NULL;
-    uint32_t *ranks = NULL;
+    uint32_t *ranks;
     uint32_t cid;
     int rc, n = 0;
 
-    if (!all)
-        return crmpi_mpi_errhandler_invoke(comm, MPI_ERR_NO_MEM, func_name, NULL);
+    if (!all) {
+        crmpi_log_error("comm: out of memory splitting %s", comm->name);
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    }
     set = crmpi_comm_xchg_all(comm, CRMPI_COMM_TAG_SPLIT);
     rc = crmpi_comm_xchg_allgather(&set, &mine, sizeof(mine), all);
     if (rc == CRMPI_OK) {
         set.tag = CRMPI_COMM_TAG_CID;
         rc = crmpi_comm_cid_agree(&set, &cid);
     }
-    if (rc != CRMPI_OK) {
-        free(all);
-        return crmpi_mpi_errhandler_invoke(comm, crmpi_comm_error_class(rc), func_name,
-                                           "the exchange among the ranks failed");
-    }
+    if (rc != CRMPI_OK)
+        goto out;
     if (color == MPI_UNDEFINED) {
         crmpi_comm_cid_release(cid);
         goto out;
@@ -89,9 +87,20 @@ static int split_run(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const
 
 out:
     free(all);
+    if (rc == CRMPI_OK)
+        *newcomm_out = created;
+    return rc;
+}
+
+/* The body of both calls, after the argument checks; lock held, released on return. */
+static int split_run(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const char *func_name)
+{
+    MPI_Comm created;
+    int rc = crmpi_comm_split_make(comm, color, key, &created);
+
     if (rc != CRMPI_OK)
         return crmpi_mpi_errhandler_invoke(comm, crmpi_comm_error_class(rc), func_name,
-                                           "cannot make the new communicator");
+                                           "cannot make the new communicators");
     *newcomm = created;
     crmpi_unlock();
     return MPI_SUCCESS;

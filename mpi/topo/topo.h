@@ -47,4 +47,8 @@ int crmpi_topo_neighbors(MPI_Comm comm, int *indegree_out, int **sources_out, in
 void crmpi_topo_cart_coords(const struct crmpi_topo_s *topo, int rank, int coords[]);
 int crmpi_topo_cart_rank(const struct crmpi_topo_s *topo, const int coords[]);
 
+/** MPI_Dims_create's work: fill the zero entries of dims. @return MPI_SUCCESS,
+ *  MPI_ERR_DIMS (negative entry, or the others do not divide nnodes) or MPI_ERR_NO_MEM */
+int crmpi_topo_dims_fill(int nnodes, int ndims, int dims[]);
+
 #endif /* CRMPI_TOPO_H */
