@@ -53,7 +53,7 @@ static int attr_io = MPI_ANY_SOURCE;  /* every process can do I/O */
 static int attr_wtime_is_global = 0;  /* clocks of different nodes are not synchronised */
 static int attr_appnum = 0;           /* one application (no MPMD launch) */
 static int attr_universe_size;        /* the job's size: nothing can be spawned */
-static int attr_lastusedcode = MPI_ERR_LASTCODE;
+static int attr_lastusedcode;         /* crmpi_mpi_error_last_used(), when read */
 
 int crmpi_mpi_comm_null_copy_fn(MPI_Comm oldcomm, int comm_keyval, void *extra_state,
                                 void *attribute_val_in, void *attribute_val_out, int *flag)
@@ -103,6 +103,7 @@ static int *attr_predefined(MPI_Comm comm, int keyval)
     if (comm != MPI_COMM_WORLD)
         return NULL;
     attr_universe_size = (int)crmpi_mpi_state.job.size;
+    attr_lastusedcode = crmpi_mpi_error_last_used();
     switch (keyval) {
     case MPI_TAG_UB: return &attr_tag_ub;
     case MPI_HOST: return &attr_host;

@@ -104,6 +104,12 @@ extern crmpi_mpi_state_t crmpi_mpi_state;
 const char *crmpi_mpi_error_name(int errclass);
 /** "invalid communicator" for a valid error class, NULL otherwise. */
 const char *crmpi_mpi_error_text(int errclass);
+/** The class of a code added by MPI_Add_error_class/code (error_user.c), or -1. */
+int crmpi_mpi_error_user_class(int errorcode);
+/** MPI_Add_error_string's text of an added code ("" when none), or NULL. */
+const char *crmpi_mpi_error_user_text(int errorcode);
+/** The largest error code in use: MPI_COMM_WORLD's MPI_LASTUSEDCODE attribute. */
+int crmpi_mpi_error_last_used(void);
 
 /**
  * Raise error `errcode` in `func_name` on `comm` (MPI_COMM_NULL: the error belongs to no

@@ -346,12 +346,43 @@ static void test_cart_arithmetic(void **state)
     assert_int_equal(MPI_Comm_free(&grid), MPI_SUCCESS);
 }
 
+/* MPI_Add_error_class/code/string: numbered after MPI_ERR_LASTCODE, classes kept. */
+static void test_added_errors(void **state)
+{
+    (void)state;
+    int errclass, code, got, len, flag, *last;
+    char text[MPI_MAX_ERROR_STRING];
+
+    assert_int_equal(MPI_Add_error_class(&errclass), MPI_SUCCESS);
+    assert_true(errclass > MPI_ERR_LASTCODE);
+    assert_int_equal(MPI_Add_error_code(errclass, &code), MPI_SUCCESS);
+    assert_int_equal(code, errclass + 1);
+    assert_int_equal(MPI_Error_class(code, &got), MPI_SUCCESS);
+    assert_int_equal(got, errclass);
+    assert_int_equal(MPI_Error_string(code, text, &len), MPI_SUCCESS);
+    assert_int_equal(len, 0);
+    assert_int_equal(MPI_Add_error_string(code, "the widget broke"), MPI_SUCCESS);
+    assert_int_equal(MPI_Error_string(code, text, &len), MPI_SUCCESS);
+    assert_string_equal(text, "the widget broke");
+    assert_int_equal(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &last, &flag),
+                     MPI_SUCCESS);
+    assert_true(flag);
+    assert_int_equal(*last, code);
+    /* A code is not a class; predefined texts stay. */
+    assert_int_equal(MPI_Add_error_code(code, &got), MPI_ERR_ARG);
+    assert_int_equal(MPI_Add_error_string(MPI_ERR_RANK, "mine"), MPI_ERR_ARG);
+    assert_int_equal(MPI_Add_error_code(MPI_ERR_RANK, &got), MPI_SUCCESS);
+    assert_int_equal(MPI_Error_class(got, &errclass), MPI_SUCCESS);
+    assert_int_equal(errclass, MPI_ERR_RANK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_group_algebra), cmocka_unit_test(test_info_objects),
         cmocka_unit_test(test_attributes),    cmocka_unit_test(test_context_id_reuse),
         cmocka_unit_test(test_dims_create),   cmocka_unit_test(test_cart_arithmetic),
+        cmocka_unit_test(test_added_errors),
     };
 
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
