@@ -67,6 +67,41 @@ static void test_idup(void)
     MPI_Comm_free(&dup);
 }
 
+/* Two idups in flight, and a blocking dup made while they are: three distinct
+ * communicators whose messages do not mix. */
+static void test_idup_overlap(void)
+{
+    MPI_Comm comms[3];
+    MPI_Request reqs[2];
+    int next = (comm_rank + 1) % comm_size, prev = (comm_rank + comm_size - 1) % comm_size;
+    int sent[3], got[3] = {-1, -1, -1};
+
+    comm_begin("idup_overlap");
+    MPI_Comm_idup(MPI_COMM_WORLD, &comms[0], &reqs[0]);
+    MPI_Comm_idup(MPI_COMM_WORLD, &comms[1], &reqs[1]);
+    MPI_Comm_dup(MPI_COMM_WORLD, &comms[2]);
+    MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE);
+    for (int i = 0; i < 3; i++) {
+        int result;
+        MPI_Comm_compare(comms[i], MPI_COMM_WORLD, &result);
+        CHECK(result == MPI_CONGRUENT, "communicator %d: compare gave %d", i, result);
+    }
+    /* Sent in one order on the three, received in the reverse order with the same tag. */
+    MPI_Request rreqs[3];
+    for (int i = 2; i >= 0; i--)
+        MPI_Irecv(&got[i], 1, MPI_INT, prev, 9, comms[i], &rreqs[i]);
+    for (int i = 0; i < 3; i++) {
+        sent[i] = comm_rank * 10 + i;
+        MPI_Send(&sent[i], 1, MPI_INT, next, 9, comms[i]);
+    }
+    MPI_Waitall(3, rreqs, MPI_STATUSES_IGNORE);
+    for (int i = 0; i < 3; i++)
+        CHECK(got[i] == prev * 10 + i, "communicator %d got %d, expected %d", i, got[i],
+              prev * 10 + i);
+    for (int i = 0; i < 3; i++)
+        MPI_Comm_free(&comms[i]);
+}
+
 /* MPI_Comm_create with the upper half of the world (the others get MPI_COMM_NULL). */
 static void test_create(void)
 {
@@ -242,6 +277,8 @@ int main(int argc, char **argv)
     test_dup_isolation();
     comm_barrier();
     test_idup();
+    comm_barrier();
+    test_idup_overlap();
     comm_barrier();
     test_create();
     comm_barrier();
