@@ -11,6 +11,7 @@
 #include "comm_internal.h"
 #include "crmpi_status.h"
 #include "log.h"
+#include "progress.h"
 
 #pragma weak MPI_Comm_dup = PMPI_Comm_dup
 #pragma weak MPI_Comm_dup_with_info = PMPI_Comm_dup_with_info
@@ -360,8 +361,9 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
 
 /*
  * MPI_Comm_free (MPI-3.1 section 6.4.3): the attributes' delete callbacks run first; when
- * one fails, the call fails with its error and the communicator stays. Freed at once:
- * requests still pending on it must have completed (crmpi does not defer the free).
+ * one fails, the call fails with its error and the communicator stays. Operations still
+ * pending on it complete normally: the communicator is destroyed when the last request on
+ * it is released (crmpi_mpi_comm_bury), at once when there is none.
  */
 int PMPI_Comm_free(MPI_Comm *comm)
 {
@@ -381,8 +383,53 @@ int PMPI_Comm_free(MPI_Comm *comm)
     if (err != MPI_SUCCESS)
         return crmpi_mpi_errhandler_invoke(*comm, err, func_name,
                                            "an attribute's delete callback failed");
-    crmpi_comm_destroy(*comm);
+    if ((*comm)->live_requests > 0)
+        (*comm)->free_pending = true; /* the last request's release buries it */
+    else
+        crmpi_comm_destroy(*comm);
     *comm = MPI_COMM_NULL;
     crmpi_unlock();
     return MPI_SUCCESS;
+}
+
+/*
+ * Freed communicators whose last request was released. That release happens deep in the
+ * PML (a request completing in a BTL callback), where the PML's state of the communicator
+ * must not vanish; so they are destroyed from the progress engine, at its next turn.
+ */
+typedef struct comm_grave {
+    struct comm_grave *next; /* the next to destroy */
+    MPI_Comm comm;           /* freed, without requests */
+} comm_grave_t;
+
+static comm_grave_t *comm_graveyard;
+
+static int comm_graveyard_progress(void)
+{
+    int events = 0;
+
+    while (comm_graveyard) {
+        comm_grave_t *grave = comm_graveyard;
+        comm_graveyard = grave->next;
+        crmpi_comm_destroy(grave->comm);
+        free(grave);
+        events++;
+    }
+    crmpi_progress_unregister(comm_graveyard_progress);
+    return events;
+}
+
+void crmpi_mpi_comm_bury(struct crmpi_comm_s *comm)
+{
+    comm_grave_t *grave = malloc(sizeof(*grave));
+
+    if (!grave) {
+        crmpi_log_error("comm: out of memory freeing %s; its memory is lost", comm->name);
+        return;
+    }
+    grave->comm = comm;
+    grave->next = comm_graveyard;
+    comm_graveyard = grave;
+    /* Already registered when another one is waiting. */
+    crmpi_progress_register(comm_graveyard_progress);
 }

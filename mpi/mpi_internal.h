@@ -64,7 +64,27 @@ struct crmpi_comm_s {
     struct crmpi_topo_s *topo;      /* virtual topology (mpi/topo/), NULL when none */
     struct crmpi_info_s *info;      /* hints of Comm_set_info/dup_with_info; NULL: none */
     uint32_t idup_count;            /* MPI_Comm_idup calls on it so far: their tags */
+    int live_requests;              /* PML requests on it not yet released (pml.h) */
+    bool free_pending;              /* MPI_Comm_free was called; destroyed when the last
+                                       request on it is released (MPI-3.1 6.4.3) */
 };
+
+/** A freed communicator's last request was released: destroy it soon (comm_create.c). */
+void crmpi_mpi_comm_bury(struct crmpi_comm_s *comm);
+
+/* The PML counts its requests on each communicator, so that MPI_Comm_free can let
+ * pending operations complete before the communicator goes (MPI-3.1 section 6.4.3). */
+static inline void crmpi_mpi_comm_request_started(struct crmpi_comm_s *comm)
+{
+    comm->live_requests++;
+}
+
+static inline void crmpi_mpi_comm_request_ended(struct crmpi_comm_s *comm)
+{
+    if (--comm->live_requests == 0 && comm->free_pending) {
+        crmpi_mpi_comm_bury(comm);
+    }
+}
 
 /* False for MPI_COMM_NULL; the one place later checks (freed, wrong kind) go. */
 static inline bool crmpi_mpi_comm_is_valid(MPI_Comm comm)

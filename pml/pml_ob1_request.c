@@ -30,6 +30,9 @@ crmpi_request_t *pml_ob1_request_alloc(crmpi_request_kind_t kind, struct crmpi_c
     req->magic = CRMPI_REQUEST_MAGIC;
     req->kind = kind;
     req->comm = comm;
+    /* The communicator lives while requests on it do (MPI_Comm_free defers). */
+    if (comm)
+        crmpi_mpi_comm_request_started(comm);
     return req;
 }
 
@@ -40,6 +43,8 @@ void pml_ob1_request_release(crmpi_request_t *req)
     req->magic = 0;
     if (req->user_type)
         crmpi_datatype_release(req->user_type);
+    if (req->comm)
+        crmpi_mpi_comm_request_ended(req->comm);
     req->next = pml_ob1.free_requests;
     pml_ob1.free_requests = req;
 }

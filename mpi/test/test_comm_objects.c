@@ -274,6 +274,38 @@ static void test_context_id_reuse(void **state)
     assert_int_equal(MPI_Comm_free(&world), MPI_ERR_COMM);
 }
 
+/* MPI_Comm_free with requests pending: they complete, and the communicator (and its id)
+ * goes only after the last one is released. */
+static void test_free_with_pending_requests(void **state)
+{
+    (void)state;
+    MPI_Comm comm, other;
+    MPI_Request reqs[2];
+    int out = 5, in = 0;
+
+    assert_int_equal(MPI_Comm_dup(MPI_COMM_SELF, &comm), MPI_SUCCESS);
+    uint32_t cid = comm->context_id;
+    assert_int_equal(MPI_Irecv(&in, 1, MPI_INT, 0, 3, comm, &reqs[0]), MPI_SUCCESS);
+    assert_int_equal(MPI_Comm_free(&comm), MPI_SUCCESS);
+    assert_null(comm);
+    /* The id is still taken: a message may still come for it. */
+    assert_int_equal(MPI_Comm_dup(MPI_COMM_SELF, &other), MPI_SUCCESS);
+    assert_int_not_equal(other->context_id, cid);
+    assert_int_equal(MPI_Comm_free(&other), MPI_SUCCESS);
+    /* The receive still matches a send on the freed communicator's id: from a duplicate
+     * made before it was freed, nothing else can reach it, so complete it the other way. */
+    assert_int_equal(MPI_Isend(&out, 1, MPI_INT, 0, 3, reqs[0]->comm, &reqs[1]), MPI_SUCCESS);
+    assert_int_equal(MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+    assert_int_equal(in, 5);
+    /* Released: buried at the next turn of progress, and its id free again. */
+    crmpi_lock();
+    crmpi_progress();
+    crmpi_unlock();
+    assert_int_equal(MPI_Comm_dup(MPI_COMM_SELF, &other), MPI_SUCCESS);
+    assert_int_equal(other->context_id, cid);
+    assert_int_equal(MPI_Comm_free(&other), MPI_SUCCESS);
+}
+
 static void test_dims_create(void **state)
 {
     (void)state;
@@ -379,9 +411,13 @@ static void test_added_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_group_algebra), cmocka_unit_test(test_info_objects),
-        cmocka_unit_test(test_attributes),    cmocka_unit_test(test_context_id_reuse),
-        cmocka_unit_test(test_dims_create),   cmocka_unit_test(test_cart_arithmetic),
+        cmocka_unit_test(test_group_algebra),
+        cmocka_unit_test(test_info_objects),
+        cmocka_unit_test(test_attributes),
+        cmocka_unit_test(test_context_id_reuse),
+        cmocka_unit_test(test_free_with_pending_requests),
+        cmocka_unit_test(test_dims_create),
+        cmocka_unit_test(test_cart_arithmetic),
         cmocka_unit_test(test_added_errors),
     };
 

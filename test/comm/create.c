@@ -102,6 +102,39 @@ static void test_idup_overlap(void)
         MPI_Comm_free(&comms[i]);
 }
 
+/* MPI_Comm_free with operations still pending on the communicator: they complete
+ * normally (MPI-3.1 6.4.3), small (eager) and large (rendezvous) messages alike. */
+static void test_free_pending(void)
+{
+    enum { BIG = 1 << 20 };
+    int next = (comm_rank + 1) % comm_size, prev = (comm_rank + comm_size - 1) % comm_size;
+    int small_out = comm_rank, small_in = -1;
+    char *big_out = malloc(BIG), *big_in = malloc(BIG);
+    MPI_Request reqs[4];
+    MPI_Comm dup;
+
+    comm_begin("free_pending");
+    memset(big_out, 'a' + comm_rank % 26, BIG);
+    memset(big_in, 0, BIG);
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    MPI_Irecv(&small_in, 1, MPI_INT, prev, 1, dup, &reqs[0]);
+    MPI_Irecv(big_in, BIG, MPI_CHAR, prev, 2, dup, &reqs[1]);
+    MPI_Isend(&small_out, 1, MPI_INT, next, 1, dup, &reqs[2]);
+    MPI_Isend(big_out, BIG, MPI_CHAR, next, 2, dup, &reqs[3]);
+    MPI_Comm_free(&dup);
+    CHECK(dup == MPI_COMM_NULL, "the handle was not reset");
+    MPI_Waitall(4, reqs, MPI_STATUSES_IGNORE);
+    CHECK(small_in == prev, "small message %d, expected %d", small_in, prev);
+    CHECK(big_in[0] == 'a' + prev % 26 && big_in[BIG - 1] == 'a' + prev % 26,
+          "large message holds %c..%c", big_in[0], big_in[BIG - 1]);
+    free(big_out);
+    free(big_in);
+    /* Communicators made after still work (the freed one's id is reused or not). */
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    CHECK(comm_sum_on(dup, 1) == comm_size, "a later duplicate does not work");
+    MPI_Comm_free(&dup);
+}
+
 /* MPI_Comm_create with the upper half of the world (the others get MPI_COMM_NULL). */
 static void test_create(void)
 {
@@ -279,6 +312,8 @@ int main(int argc, char **argv)
     test_idup();
     comm_barrier();
     test_idup_overlap();
+    comm_barrier();
+    test_free_pending();
     comm_barrier();
     test_create();
     comm_barrier();
