@@ -376,6 +376,11 @@ static void test_cart_arithmetic(void **state)
     assert_int_equal(MPI_Cart_create(MPI_COMM_WORLD, 1, (int[]){2}, p2, 0, &grid), MPI_ERR_ARG);
     assert_int_equal(MPI_Graph_neighbors_count(grid, 0, &src), MPI_ERR_TOPOLOGY);
     assert_int_equal(MPI_Comm_free(&grid), MPI_SUCCESS);
+    int newrank = -5;
+    assert_int_equal(MPI_Cart_map(MPI_COMM_WORLD, 2, d2, p2, &newrank), MPI_SUCCESS);
+    assert_int_equal(newrank, 0);
+    assert_int_equal(MPI_Graph_map(MPI_COMM_WORLD, 0, NULL, NULL, &newrank), MPI_SUCCESS);
+    assert_int_equal(newrank, MPI_UNDEFINED);
 }
 
 /* MPI_Add_error_class/code/string: numbered after MPI_ERR_LASTCODE, classes kept. */

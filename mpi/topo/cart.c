@@ -18,6 +18,7 @@
 #pragma weak MPI_Cart_sub = PMPI_Cart_sub
 #pragma weak MPI_Cart_get = PMPI_Cart_get
 #pragma weak MPI_Cartdim_get = PMPI_Cartdim_get
+#pragma weak MPI_Cart_map = PMPI_Cart_map
 
 void crmpi_topo_cart_coords(const struct crmpi_topo_s *topo, int rank, int coords[])
 {
@@ -335,6 +336,35 @@ int PMPI_Cartdim_get(MPI_Comm comm, int *ndims)
     if (ndims == NULL)
         return crmpi_mpi_errhandler_invoke(comm, MPI_ERR_ARG, func_name, "ndims is NULL");
     *ndims = comm->topo->ndims;
+    crmpi_unlock();
+    return MPI_SUCCESS;
+}
+
+/* MPI_Cart_map (7.5.8): crmpi does not reorder, so a process keeps its rank if the grid has
+ * room for it. */
+int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank)
+{
+    static const char func_name[] = "MPI_Cart_map";
+    long cells = 1;
+
+    (void)periods;
+    crmpi_lock();
+    crmpi_mpi_require_active(func_name);
+    if (!crmpi_mpi_comm_is_valid(comm))
+        return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_COMM, func_name, NULL);
+    if (ndims < 0 || newrank == NULL || (ndims > 0 && dims == NULL))
+        return crmpi_mpi_errhandler_invoke(comm, MPI_ERR_ARG, func_name,
+                                           "ndims is negative or an argument is NULL");
+    for (int d = 0; d < ndims; d++) {
+        if (dims[d] <= 0)
+            return crmpi_mpi_errhandler_invoke(comm, MPI_ERR_DIMS, func_name,
+                                               "a dimension is not positive");
+        cells *= dims[d];
+        if (cells > comm->size)
+            return crmpi_mpi_errhandler_invoke(comm, MPI_ERR_ARG, func_name,
+                                               "the grid has more cells than processes");
+    }
+    *newrank = comm->rank < cells ? comm->rank : MPI_UNDEFINED;
     crmpi_unlock();
     return MPI_SUCCESS;
 }

@@ -12,6 +12,7 @@
 #pragma weak MPI_Graphdims_get = PMPI_Graphdims_get
 #pragma weak MPI_Graph_neighbors = PMPI_Graph_neighbors
 #pragma weak MPI_Graph_neighbors_count = PMPI_Graph_neighbors_count
+#pragma weak MPI_Graph_map = PMPI_Graph_map
 
 int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[],
                       int reorder, MPI_Comm *comm_graph)
@@ -152,6 +153,24 @@ int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbor
     if (count > maxneighbors)
         count = maxneighbors;
     memcpy(neighbors, topo->edges + first, (size_t)count * sizeof(int));
+    crmpi_unlock();
+    return MPI_SUCCESS;
+}
+
+/* MPI_Graph_map (7.5.8): no reordering; the first nnodes processes are the nodes. */
+int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank)
+{
+    static const char func_name[] = "MPI_Graph_map";
+
+    (void)index, (void)edges;
+    crmpi_lock();
+    crmpi_mpi_require_active(func_name);
+    if (!crmpi_mpi_comm_is_valid(comm))
+        return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_COMM, func_name, NULL);
+    if (nnodes < 0 || nnodes > comm->size || newrank == NULL)
+        return crmpi_mpi_errhandler_invoke(comm, MPI_ERR_ARG, func_name,
+                                           "nnodes is out of range or newrank is NULL");
+    *newrank = comm->rank < nnodes ? comm->rank : MPI_UNDEFINED;
     crmpi_unlock();
     return MPI_SUCCESS;
 }
