@@ -106,8 +106,7 @@ int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
                                            "cannot start the duplication");
     }
     p->newcomm = newcomm;
-    /* Appended: completions come in the order of the calls, which helps no one in
-     * particular but keeps the list's order meaningful. */
+    /* Appended: the agreements are advanced in the order of the calls. */
     idup_pending_t **tail = &idup_list;
     while (*tail)
         tail = &(*tail)->next;

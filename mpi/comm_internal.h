@@ -9,7 +9,13 @@
  *        |                         and free on every member
  *   crmpi_comm_xchg_*              comm_xchg.c: small exchanges among a set of ranks of
  *        |                         the parent, straight on the PML with reserved tags
- *   crmpi_comm_new -> crmpi_comm_attach_layers   the layers' per-communicator state
+ *   crmpi_comm_alloc               comm_create.c: members, error handler (attributes
+ *        |                         may be copied to it now)
+ *   crmpi_comm_activate            the agreed id, then crmpi_comm_attach_layers: the
+ *                                  layers' per-communicator state (PML; coll to come)
+ *
+ * MPI_Comm_free runs the delete callbacks at once, and destroys the communicator when no
+ * request uses it any more (crmpi_mpi_comm_bury, mpi_internal.h).
  *
  * Reserved tags: the library's own messages on a user communicator use negative tags,
  * which no receive of the application can match (MPI_ANY_TAG takes tags >= 0 only, and

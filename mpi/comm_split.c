@@ -1,5 +1,5 @@
 /*
- * comm_split.c: MPI_Comm_split and MPI_Comm_split_type (MPI-3.1 sections 6.4.2, 6.4.2.x).
+ * comm_split.c: MPI_Comm_split and MPI_Comm_split_type (MPI-3.1 section 6.4.2).
  *
  * Every rank of the parent learns every rank's (color, key) through an allgather on the
  * PML (comm_xchg.c), then all of them agree on one context id: the new communicators are

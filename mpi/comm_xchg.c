@@ -93,7 +93,7 @@ static int band_post_send(crmpi_comm_band_t *band, int index, crmpi_request_t **
                            band->set.comm, req_out);
 }
 
-/* Wait for nothing: return 0 while a request is outstanding. */
+/* Never blocks: returns 0 at the first request that is not complete yet. */
 int crmpi_comm_band_test(crmpi_comm_band_t *band, int *rc_out)
 {
     int me = band->set.me, size = band->set.size, low = xchg_lowbit(me, size);
@@ -149,8 +149,10 @@ int crmpi_comm_band_test(crmpi_comm_band_t *band, int *rc_out)
         case BAND_SEND_DOWN:
             if (!band->sent_down) {
                 band->sent_down = true;
-                for (int m = 1; m < low && me + m < size && rc == CRMPI_OK; m <<= 1)
-                    rc = band_post_send(band, me + m, &band->down[band->num_down++]);
+                for (int m = 1; m < low && me + m < size && rc == CRMPI_OK; m <<= 1) {
+                    rc = band_post_send(band, me + m, &band->down[band->num_down]);
+                    band->num_down += rc == CRMPI_OK;
+                }
             }
             while (rc == CRMPI_OK && band->num_down > 0) {
                 crmpi_request_t *req = band->down[band->num_down - 1];
