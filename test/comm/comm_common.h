@@ -52,7 +52,7 @@ static void comm_on_alarm(int sig)
     _exit(2);
 }
 
-static void comm_init(int *argc, char ***argv, const char *program)
+__attribute__((unused)) static void comm_init(int *argc, char ***argv, const char *program)
 {
     comm_program = program;
     MPI_Init(argc, argv);

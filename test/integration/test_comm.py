@@ -19,7 +19,7 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 COMM_DIR = os.path.abspath(os.path.join(HERE, "..", "comm"))
 
-PROGRAMS = ["split", "create", "attr_err", "topo"]
+PROGRAMS = ["split", "create", "attr_err", "topo", "threads"]
 RANK_COUNTS = [1, 2, 3, 4, 8]
 
 
