@@ -13,11 +13,13 @@
 struct crmpi_errhandler_s crmpi_mpi_errors_are_fatal = {
     .kind = CRMPI_ERRHANDLER_FATAL,
     .name = "MPI_ERRORS_ARE_FATAL",
+    .predefined = true,
 };
 
 struct crmpi_errhandler_s crmpi_mpi_errors_return = {
     .kind = CRMPI_ERRHANDLER_RETURN,
     .name = "MPI_ERRORS_RETURN",
+    .predefined = true,
 };
 
 /* MPI_ERRORS_ARE_FATAL: say what failed, where and why, then take the job down. */

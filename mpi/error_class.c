@@ -2,7 +2,8 @@
  * error_class.c: names and messages of the MPI error classes; MPI_Error_string and
  * MPI_Error_class (MPI-3.1 section 8.4).
  *
- * Every error code is its own class until MPI_Add_error_code exists.
+ * Every predefined error code is its own class; codes added by MPI_Add_error_code have
+ * the class they were added to (error_user.c).
  */
 #include <stdio.h>
 
@@ -131,6 +132,14 @@ int PMPI_Error_string(int errorcode, char *string, int *resultlen)
     }
     /* Checked even without mpi_param_check: the code indexes a table. */
     const char *name = crmpi_mpi_error_name(errorcode);
+    if (name == NULL && crmpi_mpi_error_user_text(errorcode) != NULL) {
+        /* An added code: the application's text alone (MPI-3.1 section 8.5). */
+        int len =
+            snprintf(string, MPI_MAX_ERROR_STRING, "%s", crmpi_mpi_error_user_text(errorcode));
+        *resultlen = len < MPI_MAX_ERROR_STRING ? len : MPI_MAX_ERROR_STRING - 1;
+        crmpi_unlock();
+        return MPI_SUCCESS;
+    }
     if (name == NULL) {
         return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_ARG, func_name,
                                            "errorcode is not an MPI error code");
@@ -150,6 +159,11 @@ int PMPI_Error_class(int errorcode, int *errorclass)
     if (crmpi_mpi_state.param_check && errorclass == NULL) {
         return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_ARG, func_name,
                                            "errorclass is NULL");
+    }
+    if (crmpi_mpi_error_user_class(errorcode) >= 0) {
+        *errorclass = crmpi_mpi_error_user_class(errorcode);
+        crmpi_unlock();
+        return MPI_SUCCESS;
     }
     if (crmpi_mpi_error_name(errorcode) == NULL) {
         return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_ARG, func_name,

@@ -41,6 +41,9 @@ struct crmpi_errhandler_s {
     crmpi_errhandler_kind_t kind;          /* what raising an error does */
     MPI_Comm_errhandler_function *comm_fn; /* the application's function (CRMPI_ERRHANDLER_USER) */
     const char *name;                      /* for messages: "MPI_ERRORS_ARE_FATAL", ... */
+    int refcount;    /* handles and communicators holding it (comm_errhandler.c); unused when
+                        predefined */
+    bool predefined; /* MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN: never freed */
 };
 
 /*
@@ -57,7 +60,31 @@ struct crmpi_comm_s {
     MPI_Errhandler errhandler;      /* raised errors go here; MPI_ERRORS_ARE_FATAL by default */
     uint32_t *world_ranks;          /* rank in MPI_COMM_WORLD of each rank; `size` entries */
     void *pml;                      /* the PML's matching state (pml.h: crmpi_pml_add_comm) */
+    struct crmpi_attr_s *attrs;     /* cached attributes (attr.c), newest first */
+    struct crmpi_topo_s *topo;      /* virtual topology (mpi/topo/), NULL when none */
+    struct crmpi_info_s *info;      /* hints of Comm_set_info/dup_with_info; NULL: none */
+    uint32_t idup_count;            /* MPI_Comm_idup calls on it so far: their tags */
+    int live_requests;              /* PML requests on it not yet released (pml.h) */
+    bool free_pending;              /* MPI_Comm_free was called; destroyed when the last
+                                       request on it is released (MPI-3.1 6.4.3) */
 };
+
+/** A freed communicator's last request was released: destroy it soon (comm_create.c). */
+void crmpi_mpi_comm_bury(struct crmpi_comm_s *comm);
+
+/* The PML counts its requests on each communicator, so that MPI_Comm_free can let
+ * pending operations complete before the communicator goes (MPI-3.1 section 6.4.3). */
+static inline void crmpi_mpi_comm_request_started(struct crmpi_comm_s *comm)
+{
+    comm->live_requests++;
+}
+
+static inline void crmpi_mpi_comm_request_ended(struct crmpi_comm_s *comm)
+{
+    if (--comm->live_requests == 0 && comm->free_pending) {
+        crmpi_mpi_comm_bury(comm);
+    }
+}
 
 /* False for MPI_COMM_NULL; the one place later checks (freed, wrong kind) go. */
 static inline bool crmpi_mpi_comm_is_valid(MPI_Comm comm)
@@ -97,6 +124,12 @@ extern crmpi_mpi_state_t crmpi_mpi_state;
 const char *crmpi_mpi_error_name(int errclass);
 /** "invalid communicator" for a valid error class, NULL otherwise. */
 const char *crmpi_mpi_error_text(int errclass);
+/** The class of a code added by MPI_Add_error_class/code (error_user.c), or -1. */
+int crmpi_mpi_error_user_class(int errorcode);
+/** MPI_Add_error_string's text of an added code ("" when none), or NULL. */
+const char *crmpi_mpi_error_user_text(int errorcode);
+/** The largest error code in use: MPI_COMM_WORLD's MPI_LASTUSEDCODE attribute. */
+int crmpi_mpi_error_last_used(void);
 
 /**
  * Raise error `errcode` in `func_name` on `comm` (MPI_COMM_NULL: the error belongs to no

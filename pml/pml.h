@@ -169,6 +169,17 @@ int crmpi_pml_request_finish(crmpi_request_t *req, MPI_Status *status_out);
 /** MPI_Request_free: free now if complete or inactive, else when it completes. */
 void crmpi_pml_request_free(crmpi_request_t *req);
 
+/**
+ * A request that no message backs, for an operation of mpi/ that completes in the
+ * background (MPI_Comm_idup): not complete until crmpi_pml_request_set_complete. Wait,
+ * Test and Request_free treat it as any other; it cannot be cancelled (a cancel does
+ * nothing, as for a matched receive). Its status is empty.
+ * @return CRMPI_OK with *req_out, or CRMPI_ERR_OUT_OF_RESOURCE
+ */
+int crmpi_pml_request_create_generic(struct crmpi_comm_s *comm, crmpi_request_t **req_out);
+/** Complete a request of crmpi_pml_request_create_generic; `error` goes to MPI_ERROR. */
+void crmpi_pml_request_set_complete(crmpi_request_t *req, int error);
+
 /*
  * Checkpoint/restart (crcp.h uses these; DESIGN section 4, step 2). Called on the C/R
  * thread with the library lock held, so the application makes no MPI call meanwhile.

@@ -30,6 +30,9 @@ crmpi_request_t *pml_ob1_request_alloc(crmpi_request_kind_t kind, struct crmpi_c
     req->magic = CRMPI_REQUEST_MAGIC;
     req->kind = kind;
     req->comm = comm;
+    /* The communicator lives while requests on it do (MPI_Comm_free defers). */
+    if (comm)
+        crmpi_mpi_comm_request_started(comm);
     return req;
 }
 
@@ -40,6 +43,8 @@ void pml_ob1_request_release(crmpi_request_t *req)
     req->magic = 0;
     if (req->user_type)
         crmpi_datatype_release(req->user_type);
+    if (req->comm)
+        crmpi_mpi_comm_request_ended(req->comm);
     req->next = pml_ob1.free_requests;
     pml_ob1.free_requests = req;
 }
@@ -94,6 +99,26 @@ void crmpi_pml_request_free(crmpi_request_t *req)
         return;
     }
     req->free_when_complete = true;
+}
+
+int crmpi_pml_request_create_generic(struct crmpi_comm_s *comm, crmpi_request_t **req_out)
+{
+    /* A receive on no queue: cancel leaves it alone, and completing it counts no send. */
+    crmpi_request_t *req = pml_ob1_request_alloc(CRMPI_REQUEST_RECV, comm);
+
+    if (!req)
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    req->peer = MPI_ANY_SOURCE;
+    req->status.MPI_SOURCE = MPI_ANY_SOURCE;
+    req->status.MPI_TAG = MPI_ANY_TAG;
+    *req_out = req;
+    return CRMPI_OK;
+}
+
+void crmpi_pml_request_set_complete(crmpi_request_t *req, int error)
+{
+    req->status.MPI_ERROR = error;
+    pml_ob1_request_complete(req);
 }
 
 int crmpi_pml_cancel(crmpi_request_t *req)

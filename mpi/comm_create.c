@@ -1,0 +1,435 @@
+/*
+ * comm_create.c: the life of created communicators (MPI-3.1 section 6.4): made by
+ * MPI_Comm_dup, dup_with_info, idup, create and create_group here, by split in
+ * comm_split.c; freed by MPI_Comm_free. Every one goes through crmpi_comm_alloc (members,
+ * error handler) then crmpi_comm_activate (context id, crmpi_comm_attach_layers).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm_internal.h"
+#include "crmpi_status.h"
+#include "log.h"
+#include "progress.h"
+
+#pragma weak MPI_Comm_dup = PMPI_Comm_dup
+#pragma weak MPI_Comm_dup_with_info = PMPI_Comm_dup_with_info
+#pragma weak MPI_Comm_create = PMPI_Comm_create
+#pragma weak MPI_Comm_create_group = PMPI_Comm_create_group
+#pragma weak MPI_Comm_free = PMPI_Comm_free
+
+/* context_id of a communicator that has none yet (allocated, not activated). */
+#define COMM_NO_CID UINT32_MAX
+
+int crmpi_comm_error_class(int rc)
+{
+    switch (rc) {
+    case CRMPI_OK: return MPI_SUCCESS;
+    case CRMPI_ERR_OUT_OF_RESOURCE: return MPI_ERR_NO_MEM;
+    case CRMPI_ERR_NOT_SUPPORTED: return MPI_ERR_UNSUPPORTED_OPERATION;
+    case CRMPI_ERR_BAD_PARAM: return MPI_ERR_ARG;
+    default: return MPI_ERR_INTERN;
+    }
+}
+
+int crmpi_comm_attach_layers(struct crmpi_comm_s *comm)
+{
+    return crmpi_pml_add_comm(comm);
+}
+
+void crmpi_comm_detach_layers(struct crmpi_comm_s *comm)
+{
+    crmpi_pml_del_comm(comm);
+}
+
+int crmpi_comm_alloc(MPI_Comm parent, int size, uint32_t *world_ranks, MPI_Comm *comm_out)
+{
+    struct crmpi_comm_s *comm = calloc(1, sizeof(*comm));
+    uint32_t me = crmpi_mpi_state.job.rank;
+
+    if (!comm) {
+        crmpi_log_error("comm: out of memory for a communicator of %d ranks", size);
+        free(world_ranks);
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    }
+    comm->size = size;
+    comm->world_ranks = world_ranks;
+    comm->rank = MPI_UNDEFINED;
+    for (int r = 0; r < size; r++) {
+        if (world_ranks[r] == me) {
+            comm->rank = r;
+            break;
+        }
+    }
+    comm->context_id = COMM_NO_CID;
+    comm->errhandler = parent->errhandler;
+    crmpi_errhandler_retain(comm->errhandler);
+    *comm_out = comm;
+    return CRMPI_OK;
+}
+
+int crmpi_comm_activate(MPI_Comm comm, uint32_t cid)
+{
+    int rc;
+
+    comm->context_id = cid;
+    rc = crmpi_comm_attach_layers(comm);
+    if (rc != CRMPI_OK) {
+        crmpi_comm_cid_release(cid);
+        comm->context_id = COMM_NO_CID;
+    }
+    return rc;
+}
+
+int crmpi_comm_destroy(MPI_Comm comm)
+{
+    int err = crmpi_attr_delete_all(comm);
+
+    if (comm->context_id != COMM_NO_CID) {
+        crmpi_comm_detach_layers(comm);
+        crmpi_comm_cid_release(comm->context_id);
+    }
+    crmpi_topo_destroy(comm->topo);
+    if (comm->info)
+        crmpi_info_destroy(comm->info);
+    crmpi_errhandler_release(comm->errhandler);
+    free(comm->world_ranks);
+    free(comm);
+    return err;
+}
+
+/* A copy of comm's member list. */
+static uint32_t *comm_copy_ranks(MPI_Comm comm)
+{
+    uint32_t *ranks = malloc((size_t)comm->size * sizeof(uint32_t));
+
+    if (ranks)
+        memcpy(ranks, comm->world_ranks, (size_t)comm->size * sizeof(uint32_t));
+    else
+        crmpi_log_error("comm: out of memory for %d ranks", comm->size);
+    return ranks;
+}
+
+/* Raise a crmpi status on comm: "<what> (<why>)". Returns with the lock released. */
+static int comm_raise(MPI_Comm comm, int rc, const char *func_name, const char *what)
+{
+    char detail[256];
+
+    snprintf(detail, sizeof(detail), "%s (%s)", what, crmpi_strerror(rc));
+    return crmpi_mpi_errhandler_invoke(comm, crmpi_comm_error_class(rc), func_name, detail);
+}
+
+/*
+ * A duplicate of comm, not yet activated: members, attributes (copy callbacks),
+ * topology, and `info` (or comm's hints). @return MPI_SUCCESS with *dup_out (lock held),
+ * or an MPI error class (lock held; *dup_out untouched)
+ */
+int crmpi_comm_dup_prepare(MPI_Comm comm, MPI_Info info, bool use_info, MPI_Comm *dup_out)
+{
+    uint32_t *ranks = comm_copy_ranks(comm);
+    MPI_Comm dup;
+    int err, rc;
+
+    if (!ranks)
+        return MPI_ERR_NO_MEM;
+    rc = crmpi_comm_alloc(comm, comm->size, ranks, &dup);
+    if (rc != CRMPI_OK)
+        return MPI_ERR_NO_MEM;
+    if (comm->topo) {
+        dup->topo = crmpi_topo_copy(comm->topo, &rc);
+        if (rc != CRMPI_OK)
+            goto err_destroy;
+    }
+    if (use_info ? info != MPI_INFO_NULL : comm->info != NULL) {
+        dup->info = crmpi_info_copy(use_info ? info : comm->info);
+        if (!dup->info)
+            goto err_destroy;
+    }
+    err = crmpi_attr_copy_all(comm, dup);
+    if (err != MPI_SUCCESS) {
+        crmpi_comm_destroy(dup);
+        return err;
+    }
+    *dup_out = dup;
+    return MPI_SUCCESS;
+
+err_destroy:
+    crmpi_comm_destroy(dup);
+    return MPI_ERR_NO_MEM;
+}
+
+/* The body of MPI_Comm_dup and MPI_Comm_dup_with_info. */
+static int comm_dup(MPI_Comm comm, MPI_Info info, bool use_info, MPI_Comm *newcomm,
+                    const char *func_name)
+{
+    crmpi_comm_xchg_set_t set;
+    MPI_Comm dup;
+    uint32_t cid;
+    int err, rc;
+
+    crmpi_lock();
+    crmpi_mpi_require_active(func_name);
+    if (crmpi_mpi_state.param_check) {
+        if (!crmpi_mpi_comm_is_valid(comm))
+            return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_COMM, func_name, NULL);
+        if (newcomm == NULL)
+            return crmpi_mpi_errhandler_invoke(comm, MPI_ERR_ARG, func_name, "newcomm is NULL");
+    }
+    err = crmpi_comm_dup_prepare(comm, info, use_info, &dup);
+    if (err != MPI_SUCCESS)
+        return crmpi_mpi_errhandler_invoke(comm, err, func_name,
+                                           "cannot copy the communicator's attributes");
+    set = crmpi_comm_xchg_all(comm, CRMPI_COMM_TAG_CID);
+    rc = crmpi_comm_cid_agree(&set, &cid);
+    if (rc == CRMPI_OK)
+        rc = crmpi_comm_activate(dup, cid);
+    if (rc != CRMPI_OK) {
+        crmpi_comm_destroy(dup);
+        return comm_raise(comm, rc, func_name, "cannot make the new communicator");
+    }
+    *newcomm = dup;
+    crmpi_unlock();
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+    return comm_dup(comm, MPI_INFO_NULL, false, newcomm, "MPI_Comm_dup");
+}
+
+int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+{
+    return comm_dup(comm, info, true, newcomm, "MPI_Comm_dup_with_info");
+}
+
+/* Is every member of group in comm? Sets detail when not. */
+static bool comm_group_within(MPI_Comm comm, MPI_Group group, int *parent_ranks, char *detail,
+                              size_t detail_size)
+{
+    for (int g = 0; g < group->size; g++) {
+        int found = -1;
+        for (int r = 0; r < comm->size; r++) {
+            if (comm->world_ranks[r] == group->world_ranks[g]) {
+                found = r;
+                break;
+            }
+        }
+        if (found < 0) {
+            snprintf(detail, detail_size, "rank %d of the group is not in communicator %s", g,
+                     comm->name);
+            return false;
+        }
+        if (parent_ranks)
+            parent_ranks[g] = found;
+    }
+    return true;
+}
+
+/* A communicator of group's members in group order, activated with cid; this process is
+ * one of them. */
+static int comm_from_group(MPI_Comm parent, MPI_Group group, uint32_t cid, MPI_Comm *comm_out)
+{
+    uint32_t *ranks = malloc((size_t)group->size * sizeof(uint32_t));
+    MPI_Comm comm;
+    int rc;
+
+    if (!ranks) {
+        crmpi_comm_cid_release(cid);
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    }
+    memcpy(ranks, group->world_ranks, (size_t)group->size * sizeof(uint32_t));
+    rc = crmpi_comm_alloc(parent, group->size, ranks, &comm);
+    if (rc != CRMPI_OK) {
+        crmpi_comm_cid_release(cid);
+        return rc;
+    }
+    rc = crmpi_comm_activate(comm, cid);
+    if (rc != CRMPI_OK) {
+        crmpi_comm_destroy(comm);
+        return rc;
+    }
+    *comm_out = comm;
+    return CRMPI_OK;
+}
+
+/*
+ * MPI_Comm_create: every rank of comm takes part in the agreement, members or not, so
+ * the id is free on all of them; each process may pass a different group, as long as the
+ * groups are disjoint (MPI-3.1 section 6.4.2), and they then share the id.
+ */
+int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+{
+    static const char func_name[] = "MPI_Comm_create";
+    crmpi_comm_xchg_set_t set;
+    MPI_Comm created = MPI_COMM_NULL;
+    char detail[160];
+    uint32_t cid;
+    int rc;
+
+    crmpi_lock();
+    crmpi_mpi_require_active(func_name);
+    if (crmpi_mpi_state.param_check) {
+        if (!crmpi_mpi_comm_is_valid(comm))
+            return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_COMM, func_name, NULL);
+        if (group == MPI_GROUP_NULL)
+            return crmpi_mpi_errhandler_invoke(comm, MPI_ERR_GROUP, func_name,
+                                               "group is MPI_GROUP_NULL");
+        if (newcomm == NULL)
+            return crmpi_mpi_errhandler_invoke(comm, MPI_ERR_ARG, func_name, "newcomm is NULL");
+        if (!comm_group_within(comm, group, NULL, detail, sizeof(detail)))
+            return crmpi_mpi_errhandler_invoke(comm, MPI_ERR_GROUP, func_name, detail);
+    }
+    set = crmpi_comm_xchg_all(comm, CRMPI_COMM_TAG_CID);
+    rc = crmpi_comm_cid_agree(&set, &cid);
+    if (rc == CRMPI_OK) {
+        if (group->rank != MPI_UNDEFINED)
+            rc = comm_from_group(comm, group, cid, &created);
+        else
+            crmpi_comm_cid_release(cid);
+    }
+    if (rc != CRMPI_OK)
+        return comm_raise(comm, rc, func_name, "cannot make the new communicator");
+    *newcomm = created;
+    crmpi_unlock();
+    return MPI_SUCCESS;
+}
+
+/*
+ * MPI_Comm_create_group (MPI-3.1 section 6.4.2): only the group's members call it, so
+ * only they agree on the id, over comm, with a tag made from the user's so that
+ * concurrent calls with different tags do not mix.
+ */
+int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
+{
+    static const char func_name[] = "MPI_Comm_create_group";
+    crmpi_comm_xchg_set_t set;
+    MPI_Comm created = MPI_COMM_NULL;
+    char detail[160];
+    int *parent_ranks;
+    uint32_t cid;
+    int rc;
+
+    crmpi_lock();
+    crmpi_mpi_require_active(func_name);
+    if (crmpi_mpi_state.param_check) {
+        if (!crmpi_mpi_comm_is_valid(comm))
+            return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_COMM, func_name, NULL);
+        if (group == MPI_GROUP_NULL)
+            return crmpi_mpi_errhandler_invoke(comm, MPI_ERR_GROUP, func_name,
+                                               "group is MPI_GROUP_NULL");
+        if (newcomm == NULL)
+            return crmpi_mpi_errhandler_invoke(comm, MPI_ERR_ARG, func_name, "newcomm is NULL");
+        if (tag < 0)
+            return crmpi_mpi_errhandler_invoke(comm, MPI_ERR_TAG, func_name, "tag is negative");
+    }
+    if (group->rank == MPI_UNDEFINED) {
+        /* MPI_GROUP_EMPTY is allowed (the result is MPI_COMM_NULL); another group must
+         * contain the caller. */
+        if (group->size == 0) {
+            *newcomm = MPI_COMM_NULL;
+            crmpi_unlock();
+            return MPI_SUCCESS;
+        }
+        return crmpi_mpi_errhandler_invoke(comm, MPI_ERR_GROUP, func_name,
+                                           "the calling process is not in the group");
+    }
+    parent_ranks = malloc((size_t)group->size * sizeof(int));
+    if (!parent_ranks)
+        return crmpi_mpi_errhandler_invoke(comm, MPI_ERR_NO_MEM, func_name, NULL);
+    if (!comm_group_within(comm, group, parent_ranks, detail, sizeof(detail))) {
+        free(parent_ranks);
+        return crmpi_mpi_errhandler_invoke(comm, MPI_ERR_GROUP, func_name, detail);
+    }
+    set = (crmpi_comm_xchg_set_t){
+        .comm = comm,
+        .ranks = parent_ranks,
+        .size = group->size,
+        .me = group->rank,
+        .tag = CRMPI_COMM_TAG_CREATE_GROUP_BASE - (tag & CRMPI_COMM_TAG_CREATE_GROUP_MASK),
+    };
+    rc = crmpi_comm_cid_agree(&set, &cid);
+    free(parent_ranks);
+    if (rc == CRMPI_OK)
+        rc = comm_from_group(comm, group, cid, &created);
+    if (rc != CRMPI_OK)
+        return comm_raise(comm, rc, func_name, "cannot make the new communicator");
+    *newcomm = created;
+    crmpi_unlock();
+    return MPI_SUCCESS;
+}
+
+/*
+ * MPI_Comm_free (MPI-3.1 section 6.4.3): the attributes' delete callbacks run first; when
+ * one fails, the call fails with its error and the communicator stays. Operations still
+ * pending on it complete normally: the communicator is destroyed when the last request on
+ * it is released (crmpi_mpi_comm_bury), at once when there is none.
+ */
+int PMPI_Comm_free(MPI_Comm *comm)
+{
+    static const char func_name[] = "MPI_Comm_free";
+    int err;
+
+    crmpi_lock();
+    crmpi_mpi_require_active(func_name);
+    if (comm == NULL)
+        return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_ARG, func_name, "comm is NULL");
+    if (!crmpi_mpi_comm_is_valid(*comm))
+        return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_COMM, func_name, NULL);
+    if (crmpi_comm_is_predefined(*comm))
+        return crmpi_mpi_errhandler_invoke(*comm, MPI_ERR_COMM, func_name,
+                                           "a predefined communicator cannot be freed");
+    err = crmpi_attr_delete_all(*comm);
+    if (err != MPI_SUCCESS)
+        return crmpi_mpi_errhandler_invoke(*comm, err, func_name,
+                                           "an attribute's delete callback failed");
+    if ((*comm)->live_requests > 0)
+        (*comm)->free_pending = true; /* the last request's release buries it */
+    else
+        crmpi_comm_destroy(*comm);
+    *comm = MPI_COMM_NULL;
+    crmpi_unlock();
+    return MPI_SUCCESS;
+}
+
+/*
+ * Freed communicators whose last request was released. That release happens deep in the
+ * PML (a request completing in a BTL callback), where the PML's state of the communicator
+ * must not vanish; so they are destroyed from the progress engine, at its next turn.
+ */
+typedef struct comm_grave {
+    struct comm_grave *next; /* the next to destroy */
+    MPI_Comm comm;           /* freed, without requests */
+} comm_grave_t;
+
+static comm_grave_t *comm_graveyard;
+
+static int comm_graveyard_progress(void)
+{
+    int events = 0;
+
+    while (comm_graveyard) {
+        comm_grave_t *grave = comm_graveyard;
+        comm_graveyard = grave->next;
+        crmpi_comm_destroy(grave->comm);
+        free(grave);
+        events++;
+    }
+    crmpi_progress_unregister(comm_graveyard_progress);
+    return events;
+}
+
+void crmpi_mpi_comm_bury(struct crmpi_comm_s *comm)
+{
+    comm_grave_t *grave = malloc(sizeof(*grave));
+
+    if (!grave) {
+        crmpi_log_error("comm: out of memory freeing %s; its memory is lost", comm->name);
+        return;
+    }
+    grave->comm = comm;
+    grave->next = comm_graveyard;
+    comm_graveyard = grave;
+    /* Already registered when another one is waiting. */
+    crmpi_progress_register(comm_graveyard_progress);
+}

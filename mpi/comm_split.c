@@ -1,0 +1,154 @@
+/*
+ * comm_split.c: MPI_Comm_split and MPI_Comm_split_type (MPI-3.1 section 6.4.2).
+ *
+ * Every rank of the parent learns every rank's (color, key) through an allgather on the
+ * PML (comm_xchg.c), then all of them agree on one context id: the new communicators are
+ * disjoint, so they may all share it. Each rank builds its own communicator from the
+ * ranks of its color, ordered by key, ties broken by rank in the parent.
+ */
+#include <stdlib.h>
+
+#include "comm_internal.h"
+#include "crmpi_status.h"
+#include "log.h"
+
+#pragma weak MPI_Comm_split = PMPI_Comm_split
+#pragma weak MPI_Comm_split_type = PMPI_Comm_split_type
+
+/* One rank's choice, as exchanged. */
+typedef struct split_entry {
+    int color;       /* its color, or MPI_UNDEFINED */
+    int key;         /* its key */
+    int parent_rank; /* its rank in the parent (filled after the exchange) */
+} split_entry_t;
+
+static int split_entry_cmp(const void *a, const void *b)
+{
+    const split_entry_t *x = a, *y = b;
+
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->parent_rank - y->parent_rank;
+}
+
+int crmpi_comm_split_make(MPI_Comm comm, int color, int key, MPI_Comm *newcomm_out)
+{
+    split_entry_t mine = {color, key, comm->rank};
+    split_entry_t *all = malloc((size_t)comm->size * sizeof(*all));
+    crmpi_comm_xchg_set_t set;
+    MPI_Comm created = MPI_COMM_NULL;
+    uint32_t *ranks;
+    uint32_t cid;
+    int rc, n = 0;
+
+    if (!all) {
+        crmpi_log_error("comm: out of memory splitting %s", comm->name);
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    }
+    set = crmpi_comm_xchg_all(comm, CRMPI_COMM_TAG_SPLIT);
+    rc = crmpi_comm_xchg_allgather(&set, &mine, sizeof(mine), all);
+    if (rc == CRMPI_OK) {
+        set.tag = CRMPI_COMM_TAG_CID;
+        rc = crmpi_comm_cid_agree(&set, &cid);
+    }
+    if (rc != CRMPI_OK)
+        goto out;
+    if (color == MPI_UNDEFINED) {
+        crmpi_comm_cid_release(cid);
+        goto out;
+    }
+    /* Those of my color, sorted by (key, parent rank). */
+    for (int r = 0; r < comm->size; r++) {
+        if (all[r].color == color) {
+            all[n] = all[r];
+            all[n].parent_rank = r;
+            n++;
+        }
+    }
+    qsort(all, (size_t)n, sizeof(*all), split_entry_cmp);
+    ranks = malloc((size_t)n * sizeof(uint32_t));
+    if (!ranks) {
+        rc = CRMPI_ERR_OUT_OF_RESOURCE;
+        crmpi_comm_cid_release(cid);
+        goto out;
+    }
+    for (int i = 0; i < n; i++)
+        ranks[i] = comm->world_ranks[all[i].parent_rank];
+    rc = crmpi_comm_alloc(comm, n, ranks, &created);
+    if (rc != CRMPI_OK) {
+        crmpi_comm_cid_release(cid);
+        goto out;
+    }
+    rc = crmpi_comm_activate(created, cid);
+    if (rc != CRMPI_OK) {
+        crmpi_comm_destroy(created);
+        created = MPI_COMM_NULL;
+    }
+
+out:
+    free(all);
+    if (rc == CRMPI_OK)
+        *newcomm_out = created;
+    return rc;
+}
+
+/* The body of both calls, after the argument checks; lock held, released on return. */
+static int split_run(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const char *func_name)
+{
+    MPI_Comm created;
+    int rc = crmpi_comm_split_make(comm, color, key, &created);
+
+    if (rc != CRMPI_OK)
+        return crmpi_mpi_errhandler_invoke(comm, crmpi_comm_error_class(rc), func_name,
+                                           "cannot make the new communicators");
+    *newcomm = created;
+    crmpi_unlock();
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+{
+    static const char func_name[] = "MPI_Comm_split";
+
+    crmpi_lock();
+    crmpi_mpi_require_active(func_name);
+    if (crmpi_mpi_state.param_check) {
+        if (!crmpi_mpi_comm_is_valid(comm))
+            return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_COMM, func_name, NULL);
+        if (newcomm == NULL)
+            return crmpi_mpi_errhandler_invoke(comm, MPI_ERR_ARG, func_name, "newcomm is NULL");
+        if (color < 0 && color != MPI_UNDEFINED)
+            return crmpi_mpi_errhandler_invoke(comm, MPI_ERR_ARG, func_name,
+                                               "color is negative and not MPI_UNDEFINED");
+    }
+    return split_run(comm, color, key, newcomm, func_name);
+}
+
+/*
+ * MPI_COMM_TYPE_SHARED: the ranks of one node (they can share memory); the color is the
+ * node's id from the job facts. The info argument has no hints crmpi uses.
+ */
+int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
+{
+    static const char func_name[] = "MPI_Comm_split_type";
+    int color;
+
+    (void)info;
+    crmpi_lock();
+    crmpi_mpi_require_active(func_name);
+    if (crmpi_mpi_state.param_check) {
+        if (!crmpi_mpi_comm_is_valid(comm))
+            return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_COMM, func_name, NULL);
+        if (newcomm == NULL)
+            return crmpi_mpi_errhandler_invoke(comm, MPI_ERR_ARG, func_name, "newcomm is NULL");
+        if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED)
+            return crmpi_mpi_errhandler_invoke(
+                comm, MPI_ERR_ARG, func_name,
+                "split_type is neither MPI_COMM_TYPE_SHARED nor MPI_UNDEFINED");
+    }
+    if (split_type == MPI_UNDEFINED)
+        color = MPI_UNDEFINED;
+    else
+        color = (int)crmpi_mpi_state.job.node_of_rank[crmpi_mpi_state.job.rank];
+    return split_run(comm, color, key, newcomm, func_name);
+}

@@ -1,0 +1,430 @@
+/*
+ * test_comm_objects.c: the local parts of mpi/'s objects in a singleton: group algebra
+ * (on groups of made-up world ranks, so that a one-rank job can have big groups), info
+ * objects, keyvals and attribute callbacks on duplicates of MPI_COMM_SELF, context ids
+ * given back and reused, MPI_Dims_create, and Cartesian arithmetic.
+ *
+ * MPI can be initialised once per process: the group setup does it and sets
+ * MPI_ERRORS_RETURN on both predefined communicators, so errors come back as return values.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm_internal.h"
+#include "test_capture.h"
+#include "topo/topo.h"
+
+static int group_setup(void **state)
+{
+    (void)state;
+    unsetenv("CRMPI_CTL_FD");
+    setenv("CRMPI_PARAM_FILE", "", 1);
+    test_env_clear_mca();
+    if (MPI_Init(NULL, NULL) != MPI_SUCCESS) {
+        return -1;
+    }
+    crmpi_mpi_comm_world.errhandler = MPI_ERRORS_RETURN;
+    crmpi_mpi_comm_self.errhandler = MPI_ERRORS_RETURN;
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    return MPI_Finalize() == MPI_SUCCESS ? 0 : -1;
+}
+
+/* A group of the given world ranks (this process is world rank 0). */
+static MPI_Group make_group(int n, const int *world_ranks)
+{
+    uint32_t *ranks = malloc((size_t)(n + 1) * sizeof(uint32_t));
+
+    assert_non_null(ranks);
+    for (int i = 0; i < n; i++) {
+        ranks[i] = (uint32_t)world_ranks[i];
+    }
+    MPI_Group group = crmpi_group_new(n, ranks);
+    assert_non_null(group);
+    return group;
+}
+
+static void assert_group(MPI_Group group, int n, const int *world_ranks)
+{
+    int size;
+
+    assert_int_equal(MPI_Group_size(group, &size), MPI_SUCCESS);
+    assert_int_equal(size, n);
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(group->world_ranks[i], world_ranks[i]);
+    }
+}
+
+static void test_group_algebra(void **state)
+{
+    (void)state;
+    MPI_Group a = make_group(5, (int[]){0, 2, 4, 6, 8});
+    MPI_Group b = make_group(4, (int[]){6, 3, 0, 9});
+    MPI_Group g;
+    int rank, result;
+
+    assert_int_equal(MPI_Group_rank(a, &rank), MPI_SUCCESS);
+    assert_int_equal(rank, 0);
+    MPI_Group others = make_group(2, (int[]){5, 7});
+    assert_int_equal(MPI_Group_rank(others, &rank), MPI_SUCCESS);
+    assert_int_equal(rank, MPI_UNDEFINED);
+    MPI_Group_free(&others);
+
+    assert_int_equal(MPI_Group_union(a, b, &g), MPI_SUCCESS);
+    assert_group(g, 7, (int[]){0, 2, 4, 6, 8, 3, 9});
+    MPI_Group_free(&g);
+    assert_null(g);
+    assert_int_equal(MPI_Group_intersection(a, b, &g), MPI_SUCCESS);
+    assert_group(g, 2, (int[]){0, 6});
+    MPI_Group_free(&g);
+    assert_int_equal(MPI_Group_difference(a, b, &g), MPI_SUCCESS);
+    assert_group(g, 3, (int[]){2, 4, 8});
+    MPI_Group_free(&g);
+    assert_int_equal(MPI_Group_difference(a, a, &g), MPI_SUCCESS);
+    assert_ptr_equal(g, MPI_GROUP_EMPTY);
+
+    assert_int_equal(MPI_Group_incl(a, 3, (int[]){4, 0, 2}, &g), MPI_SUCCESS);
+    assert_group(g, 3, (int[]){8, 0, 4});
+    MPI_Group_free(&g);
+    assert_int_equal(MPI_Group_excl(a, 2, (int[]){1, 3}, &g), MPI_SUCCESS);
+    assert_group(g, 3, (int[]){0, 4, 8});
+    MPI_Group_free(&g);
+    int ranges[2][3] = {{4, 2, -1}, {0, 0, 5}};
+    assert_int_equal(MPI_Group_range_incl(a, 2, ranges, &g), MPI_SUCCESS);
+    assert_group(g, 4, (int[]){8, 6, 4, 0});
+    MPI_Group_free(&g);
+    int stride2[1][3] = {{0, 4, 2}};
+    assert_int_equal(MPI_Group_range_excl(a, 1, stride2, &g), MPI_SUCCESS);
+    assert_group(g, 2, (int[]){2, 6});
+    MPI_Group_free(&g);
+
+    /* Errors: a rank twice, a rank out of range. */
+    assert_int_equal(MPI_Group_incl(a, 2, (int[]){1, 1}, &g), MPI_ERR_RANK);
+    assert_int_equal(MPI_Group_excl(a, 1, (int[]){5}, &g), MPI_ERR_RANK);
+
+    int in[3] = {0, 3, MPI_PROC_NULL}, out[3];
+    assert_int_equal(MPI_Group_translate_ranks(a, 3, in, b, out), MPI_SUCCESS);
+    assert_int_equal(out[0], 2);
+    assert_int_equal(out[1], 0);
+    assert_int_equal(out[2], MPI_PROC_NULL);
+
+    assert_int_equal(MPI_Group_compare(a, a, &result), MPI_SUCCESS);
+    assert_int_equal(result, MPI_IDENT);
+    MPI_Group c = make_group(5, (int[]){8, 6, 4, 2, 0});
+    assert_int_equal(MPI_Group_compare(a, c, &result), MPI_SUCCESS);
+    assert_int_equal(result, MPI_SIMILAR);
+    assert_int_equal(MPI_Group_compare(a, b, &result), MPI_SUCCESS);
+    assert_int_equal(result, MPI_UNEQUAL);
+    MPI_Group_free(&a);
+    MPI_Group_free(&b);
+    MPI_Group_free(&c);
+}
+
+static void test_info_objects(void **state)
+{
+    (void)state;
+    MPI_Info info, dup;
+    char key[MPI_MAX_INFO_KEY], value[8];
+    int flag, nkeys, len;
+
+    assert_int_equal(MPI_Info_create(&info), MPI_SUCCESS);
+    assert_int_equal(MPI_Info_set(info, "k1", "v1"), MPI_SUCCESS);
+    assert_int_equal(MPI_Info_set(info, "k2", "a longer value"), MPI_SUCCESS);
+    assert_int_equal(MPI_Info_set(info, "k1", "v1bis"), MPI_SUCCESS);
+    assert_int_equal(MPI_Info_get_nkeys(info, &nkeys), MPI_SUCCESS);
+    assert_int_equal(nkeys, 2);
+    assert_int_equal(MPI_Info_get_nthkey(info, 1, key), MPI_SUCCESS);
+    assert_string_equal(key, "k2");
+    assert_int_equal(MPI_Info_get_nthkey(info, 2, key), MPI_ERR_ARG);
+    /* Truncated to valuelen characters. */
+    assert_int_equal(MPI_Info_get(info, "k2", 4, value, &flag), MPI_SUCCESS);
+    assert_true(flag);
+    assert_string_equal(value, "a lo");
+    assert_int_equal(MPI_Info_get_valuelen(info, "k2", &len, &flag), MPI_SUCCESS);
+    assert_int_equal(len, 14);
+    assert_int_equal(MPI_Info_get(info, "none", 4, value, &flag), MPI_SUCCESS);
+    assert_false(flag);
+    assert_int_equal(MPI_Info_delete(info, "none"), MPI_ERR_INFO_NOKEY);
+    assert_int_equal(MPI_Info_set(info, "", "x"), MPI_ERR_INFO_KEY);
+    assert_int_equal(MPI_Info_dup(info, &dup), MPI_SUCCESS);
+    assert_int_equal(MPI_Info_delete(info, "k1"), MPI_SUCCESS);
+    assert_int_equal(MPI_Info_get_nkeys(info, &nkeys), MPI_SUCCESS);
+    assert_int_equal(nkeys, 1);
+    assert_int_equal(MPI_Info_get_nkeys(dup, &nkeys), MPI_SUCCESS);
+    assert_int_equal(nkeys, 2);
+    assert_int_equal(MPI_Info_free(&info), MPI_SUCCESS);
+    assert_ptr_equal(info, MPI_INFO_NULL);
+    assert_int_equal(MPI_Info_free(&dup), MPI_SUCCESS);
+
+    /* MPI_INFO_ENV: readable, not freeable. */
+    assert_int_equal(MPI_Info_get(MPI_INFO_ENV, "maxprocs", 7, value, &flag), MPI_SUCCESS);
+    assert_true(flag);
+    assert_string_equal(value, "1");
+    info = MPI_INFO_ENV;
+    assert_int_equal(MPI_Info_free(&info), MPI_ERR_INFO);
+}
+
+/* Callbacks that count and record. */
+static int copy_calls, delete_calls;
+
+static int copy_plus_one(MPI_Comm oldcomm, int keyval, void *extra, void *in, void *out, int *flag)
+{
+    (void)oldcomm, (void)keyval, (void)extra;
+    copy_calls++;
+    *(intptr_t *)out = (intptr_t)in + 1;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
+static int delete_count(MPI_Comm comm, int keyval, void *value, void *extra)
+{
+    (void)comm, (void)keyval, (void)value;
+    delete_calls++;
+    return extra ? MPI_ERR_OTHER : MPI_SUCCESS;
+}
+
+static void test_attributes(void **state)
+{
+    (void)state;
+    MPI_Comm a, b;
+    int key, failing_key, flag;
+    void *value;
+
+    assert_int_equal(MPI_Comm_create_keyval(copy_plus_one, delete_count, &key, NULL), MPI_SUCCESS);
+    assert_int_equal(MPI_Comm_dup(MPI_COMM_SELF, &a), MPI_SUCCESS);
+    assert_int_equal(MPI_Comm_set_attr(a, key, (void *)10), MPI_SUCCESS);
+    copy_calls = delete_calls = 0;
+    assert_int_equal(MPI_Comm_dup(a, &b), MPI_SUCCESS);
+    assert_int_equal(copy_calls, 1);
+    assert_int_equal(MPI_Comm_get_attr(b, key, &value, &flag), MPI_SUCCESS);
+    assert_true(flag);
+    assert_ptr_equal(value, (void *)11);
+    /* The keyval outlives its handle while attributes use it. */
+    int handle = key;
+    assert_int_equal(MPI_Comm_free_keyval(&handle), MPI_SUCCESS);
+    assert_int_equal(handle, MPI_KEYVAL_INVALID);
+    assert_int_equal(MPI_Comm_get_attr(b, key, &value, &flag), MPI_SUCCESS);
+    assert_true(flag);
+    assert_int_equal(MPI_Comm_free(&a), MPI_SUCCESS);
+    assert_int_equal(MPI_Comm_free(&b), MPI_SUCCESS);
+    assert_int_equal(delete_calls, 2);
+    /* Now the keyval is gone. */
+    assert_int_equal(MPI_Comm_set_attr(MPI_COMM_SELF, key, NULL), MPI_ERR_KEYVAL);
+
+    /* A delete callback that fails makes MPI_Comm_free fail and keeps the communicator. */
+    assert_int_equal(
+        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_count, &failing_key, (void *)1),
+        MPI_SUCCESS);
+    assert_int_equal(MPI_Comm_dup(MPI_COMM_SELF, &a), MPI_SUCCESS);
+    a->errhandler = MPI_ERRORS_RETURN;
+    assert_int_equal(MPI_Comm_set_attr(a, failing_key, NULL), MPI_SUCCESS);
+    assert_int_equal(MPI_Comm_free(&a), MPI_ERR_OTHER);
+    assert_non_null(a);
+
+    /* Predefined attributes: readable on the world, not settable. */
+    int *tag_ub;
+    assert_int_equal(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag), MPI_SUCCESS);
+    assert_true(flag);
+    assert_int_equal(*tag_ub, 2147483647);
+    assert_int_equal(MPI_Comm_set_attr(MPI_COMM_WORLD, MPI_TAG_UB, NULL), MPI_ERR_KEYVAL);
+    assert_int_equal(MPI_Comm_get_attr(MPI_COMM_SELF, MPI_TAG_UB, &tag_ub, &flag), MPI_SUCCESS);
+    assert_false(flag);
+}
+
+/* Ids are given back at free and the lowest free one is taken again. */
+static void test_context_id_reuse(void **state)
+{
+    (void)state;
+    MPI_Comm c[3];
+
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(MPI_Comm_dup(MPI_COMM_SELF, &c[i]), MPI_SUCCESS);
+    }
+    uint32_t first = c[0]->context_id, middle = c[1]->context_id;
+    assert_true(first > CRMPI_CONTEXT_ID_SELF);
+    assert_int_not_equal(first, middle);
+    assert_int_not_equal(middle, c[2]->context_id);
+    assert_int_equal(MPI_Comm_free(&c[1]), MPI_SUCCESS);
+    assert_int_equal(MPI_Comm_dup(MPI_COMM_WORLD, &c[1]), MPI_SUCCESS);
+    assert_int_equal(c[1]->context_id, middle);
+    /* Beyond one window of ids. */
+    MPI_Comm many[1100];
+    for (int i = 0; i < 1100; i++) {
+        assert_int_equal(MPI_Comm_dup(MPI_COMM_SELF, &many[i]), MPI_SUCCESS);
+    }
+    assert_true(many[1099]->context_id >= 1024);
+    for (int i = 0; i < 1100; i++) {
+        assert_int_equal(MPI_Comm_free(&many[i]), MPI_SUCCESS);
+    }
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(MPI_Comm_free(&c[i]), MPI_SUCCESS);
+    }
+    MPI_Comm world = MPI_COMM_WORLD;
+    assert_int_equal(MPI_Comm_free(&world), MPI_ERR_COMM);
+}
+
+/* MPI_Comm_free with requests pending: they complete, and the communicator (and its id)
+ * goes only after the last one is released. */
+static void test_free_with_pending_requests(void **state)
+{
+    (void)state;
+    MPI_Comm comm, other;
+    MPI_Request reqs[2];
+    int out = 5, in = 0;
+
+    assert_int_equal(MPI_Comm_dup(MPI_COMM_SELF, &comm), MPI_SUCCESS);
+    uint32_t cid = comm->context_id;
+    assert_int_equal(MPI_Irecv(&in, 1, MPI_INT, 0, 3, comm, &reqs[0]), MPI_SUCCESS);
+    assert_int_equal(MPI_Comm_free(&comm), MPI_SUCCESS);
+    assert_null(comm);
+    /* The id is still taken: a message may still come for it. */
+    assert_int_equal(MPI_Comm_dup(MPI_COMM_SELF, &other), MPI_SUCCESS);
+    assert_int_not_equal(other->context_id, cid);
+    assert_int_equal(MPI_Comm_free(&other), MPI_SUCCESS);
+    /* The receive still matches a send on the freed communicator's id: from a duplicate
+     * made before it was freed, nothing else can reach it, so complete it the other way. */
+    assert_int_equal(MPI_Isend(&out, 1, MPI_INT, 0, 3, reqs[0]->comm, &reqs[1]), MPI_SUCCESS);
+    assert_int_equal(MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+    assert_int_equal(in, 5);
+    /* Released: buried at the next turn of progress, and its id free again. */
+    crmpi_lock();
+    crmpi_progress();
+    crmpi_unlock();
+    assert_int_equal(MPI_Comm_dup(MPI_COMM_SELF, &other), MPI_SUCCESS);
+    assert_int_equal(other->context_id, cid);
+    assert_int_equal(MPI_Comm_free(&other), MPI_SUCCESS);
+}
+
+static void test_dims_create(void **state)
+{
+    (void)state;
+    int dims[4];
+
+    memset(dims, 0, sizeof(dims));
+    assert_int_equal(crmpi_topo_dims_fill(24, 3, dims), MPI_SUCCESS);
+    assert_int_equal(dims[0], 4);
+    assert_int_equal(dims[1], 3);
+    assert_int_equal(dims[2], 2);
+    memset(dims, 0, sizeof(dims));
+    assert_int_equal(MPI_Dims_create(7, 2, dims), MPI_SUCCESS);
+    assert_int_equal(dims[0], 7);
+    assert_int_equal(dims[1], 1);
+    int fixed[3] = {0, 5, 0};
+    assert_int_equal(MPI_Dims_create(60, 3, fixed), MPI_SUCCESS);
+    assert_int_equal(fixed[0], 4);
+    assert_int_equal(fixed[1], 5);
+    assert_int_equal(fixed[2], 3);
+    int bad[2] = {0, 7};
+    assert_int_equal(MPI_Dims_create(12, 2, bad), MPI_ERR_DIMS);
+    int full[2] = {3, 4};
+    assert_int_equal(MPI_Dims_create(12, 2, full), MPI_SUCCESS);
+    int one[3] = {0, 0, 0};
+    assert_int_equal(MPI_Dims_create(1, 3, one), MPI_SUCCESS);
+    assert_int_equal(one[0] * one[1] * one[2], 1);
+}
+
+static void test_cart_arithmetic(void **state)
+{
+    (void)state;
+    int dims[3] = {2, 3, 4}, periods[3] = {0, 1, 0}, coords[3];
+    struct crmpi_topo_s topo = {.kind = MPI_CART, .ndims = 3, .dims = dims, .periods = periods};
+
+    crmpi_topo_cart_coords(&topo, 23, coords);
+    assert_int_equal(coords[0], 1);
+    assert_int_equal(coords[1], 2);
+    assert_int_equal(coords[2], 3);
+    for (int r = 0; r < 24; r++) {
+        crmpi_topo_cart_coords(&topo, r, coords);
+        assert_int_equal(crmpi_topo_cart_rank(&topo, coords), r);
+    }
+    /* Periodic dimension 1 wraps; the others give MPI_PROC_NULL. */
+    assert_int_equal(crmpi_topo_cart_rank(&topo, (int[]){0, -1, 0}), 8);
+    assert_int_equal(crmpi_topo_cart_rank(&topo, (int[]){0, 3, 1}), 1);
+    assert_int_equal(crmpi_topo_cart_rank(&topo, (int[]){2, 0, 0}), MPI_PROC_NULL);
+    assert_int_equal(crmpi_topo_cart_rank(&topo, (int[]){0, 0, -1}), MPI_PROC_NULL);
+
+    /* A 1x1 periodic grid of the singleton: every shift comes back to itself. */
+    MPI_Comm grid;
+    int src, dst, d2[2] = {1, 1}, p2[2] = {1, 0};
+    assert_int_equal(MPI_Cart_create(MPI_COMM_WORLD, 2, d2, p2, 0, &grid), MPI_SUCCESS);
+    assert_int_equal(MPI_Cart_shift(grid, 0, 3, &src, &dst), MPI_SUCCESS);
+    assert_int_equal(src, 0);
+    assert_int_equal(dst, 0);
+    assert_int_equal(MPI_Cart_shift(grid, 1, 1, &src, &dst), MPI_SUCCESS);
+    assert_int_equal(src, MPI_PROC_NULL);
+    assert_int_equal(dst, MPI_PROC_NULL);
+    /* Neighbours: dimension 0 twice itself, dimension 1 none (blocks untouched). */
+    int in[4] = {-1, -1, -1, -1}, out[4] = {10, 11, 12, 13};
+    assert_int_equal(MPI_Neighbor_alltoall(out, 1, MPI_INT, in, 1, MPI_INT, grid), MPI_SUCCESS);
+    assert_int_equal(in[0], 11); /* from -1: what was sent towards +1 */
+    assert_int_equal(in[1], 10);
+    assert_int_equal(in[2], -1);
+    assert_int_equal(in[3], -1);
+    grid->errhandler = MPI_ERRORS_RETURN;
+    assert_int_equal(MPI_Cart_rank(grid, (int[]){0, 1}, &src), MPI_ERR_ARG);
+    assert_int_equal(MPI_Cart_create(MPI_COMM_WORLD, 1, (int[]){2}, p2, 0, &grid), MPI_ERR_ARG);
+    assert_int_equal(MPI_Graph_neighbors_count(grid, 0, &src), MPI_ERR_TOPOLOGY);
+    assert_int_equal(MPI_Comm_free(&grid), MPI_SUCCESS);
+    int newrank = -5;
+    assert_int_equal(MPI_Cart_map(MPI_COMM_WORLD, 2, d2, p2, &newrank), MPI_SUCCESS);
+    assert_int_equal(newrank, 0);
+    assert_int_equal(MPI_Graph_map(MPI_COMM_WORLD, 0, NULL, NULL, &newrank), MPI_SUCCESS);
+    assert_int_equal(newrank, MPI_UNDEFINED);
+}
+
+/* MPI_Add_error_class/code/string: numbered after MPI_ERR_LASTCODE, classes kept. */
+static void test_added_errors(void **state)
+{
+    (void)state;
+    int errclass, code, got, len, flag, *last;
+    char text[MPI_MAX_ERROR_STRING];
+
+    assert_int_equal(MPI_Add_error_class(&errclass), MPI_SUCCESS);
+    assert_true(errclass > MPI_ERR_LASTCODE);
+    assert_int_equal(MPI_Add_error_code(errclass, &code), MPI_SUCCESS);
+    assert_int_equal(code, errclass + 1);
+    assert_int_equal(MPI_Error_class(code, &got), MPI_SUCCESS);
+    assert_int_equal(got, errclass);
+    assert_int_equal(MPI_Error_string(code, text, &len), MPI_SUCCESS);
+    assert_int_equal(len, 0);
+    assert_int_equal(MPI_Add_error_string(code, "the widget broke"), MPI_SUCCESS);
+    assert_int_equal(MPI_Error_string(code, text, &len), MPI_SUCCESS);
+    assert_string_equal(text, "the widget broke");
+    assert_int_equal(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &last, &flag),
+                     MPI_SUCCESS);
+    assert_true(flag);
+    assert_int_equal(*last, code);
+    /* A code is not a class; predefined texts stay. */
+    assert_int_equal(MPI_Add_error_code(code, &got), MPI_ERR_ARG);
+    assert_int_equal(MPI_Add_error_string(MPI_ERR_RANK, "mine"), MPI_ERR_ARG);
+    assert_int_equal(MPI_Add_error_code(MPI_ERR_RANK, &got), MPI_SUCCESS);
+    assert_int_equal(MPI_Error_class(got, &errclass), MPI_SUCCESS);
+    assert_int_equal(errclass, MPI_ERR_RANK);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_group_algebra),
+        cmocka_unit_test(test_info_objects),
+        cmocka_unit_test(test_attributes),
+        cmocka_unit_test(test_context_id_reuse),
+        cmocka_unit_test(test_free_with_pending_requests),
+        cmocka_unit_test(test_dims_create),
+        cmocka_unit_test(test_cart_arithmetic),
+        cmocka_unit_test(test_added_errors),
+    };
+
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
