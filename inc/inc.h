@@ -37,6 +37,13 @@ int crmpi_inc_pre_checkpoint(void);
 /** Rebuild what pre-checkpoint released; same job, same peers. */
 int crmpi_inc_continue(void);
 
-/* crmpi_inc_restart(job): the restart phase, comes with ompi-restart. */
+/**
+ * The process was restored from an image by a new agent.
+ * @param job       the restart's job facts (same size and rank; new jobid, nodes, local
+ *                  ranks); the rte takes them over (node_of_rank included)
+ * @param mca_env   the restart's "CRMPI_MCA_name=value" entries, NULL-terminated: they
+ *                  replace the image's (the environment inside the image is the old one)
+ */
+int crmpi_inc_restart(const crmpi_rte_job_info_t *job, char *const *mca_env);
 
 #endif /* CRMPI_INC_H */

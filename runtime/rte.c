@@ -366,6 +366,15 @@ const crmpi_rte_job_info_t *crmpi_rte_job_info(void)
     return crmpi_rte.have_info ? &crmpi_rte.info : NULL;
 }
 
+const crmpi_rte_job_info_t *crmpi_rte_job_info_replace(const crmpi_rte_job_info_t *info)
+{
+    if (crmpi_rte.have_info)
+        crmpi_rte_job_info_free(&crmpi_rte.info);
+    crmpi_rte.info = *info;
+    crmpi_rte.have_info = 1;
+    return &crmpi_rte.info;
+}
+
 int crmpi_rte_modex_publish(const char *key, const void *data, size_t len)
 {
     crmpi_buf_t request;

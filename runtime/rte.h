@@ -44,6 +44,10 @@ int crmpi_rte_init(crmpi_rte_job_info_t *info_out);
 /** The facts received by crmpi_rte_init (NULL before it). */
 const crmpi_rte_job_info_t *crmpi_rte_job_info(void);
 
+/** A restart: the restored rank takes the new agent's facts (the rte owns them from now;
+ *  the old ones are freed). @return the rte's copy. */
+const crmpi_rte_job_info_t *crmpi_rte_job_info_replace(const crmpi_rte_job_info_t *info);
+
 /** Publish this rank's value for `key` (visible to others after the next collecting fence). */
 int crmpi_rte_modex_publish(const char *key, const void *data, size_t len);
 

@@ -175,11 +175,41 @@ static int snapc_app_quiesce(uint32_t seq)
     return rc;
 }
 
+/* CKPT_RESTART: the new agent's parameters and job facts, then INC's restart phase. */
+static int snapc_app_restart(crmpi_ctl_msg_t *msg)
+{
+    crmpi_rte_job_info_t job;
+    crmpi_buf_t buf;
+    uint32_t count = 0;
+    char **env = NULL;
+    int rc = CRMPI_ERR_PROTO;
+
+    crmpi_buf_init_read(&buf, msg->payload, msg->hdr.len);
+    if (crmpi_buf_get_u32(&buf, &count) != CRMPI_OK || count > 65536 ||
+        !(env = calloc(count + 1, sizeof(char *))))
+        goto out;
+    for (uint32_t i = 0; i < count; i++) {
+        const char *entry;
+
+        if (crmpi_buf_get_str(&buf, &entry) != CRMPI_OK)
+            goto out;
+        env[i] = (char *)entry; /* points into the message, which outlives this call */
+    }
+    if (crmpi_rte_job_info_unpack(&buf, &job) != CRMPI_OK)
+        goto out;
+    rc = crmpi_inc_restart(&job, env);
+out:
+    if (rc == CRMPI_ERR_PROTO)
+        crmpi_log_error("snapc: the new agent's restart message is malformed");
+    free(env);
+    return rc;
+}
+
 /* One checkpoint, from CKPT_BEGIN to the answer that lets the job go on. */
 static void snapc_app_checkpoint(uint32_t seq)
 {
     static const crmpi_ctl_type_t want_suspend[] = {CRMPI_CTL_CKPT_SUSPEND, 0};
-    static const crmpi_ctl_type_t want_end[] = {CRMPI_CTL_CKPT_CONTINUE, 0};
+    static const crmpi_ctl_type_t want_end[] = {CRMPI_CTL_CKPT_CONTINUE, CRMPI_CTL_CKPT_RESTART, 0};
     bool suspended = false;
     crmpi_ctl_msg_t msg;
     crmpi_buf_t buf;
@@ -205,11 +235,13 @@ static void snapc_app_checkpoint(uint32_t seq)
         rc = snapc_app_wait(seq, want_end, false, &msg);
     else if (rc != CRMPI_ERR_CKPT_ABORTED && rc != CRMPI_ERR_PEER_GONE && rc != CRMPI_ERR_IO)
         rc = snapc_app_wait(seq, want_end, false, &msg); /* the abort that must follow */
+    bool restart = rc == CRMPI_OK && msg.hdr.type == CRMPI_CTL_CKPT_RESTART;
+
+    /* Continue, or, in a process restored from the image, restart. */
+    start = snapc_app_now_ns();
+    int end_rc = restart ? snapc_app_restart(&msg) : suspended ? crmpi_inc_continue() : CRMPI_OK;
     if (rc == CRMPI_OK)
         crmpi_ctl_msg_free(&msg);
-
-    start = snapc_app_now_ns();
-    int end_rc = suspended ? crmpi_inc_continue() : CRMPI_OK;
     crmpi_crcp_release();
     crmpi_unlock();
     crmpi_buf_init(&buf);
@@ -220,9 +252,8 @@ static void snapc_app_checkpoint(uint32_t seq)
     if (end_rc != CRMPI_OK) {
         /* The transports could not be rebuilt: this rank cannot communicate any more. */
         crmpi_mpi_abort_job(MPI_ERR_OTHER,
-                            "checkpoint %u: the transports could not be "
-                            "rebuilt after the checkpoint (%s)",
-                            seq, crmpi_strerror(end_rc));
+                            "checkpoint %u: the transports could not be rebuilt after the %s (%s)",
+                            seq, restart ? "restart" : "checkpoint", crmpi_strerror(end_rc));
     }
 }
 

@@ -223,6 +223,9 @@ void crmpi_snapc_local_from_rank(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *ms
 {
     if (msg->hdr.type == CRMPI_CTL_CKPT_CONTINUED || msg->hdr.type == CRMPI_CTL_CKPT_ABORT)
         local->in_checkpoint = false;
+    /* A restored rank answers its restart so; its C/R thread runs again. */
+    if (msg->hdr.type == CRMPI_CTL_CKPT_CONTINUED)
+        local->rank_ready = !local->rank_stopped;
     if (msg->hdr.type == CRMPI_CTL_CKPT_DRAINED && msg->hdr.status == CRMPI_OK) {
         crmpi_buf_t buf;
         uint64_t bookmark_ns = 0, drain_ns = 0, messages = 0, bytes = 0;

@@ -526,8 +526,11 @@ static const char *tst_unusable(void)
     return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    /* agent_ns_start's init executes this program again, as it does the agent. */
+    if (argc > 1 && strcmp(argv[1], "--ns-init") == 0)
+        agent_ns_init_run(argc, argv);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_start),           cmocka_unit_test(test_checkpoint_leave_running),
         cmocka_unit_test(test_restore_new_fds), cmocka_unit_test(test_restore_twice_remapped),

@@ -23,6 +23,7 @@
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -36,7 +37,9 @@
 #include "ctl.h"
 #include "log.h"
 #include "rte.h"
+#include "filem.h"
 #include "snapc_local.h"
+#include "snapshot.h"
 
 extern char **environ;
 
@@ -59,6 +62,7 @@ typedef struct agent_state {
     int signals_received;                /* of those, since the start */
     int init_alive;                      /* the init has not been reaped: signals go to it */
     crmpi_snapc_local_t snapc;           /* the local checkpoint coordinator */
+    uint32_t restart_seq;                /* restore mode: the sequence restored */
 } agent_state_t;
 
 /*
@@ -559,21 +563,107 @@ static void agent_run(agent_state_t *st)
 
 static void agent_usage(FILE *out)
 {
-    fputs("Usage: crmpi-agent [--cpuset LIST [--membind]] -- PROGRAM [ARG]...\n"
+    fputs("Usage: crmpi-agent [--cpuset LIST [--membind]] [--restore SEQDIR] -- PROGRAM [ARG]...\n"
           "Run one rank of a crmpi job in its own pid namespace. Started by mpirun (or by\n"
           "ompi-restart), never by hand: it needs the PMIx environment and CRMPI_HNP_URI.\n"
-          "  --cpuset LIST   bind the rank to these CPUs (hwloc list syntax, e.g. 0-1)\n"
-          "  --membind       also bind its memory near those CPUs\n",
+          "  --cpuset LIST    bind the rank to these CPUs (hwloc list syntax, e.g. 0-1)\n"
+          "  --membind        also bind its memory near those CPUs\n"
+          "  --restore SEQDIR restore the rank from sequence directory SEQDIR of a snapshot\n"
+          "                   (its rank.<r>/) instead of starting PROGRAM\n",
           out);
+}
+
+/*
+ * Restore mode: copy this rank's images from the snapshot to node-local storage, checking
+ * every checksum, and restore them as the rank (agent_crs.h).
+ */
+static int agent_restore(agent_state_t *st, const char *seq_dir, const char *cpuset)
+{
+    char problem[FILEM_PROBLEM_MAX], local[4096], images[4200], err[1024];
+    filem_manifest_t *manifest = NULL;
+    const filem_ops_t *ops;
+    char *src = NULL;
+    int rc;
+
+    rc = filem_manifest_read(seq_dir, false, &manifest, problem);
+    if (rc != CRMPI_OK) {
+        crmpi_log_error("cannot restore rank %u: %s", st->info.rank, problem);
+        return rc;
+    }
+    if (manifest->num_ranks != st->info.size) {
+        crmpi_log_error("cannot restore: the snapshot %s has %zu ranks, this job %u", seq_dir,
+                        manifest->num_ranks, st->info.size);
+        filem_manifest_destroy(manifest);
+        return CRMPI_ERR_BAD_PARAM;
+    }
+    st->restart_seq = manifest->seq;
+    snprintf(local, sizeof(local), "%s/restore", st->info.session_dir);
+    if (mkdir(local, 0700) < 0 && errno != EEXIST) {
+        crmpi_log_error("cannot create %s: %s", local, strerror(errno));
+        filem_manifest_destroy(manifest);
+        return CRMPI_ERR_IO;
+    }
+    snprintf(local, sizeof(local), "%s/restore/rank.%u", st->info.session_dir, st->info.rank);
+    snprintf(images, sizeof(images), "%s/criu", local);
+    rc = filem_rank_dir_path(seq_dir, (int)st->info.rank, &src);
+    if (rc == CRMPI_OK)
+        rc = filem_base_open(&ops);
+    if (rc == CRMPI_OK) {
+        filem_transfer_t transfer = {.rank = (int)st->info.rank, .src_dir = src, .dest_dir = local};
+
+        filem_tree_remove(local);
+        rc = ops->get(&transfer, &manifest->ranks[st->info.rank]);
+        filem_base_close();
+    }
+    free(src);
+    filem_manifest_destroy(manifest);
+    if (rc != CRMPI_OK)
+        return rc; /* FileM said which file */
+    rc = agent_crs_restore(images, cpuset, &st->child, err, sizeof(err));
+    filem_tree_remove(local);
+    if (rc != CRMPI_OK)
+        crmpi_log_error("cannot restore rank %u: %s", st->info.rank, err);
+    return rc;
+}
+
+/* Tell the restored rank where it is now: the restart's parameters and job facts. */
+static int agent_restart_rank(agent_state_t *st)
+{
+    static const char prefix[] = "CRMPI_MCA_";
+    crmpi_buf_t buf;
+    uint32_t count = 0;
+    int rc;
+
+    for (char **e = environ; *e; e++)
+        count += strncmp(*e, prefix, sizeof(prefix) - 1) == 0;
+    crmpi_buf_init(&buf);
+    crmpi_buf_put_u32(&buf, count);
+    for (char **e = environ; *e; e++) {
+        if (strncmp(*e, prefix, sizeof(prefix) - 1) == 0)
+            crmpi_buf_put_str(&buf, *e);
+    }
+    crmpi_rte_job_info_pack(&st->info, &buf);
+    st->snapc.seq = st->restart_seq;
+    st->snapc.in_checkpoint = true; /* until the rank's CKPT_CONTINUED */
+    rc = buf.failed ? CRMPI_ERR_OUT_OF_RESOURCE
+                    : crmpi_ctl_send(st->child.ctl_fd, CRMPI_CTL_CKPT_RESTART, st->restart_seq,
+                                     CRMPI_OK, buf.data, buf.len);
+    crmpi_buf_free(&buf);
+    if (rc != CRMPI_OK)
+        crmpi_log_error("cannot send the restored rank its new job facts: %s", crmpi_strerror(rc));
+    return rc;
 }
 
 int main(int argc, char **argv)
 {
     agent_state_t st;
-    const char *cpuset = NULL;
+    const char *cpuset = NULL, *restore_dir = NULL;
     int membind = 0, argi, status;
     pmix_status_t prc;
 
+    if (argc > 1 && strcmp(argv[1], "--ns-init") == 0) {
+        agent_ns_init_run(argc, argv); /* the rank's init (agent_ns.h) */
+    }
     memset(&st, 0, sizeof(st));
     st.hnp_fd = -1;
     sigset_t ending;
@@ -598,6 +688,8 @@ int main(int argc, char **argv)
             cpuset = argv[++argi];
         } else if (strcmp(argv[argi], "--membind") == 0) {
             membind = 1;
+        } else if (strcmp(argv[argi], "--restore") == 0 && argi + 1 < argc) {
+            restore_dir = argv[++argi];
         } else if (strcmp(argv[argi], "--help") == 0 || strcmp(argv[argi], "-h") == 0) {
             agent_usage(stdout);
             return 0;
@@ -636,9 +728,14 @@ int main(int argc, char **argv)
     }
     if (rc == CRMPI_OK) {
         signal(SIGPIPE, SIG_IGN);
+        agent_crs_init(&st.snapc);
         /* The rank's pid inside its namespace: the agent's own pid, unique on this node
-         * while the agent lives (DESIGN section 9: not every rank pid 2). */
-        rc = agent_ns_start(argv[argi], argv + argi, rank_env, getpid(), &st.child);
+         * while the agent lives (DESIGN section 9: not every rank pid 2). A restored rank
+         * keeps the pid it had. */
+        if (restore_dir)
+            rc = agent_restore(&st, restore_dir, cpuset);
+        else
+            rc = agent_ns_start(argv[argi], argv + argi, rank_env, getpid(), &st.child);
         if (rc == CRMPI_OK) {
             st.init_alive = 1;
             st.snapc.hnp_fd = st.hnp_fd;
@@ -646,9 +743,10 @@ int main(int argc, char **argv)
             st.snapc.rank = (int)st.info.rank;
             st.snapc.init_pid = st.child.init_pid;
             st.snapc.local_base = st.info.session_dir;
-            agent_crs_init(&st.snapc);
             rc = agent_hello_hnp(&st);
         }
+        if (rc == CRMPI_OK && restore_dir)
+            rc = agent_restart_rank(&st);
     }
     free(rank_env);
     if (rc != CRMPI_OK) {

@@ -6,11 +6,23 @@
 #ifndef AGENT_CRS_H
 #define AGENT_CRS_H
 
+#include "agent_ns.h"
 #include "snapc_local.h"
 
 /** Open the checkpointer and set local->dump; without one (or when CRIU cannot run here),
  *  leave it NULL and log why at crs_base_verbose 10. */
 void agent_crs_init(crmpi_snapc_local_t *local);
 void agent_crs_finalize(void);
+
+/**
+ * Restore the rank from `images_dir` as the agent's child, with new stdio pipes and a new
+ * control socket in place of the old ones (stdin reads end-of-file, as at launch), its
+ * threads' affinity remapped onto `cpuset` (NULL: as recorded).
+ * @param child_out  init_pid, ctl_fd, out_fd, err_fd (rank_pid unknown: 0)
+ * @return CRMPI_OK, CRMPI_ERR_NOT_SUPPORTED (no checkpointer), or the CRS's error, with
+ *         `err` saying why
+ */
+int agent_crs_restore(const char *images_dir, const char *cpuset, agent_ns_child_t *child_out,
+                      char *err, size_t err_len);
 
 #endif /* AGENT_CRS_H */

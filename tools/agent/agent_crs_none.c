@@ -2,7 +2,10 @@
  * agent_crs_none.c: the agent without a checkpointer (configure found no libcriu): a
  * checkpoint then fails at the dump, saying so, and the job goes on (agent_crs.h).
  */
+#include <stdio.h>
+
 #include "agent_crs.h"
+#include "crmpi_status.h"
 
 void agent_crs_init(crmpi_snapc_local_t *local)
 {
@@ -11,4 +14,14 @@ void agent_crs_init(crmpi_snapc_local_t *local)
 
 void agent_crs_finalize(void)
 {
+}
+
+int agent_crs_restore(const char *images_dir, const char *cpuset, agent_ns_child_t *child_out,
+                      char *err, size_t err_len)
+{
+    (void)images_dir;
+    (void)cpuset;
+    (void)child_out;
+    snprintf(err, err_len, "this agent was built without a checkpointer (CRIU)");
+    return CRMPI_ERR_NOT_SUPPORTED;
 }

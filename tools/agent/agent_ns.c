@@ -4,6 +4,12 @@
  * The agent has threads (PMIx's progress thread), so the children are created with raw
  * clone system calls and do nothing but system calls until exec: no malloc, no stdio, no
  * locks that another thread might have held at the time of the clone.
+ *
+ * The init execs the agent's own program again ("--ns-init") before it creates the rank:
+ * a clone of the agent would keep the agent's memory, PMIx's shared segments of this job
+ * among it, and CRIU would dump those mappings with the init and fail to restore them
+ * once the job and its files are gone. After the exec the init maps only the program and
+ * its libraries, which a restart node has at the same paths.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +17,8 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -22,6 +30,8 @@
 #include "crmpi_status.h"
 #include "ctl.h"
 #include "log.h"
+
+extern char **environ;
 
 /* The rank's pid inside the namespace, for the init's signal forwarder. */
 static volatile pid_t agent_ns_rank_pid;
@@ -92,16 +102,12 @@ static int agent_ns_place_fd(int fd, int target)
     return high < 0 || dup2(high, target) < 0 ? -1 : 0;
 }
 
-static __attribute__((noreturn)) void agent_ns_init_main(const char *program, char *const argv[],
-                                                         char *const envp[], pid_t wanted_pid,
-                                                         int in_fd, int out_fd, int err_fd,
-                                                         int ctl_fd)
+/* The init, between clone and exec: its session, its descriptors, then the exec. */
+static __attribute__((noreturn)) void agent_ns_init_exec(const char *self_exe,
+                                                         char *const init_argv[],
+                                                         char *const envp[], int in_fd, int out_fd,
+                                                         int err_fd, int ctl_fd)
 {
-    struct sigaction forward = {.sa_handler = agent_ns_init_forward};
-    sigset_t none;
-    int status = 0, pid_refused;
-    pid_t rank;
-
     setsid();
     /* The namespace must not outlive its agent, whoever kills the agent and how. */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -110,6 +116,24 @@ static __attribute__((noreturn)) void agent_ns_init_main(const char *program, ch
         _exit(126);
     }
     syscall(SYS_close_range, AGENT_NS_CTL_FD + 1, ~0U, 0);
+    execve(self_exe, init_argv, envp);
+    agent_ns_write_str(2, "crmpi-agent: cannot execute the rank's init\n");
+    _exit(126);
+}
+
+void agent_ns_init_run(int argc, char **argv)
+{
+    struct sigaction forward = {.sa_handler = agent_ns_init_forward};
+    sigset_t none;
+    int status = 0, pid_refused;
+    pid_t rank, wanted_pid;
+
+    /* argv: crmpi-agent --ns-init PID -- PROGRAM [ARG]... */
+    if (argc < 5 || strcmp(argv[3], "--") != 0) {
+        agent_ns_write_str(2, "crmpi-agent: --ns-init is for the agent itself\n");
+        _exit(126);
+    }
+    wanted_pid = (pid_t)strtol(argv[2], NULL, 10);
     sigemptyset(&forward.sa_mask);
     forward.sa_flags = SA_RESTART;
     /* The forwarded signals stay blocked until the rank exists and its pid is recorded: one
@@ -129,7 +153,7 @@ static __attribute__((noreturn)) void agent_ns_init_main(const char *program, ch
 
     rank = agent_ns_clone_rank(wanted_pid, &pid_refused);
     if (rank == 0) {
-        agent_ns_rank_exec(program, argv, envp);
+        agent_ns_rank_exec(argv[4], argv + 4, environ);
     }
     if (rank < 0) {
         agent_ns_write_str(2, "crmpi-agent: cannot create the rank process\n");
@@ -166,7 +190,33 @@ int agent_ns_start(const char *program, char *const argv[], char *const envp[], 
                    agent_ns_child_t *child_out)
 {
     int in_pipe[2], out_pipe[2], err_pipe[2], ctl[2];
+    char self_exe[4096], pid_text[16];
+    char **init_argv;
+    size_t argc = 0;
 
+    /* Everything the init needs is prepared here: it may not allocate before its exec. */
+    ssize_t len = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
+    if (len < 0) {
+        crmpi_log_error("cannot find the agent's own program: %s", strerror(errno));
+        return CRMPI_ERR_IO;
+    }
+    self_exe[len] = '\0';
+    while (argv[argc]) {
+        argc++;
+    }
+    init_argv = calloc(argc + 5, sizeof(char *));
+    if (!init_argv) {
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    }
+    snprintf(pid_text, sizeof(pid_text), "%d", (int)wanted_pid);
+    init_argv[0] = self_exe;
+    init_argv[1] = "--ns-init";
+    init_argv[2] = pid_text;
+    init_argv[3] = "--";
+    init_argv[4] = (char *)program;
+    for (size_t a = 1; a < argc; a++) {
+        init_argv[4 + a] = argv[a];
+    }
     if (pipe2(in_pipe, O_CLOEXEC) < 0) {
         goto err_report;
     }
@@ -184,9 +234,9 @@ int agent_ns_start(const char *program, char *const argv[], char *const envp[], 
         goto err_close_ctl;
     }
     if (pid == 0) {
-        agent_ns_init_main(program, argv, envp, wanted_pid, in_pipe[0], out_pipe[1], err_pipe[1],
-                           ctl[1]);
+        agent_ns_init_exec(self_exe, init_argv, envp, in_pipe[0], out_pipe[1], err_pipe[1], ctl[1]);
     }
+    free(init_argv);
     /* stdin: the write end closes at once, so the rank reads end-of-file. */
     close(in_pipe[0]);
     close(in_pipe[1]);
@@ -213,6 +263,7 @@ err_close_in:
     close(in_pipe[0]);
     close(in_pipe[1]);
 err_report:
+    free(init_argv);
     crmpi_log_error("cannot start the rank's namespace: %s", strerror(errno));
     return errno == ENOMEM ? CRMPI_ERR_OUT_OF_RESOURCE : CRMPI_ERR_IO;
 }

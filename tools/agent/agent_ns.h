@@ -38,4 +38,12 @@ typedef struct agent_ns_child {
 int agent_ns_start(const char *program, char *const argv[], char *const envp[], pid_t wanted_pid,
                    agent_ns_child_t *child_out);
 
+/**
+ * The init's own life, after agent_ns_start's init has executed the agent's program again
+ * as "crmpi-agent --ns-init PID -- PROGRAM [ARG]...": create the rank with pid PID, forward
+ * signals to it, reap, and report its wait status on the control socket. Never returns.
+ * Called by main() before anything else when argv[1] is "--ns-init".
+ */
+__attribute__((noreturn)) void agent_ns_init_run(int argc, char **argv);
+
 #endif /* AGENT_NS_H */

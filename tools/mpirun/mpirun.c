@@ -685,6 +685,7 @@ static void mpirun_snapc_manifest(void *arg, filem_manifest_t *manifest)
     char np[16];
 
     filem_manifest_argv_set(manifest, opts->argc, opts->argv);
+    filem_kv_list_add(&manifest->launch, "program", st->job.program);
     snprintf(np, sizeof(np), "%d", st->job.map.np);
     filem_kv_list_add(&manifest->launch, "np", np);
     filem_kv_list_add(&manifest->launch, "map-by", map_by[opts->map_by]);
@@ -730,6 +731,29 @@ static int mpirun_snapc_create(mpirun_state_t *st, const mpirun_options_t *opts)
     return rc;
 }
 
+/* --restore: the snapshot's rank count is the job's (a restart cannot change it). */
+static int mpirun_restore_check(mpirun_options_t *opts)
+{
+    char problem[FILEM_PROBLEM_MAX];
+    filem_manifest_t *manifest;
+    int rc = filem_manifest_read(opts->restore, false, &manifest, problem);
+
+    if (rc != CRMPI_OK) {
+        crmpi_log_error("--restore %s: %s", opts->restore, problem);
+        return rc;
+    }
+    if (opts->np && (size_t)opts->np != manifest->num_ranks) {
+        crmpi_log_error("--restore %s: the snapshot has %zu ranks and a restart keeps them all; "
+                        "-np %d asks for %d",
+                        opts->restore, manifest->num_ranks, opts->np, opts->np);
+        rc = CRMPI_ERR_BAD_PARAM;
+    } else {
+        opts->np = (int)manifest->num_ranks;
+    }
+    filem_manifest_destroy(manifest);
+    return rc;
+}
+
 static int mpirun_prepare(mpirun_state_t *st, mpirun_options_t *opts)
 {
     char err[512], hostname[256];
@@ -747,6 +771,9 @@ static int mpirun_prepare(mpirun_state_t *st, mpirun_options_t *opts)
     if (opts->hostfile && mpirun_hostfile_read(opts, opts->hostfile, err, sizeof(err))) {
         crmpi_log_error("%s", err);
         return CRMPI_ERR_BAD_PARAM;
+    }
+    if (opts->restore && (rc = mpirun_restore_check(opts)) != CRMPI_OK) {
+        return rc;
     }
     if ((rc = mpirun_resolve_program(opts->argv[0], &st->job.program)) != CRMPI_OK ||
         (rc = mpirun_find_agent(&st->job.agent_path)) != CRMPI_OK) {

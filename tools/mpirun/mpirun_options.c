@@ -27,7 +27,9 @@ const char mpirun_options_usage[] =
     "  -x VAR[=VALUE]            set VAR (or pass mpirun's own VAR) in every rank\n"
     "      --mca NAME VALUE      set an MCA parameter (crmpi_info --param all all lists them)\n"
     "      --tag-output          prefix each output line with [jobid,rank]<stdout|stderr>:\n"
-    "      --with-ft cr          enable checkpoint/restart for this job\n"
+    "      --with-ft cr          enable checkpoint/restart for this job (ompi-checkpoint)\n"
+    "      --restore SEQDIR      restore the job from a snapshot's sequence directory\n"
+    "                            instead of starting it (ompi-restart uses it)\n"
     "      --timeout SECONDS     end the job, with an error, after SECONDS\n"
     "      --report-pid WHERE    print the jobid (mpirun's pid) to - (stdout), + (stderr)\n"
     "                            or a file\n"
@@ -317,6 +319,10 @@ int mpirun_options_parse(int argc, char **argv, mpirun_options_t *opts_out, char
         } else if (TAKE("report-pid")) {
             free(opts.report_pid);
             opts.report_pid = strdup(value);
+        } else if (TAKE("restore")) {
+            free(opts.restore);
+            opts.restore = strdup(value);
+            opts.with_ft_cr = true; /* a restored job can be checkpointed again */
         } else if (mpirun_options_flag(arg, "tag-output")) {
             opts.tag_output = true;
         } else if (mpirun_options_flag(arg, "oversubscribe")) {
@@ -406,5 +412,6 @@ void mpirun_options_free(mpirun_options_t *opts)
     free(opts->mca_values);
     free(opts->hostfile);
     free(opts->report_pid);
+    free(opts->restore);
     memset(opts, 0, sizeof(*opts));
 }

@@ -52,6 +52,7 @@ typedef struct mpirun_options {
     bool with_ft_cr;  /* --with-ft cr */
     int timeout_s;    /* --timeout N; 0 means none */
     char *report_pid; /* --report-pid -|+|FILE; NULL when not asked */
+    char *restore;    /* --restore SEQDIR: the snapshot sequence to restore; NULL: launch */
     int verbose;      /* -v/--verbose count */
     bool help;        /* -h/--help */
     bool version;     /* -V/--version */

@@ -325,7 +325,7 @@ static int plm_local_spawn(mpirun_job_t *job, plm_local_state_t *state, int rank
     const char *cpuset = job->map.placement[rank].cpuset;
     pmix_proc_t proc;
     char **pmix_env = NULL, **env = NULL;
-    char *argv[8 + 1];
+    char *argv[10 + 1];
     int argc = 0, out_pipe[2], err_pipe[2];
     plm_local_wait_t wait;
     pmix_status_t prc;
@@ -354,6 +354,10 @@ static int plm_local_spawn(mpirun_job_t *job, plm_local_state_t *state, int rank
         if (job->opts->bind_to == MPIRUN_BIND_TO_NUMA) {
             argv[argc++] = "--membind";
         }
+    }
+    if (job->opts->restore) {
+        argv[argc++] = "--restore";
+        argv[argc++] = job->opts->restore;
     }
     argv[argc++] = "--";
     argv[argc++] = job->program;

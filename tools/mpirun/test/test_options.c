@@ -151,6 +151,21 @@ static void test_map_bind(void **state)
                      CRMPI_ERR_BAD_PARAM);
 }
 
+/* --restore names the sequence to restore and implies --with-ft cr. */
+static void test_restore(void **state)
+{
+    mpirun_options_t opts;
+    char err[256];
+
+    (void)state;
+    assert_int_equal(parse(&opts, err, sizeof(err), "--restore", "/snap/4711.ckpt/2", "p", NULL),
+                     CRMPI_OK);
+    assert_string_equal(opts.restore, "/snap/4711.ckpt/2");
+    assert_true(opts.with_ft_cr);
+    mpirun_options_free(&opts);
+    assert_int_equal(parse(&opts, err, sizeof(err), "--restore", NULL), CRMPI_ERR_BAD_PARAM);
+}
+
 static void test_env_mca_and_flags(void **state)
 {
     mpirun_options_t opts;
@@ -184,13 +199,10 @@ static void test_env_mca_and_flags(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_np_and_program),
-        cmocka_unit_test(test_bad_np),
-        cmocka_unit_test(test_unknown_option_and_no_program),
-        cmocka_unit_test(test_hosts),
-        cmocka_unit_test(test_hostfile),
-        cmocka_unit_test(test_map_bind),
-        cmocka_unit_test(test_env_mca_and_flags),
+        cmocka_unit_test(test_np_and_program), cmocka_unit_test(test_restore),
+        cmocka_unit_test(test_bad_np),         cmocka_unit_test(test_unknown_option_and_no_program),
+        cmocka_unit_test(test_hosts),          cmocka_unit_test(test_hostfile),
+        cmocka_unit_test(test_map_bind),       cmocka_unit_test(test_env_mca_and_flags),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

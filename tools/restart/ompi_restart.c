@@ -1,0 +1,274 @@
+/*
+ * ompi_restart.c: ompi-restart, a job restarted from a snapshot (DESIGN sections 1 and 4).
+ *
+ * It opens the snapshot (checking every checksum of the chosen sequence, and falling back
+ * to the previous committed sequence when one is damaged), checks that the program the job
+ * ran is still there (a restored rank maps the same executable and libraries: restart
+ * nodes need the same software image), then runs mpirun with --restore and the launch
+ * options of the restart: the rank count is the snapshot's; hosts, mapping, binding and
+ * MCA parameters (the BTLs among them) may change.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "component.h"
+#include "crmpi_status.h"
+#include "filem.h"
+#include "log.h"
+#include "param.h"
+#include "snapshot.h"
+
+static const char ompi_restart_usage[] =
+    "Usage: ompi-restart [OPTION]... HANDLE\n"
+    "Restart a job from its snapshot. HANDLE is what ompi-checkpoint printed (the\n"
+    "<jobid>.ckpt directory), or a jobid whose snapshot is in snapc_base_global_snapshot_dir.\n"
+    "The newest committed sequence is used unless --seq says otherwise; a damaged one is\n"
+    "replaced by the previous committed sequence, with a message.\n"
+    "\n"
+    "  --seq N             restart from sequence N\n"
+    "  -H, --host LIST     hosts, as for mpirun\n"
+    "  --hostfile FILE     hosts, as for mpirun\n"
+    "  --map-by WHAT       mapping (default: the checkpointed job's)\n"
+    "  --bind-to WHAT      binding (default: the checkpointed job's)\n"
+    "  --mca NAME VALUE    an MCA parameter of the restarted job (e.g. --mca btl self,tcp);\n"
+    "                      the checkpointed job's parameters apply unless set again here\n"
+    "  -i, --info          say which sequence is restarted and how\n"
+    "  --showme            print the mpirun command instead of running it\n"
+    "  -v, --verbose       passed on to mpirun\n"
+    "  -h, --help          this help\n"
+    "\n"
+    "The rank count is the snapshot's. Exit status: mpirun's, or 1 when the snapshot cannot\n"
+    "be used (the reason is on stderr), 2 for a bad command line.\n";
+
+/* Options given on the command line; NULL when not given. */
+typedef struct ompi_restart_options {
+    const char *handle;
+    long seq; /* -1: the newest committed */
+    const char *host, *hostfile, *map_by, *bind_to;
+    char **mca; /* NAME, VALUE pairs */
+    size_t num_mca;
+    bool info, showme;
+    int verbose;
+} ompi_restart_options_t;
+
+/* @return 0 (parsed), 1 (--help shown), 2 (bad command line, said why) */
+static int ompi_restart_parse(int argc, char **argv, ompi_restart_options_t *opts)
+{
+    opts->seq = -1;
+    opts->mca = calloc((size_t)argc, sizeof(char *));
+    if (!opts->mca)
+        return 2;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        const char **value_of = NULL;
+
+        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+            fputs(ompi_restart_usage, stdout);
+            return 1;
+        } else if (strcmp(arg, "-i") == 0 || strcmp(arg, "--info") == 0) {
+            opts->info = true;
+        } else if (strcmp(arg, "--showme") == 0) {
+            opts->showme = true;
+        } else if (strcmp(arg, "-v") == 0 || strcmp(arg, "--verbose") == 0) {
+            opts->verbose++;
+        } else if (strcmp(arg, "--mca") == 0 || strcmp(arg, "-mca") == 0) {
+            if (i + 2 >= argc) {
+                crmpi_log_error("%s needs a name and a value", arg);
+                return 2;
+            }
+            opts->mca[opts->num_mca++] = argv[++i];
+            opts->mca[opts->num_mca++] = argv[++i];
+        } else if (strcmp(arg, "--seq") == 0) {
+            char *end;
+
+            if (i + 1 >= argc) {
+                crmpi_log_error("--seq needs a sequence number");
+                return 2;
+            }
+            errno = 0;
+            opts->seq = strtol(argv[++i], &end, 10);
+            if (errno || *end || opts->seq < 1) {
+                crmpi_log_error("--seq: '%s' is not a sequence number (1, 2, ...)", argv[i]);
+                return 2;
+            }
+        } else if (strcmp(arg, "-H") == 0 || strcmp(arg, "--host") == 0) {
+            value_of = &opts->host;
+        } else if (strcmp(arg, "--hostfile") == 0 || strcmp(arg, "--machinefile") == 0) {
+            value_of = &opts->hostfile;
+        } else if (strcmp(arg, "--map-by") == 0) {
+            value_of = &opts->map_by;
+        } else if (strcmp(arg, "--bind-to") == 0) {
+            value_of = &opts->bind_to;
+        } else if (arg[0] == '-') {
+            crmpi_log_error("unknown option '%s' (see ompi-restart --help)", arg);
+            return 2;
+        } else if (opts->handle) {
+            crmpi_log_error("one snapshot handle only ('%s' and '%s' given)", opts->handle, arg);
+            return 2;
+        } else {
+            opts->handle = arg;
+        }
+        if (value_of) {
+            if (i + 1 >= argc) {
+                crmpi_log_error("%s needs a value", arg);
+                return 2;
+            }
+            *value_of = argv[++i];
+        }
+    }
+    if (!opts->handle) {
+        crmpi_log_error("no snapshot handle given (what ompi-checkpoint printed; see --help)");
+        return 2;
+    }
+    return 0;
+}
+
+/* The value of `key` in a manifest's key/value list, or NULL. */
+static const char *ompi_restart_kv(const filem_kv_list_t *list, const char *key)
+{
+    for (size_t i = 0; i < list->count; i++) {
+        if (strcmp(list->items[i].key, key) == 0)
+            return list->items[i].value;
+    }
+    return NULL;
+}
+
+/* A restart's MCA parameter replaces the checkpointed job's of the same name. */
+static bool ompi_restart_mca_given(const ompi_restart_options_t *opts, const char *name)
+{
+    for (size_t i = 0; i < opts->num_mca; i += 2) {
+        if (strcmp(opts->mca[i], name) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* mpirun beside this program (the same installation). */
+static int ompi_restart_mpirun_path(char *path, size_t len)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+    if (n < 0)
+        return CRMPI_ERR_NOT_FOUND;
+    self[n] = '\0';
+    if ((size_t)snprintf(path, len, "%s/mpirun", dirname(self)) >= len)
+        return CRMPI_ERR_BAD_PARAM;
+    return access(path, X_OK) == 0 ? CRMPI_OK : CRMPI_ERR_NOT_FOUND;
+}
+
+int main(int argc, char **argv)
+{
+    ompi_restart_options_t opts = {0};
+    filem_restart_t *restart = NULL;
+    char mpirun[PATH_MAX], np[16];
+    const char *program;
+    char **cmd;
+    size_t n = 0;
+    int rc;
+
+    crmpi_log_set_who("ompi-restart");
+    if (crmpi_catalog_register_all() != CRMPI_OK)
+        return 1;
+    rc = ompi_restart_parse(argc, argv, &opts);
+    if (rc)
+        return rc == 1 ? 0 : 2;
+    /* The snapshot directory parameter may be among them. */
+    for (size_t i = 0; i < opts.num_mca; i += 2)
+        crmpi_param_set_override(opts.mca[i], opts.mca[i + 1]);
+    if (filem_restart_open(opts.handle, opts.seq, 0, &restart) != CRMPI_OK)
+        return 1; /* FileM said why */
+    program = ompi_restart_kv(&restart->manifest->launch, "program");
+    if (!program || restart->manifest->argc == 0) {
+        crmpi_log_error("sequence %u of %s does not record the program it ran; it cannot be "
+                        "restarted",
+                        restart->seq, restart->jobdir);
+        return 1;
+    }
+    if (access(program, X_OK) < 0) {
+        crmpi_log_error("the job's program %s is not here (%s): a restart needs the same "
+                        "software image (program and libraries at the same paths) as the "
+                        "checkpointed job",
+                        program, strerror(errno));
+        return 1;
+    }
+    if (ompi_restart_mpirun_path(mpirun, sizeof(mpirun)) != CRMPI_OK) {
+        crmpi_log_error("cannot find mpirun beside ompi-restart");
+        return 1;
+    }
+    if (opts.info || opts.verbose)
+        fprintf(stderr,
+                "ompi-restart: restarting job %llu from sequence %u of %s: %zu ranks of %s\n",
+                (unsigned long long)restart->manifest->jobid, restart->seq, restart->jobdir,
+                restart->manifest->num_ranks, program);
+
+    cmd = calloc(32 + 2 * (restart->manifest->mca.count + opts.num_mca) + restart->manifest->argc,
+                 sizeof(char *));
+    if (!cmd)
+        return 1;
+    snprintf(np, sizeof(np), "%zu", restart->manifest->num_ranks);
+    cmd[n++] = mpirun;
+    cmd[n++] = "--restore";
+    cmd[n++] = restart->seq_dir;
+    cmd[n++] = "-np";
+    cmd[n++] = np;
+    const char *map_by =
+        opts.map_by ? opts.map_by : ompi_restart_kv(&restart->manifest->launch, "map-by");
+    const char *bind_to =
+        opts.bind_to ? opts.bind_to : ompi_restart_kv(&restart->manifest->launch, "bind-to");
+    if (map_by) {
+        cmd[n++] = "--map-by";
+        cmd[n++] = (char *)map_by;
+    }
+    if (bind_to) {
+        cmd[n++] = "--bind-to";
+        cmd[n++] = (char *)bind_to;
+    }
+    if (opts.host) {
+        cmd[n++] = "--host";
+        cmd[n++] = (char *)opts.host;
+    }
+    if (opts.hostfile) {
+        cmd[n++] = "--hostfile";
+        cmd[n++] = (char *)opts.hostfile;
+    }
+    for (size_t i = 0; i < restart->manifest->mca.count; i++) {
+        const filem_kv_t *kv = &restart->manifest->mca.items[i];
+
+        if (ompi_restart_mca_given(&opts, kv->key))
+            continue;
+        cmd[n++] = "--mca";
+        cmd[n++] = kv->key;
+        cmd[n++] = kv->value;
+    }
+    for (size_t i = 0; i < opts.num_mca; i++) {
+        if (i % 2 == 0)
+            cmd[n++] = "--mca";
+        cmd[n++] = opts.mca[i];
+    }
+    for (int v = 0; v < opts.verbose; v++)
+        cmd[n++] = "-v";
+    cmd[n++] = (char *)program;
+    for (size_t a = 1; a < restart->manifest->argc; a++)
+        cmd[n++] = restart->manifest->argv[a];
+    cmd[n] = NULL;
+
+    if (opts.showme) {
+        for (size_t i = 0; i < n; i++)
+            printf("%s%s", i ? " " : "", cmd[i]);
+        printf("\n");
+        return 0;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    execv(mpirun, cmd);
+    crmpi_log_error("cannot run %s: %s", mpirun, strerror(errno));
+    return 1;
+}
