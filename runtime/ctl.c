@@ -295,6 +295,7 @@ const char *crmpi_ctl_type_name(uint16_t type)
     case CRMPI_CTL_CKPT_RESTART: return "CKPT_RESTART";
     case CRMPI_CTL_TOOL_CKPT: return "TOOL_CKPT";
     case CRMPI_CTL_TOOL_PROGRESS: return "TOOL_PROGRESS";
+    case CRMPI_CTL_TOOL_STATUS: return "TOOL_STATUS";
     default: return "?";
     }
 }

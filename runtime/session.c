@@ -5,9 +5,14 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "crmpi_status.h"
+#include "ctl.h"
 #include "param.h"
 #include "session.h"
 
@@ -22,6 +27,60 @@ int crmpi_session_parent(char *buf, size_t len)
     if ((size_t)snprintf(buf, len, "%s/crmpi-%u", base, (unsigned)getuid()) >= len)
         return CRMPI_ERR_BAD_PARAM;
     return CRMPI_OK;
+}
+
+int crmpi_session_job_connect(uint64_t jobid, int *fd_out)
+{
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    int fd;
+
+    if (crmpi_session_job_socket(jobid, addr.sun_path, sizeof(addr.sun_path)) != CRMPI_OK)
+        return CRMPI_ERR_BAD_PARAM;
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return CRMPI_ERR_IO;
+    if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0) {
+        *fd_out = fd;
+        return CRMPI_OK;
+    }
+    close(fd);
+    return kill((pid_t)jobid, 0) < 0 && errno == ESRCH ? CRMPI_ERR_NOT_FOUND : CRMPI_ERR_PEER_GONE;
+}
+
+int crmpi_session_job_status(uint64_t jobid, crmpi_job_status_t *status_out)
+{
+    crmpi_job_status_t status = {0};
+    const char *jobdir = NULL, *program = NULL;
+    crmpi_ctl_msg_t msg;
+    crmpi_buf_t buf;
+    int fd, rc;
+
+    rc = crmpi_session_job_connect(jobid, &fd);
+    if (rc != CRMPI_OK)
+        return rc;
+    rc = crmpi_ctl_send(fd, CRMPI_CTL_TOOL_STATUS, 0, CRMPI_OK, NULL, 0);
+    if (rc == CRMPI_OK)
+        rc = crmpi_ctl_recv(fd, &msg);
+    close(fd);
+    if (rc != CRMPI_OK)
+        return rc;
+    crmpi_buf_init_read(&buf, msg.payload, msg.hdr.len);
+    crmpi_buf_get_u64(&buf, &status.jobid);
+    crmpi_buf_get_u32(&buf, &status.np);
+    crmpi_buf_get_u32(&buf, &status.cr);
+    crmpi_buf_get_u32(&buf, &status.state);
+    crmpi_buf_get_u32(&buf, &status.last_seq);
+    crmpi_buf_get_str(&buf, &jobdir);
+    crmpi_buf_get_str(&buf, &program);
+    rc = msg.hdr.type == CRMPI_CTL_REPLY && msg.hdr.status == CRMPI_OK ? crmpi_buf_get_done(&buf)
+                                                                       : CRMPI_ERR_PROTO;
+    if (rc == CRMPI_OK) {
+        snprintf(status.jobdir, sizeof(status.jobdir), "%s", jobdir);
+        snprintf(status.program, sizeof(status.program), "%s", program);
+        *status_out = status;
+    }
+    crmpi_ctl_msg_free(&msg);
+    return rc;
 }
 
 int crmpi_session_job_socket(uint64_t jobid, char *buf, size_t len)

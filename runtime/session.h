@@ -17,4 +17,27 @@ int crmpi_session_parent(char *buf, size_t len);
 /** mpirun's control socket of job `jobid`. @return CRMPI_OK or CRMPI_ERR_BAD_PARAM. */
 int crmpi_session_job_socket(uint64_t jobid, char *buf, size_t len);
 
+/**
+ * Connect to job `jobid`'s mpirun (the tools' side).
+ * @return CRMPI_OK with *fd_out; CRMPI_ERR_NOT_FOUND (no such process: errno ESRCH),
+ *         CRMPI_ERR_PEER_GONE (a process, but no crmpi mpirun of this user listening),
+ *         CRMPI_ERR_BAD_PARAM (path too long). Nothing is logged: the tool says it.
+ */
+int crmpi_session_job_connect(uint64_t jobid, int *fd_out);
+
+/* What mpirun says of its job (TOOL_STATUS). */
+typedef struct crmpi_job_status {
+    uint64_t jobid;     /* mpirun's pid */
+    uint32_t np;        /* ranks */
+    uint32_t cr;        /* started with --with-ft cr */
+    uint32_t state;     /* crmpi_snapc_state_t */
+    uint32_t last_seq;  /* the last checkpoint's sequence number (0: none yet) */
+    char jobdir[4096];  /* its snapshot directory (<dir>/<jobid>.ckpt) */
+    char program[4096]; /* its program */
+} crmpi_job_status_t;
+
+/** Ask job `jobid`'s mpirun for its state. @return as crmpi_session_job_connect, or
+ *  CRMPI_ERR_PROTO. */
+int crmpi_session_job_status(uint64_t jobid, crmpi_job_status_t *status_out);
+
 #endif /* CRMPI_SESSION_H */

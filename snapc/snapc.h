@@ -69,8 +69,8 @@
 
 /* Flags of CKPT_BEGIN (ompi-checkpoint's options). */
 enum {
-    CRMPI_SNAPC_TERM = 1u << 0, /* --term: the job ends after the dump */
-    CRMPI_SNAPC_STOP = 1u << 1, /* --stop: the ranks stay stopped (SIGSTOP) after the dump */
+    CRMPI_SNAPC_TERM = 1u << 0,   /* --term: the job ends after the dump */
+    CRMPI_SNAPC_NOWAIT = 1u << 2, /* --nowait: the tool leaves once the checkpoint started */
 };
 
 /* State of a job's checkpointing, as ompi-ps and ompi-checkpoint --status show it. */

@@ -230,6 +230,24 @@ static void snapc_global_abort(crmpi_snapc_global_t *global, const char *why)
     snapc_global_end(global);
 }
 
+void crmpi_snapc_global_status(crmpi_snapc_global_t *global, int fd)
+{
+    crmpi_buf_t buf;
+
+    crmpi_buf_init(&buf);
+    crmpi_buf_put_u64(&buf, global->params.jobid);
+    crmpi_buf_put_u32(&buf, (uint32_t)global->params.np);
+    crmpi_buf_put_u32(&buf, global->params.enabled);
+    crmpi_buf_put_u32(&buf, crmpi_snapc_global_state(global));
+    crmpi_buf_put_u32(&buf, global->seq);
+    crmpi_buf_put_str(&buf, global->jobdir);
+    crmpi_buf_put_str(&buf, global->params.program);
+    crmpi_ctl_send(fd, CRMPI_CTL_REPLY, 0, buf.failed ? CRMPI_ERR_OUT_OF_RESOURCE : CRMPI_OK,
+                   buf.data, buf.len);
+    crmpi_buf_free(&buf);
+    close(fd);
+}
+
 void crmpi_snapc_global_tool(crmpi_snapc_global_t *global, int fd, crmpi_ctl_msg_t *msg)
 {
     crmpi_buf_t req;
@@ -273,6 +291,12 @@ void crmpi_snapc_global_tool(crmpi_snapc_global_t *global, int fd, crmpi_ctl_msg
     global->params.manifest_fn(global->params.arg, global->manifest);
     global->flags = flags;
     global->tool_fd = fd;
+    snapc_global_progress(global, "checkpoint %u of job %llu started", global->seq,
+                          (unsigned long long)global->params.jobid);
+    if (flags & CRMPI_SNAPC_NOWAIT) {
+        /* The tool leaves now, with the handle; its going away aborts nothing. */
+        snapc_global_tool_reply(global, fd, global->seq, CRMPI_OK, global->jobdir);
+    }
     global->started = snapc_global_now();
     global->step_started = global->started;
     global->image_bytes = 0;

@@ -37,6 +37,7 @@ typedef void (*crmpi_snapc_manifest_fn_t)(void *arg, struct filem_manifest *mani
 typedef struct crmpi_snapc_global_params {
     int np;                                  /* ranks */
     uint64_t jobid;                          /* mpirun's pid */
+    const char *program;                     /* the job's program, for ompi-ps */
     bool enabled;                            /* the job runs with --with-ft cr */
     const char *jobdir;                      /* the job's snapshot: <global dir>/<jobid>.ckpt */
     unsigned keep;                           /* committed sequences kept (snapc_base_keep) */
@@ -54,6 +55,9 @@ void crmpi_snapc_global_destroy(crmpi_snapc_global_t *global);
 
 /** A tool connected with its first message `msg` (TOOL_CKPT); the global takes `fd`. */
 void crmpi_snapc_global_tool(crmpi_snapc_global_t *global, int fd, crmpi_ctl_msg_t *msg);
+
+/** A tool asked for the job's state (TOOL_STATUS): answered at once; `fd` is closed. */
+void crmpi_snapc_global_status(crmpi_snapc_global_t *global, int fd);
 
 /** The tool's socket, to poll for its going away (-1 when none). */
 int crmpi_snapc_global_tool_fd(const crmpi_snapc_global_t *global);

@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -27,6 +26,7 @@
 #include "param.h"
 #include "session.h"
 #include "snapc.h"
+#include "snapshot.h"
 
 static const char ompi_checkpoint_usage[] =
     "Usage: ompi-checkpoint [OPTION]... JOBID\n"
@@ -34,7 +34,10 @@ static const char ompi_checkpoint_usage[] =
     "started with --with-ft cr). The last line of the output is the snapshot handle, the\n"
     "directory to give to ompi-restart.\n"
     "\n"
-    "  --term           terminate the job once the snapshot's images are written\n"
+    "  --term           terminate the job once the snapshot is committed\n"
+    "  -w, --nowait     return once the checkpoint has started (the handle is printed)\n"
+    "  -s, --status     print the job's checkpoint state instead of checkpointing\n"
+    "  -l, --list       list the job's committed snapshots instead of checkpointing\n"
     "  --mca NAME VALUE set a parameter (runtime_session_dir_base, ...)\n"
     "  -v, --verbose    show every step of the checkpoint\n"
     "  -h, --help       this help\n"
@@ -46,6 +49,8 @@ typedef struct ompi_checkpoint_options {
     uint64_t jobid;
     uint32_t flags; /* CRMPI_SNAPC_* */
     int verbose;
+    bool status; /* --status */
+    bool list;   /* --list */
 } ompi_checkpoint_options_t;
 
 static double ompi_checkpoint_now(void)
@@ -69,6 +74,12 @@ static int ompi_checkpoint_parse(int argc, char **argv, ompi_checkpoint_options_
             return 1;
         } else if (strcmp(arg, "--term") == 0) {
             opts->flags |= CRMPI_SNAPC_TERM;
+        } else if (strcmp(arg, "-w") == 0 || strcmp(arg, "--nowait") == 0) {
+            opts->flags |= CRMPI_SNAPC_NOWAIT;
+        } else if (strcmp(arg, "-s") == 0 || strcmp(arg, "--status") == 0) {
+            opts->status = true;
+        } else if (strcmp(arg, "-l") == 0 || strcmp(arg, "--list") == 0) {
+            opts->list = true;
         } else if (strcmp(arg, "-v") == 0 || strcmp(arg, "--verbose") == 0) {
             opts->verbose++;
         } else if (strcmp(arg, "--mca") == 0 || strcmp(arg, "-mca") == 0) {
@@ -106,30 +117,56 @@ static int ompi_checkpoint_parse(int argc, char **argv, ompi_checkpoint_options_
 /* Connect to the job's mpirun; says why not. @return the socket or -1. */
 static int ompi_checkpoint_connect(uint64_t jobid)
 {
-    struct sockaddr_un addr = {.sun_family = AF_UNIX};
-    int fd;
+    int fd = -1;
 
-    if (crmpi_session_job_socket(jobid, addr.sun_path, sizeof(addr.sun_path)) != CRMPI_OK) {
-        crmpi_log_error("the session directory path is too long (runtime_session_dir_base)");
-        return -1;
-    }
-    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-        crmpi_log_error("socket: %s", strerror(errno));
-        return -1;
-    }
-    if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0)
-        return fd;
-    if (kill((pid_t)jobid, 0) < 0 && errno == ESRCH)
+    switch (crmpi_session_job_connect(jobid, &fd)) {
+    case CRMPI_OK: return fd;
+    case CRMPI_ERR_NOT_FOUND:
         crmpi_log_error("no job %llu: no process has that pid (the jobid is the pid of the "
                         "job's mpirun; see ompi-ps)",
                         (unsigned long long)jobid);
-    else
+        break;
+    default:
         crmpi_log_error("process %llu is not a crmpi mpirun of this user, or it has ended "
-                        "(cannot connect to %s: %s)",
-                        (unsigned long long)jobid, addr.sun_path, strerror(errno));
-    close(fd);
+                        "(see ompi-ps)",
+                        (unsigned long long)jobid);
+        break;
+    }
     return -1;
+}
+
+/* --status and --list: what mpirun says, and the job's committed snapshots. */
+static int ompi_checkpoint_status(const ompi_checkpoint_options_t *opts)
+{
+    crmpi_job_status_t status;
+    filem_commit_t *commit = NULL;
+    int fd = ompi_checkpoint_connect(opts->jobid);
+
+    if (fd < 0)
+        return 1;
+    close(fd);
+    if (crmpi_session_job_status(opts->jobid, &status) != CRMPI_OK) {
+        crmpi_log_error("job %llu did not answer its status request",
+                        (unsigned long long)opts->jobid);
+        return 1;
+    }
+    if (opts->status)
+        printf("job %llu: %u ranks of %s; checkpoint/restart %s; %s%s\n",
+               (unsigned long long)status.jobid, status.np, status.program,
+               status.cr ? "enabled" : "not enabled (no --with-ft cr)",
+               crmpi_snapc_state_name((crmpi_snapc_state_t)status.state),
+               status.state == CRMPI_SNAPC_IDLE ? "" : " (a checkpoint is in progress)");
+    if (opts->list) {
+        if (!status.cr || filem_commit_read(status.jobdir, &commit) != CRMPI_OK) {
+            printf("job %llu: no committed snapshot\n", (unsigned long long)status.jobid);
+            return 0;
+        }
+        for (size_t i = 0; i < commit->num_seqs; i++)
+            printf("%s --seq %u%s\n", status.jobdir, commit->seqs[i],
+                   i + 1 == commit->num_seqs ? " (newest)" : "");
+        filem_commit_destroy(commit);
+    }
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -147,6 +184,8 @@ int main(int argc, char **argv)
         return rc == 1 ? 0 : 2;
     crmpi_param_warn_unknown("ompi-checkpoint");
     signal(SIGPIPE, SIG_IGN);
+    if (opts.status || opts.list)
+        return ompi_checkpoint_status(&opts);
     fd = ompi_checkpoint_connect(opts.jobid);
     if (fd < 0)
         return 1;

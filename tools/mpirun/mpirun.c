@@ -223,6 +223,11 @@ static void mpirun_accept_agent(mpirun_state_t *st)
         close(fd);
         return;
     }
+    if (msg.hdr.type == CRMPI_CTL_TOOL_STATUS) {
+        crmpi_snapc_global_status(st->snapc, fd);
+        crmpi_ctl_msg_free(&msg);
+        return;
+    }
     if (msg.hdr.type == CRMPI_CTL_TOOL_CKPT) {
         /* ompi-checkpoint: the coordinator keeps the connection until it answers. */
         struct timeval none = {0};
@@ -700,6 +705,7 @@ static int mpirun_snapc_create(mpirun_state_t *st, const mpirun_options_t *opts)
     crmpi_snapc_global_params_t params = {
         .np = st->job.map.np,
         .jobid = st->job.jobid,
+        .program = st->job.program,
         .enabled = opts->with_ft_cr,
         .send_fn = mpirun_snapc_send,
         .terminate_fn = mpirun_snapc_terminate,
