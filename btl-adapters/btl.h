@@ -14,8 +14,10 @@
  *   -> [the BML runs one collective fence for every component]
  *   -> add_procs(every rank): look up the peers' modex data, say who is reachable
  *   -> send / progress / recv callbacks ... -> del_procs -> finalize
- *   C/R: quiesce (pre-checkpoint), resume (continue), restart (restored elsewhere); their
- *   implementations come with the checkpoint stack.
+ *   C/R (inc/inc.c): before the dump, with every channel drained, the BML finalizes every
+ *   module (finalize releases every fd, mapping and segment); after it, the BML opens the
+ *   modules again through the same selection, modex and fence as MPI_Init, for the same
+ *   peers (continue) or for the restart's new locality (restart).
  *
  * Delivery guarantees every module gives: fragments to one peer arrive whole, exactly once,
  * and in the order they were sent; a fragment is delivered to the receive callback
@@ -140,9 +142,10 @@ struct crmpi_btl_module {
     int (*finalize)(crmpi_btl_module_t *module);
 
     /*
-     * C/R hooks (DESIGN section 5), called by INC with no fragment in flight (CRCP drained
-     * them). NULL in every adapter until the checkpoint stack implements them; INC refuses
-     * to checkpoint through a module whose needed hook is missing.
+     * C/R hooks (DESIGN section 5), for a module that can keep its state across a continue
+     * more cheaply than being created again. No adapter fills them: INC finalizes every
+     * module before the dump and the BML creates them again afterwards (see the lifecycle
+     * above), which is what a module that is not CKPT_FRIENDLY needs anyway.
      */
     int (*quiesce)(crmpi_btl_module_t *module); /* release what CRIU cannot take */
     int (*resume)(crmpi_btl_module_t *module);  /* rebuild it, same peers */

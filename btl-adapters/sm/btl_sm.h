@@ -30,13 +30,12 @@
  * towards them. A local peer that did publish a segment we cannot use fails add_procs
  * (and MPI_Init): it would still send to us through sm.
  *
- * Checkpoint/restart: CRMPI_BTL_FLAG_CKPT_FRIENDLY is not set, and quiesce, resume and
- * restart are NULL for now. Whether sm can be left to CRIU (it dumps shared /dev/shm
- * mappings of the processes it dumps, but each rank is dumped separately and restored
- * possibly on another node, with other local peers) or must unmap and unlink at quiesce
- * and rebuild at resume and restart is decided with the checkpoint stack. The state is
- * ready for either: the FIFO counters are in the segments and every private offset is
- * derived from them when a FIFO is attached again.
+ * Checkpoint/restart: not CKPT_FRIENDLY, decided by testing CRIU 4.1.1 here
+ * (crs-criu/README.md): CRIU dumps a MAP_SHARED /dev/shm mapping by its path, not its
+ * bytes, and restores it only if the same file exists with the same size, shared with
+ * whatever process maps it then; a restart on another node or with other local peers has
+ * neither. So INC finalizes the module before the dump (every segment unmapped, our own
+ * unlinked) and the BML creates it again after, with new segments.
  *
  * Threading: as btl.h. Send and progress make no system call, take no lock and allocate
  * nothing; a receive callback may call send (on any module) but progress refuses to run

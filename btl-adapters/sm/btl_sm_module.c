@@ -539,7 +539,7 @@ int btl_sm_module_create(const crmpi_rte_job_info_t *job, btl_sm_module_t **modu
         .name = "sm",
         .exclusivity = BTL_SM_EXCLUSIVITY,
         .priority = 0,
-        .flags = 0, /* not CKPT_FRIENDLY: decided with the checkpoint stack (btl_sm.h) */
+        .flags = 0, /* not CKPT_FRIENDLY: btl_sm.h says why */
         .max_send_size = params.max_send_size,
         .eager_limit = params.eager_limit,
         .add_procs = btl_sm_module_add_procs,

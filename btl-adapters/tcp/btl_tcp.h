@@ -49,10 +49,12 @@
  * does not connect to us afterwards.
  *
  * Selection: exclusivity 1024 (sm is 32768, self 65536), so the BML uses tcp only for the
- * peers no shared-memory or self module reaches. CRMPI_BTL_FLAG_CKPT_FRIENDLY is left
- * unset for now: whether CRIU may keep established sockets (--tcp-established) or the
- * module must close them in quiesce is decided with the checkpoint stack, and the C/R
- * hooks stay NULL until then.
+ * peers no shared-memory or self module reaches. Not CKPT_FRIENDLY, decided by testing
+ * CRIU 4.1.1 on this kernel (crs-criu/README.md): it cannot dump any TCP socket, listening
+ * or established (kernels from 6.16 refuse SO_PASSCRED on them), and a restart elsewhere
+ * could not reuse the addresses anyway. So INC finalizes the module before the dump
+ * (every socket closed) and the BML creates it again after, with a new listening address
+ * in a new modex; connections are made again on first use.
  *
  * Threading: like every BTL, called with the library lock held, from one thread at a
  * time; no thread of its own. Receive callbacks run inside progress and may call send
