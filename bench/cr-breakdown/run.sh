@@ -3,7 +3,9 @@
 # size per rank, a job of cr_mem.c is checkpointed once (the job goes on), and the phases
 # mpirun reports are tabulated: bookmark exchange and drain, suspend (transports
 # released), CRIU dump, continue (transports rebuilt), FileM copy to the snapshot
-# directory, image size and the dump's throughput.
+# directory, image size and the dump's throughput, also as a fraction of this machine's
+# sequential write bandwidth to the directory the images go to (dd, measured in the run:
+# once through the page cache, as CRIU writes, and once with fdatasync, the disk itself).
 #
 # Usage: bench/cr-breakdown/run.sh [--prefix DIR] [--out DIR] [--np "2 4 8"] [--mib "16 128 512"]
 #
@@ -32,8 +34,16 @@ bin="$prefix/bin"
 mkdir -p "$out"
 "$bin/mpicc" -O2 "$here/cr_mem.c" -o "$out/cr_mem"
 
-printf '%-4s %-9s %10s %9s %9s %9s %10s %9s %10s\n' np MiB/rank image-MB drain-ms \
-    suspend-ms dump-s continue-ms copy-s dump-MB/s | tee "$out/summary.txt"
+# The agents write images into the session directory ($TMPDIR or /tmp): measure there.
+ddfile="${TMPDIR:-/tmp}/cr-breakdown.$$.dd"
+ddrate() { dd if=/dev/zero of="$ddfile" bs=1M count=1024 "$@" 2>&1 | awk '/copied/ {
+    for (i = 1; i <= NF; i++) if ($i == "copied,") { print int(1073741824 / $(i+1) / 1e6); exit } }'; rm -f "$ddfile"; }
+dd_cache=$(ddrate)
+dd_disk=$(ddrate conv=fdatasync)
+echo "sequential write to ${TMPDIR:-/tmp}: $dd_cache MB/s through the page cache, $dd_disk MB/s to disk (dd, 1 GiB)" |
+    tee "$out/summary.txt"
+printf '%-4s %-9s %10s %9s %9s %9s %10s %9s %10s %9s\n' np MiB/rank image-MB drain-ms \
+    suspend-ms dump-s continue-ms copy-s dump-MB/s of-cache | tee -a "$out/summary.txt"
 for np in $nps; do
     for mib in $mibs; do
         run="$out/np$np-$mib"
@@ -55,14 +65,15 @@ for np in $nps; do
         # mpirun: checkpoint 1 of job J committed in T s: drain D ms, suspend S ms, dump U s,
         #         continue C ms, copy F s, B bytes
         line=$(grep 'committed in' "$run/job.log" | head -n 1)
-        echo "$line" | awk -v np="$np" -v mib="$mib" '{
+        echo "$line" | awk -v np="$np" -v mib="$mib" -v cache="$dd_cache" '{
             for (i = 1; i <= NF; i++) {
                 if ($i == "drain") d = $(i+1); if ($i == "suspend") s = $(i+1)
                 if ($i == "dump") u = $(i+1); if ($i == "continue") c = $(i+1)
                 if ($i == "copy") f = $(i+1); if ($i == "bytes") b = $(i-1)
             }
-            printf "%-4s %-9s %10.1f %9s %9s %9s %10s %9s %10.0f\n", np, mib, b / 1e6, d, s, u, c, f,
-                   (u > 0 ? b / 1e6 / u : 0) }' | tee -a "$out/summary.txt"
+            rate = u > 0 ? b / 1e6 / u : 0
+            printf "%-4s %-9s %10.1f %9s %9s %9s %10s %9s %10.0f %8.0f%%\n", np, mib, b / 1e6, d, s, u,
+                   c, f, rate, (cache > 0 ? rate / cache * 100 : 0) }' | tee -a "$out/summary.txt"
         rm -rf "$run/snapshots"
     done
 done
