@@ -57,6 +57,7 @@ struct crmpi_comm_s {
     MPI_Errhandler errhandler;      /* raised errors go here; MPI_ERRORS_ARE_FATAL by default */
     uint32_t *world_ranks;          /* rank in MPI_COMM_WORLD of each rank; `size` entries */
     void *pml;                      /* the PML's matching state (pml.h: crmpi_pml_add_comm) */
+    struct crmpi_coll_comm *coll;   /* collective state (coll.h: crmpi_coll_comm_init) */
 };
 
 /* False for MPI_COMM_NULL; the one place later checks (freed, wrong kind) go. */

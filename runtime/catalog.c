@@ -16,11 +16,13 @@
 extern const crmpi_framework_info_t crmpi_plm_framework_info;
 extern const crmpi_framework_info_t crmpi_pml_framework_info;
 extern const crmpi_framework_info_t crmpi_btl_framework_info;
+extern const crmpi_framework_info_t crmpi_coll_framework_info;
 
 const crmpi_framework_info_t *const crmpi_catalog[] = {
     &crmpi_plm_framework_info,
     &crmpi_pml_framework_info,
     &crmpi_btl_framework_info,
+    &crmpi_coll_framework_info,
     NULL,
 };
 
