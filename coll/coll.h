@@ -108,10 +108,22 @@ typedef struct crmpi_coll_sched crmpi_coll_sched_t;
 typedef int (*crmpi_coll_build_fn_t)(const crmpi_coll_args_t *args, struct crmpi_comm_s *comm,
                                      crmpi_coll_sched_t *sched);
 
+/**
+ * Optional fast path of a blocking collective: perform it at once with blocking PML calls
+ * and `tag`, without a schedule (small messages, where a schedule's setup would be most of
+ * the time). Waits drop the lock between progress turns (crmpi_pml_wait).
+ * @return CRMPI_ERR_NOT_SUPPORTED when it does not handle these arguments (nothing was sent;
+ *         the schedule is used), else as crmpi_coll_run
+ * Thread safety: lock held.
+ */
+typedef int (*crmpi_coll_direct_fn_t)(const crmpi_coll_args_t *args, struct crmpi_comm_s *comm,
+                                      int tag);
+
 /* A component's table: one algorithm builder per collective (every slot is filled). */
 typedef struct crmpi_coll_ops {
-    const char *component;                         /* "basic" or "tuned", for messages */
-    crmpi_coll_build_fn_t build[CRMPI_COLL_COUNT]; /* indexed by crmpi_coll_kind_t */
+    const char *component;                           /* "basic" or "tuned", for messages */
+    crmpi_coll_build_fn_t build[CRMPI_COLL_COUNT];   /* indexed by crmpi_coll_kind_t */
+    crmpi_coll_direct_fn_t direct[CRMPI_COLL_COUNT]; /* optional fast paths (NULL: none) */
 } crmpi_coll_ops_t;
 
 /* A communicator's collective state (comm->coll). */

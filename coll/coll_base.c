@@ -86,12 +86,17 @@ void crmpi_coll_comm_fini(struct crmpi_comm_s *comm)
         crmpi_progress_unregister(coll_base_progress);
 }
 
-/* Take the communicator's next collective number and build its schedule. */
+/* The tag of the communicator's next collective (coll.h). */
+static inline int coll_base_next_tag(crmpi_coll_comm_t *state)
+{
+    return COLL_TAG_FIRST - (int)(state->sequence++ % COLL_TAGS);
+}
+
+/* Build the schedule of a collective with its tag. */
 static int coll_base_build(struct crmpi_comm_s *comm, crmpi_coll_kind_t kind,
-                           const crmpi_coll_args_t *args, crmpi_coll_sched_t **sched_out)
+                           const crmpi_coll_args_t *args, int tag, crmpi_coll_sched_t **sched_out)
 {
     crmpi_coll_comm_t *state = comm->coll;
-    int tag = COLL_TAG_FIRST - (int)(state->sequence++ % COLL_TAGS);
     crmpi_coll_sched_t *sched = crmpi_coll_sched_create(comm, tag);
     int rc;
 
@@ -108,9 +113,17 @@ static int coll_base_build(struct crmpi_comm_s *comm, crmpi_coll_kind_t kind,
 
 int crmpi_coll_run(struct crmpi_comm_s *comm, crmpi_coll_kind_t kind, const crmpi_coll_args_t *args)
 {
+    crmpi_coll_comm_t *state = comm->coll;
+    int tag = coll_base_next_tag(state);
     crmpi_coll_sched_t *sched;
-    int rc = coll_base_build(comm, kind, args, &sched);
+    int rc;
 
+    if (state->ops->direct[kind]) {
+        rc = state->ops->direct[kind](args, comm, tag);
+        if (rc != CRMPI_ERR_NOT_SUPPORTED)
+            return rc;
+    }
+    rc = coll_base_build(comm, kind, args, tag, &sched);
     if (rc != CRMPI_OK)
         return rc;
     /* Run here, not through the progress list: the schedule lives only for this call. */
@@ -171,7 +184,7 @@ int crmpi_coll_start(struct crmpi_comm_s *comm, crmpi_coll_kind_t kind,
 {
     crmpi_coll_sched_t *sched;
     crmpi_request_t *req;
-    int rc = coll_base_build(comm, kind, args, &sched);
+    int rc = coll_base_build(comm, kind, args, coll_base_next_tag(comm->coll), &sched);
 
     if (rc != CRMPI_OK)
         return rc;

@@ -108,6 +108,10 @@ void crmpi_coll_copy(const void *src, size_t scount, MPI_Datatype stype, void *d
  */
 extern const crmpi_coll_ops_t crmpi_coll_basic_ops;
 extern const crmpi_coll_ops_t crmpi_coll_tuned_ops;
+/* The tuned component's fast paths (coll_tuned_direct.c). */
+int coll_tuned_direct_barrier(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm, int tag);
+int coll_tuned_direct_bcast(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm, int tag);
+int coll_tuned_direct_allreduce(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm, int tag);
 
 /* Basic builders the tuned ones fall back to. */
 int coll_basic_barrier(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,

@@ -665,4 +665,10 @@ const crmpi_coll_ops_t crmpi_coll_tuned_ops = {
             [CRMPI_COLL_SCAN] = tuned_scan,
             [CRMPI_COLL_EXSCAN] = tuned_exscan,
         },
+    .direct =
+        {
+            [CRMPI_COLL_BARRIER] = coll_tuned_direct_barrier,
+            [CRMPI_COLL_BCAST] = coll_tuned_direct_bcast,
+            [CRMPI_COLL_ALLREDUCE] = coll_tuned_direct_allreduce,
+        },
 };
