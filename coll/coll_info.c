@@ -24,7 +24,7 @@ static const crmpi_param_decl_t coll_tuned_params_decl[] = {
      "Allgatherv algorithm: 0 decide, 1 linear (basic), 2 ring.", CRMPI_PARAM_LEVEL_TUNER},
     {"coll_tuned_alltoall_algorithm", CRMPI_PARAM_INT, "0",
      "Alltoall algorithm: 0 decide, 1 linear (basic: every message posted at once), 2 pairwise "
-     "exchange.",
+     "exchange, 3 Bruck (ceil(log2 n) rounds; for small blocks).",
      CRMPI_PARAM_LEVEL_TUNER},
     {"coll_tuned_alltoallv_algorithm", CRMPI_PARAM_INT, "0",
      "Alltoallv algorithm: 0 decide (linear), 1 linear (basic), 2 pairwise exchange.",

@@ -266,15 +266,30 @@ static int op_index(MPI_Op op)
     return -1;
 }
 
+/* The last lookup: applications reduce the same (op, type) again and again. Read and
+ * written with the library lock held. */
+static struct {
+    MPI_Op op;
+    MPI_Datatype type;
+    op_kernel_fn_t kernel;
+} op_last;
+
 static op_kernel_fn_t op_kernel(MPI_Op op, MPI_Datatype type)
 {
-    int index = op_index(op);
+    int index;
 
+    if (op == op_last.op && type == op_last.type)
+        return op_last.kernel;
+    index = op_index(op);
     if (index < 0)
         return NULL;
     for (size_t r = 0; r < sizeof(op_rows) / sizeof(op_rows[0]); r++) {
-        if (op_rows[r].type == type)
-            return op_rows[r].kernel[index];
+        if (op_rows[r].type == type) {
+            op_last.op = op;
+            op_last.type = type;
+            op_last.kernel = op_rows[r].kernel[index];
+            return op_last.kernel;
+        }
     }
     return NULL;
 }

@@ -12,7 +12,8 @@
  *                op and fall back to 2 otherwise
  *   allgather  2 ring  3 recursive doubling (power-of-two counts; ring otherwise)
  *   allgatherv 2 ring
- *   alltoall(v) 2 pairwise exchange (one peer per round)
+ *   alltoall   2 pairwise exchange (one peer per round)  3 Bruck (log2 n rounds, small blocks)
+ *   alltoallv  2 pairwise exchange
  *   scan, exscan 2 recursive doubling
  * Non-power-of-two counts in recursive doubling and Rabenseifner: the first 2*rem ranks
  * pair up (the even one hands its data to the odd one and waits for the result), so the
@@ -36,6 +37,7 @@
 #define TUNED_ALLREDUCE_LARGE 65536
 #define TUNED_ALLGATHER_SMALL 8192
 #define TUNED_ALLTOALL_SMALL  1024
+#define TUNED_ALLTOALL_BRUCK  256
 
 coll_tuned_params_t coll_tuned_params;
 
@@ -463,6 +465,56 @@ static int tuned_alltoall_pairwise(const crmpi_coll_args_t *a, struct crmpi_comm
 }
 
 /*
+ * Alltoall: Bruck's algorithm, ceil(log2 n) rounds for small blocks. The blocks, packed as
+ * bytes, are first rotated so that block i is the one for rank me + i; in round k every
+ * block whose index has bit k goes to rank me + k (packed together); at the end block i
+ * holds the data of rank me - i.
+ */
+static int tuned_alltoall_bruck(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
+                                crmpi_coll_sched_t *s)
+{
+    int n = comm->size, me = comm->rank;
+    size_t block = a->rcount * a->rtype->size; /* bytes of one block (type signatures match) */
+    char *blocks, *out, *in;
+    int num;
+
+    if (a->in_place || n == 1)
+        return coll_basic_alltoall(a, comm, s);
+    blocks = crmpi_coll_sched_tmp(s, (size_t)n * block, MPI_BYTE);
+    out = crmpi_coll_sched_tmp(s, (size_t)n * block, MPI_BYTE);
+    in = crmpi_coll_sched_tmp(s, (size_t)n * block, MPI_BYTE);
+    if (!blocks || !out || !in)
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    for (int i = 0; i < n; i++)
+        TRY(crmpi_coll_sched_copy(
+            s, elem_at(a->sbuf, (MPI_Aint)((me + i) % n) * (MPI_Aint)a->scount, a->stype),
+            a->scount, a->stype, blocks + (size_t)i * block, block, MPI_BYTE));
+    for (int k = 1; k < n; k *= 2) {
+        num = 0;
+        for (int i = 0; i < n; i++) {
+            if (i & k)
+                TRY(crmpi_coll_sched_copy(s, blocks + (size_t)i * block, block, MPI_BYTE,
+                                          out + (size_t)num++ * block, block, MPI_BYTE));
+        }
+        TRY(crmpi_coll_sched_recv(s, in, (size_t)num * block, MPI_BYTE, (me - k + n) % n));
+        TRY(crmpi_coll_sched_send(s, out, (size_t)num * block, MPI_BYTE, (me + k) % n));
+        TRY(crmpi_coll_sched_round(s));
+        num = 0;
+        for (int i = 0; i < n; i++) {
+            if (i & k)
+                TRY(crmpi_coll_sched_copy(s, in + (size_t)num++ * block, block, MPI_BYTE,
+                                          blocks + (size_t)i * block, block, MPI_BYTE));
+        }
+    }
+    for (int i = 0; i < n; i++)
+        TRY(crmpi_coll_sched_copy(
+            s, blocks + (size_t)i * block, block, MPI_BYTE,
+            elem_at(a->rbuf, (MPI_Aint)((me - i + n) % n) * (MPI_Aint)a->rcount, a->rtype),
+            a->rcount, a->rtype));
+    return crmpi_coll_sched_round(s);
+}
+
+/*
  * Scan and Exscan: recursive doubling. `partial` is the reduction of the block of ranks
  * exchanged so far; a lower partner's partial goes on the left of ours and into the result.
  */
@@ -615,9 +667,17 @@ static int tuned_alltoall(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
 {
     int64_t alg = coll_tuned_params.forced[CRMPI_COLL_ALLTOALL];
 
-    if (alg == 0)
-        alg = msg_bytes(a->rcount, a->rtype) < TUNED_ALLTOALL_SMALL ? 1 : 2;
-    return alg == 2 ? tuned_alltoall_pairwise(a, comm, s) : coll_basic_alltoall(a, comm, s);
+    if (alg == 0) {
+        if (msg_bytes(a->rcount, a->rtype) <= TUNED_ALLTOALL_BRUCK && comm->size >= 8)
+            alg = 3;
+        else
+            alg = msg_bytes(a->rcount, a->rtype) < TUNED_ALLTOALL_SMALL ? 1 : 2;
+    }
+    switch (alg) {
+    case 2: return tuned_alltoall_pairwise(a, comm, s);
+    case 3: return tuned_alltoall_bruck(a, comm, s);
+    default: return coll_basic_alltoall(a, comm, s);
+    }
 }
 
 static int tuned_alltoallv(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,

@@ -52,6 +52,7 @@ FORCED = [
     ("coll_tuned_allgatherv_algorithm", "2", "allgatherv"),
     ("coll_tuned_alltoall_algorithm", "1", "alltoall"),
     ("coll_tuned_alltoall_algorithm", "2", "alltoall"),
+    ("coll_tuned_alltoall_algorithm", "3", "alltoall"),
     ("coll_tuned_alltoallv_algorithm", "1", "alltoallv"),
     ("coll_tuned_alltoallv_algorithm", "2", "alltoallv"),
     ("coll_tuned_scan_algorithm", "1", "scan"),
