@@ -33,11 +33,15 @@
             return try_rc_;                                                                        \
     } while (0)
 
-/* Decision thresholds (bytes); measured on shared memory, not critical for correctness. */
-#define TUNED_ALLREDUCE_LARGE 65536
-#define TUNED_ALLGATHER_SMALL 8192
-#define TUNED_ALLTOALL_SMALL  1024
-#define TUNED_ALLTOALL_BRUCK  256
+/* Decision thresholds (bytes), from bench/coll on shared memory with 2 to 8 ranks on 2
+ * cores (so oversubscribed at 8: fewer dependent rounds pay off more than they would on
+ * dedicated cores). They never affect correctness. */
+#define TUNED_ALLREDUCE_LARGE      16384  /* from here: ring or Rabenseifner */
+#define TUNED_ALLREDUCE_RING       524288 /* from here: ring even on powers of two */
+#define TUNED_ALLGATHER_SMALL      8192
+#define TUNED_ALLTOALL_SMALL       262144 /* below: every message posted at once */
+#define TUNED_ALLTOALL_BRUCK       256    /* Bruck for blocks up to this size ... */
+#define TUNED_ALLTOALL_BRUCK_RANKS 32     /* ... on this many ranks or more */
 
 coll_tuned_params_t coll_tuned_params;
 
@@ -620,7 +624,7 @@ static int tuned_allreduce(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm
             !commutative)
             alg = 2;
         else
-            alg = is_pow2(n) ? 4 : 3;
+            alg = is_pow2(n) && msg_bytes(a->rcount, a->rtype) < TUNED_ALLREDUCE_RING ? 4 : 3;
     }
     switch (alg) {
     case 1: return coll_basic_allreduce(a, comm, s);
@@ -668,7 +672,8 @@ static int tuned_alltoall(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
     int64_t alg = coll_tuned_params.forced[CRMPI_COLL_ALLTOALL];
 
     if (alg == 0) {
-        if (msg_bytes(a->rcount, a->rtype) <= TUNED_ALLTOALL_BRUCK && comm->size >= 8)
+        if (msg_bytes(a->rcount, a->rtype) <= TUNED_ALLTOALL_BRUCK &&
+            comm->size >= TUNED_ALLTOALL_BRUCK_RANKS)
             alg = 3;
         else
             alg = msg_bytes(a->rcount, a->rtype) < TUNED_ALLTOALL_SMALL ? 1 : 2;
