@@ -28,6 +28,7 @@
 #define COLL_GAP         0x5a5a5a5a /* the content of a vector type's gap */
 
 static int coll_rank, coll_size;
+static int coll_thread_level; /* what MPI_Init_thread provided */
 static long coll_checks, coll_failures;
 
 __attribute__((format(printf, 1, 2))) static void coll_fail(const char *fmt, ...)
@@ -146,7 +147,7 @@ static void coll_alarm(int sig)
 
 static void coll_init(int *argc, char ***argv, unsigned hang_seconds)
 {
-    MPI_Init(argc, argv);
+    MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &coll_thread_level);
     MPI_Comm_rank(MPI_COMM_WORLD, &coll_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &coll_size);
     setvbuf(stdout, NULL, _IOLBF, 0);

@@ -15,6 +15,7 @@
 #include "coll_common.h"
 #include "reductions.h"
 
+#include <pthread.h>
 #include <sched.h>
 
 static int nonblocking;
@@ -612,6 +613,78 @@ static void test_concurrent(void)
     free(a), free(b), free(c), free(d), free(e), free(x), free(y);
 }
 
+/* Many non-blocking collectives in flight at once (more than fit one tag each would not
+ * be allowed to mix): each carries its own data. */
+static void test_many_pending(void)
+{
+    enum { PENDING = 200, COUNT = 3 };
+    int(*data)[COUNT] = malloc(sizeof(int[PENDING][COUNT]));
+    MPI_Request *reqs = malloc(PENDING * sizeof(MPI_Request));
+    int bad = 0;
+
+    for (int i = 0; i < PENDING; i++) {
+        int root = i % coll_size;
+        for (int j = 0; j < COUNT; j++)
+            data[i][j] = coll_rank == root ? i * 10 + j : -1;
+        COLL_MPI(MPI_Ibcast(data[i], COUNT, MPI_INT, root, W, &reqs[i]));
+    }
+    COLL_MPI(MPI_Waitall(PENDING, reqs, MPI_STATUSES_IGNORE));
+    for (int i = 0; i < PENDING; i++)
+        for (int j = 0; j < COUNT; j++)
+            bad += data[i][j] != i * 10 + j;
+    COLL_CHECK(bad == 0, "%d pending ibcasts: %d wrong elements", PENDING, bad);
+    free(data);
+    free(reqs);
+}
+
+/* While the main thread waits in a collective, another thread's MPI calls go through:
+ * the waiting collective drops the library lock between progress turns. */
+static volatile int lock_test_done;
+static long lock_test_calls;
+
+static void *lock_test_thread(void *arg)
+{
+    (void)arg;
+    while (!lock_test_done) {
+        int r;
+        MPI_Comm_rank(W, &r);
+        lock_test_calls++;
+        usleep(1000);
+    }
+    return NULL;
+}
+
+static void test_threads(void)
+{
+    pthread_t thread;
+    int value = coll_rank, sum = 0;
+
+    if (coll_thread_level < MPI_THREAD_MULTIPLE || coll_size < 2) {
+        COLL_CHECK(1, "skipped");
+        return;
+    }
+    lock_test_done = 0;
+    lock_test_calls = 0;
+    if (coll_rank == 0)
+        pthread_create(&thread, NULL, lock_test_thread, NULL);
+    else
+        usleep(300000); /* rank 0 waits in the allreduce meanwhile */
+    if (coll_rank == 0)
+        usleep(20000); /* the thread runs before the collective starts, too */
+    COLL_MPI(MPI_Allreduce(&value, &sum, 1, MPI_INT, MPI_SUM, W));
+    if (coll_rank == 0) {
+        long during = lock_test_calls;
+        lock_test_done = 1;
+        pthread_join(thread, NULL);
+        /* ~300 ms of waiting at 1 ms per call: far more than the 20 before it started. */
+        COLL_CHECK(during > 60,
+                   "another thread made only %ld MPI calls while this one waited "
+                   "0.3 s in MPI_Allreduce",
+                   during);
+    }
+    COLL_CHECK(sum == coll_size * (coll_size - 1) / 2, "threads: allreduce gave %d", sum);
+}
+
 int main(int argc, char **argv)
 {
     const char *only = "";
@@ -639,6 +712,8 @@ int main(int argc, char **argv)
         {"alltoallv", test_alltoall, 1},
         {"alltoallw", test_alltoall, 2},
         {"concurrent", (void (*)(int))test_concurrent, 0},
+        {"many_pending", (void (*)(int))test_many_pending, 0},
+        {"threads", (void (*)(int))test_threads, 0},
     };
 
     for (int i = 1; i < argc; i++) {
@@ -662,7 +737,12 @@ int main(int argc, char **argv)
     for (size_t t = 0; t < sizeof(tests) / sizeof(tests[0]); t++) {
         if (strstr(tests[t].name, only) == NULL)
             continue;
-        if (strcmp(tests[t].name, "concurrent") == 0 && only[0] == '\0' && !nonblocking)
+        /* The non-blocking-only subtests run with -n; "threads" with the blocking run. */
+        if ((strcmp(tests[t].name, "concurrent") == 0 ||
+             strcmp(tests[t].name, "many_pending") == 0) &&
+            !nonblocking)
+            continue;
+        if (strcmp(tests[t].name, "threads") == 0 && nonblocking)
             continue;
         long before = coll_failures;
         tests[t].fn(tests[t].arg);
