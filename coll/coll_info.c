@@ -8,7 +8,9 @@ static const crmpi_param_decl_t coll_tuned_params_decl[] = {
     {"coll_tuned_barrier_algorithm", CRMPI_PARAM_INT, "0",
      "Barrier algorithm: 0 decide, 1 linear (basic), 2 dissemination.", CRMPI_PARAM_LEVEL_TUNER},
     {"coll_tuned_bcast_algorithm", CRMPI_PARAM_INT, "0",
-     "Bcast algorithm: 0 decide, 1 linear (basic), 2 binomial tree.", CRMPI_PARAM_LEVEL_TUNER},
+     "Bcast algorithm: 0 decide, 1 linear (basic), 2 binomial tree, 3 scatter + ring "
+     "allgather (large messages; binomial when the count is below the process count).",
+     CRMPI_PARAM_LEVEL_TUNER},
     {"coll_tuned_reduce_algorithm", CRMPI_PARAM_INT, "0",
      "Reduce algorithm: 0 decide, 1 linear (basic), 2 binomial tree.", CRMPI_PARAM_LEVEL_TUNER},
     {"coll_tuned_allreduce_algorithm", CRMPI_PARAM_INT, "0",

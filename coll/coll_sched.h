@@ -138,6 +138,8 @@ typedef struct coll_tuned_params {
     int64_t forced[CRMPI_COLL_COUNT]; /* per collective, the forced algorithm number */
 } coll_tuned_params_t;
 extern coll_tuned_params_t coll_tuned_params;
+/** The bcast algorithm the tuned component uses for these arguments (1, 2 or 3). */
+int coll_tuned_bcast_decide(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm);
 /** Read the coll_tuned_* parameters (coll_base.c calls it once). */
 void coll_tuned_read_params(void);
 

@@ -4,7 +4,7 @@
  * 0 lets the decision below choose, 1 is always the basic algorithm).
  *
  *   barrier    2 dissemination (ceil(log2 n) rounds of one message)
- *   bcast      2 binomial tree
+ *   bcast      2 binomial tree  3 scatter + ring allgather (large messages)
  *   reduce     2 binomial tree (rooted at 0 and forwarded for non-commutative ops, so the
  *                combination stays in rank order)
  *   allreduce  2 recursive doubling  3 ring  4 Rabenseifner (recursive-halving
@@ -39,6 +39,7 @@
 #define TUNED_ALLREDUCE_LARGE      16384  /* from here: ring or Rabenseifner */
 #define TUNED_ALLREDUCE_RING       524288 /* from here: ring even on powers of two */
 #define TUNED_ALLGATHER_SMALL      8192
+#define TUNED_BCAST_LARGE          32768  /* from here (4+ ranks): scatter + allgather */
 #define TUNED_ALLTOALL_SMALL       262144 /* below: every message posted at once */
 #define TUNED_ALLTOALL_BRUCK       256    /* Bruck for blocks up to this size ... */
 #define TUNED_ALLTOALL_BRUCK_RANKS 32     /* ... on this many ranks or more */
@@ -282,6 +283,50 @@ static void segment(size_t count, int parts, int index, size_t *lo_out, size_t *
 
     *lo_out = i * base + (i < extra ? i : extra);
     *len_out = base + (i < extra ? 1 : 0);
+}
+
+/*
+ * Bcast of a large message: scatter + ring allgather (van de Geijn). The root sends each
+ * rank its segment, then the segments circulate; the root sends about 2m instead of the
+ * binomial tree's m log2 n.
+ */
+static int tuned_bcast_scatter_allgather(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
+                                         crmpi_coll_sched_t *s)
+{
+    int n = comm->size;
+    int vrank = (comm->rank - a->root + n) % n;
+    MPI_Datatype type = a->rtype;
+    size_t lo, len;
+
+    if (a->rcount < (size_t)n)
+        return tuned_bcast_binomial(a, comm, s);
+    if (vrank == 0) {
+        for (int v = 1; v < n; v++) {
+            segment(a->rcount, n, v, &lo, &len);
+            TRY(crmpi_coll_sched_send(s, elem_at(a->rbuf, (MPI_Aint)lo, type), len, type,
+                                      (v + a->root) % n));
+        }
+    } else {
+        segment(a->rcount, n, vrank, &lo, &len);
+        TRY(crmpi_coll_sched_recv(s, elem_at(a->rbuf, (MPI_Aint)lo, type), len, type, a->root));
+    }
+    TRY(crmpi_coll_sched_round(s));
+    for (int k = 0; k < n - 1; k++) {
+        int send_seg = (vrank - k + n) % n, recv_seg = (vrank - k - 1 + n) % n;
+
+        segment(a->rcount, n, recv_seg, &lo, &len);
+        /* The root has every segment already: it only forwards. */
+        if (vrank != 0)
+            TRY(crmpi_coll_sched_recv(s, elem_at(a->rbuf, (MPI_Aint)lo, type), len, type,
+                                      (comm->rank - 1 + n) % n));
+        segment(a->rcount, n, send_seg, &lo, &len);
+        /* Nobody needs to send the root anything. */
+        if ((vrank + 1) % n != 0)
+            TRY(crmpi_coll_sched_send(s, elem_at(a->rbuf, (MPI_Aint)lo, type), len, type,
+                                      (comm->rank + 1) % n));
+        TRY(crmpi_coll_sched_round(s));
+    }
+    return CRMPI_OK;
 }
 
 /*
@@ -597,11 +642,22 @@ static int tuned_barrier(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
     return tuned_barrier_dissemination(a, comm, s);
 }
 
+int coll_tuned_bcast_decide(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm)
+{
+    int64_t alg = coll_tuned_params.forced[CRMPI_COLL_BCAST];
+
+    if (alg >= 1 && alg <= 3)
+        return (int)alg;
+    return msg_bytes(a->rcount, a->rtype) >= TUNED_BCAST_LARGE && comm->size >= 4 ? 3 : 2;
+}
+
 static int tuned_bcast(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm, crmpi_coll_sched_t *s)
 {
-    if (coll_tuned_params.forced[CRMPI_COLL_BCAST] == 1)
-        return coll_basic_bcast(a, comm, s);
-    return tuned_bcast_binomial(a, comm, s);
+    switch (coll_tuned_bcast_decide(a, comm)) {
+    case 1: return coll_basic_bcast(a, comm, s);
+    case 3: return tuned_bcast_scatter_allgather(a, comm, s);
+    default: return tuned_bcast_binomial(a, comm, s);
+    }
 }
 
 static int tuned_reduce(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,

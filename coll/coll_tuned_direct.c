@@ -62,11 +62,10 @@ int coll_tuned_direct_barrier(const crmpi_coll_args_t *a, struct crmpi_comm_s *c
 int coll_tuned_direct_bcast(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm, int tag)
 {
     int n = comm->size, vrank = (comm->rank - a->root + n) % n, mask = 1, rc = CRMPI_OK;
-    int64_t alg = coll_tuned_params.forced[CRMPI_COLL_BCAST];
     crmpi_request_t *reqs[32];
     int num_reqs = 0;
 
-    if (alg != 0 && alg != 2)
+    if (coll_tuned_bcast_decide(a, comm) != 2)
         return CRMPI_ERR_NOT_SUPPORTED;
     while (mask < n) {
         if (vrank & mask) {

@@ -41,6 +41,7 @@ FORCED = [
     ("coll_tuned_barrier_algorithm", "2", "barrier"),
     ("coll_tuned_bcast_algorithm", "1", "bcast"),
     ("coll_tuned_bcast_algorithm", "2", "bcast"),
+    ("coll_tuned_bcast_algorithm", "3", "bcast"),
     ("coll_tuned_reduce_algorithm", "1", "reduce"),
     ("coll_tuned_reduce_algorithm", "2", "reduce"),
     ("coll_tuned_allreduce_algorithm", "1", "allreduce"),
