@@ -112,6 +112,7 @@ extern const crmpi_coll_ops_t crmpi_coll_tuned_ops;
 int coll_tuned_direct_barrier(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm, int tag);
 int coll_tuned_direct_bcast(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm, int tag);
 int coll_tuned_direct_allreduce(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm, int tag);
+int coll_tuned_direct_alltoall(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm, int tag);
 
 /* Basic builders the tuned ones fall back to. */
 int coll_basic_barrier(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
@@ -140,6 +141,8 @@ typedef struct coll_tuned_params {
 extern coll_tuned_params_t coll_tuned_params;
 /** The bcast algorithm the tuned component uses for these arguments (1, 2 or 3). */
 int coll_tuned_bcast_decide(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm);
+/** The alltoall algorithm the tuned component uses for these arguments (1, 2 or 3). */
+int coll_tuned_alltoall_decide(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm);
 /** Read the coll_tuned_* parameters (coll_base.c calls it once). */
 void coll_tuned_read_params(void);
 

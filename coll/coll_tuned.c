@@ -727,8 +727,7 @@ static int tuned_allgatherv(const crmpi_coll_args_t *a, struct crmpi_comm_s *com
     return tuned_allgather_ring(a, comm, s);
 }
 
-static int tuned_alltoall(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
-                          crmpi_coll_sched_t *s)
+int coll_tuned_alltoall_decide(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm)
 {
     int64_t alg = coll_tuned_params.forced[CRMPI_COLL_ALLTOALL];
 
@@ -739,7 +738,13 @@ static int tuned_alltoall(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
         else
             alg = msg_bytes(a->rcount, a->rtype) < TUNED_ALLTOALL_SMALL ? 1 : 2;
     }
-    switch (alg) {
+    return alg >= 1 && alg <= 3 ? (int)alg : 1;
+}
+
+static int tuned_alltoall(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
+                          crmpi_coll_sched_t *s)
+{
+    switch (coll_tuned_alltoall_decide(a, comm)) {
     case 2: return tuned_alltoall_pairwise(a, comm, s);
     case 3: return tuned_alltoall_bruck(a, comm, s);
     default: return coll_basic_alltoall(a, comm, s);
@@ -796,5 +801,6 @@ const crmpi_coll_ops_t crmpi_coll_tuned_ops = {
             [CRMPI_COLL_BARRIER] = coll_tuned_direct_barrier,
             [CRMPI_COLL_BCAST] = coll_tuned_direct_bcast,
             [CRMPI_COLL_ALLREDUCE] = coll_tuned_direct_allreduce,
+            [CRMPI_COLL_ALLTOALL] = coll_tuned_direct_alltoall,
         },
 };

@@ -1,8 +1,9 @@
 /*
  * coll_tuned_direct.c: the tuned component's fast paths for small blocking collectives
  * (coll.h, crmpi_coll_direct_fn_t): the same algorithms as their schedules (dissemination
- * barrier, binomial bcast, recursive-doubling allreduce), run at once with blocking PML
- * calls, no allocation. Used only when the algorithm is the one decided or forced.
+ * barrier, binomial bcast, recursive-doubling allreduce, linear alltoall), run at once with
+ * blocking PML calls, no allocation. Used only when the algorithm is the one decided or forced. The
+ * linear alltoall is here too: its messages all start at once, as in its schedule.
  */
 #include "config.h"
 
@@ -140,4 +141,42 @@ int coll_tuned_direct_allreduce(const crmpi_coll_args_t *a, struct crmpi_comm_s 
         return crmpi_pml_send(a->rbuf, a->rcount, a->rtype, me - 1, tag, CRMPI_PML_SEND_STANDARD,
                               comm);
     return CRMPI_OK;
+}
+
+/* Alltoall, linear, every message posted at once: the small-block case of the decision. */
+int coll_tuned_direct_alltoall(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm, int tag)
+{
+    enum { MAX_PEERS = 64 };
+    crmpi_request_t *reqs[2 * MAX_PEERS];
+    int n = comm->size, me = comm->rank, num_reqs = 0, rc = CRMPI_OK, error = CRMPI_OK;
+
+    if (a->in_place || n > MAX_PEERS || coll_tuned_alltoall_decide(a, comm) != 1)
+        return CRMPI_ERR_NOT_SUPPORTED;
+    for (int k = 1; k < n && rc == CRMPI_OK; k++) {
+        int from = (me - k + n) % n, to = (me + k) % n;
+
+        rc = crmpi_pml_irecv((char *)a->rbuf +
+                                 (MPI_Aint)from * (MPI_Aint)a->rcount * a->rtype->extent,
+                             a->rcount, a->rtype, from, tag, comm, &reqs[num_reqs]);
+        if (rc != CRMPI_OK)
+            break;
+        num_reqs++;
+        rc = crmpi_pml_isend(
+            (const char *)a->sbuf + (MPI_Aint)to * (MPI_Aint)a->scount * a->stype->extent,
+            a->scount, a->stype, to, tag, CRMPI_PML_SEND_STANDARD, comm, &reqs[num_reqs]);
+        if (rc == CRMPI_OK)
+            num_reqs++;
+    }
+    crmpi_coll_copy((const char *)a->sbuf + (MPI_Aint)me * (MPI_Aint)a->scount * a->stype->extent,
+                    a->scount, a->stype,
+                    (char *)a->rbuf + (MPI_Aint)me * (MPI_Aint)a->rcount * a->rtype->extent,
+                    a->rcount, a->rtype);
+    for (int i = 0; i < num_reqs; i++) {
+        MPI_Status status;
+
+        crmpi_pml_wait(reqs[i]);
+        if (crmpi_pml_request_finish(reqs[i], &status) != MPI_SUCCESS && error == CRMPI_OK)
+            error = status.MPI_ERROR;
+    }
+    return rc != CRMPI_OK ? rc : error;
 }
