@@ -3,7 +3,8 @@
  * singleton: every predefined op on a representative of every type class, and on every
  * C integer and floating type for SUM and MAX; MINLOC/MAXLOC on every pair type with ties;
  * the ops a type has not (MPI_ERR_OP); user ops (commutative or not) on a derived
- * datatype; and every collective on a one-rank communicator, blocking and not.
+ * datatype; every collective on a one-rank communicator, blocking and not; and the
+ * schedule engine itself (rounds, local steps, errors).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +19,10 @@
 #include <string.h>
 
 #include "coll.h"
+#include "coll_sched.h"
+#include "crmpi_status.h"
+#include "pml.h"
+#include "progress.h"
 #include "mpi_internal.h"
 #include "test_capture.h"
 
@@ -432,6 +437,73 @@ static void test_collective_arg_errors(void **state)
     assert_int_equal(MPI_Ibarrier(MPI_COMM_NULL, &req), MPI_ERR_COMM);
 }
 
+/* The schedule engine on MPI_COMM_SELF (messages to itself): rounds run in order, local
+ * steps see the data received in the round before, and a message error (truncation)
+ * completes the schedule with it, starting no further round. */
+static void run_sched(crmpi_coll_sched_t *s)
+{
+    crmpi_lock();
+    for (int turns = 0; turns < 100000 && !s->done; turns++) {
+        crmpi_coll_sched_progress(s);
+        if (!s->done)
+            crmpi_pml_wait_turn();
+    }
+    crmpi_unlock();
+}
+
+static void test_sched_engine(void **state)
+{
+    int a[4] = {1, 2, 3, 4}, b[4] = {0}, c[4] = {10, 20, 30, 40}, d[2] = {0};
+    crmpi_coll_sched_t *s;
+
+    (void)state;
+    crmpi_lock();
+    s = crmpi_coll_sched_create(MPI_COMM_SELF, -500);
+    assert_non_null(s);
+    /* round 0: a -> b by message; round 1: c = b + c, then c -> a by copy */
+    assert_int_equal(crmpi_coll_sched_recv(s, b, 4, MPI_INT, 0), CRMPI_OK);
+    assert_int_equal(crmpi_coll_sched_send(s, a, 4, MPI_INT, 0), CRMPI_OK);
+    assert_int_equal(crmpi_coll_sched_round(s), CRMPI_OK);
+    assert_int_equal(crmpi_coll_sched_round(s), CRMPI_OK); /* an empty round is dropped */
+    assert_int_equal(crmpi_coll_sched_reduce(s, b, c, 4, MPI_INT, MPI_SUM), CRMPI_OK);
+    assert_int_equal(crmpi_coll_sched_copy(s, c, 4, MPI_INT, a, 4, MPI_INT), CRMPI_OK);
+    assert_int_equal(crmpi_coll_sched_round(s), CRMPI_OK);
+    crmpi_unlock();
+    run_sched(s);
+    assert_true(s->done);
+    assert_int_equal(s->error, 0);
+    assert_true(b[0] == 1 && b[3] == 4);
+    assert_true(c[0] == 11 && c[3] == 44);
+    assert_true(a[0] == 11 && a[3] == 44);
+    crmpi_lock();
+    crmpi_coll_sched_free(s);
+
+    /* Truncation: 4 ints into a buffer of 2; the round after it never starts. */
+    s = crmpi_coll_sched_create(MPI_COMM_SELF, -501);
+    assert_non_null(s);
+    assert_int_equal(crmpi_coll_sched_recv(s, d, 2, MPI_INT, 0), CRMPI_OK);
+    assert_int_equal(crmpi_coll_sched_send(s, a, 4, MPI_INT, 0), CRMPI_OK);
+    assert_int_equal(crmpi_coll_sched_round(s), CRMPI_OK);
+    assert_int_equal(crmpi_coll_sched_copy(s, c, 4, MPI_INT, b, 4, MPI_INT), CRMPI_OK);
+    b[0] = -1;
+    crmpi_unlock();
+    run_sched(s);
+    assert_true(s->done);
+    assert_int_equal(s->error, MPI_ERR_TRUNCATE);
+    assert_int_equal(b[0], -1);
+    crmpi_lock();
+    crmpi_coll_sched_free(s);
+    /* A predefined op on a type it is not defined on fails the reduce step: MPI_ERR_OP. */
+    s = crmpi_coll_sched_create(MPI_COMM_SELF, -502);
+    assert_int_equal(crmpi_coll_sched_reduce(s, a, b, 4, MPI_INT, MPI_MINLOC), CRMPI_OK);
+    crmpi_unlock();
+    run_sched(s);
+    assert_int_equal(s->error, MPI_ERR_OP);
+    crmpi_lock();
+    crmpi_coll_sched_free(s);
+    crmpi_unlock();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -446,6 +518,7 @@ int main(void)
         cmocka_unit_test(test_user_ops),
         cmocka_unit_test(test_singleton_collectives),
         cmocka_unit_test(test_collective_arg_errors),
+        cmocka_unit_test(test_sched_engine),
     };
 
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
