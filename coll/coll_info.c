@@ -31,6 +31,10 @@ static const crmpi_param_decl_t coll_tuned_params_decl[] = {
     {"coll_tuned_alltoallv_algorithm", CRMPI_PARAM_INT, "0",
      "Alltoallv algorithm: 0 decide (linear), 1 linear (basic), 2 pairwise exchange.",
      CRMPI_PARAM_LEVEL_TUNER},
+    {"coll_tuned_reduce_scatter_algorithm", CRMPI_PARAM_INT, "0",
+     "Reduce_scatter and Reduce_scatter_block algorithm: 0 decide, 1 reduce + scatterv "
+     "(basic), 2 ring (commutative ops; basic otherwise).",
+     CRMPI_PARAM_LEVEL_TUNER},
     {"coll_tuned_scan_algorithm", CRMPI_PARAM_INT, "0",
      "Scan algorithm: 0 decide, 1 linear chain (basic), 2 recursive doubling.",
      CRMPI_PARAM_LEVEL_TUNER},

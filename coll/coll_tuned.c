@@ -14,6 +14,7 @@
  *   allgatherv 2 ring
  *   alltoall   2 pairwise exchange (one peer per round)  3 Bruck (log2 n rounds, small blocks)
  *   alltoallv  2 pairwise exchange
+ *   reduce_scatter(_block) 2 ring (commutative ops; basic otherwise)
  *   scan, exscan 2 recursive doubling
  * Non-power-of-two counts in recursive doubling and Rabenseifner: the first 2*rem ranks
  * pair up (the even one hands its data to the odd one and waits for the result), so the
@@ -39,6 +40,7 @@
 #define TUNED_ALLREDUCE_LARGE      16384  /* from here: ring or Rabenseifner */
 #define TUNED_ALLREDUCE_RING       524288 /* from here: ring even on powers of two */
 #define TUNED_ALLGATHER_SMALL      8192
+#define TUNED_REDUCE_SCATTER_RING  16384  /* from here: ring (commutative ops) */
 #define TUNED_BCAST_LARGE          32768  /* from here (4+ ranks): scatter + allgather */
 #define TUNED_ALLTOALL_SMALL       262144 /* below: every message posted at once */
 #define TUNED_ALLTOALL_BRUCK       256    /* Bruck for blocks up to this size ... */
@@ -56,6 +58,7 @@ static const char *const tuned_param_names[CRMPI_COLL_COUNT] = {
     [CRMPI_COLL_ALLGATHERV] = "coll_tuned_allgatherv_algorithm",
     [CRMPI_COLL_ALLTOALL] = "coll_tuned_alltoall_algorithm",
     [CRMPI_COLL_ALLTOALLV] = "coll_tuned_alltoallv_algorithm",
+    [CRMPI_COLL_REDUCE_SCATTER] = "coll_tuned_reduce_scatter_algorithm",
     [CRMPI_COLL_SCAN] = "coll_tuned_scan_algorithm",
     [CRMPI_COLL_EXSCAN] = "coll_tuned_exscan_algorithm",
 };
@@ -426,6 +429,55 @@ static int tuned_allreduce_rabenseifner(const crmpi_coll_args_t *a, struct crmpi
     return fold_out(a, comm, s, p2);
 }
 
+/*
+ * Reduce_scatter(_block): ring, for commutative ops. In step k every rank sends the partial
+ * block (rank - k - 1) to its right neighbour and adds the one it receives from its left
+ * to block (rank - k - 2); after n - 1 steps block `rank` holds everyone's contribution.
+ * Each rank sends (n - 1) / n of the vector instead of gathering it at one rank.
+ */
+static int tuned_reduce_scatter_ring(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
+                                     crmpi_coll_sched_t *s)
+{
+    int n = comm->size, me = comm->rank;
+    int right = (me + 1) % n, left = (me - 1 + n) % n;
+    MPI_Datatype type = a->rtype;
+    size_t total = 0, max_count = 0, *first;
+    char *acc, *tmp;
+
+    if (!a->op->commutative || n == 1)
+        return coll_basic_reduce_scatter(a, comm, s);
+    first = crmpi_coll_sched_tmp(s, (size_t)n + 1, MPI_AINT);
+    if (!first)
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    for (int r = 0; r < n; r++) {
+        size_t count = a->rcounts ? (size_t)a->rcounts[r] : a->rcount;
+
+        first[r] = total;
+        total += count;
+        if (count > max_count)
+            max_count = count;
+    }
+    first[n] = total;
+    acc = crmpi_coll_sched_tmp(s, total, type);
+    tmp = crmpi_coll_sched_tmp(s, max_count, type);
+    if (!acc || !tmp)
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    TRY(crmpi_coll_sched_copy(s, a->in_place ? a->rbuf : a->sbuf, total, type, acc, total, type));
+    for (int k = 0; k < n - 1; k++) {
+        int send_block = (me - k - 1 + 2 * n) % n, recv_block = (me - k - 2 + 2 * n) % n;
+
+        TRY(crmpi_coll_sched_recv(s, tmp, first[recv_block + 1] - first[recv_block], type, left));
+        TRY(crmpi_coll_sched_send(s, elem_at(acc, (MPI_Aint)first[send_block], type),
+                                  first[send_block + 1] - first[send_block], type, right));
+        TRY(crmpi_coll_sched_round(s));
+        TRY(crmpi_coll_sched_reduce(s, tmp, elem_at(acc, (MPI_Aint)first[recv_block], type),
+                                    first[recv_block + 1] - first[recv_block], type, a->op));
+    }
+    TRY(crmpi_coll_sched_copy(s, elem_at(acc, (MPI_Aint)first[me], type), first[me + 1] - first[me],
+                              type, a->rbuf, first[me + 1] - first[me], type));
+    return crmpi_coll_sched_round(s);
+}
+
 /* The block of rank r in an allgather(v) receive buffer. */
 static void *allgather_slot(const crmpi_coll_args_t *a, int r, size_t *count_out)
 {
@@ -759,6 +811,23 @@ static int tuned_alltoallv(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm
     return coll_basic_alltoall(a, comm, s);
 }
 
+static int tuned_reduce_scatter(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
+                                crmpi_coll_sched_t *s)
+{
+    /* One parameter for both forms: they are the same algorithms. */
+    int64_t alg = coll_tuned_params.forced[CRMPI_COLL_REDUCE_SCATTER];
+    size_t total = a->rcount * (size_t)comm->size;
+
+    if (a->rcounts) {
+        total = 0;
+        for (int r = 0; r < comm->size; r++)
+            total += (size_t)a->rcounts[r];
+    }
+    if (alg == 0)
+        alg = msg_bytes(total, a->rtype) >= TUNED_REDUCE_SCATTER_RING ? 2 : 1;
+    return alg == 2 ? tuned_reduce_scatter_ring(a, comm, s) : coll_basic_reduce_scatter(a, comm, s);
+}
+
 static int tuned_scan(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm, crmpi_coll_sched_t *s)
 {
     if (coll_tuned_params.forced[CRMPI_COLL_SCAN] == 1)
@@ -791,8 +860,8 @@ const crmpi_coll_ops_t crmpi_coll_tuned_ops = {
             [CRMPI_COLL_ALLTOALL] = tuned_alltoall,
             [CRMPI_COLL_ALLTOALLV] = tuned_alltoallv,
             [CRMPI_COLL_ALLTOALLW] = coll_basic_alltoall,
-            [CRMPI_COLL_REDUCE_SCATTER] = coll_basic_reduce_scatter,
-            [CRMPI_COLL_REDUCE_SCATTER_BLOCK] = coll_basic_reduce_scatter,
+            [CRMPI_COLL_REDUCE_SCATTER] = tuned_reduce_scatter,
+            [CRMPI_COLL_REDUCE_SCATTER_BLOCK] = tuned_reduce_scatter,
             [CRMPI_COLL_SCAN] = tuned_scan,
             [CRMPI_COLL_EXSCAN] = tuned_exscan,
         },

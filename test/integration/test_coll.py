@@ -58,6 +58,8 @@ FORCED = [
     ("coll_tuned_alltoall_algorithm", "3", "alltoall"),
     ("coll_tuned_alltoallv_algorithm", "1", "alltoallv"),
     ("coll_tuned_alltoallv_algorithm", "2", "alltoallv"),
+    ("coll_tuned_reduce_scatter_algorithm", "1", "reduce_scatter"),
+    ("coll_tuned_reduce_scatter_algorithm", "2", "reduce_scatter"),
     ("coll_tuned_scan_algorithm", "1", "scan"),
     ("coll_tuned_scan_algorithm", "2", "scan"),
     ("coll_tuned_exscan_algorithm", "1", "exscan"),
