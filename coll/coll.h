@@ -8,7 +8,8 @@
  *   coll: per-communicator table (comm->coll)       -- component "basic" or "tuned",
  *        |                                             chosen at crmpi_coll_comm_init
  *   algorithm: builds a schedule (coll_sched.h)     -- rounds of sends, receives,
- *        |                                             local reductions and copies
+ *        |     (or, blocking and small: a direct       local reductions and copies
+ *        |      fast path of blocking PML calls)
  *   schedule engine                                 -- runs the rounds; blocking calls
  *        |   crmpi_pml_isend/irecv                     loop on it, non-blocking ones are
  *   pml ob1                                            progressed by crmpi_progress()
@@ -134,11 +135,12 @@ typedef struct crmpi_coll_comm {
 
 /**
  * Set up the collectives of a communicator whose rank, size, world_ranks and PML state are
- * set: choose the component (parameter `coll`: "basic", "tuned" or empty for the best,
- * tuned) and reset the sequence. On the first call also reads the coll parameters and
+ * set: choose the component (the framework's selection parameter `coll`: "basic",
+ * "^tuned", or empty for the best, tuned; coll_base_verbose 10 says which) and reset the
+ * sequence. On the first call also reads the coll parameters and
  * registers the progress function.
  * @return CRMPI_OK, CRMPI_ERR_OUT_OF_RESOURCE, CRMPI_ERR_NOT_FOUND (the `coll` parameter
- *         names no known component; logged)
+ *         leaves no component; logged, naming every candidate)
  */
 int crmpi_coll_comm_init(struct crmpi_comm_s *comm);
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "coll_sched.h"
+#include "component.h"
 #include "crmpi_status.h"
 #include "log.h"
 #include "mpi_internal.h"
@@ -20,28 +21,84 @@
 
 /* The framework's state in this process. */
 static struct {
-    int num_comms;              /* communicators with collective state */
-    crmpi_coll_sched_t *active; /* non-blocking schedules still running */
+    int num_comms;                    /* communicators with collective state */
+    crmpi_coll_sched_t *active;       /* non-blocking schedules still running */
+    const crmpi_coll_ops_t *selected; /* the component chosen at the first init */
 } coll_base;
 
 /* Advance every running non-blocking collective; complete the finished ones. */
 static int coll_base_progress(void);
 
+extern const crmpi_component_info_t crmpi_coll_basic_info;
+extern const crmpi_component_info_t crmpi_coll_tuned_info;
+extern const crmpi_framework_info_t crmpi_coll_framework_info;
+
+/* tuned is preferred; basic is the reference, chosen with --mca coll basic (or ^tuned). */
+static int coll_base_query_tuned(const crmpi_component_t *component, int *priority_out,
+                                 const char **reason_out)
+{
+    (void)component;
+    (void)reason_out;
+    *priority_out = 30;
+    return CRMPI_OK;
+}
+
+static int coll_base_query_basic(const crmpi_component_t *component, int *priority_out,
+                                 const char **reason_out)
+{
+    (void)component;
+    (void)reason_out;
+    *priority_out = 10;
+    return CRMPI_OK;
+}
+
+static const crmpi_component_t coll_base_tuned_component = {
+    .info = &crmpi_coll_tuned_info,
+    .query = coll_base_query_tuned,
+    .ops = &crmpi_coll_tuned_ops,
+};
+
+static const crmpi_component_t coll_base_basic_component = {
+    .info = &crmpi_coll_basic_info,
+    .query = coll_base_query_basic,
+    .ops = &crmpi_coll_basic_ops,
+};
+
+static const crmpi_component_t *const coll_base_components[] = {
+    &coll_base_tuned_component,
+    &coll_base_basic_component,
+    NULL,
+};
+
+crmpi_framework_t crmpi_coll_framework = {
+    .info = &crmpi_coll_framework_info,
+    .components = coll_base_components,
+};
+
+/* Open the framework (coll_base_verbose, the `coll` selection list) and choose the
+ * component; every communicator gets its table. Errors are logged by the framework. */
 static int coll_base_choose(const crmpi_coll_ops_t **ops_out)
 {
-    const char *want = "";
+    const crmpi_component_t *selected;
+    int rc;
 
-    crmpi_param_get_string("coll", &want);
-    if (want[0] == '\0' || strcmp(want, "tuned") == 0) {
-        *ops_out = &crmpi_coll_tuned_ops;
+    /* Chosen once per process: the parameters do not change, and every rank of every
+     * communicator must use the same algorithms. */
+    if (coll_base.selected) {
+        *ops_out = coll_base.selected;
         return CRMPI_OK;
     }
-    if (strcmp(want, "basic") == 0) {
-        *ops_out = &crmpi_coll_basic_ops;
-        return CRMPI_OK;
+    if (!crmpi_coll_framework.is_open) {
+        rc = crmpi_framework_open(&crmpi_coll_framework);
+        if (rc != CRMPI_OK)
+            return rc;
     }
-    crmpi_log_error("coll: the coll parameter says '%s'; known components: basic, tuned", want);
-    return CRMPI_ERR_NOT_FOUND;
+    rc = crmpi_framework_select_one(&crmpi_coll_framework, &selected);
+    if (rc != CRMPI_OK)
+        return rc;
+    coll_base.selected = selected->ops;
+    *ops_out = coll_base.selected;
+    return CRMPI_OK;
 }
 
 int crmpi_coll_comm_init(struct crmpi_comm_s *comm)
@@ -66,6 +123,9 @@ int crmpi_coll_comm_init(struct crmpi_comm_s *comm)
         goto err_free_state;
     comm->coll = state;
     coll_base.num_comms++;
+    crmpi_fw_verbose(&crmpi_coll_framework, 10, "%s (context %u, %d ranks): component %s",
+                     comm->name[0] ? comm->name : "communicator", comm->context_id, comm->size,
+                     state->ops->component);
     return CRMPI_OK;
 
 err_free_state:
@@ -82,8 +142,11 @@ void crmpi_coll_comm_fini(struct crmpi_comm_s *comm)
         return;
     free(comm->coll);
     comm->coll = NULL;
-    if (--coll_base.num_comms == 0)
+    if (--coll_base.num_comms == 0) {
         crmpi_progress_unregister(coll_base_progress);
+        crmpi_framework_close(&crmpi_coll_framework);
+        coll_base.selected = NULL;
+    }
 }
 
 /* The tag of the communicator's next collective (coll.h). */

@@ -19,18 +19,18 @@
 
 /* The arguments of one gather-family call; the counts/displs arrays only for v forms. */
 typedef struct gather_call {
-    crmpi_coll_kind_t kind;
-    const void *sbuf;
-    int scount;
-    const int *scounts;
-    const int *sdispls;
-    MPI_Datatype stype;
-    void *rbuf;
-    int rcount;
-    const int *rcounts;
-    const int *rdispls;
-    MPI_Datatype rtype;
-    int root; /* -1 for the allgathers */
+    crmpi_coll_kind_t kind; /* which of the six */
+    const void *sbuf;       /* sendbuf (may be MPI_IN_PLACE) */
+    int scount;             /* sendcount (not Scatterv) */
+    const int *scounts;     /* Scatterv's sendcounts */
+    const int *sdispls;     /* Scatterv's displs */
+    MPI_Datatype stype;     /* sendtype */
+    void *rbuf;             /* recvbuf (may be MPI_IN_PLACE) */
+    int rcount;             /* recvcount (not Gatherv, Allgatherv) */
+    const int *rcounts;     /* Gatherv's and Allgatherv's recvcounts */
+    const int *rdispls;     /* their displs */
+    MPI_Datatype rtype;     /* recvtype */
+    int root;               /* the root; -1 for the allgathers */
 } gather_call_t;
 
 static int gather_check(const gather_call_t *c, MPI_Comm comm, const char **detail_out)
