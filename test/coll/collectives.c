@@ -571,7 +571,7 @@ static void test_concurrent(void)
     int *y = malloc((size_t)coll_size * 4 * sizeof(int));
     MPI_Request reqs[5];
 
-    for (int round = 0; round < 3; round++) {
+    for (int round = 0; round < 4; round++) {
         for (int i = 0; i < COUNT; i++) {
             a[i] = coll_rank + i;
             c[i] = coll_rank == 0 ? 3 * i + round : -1;
@@ -590,8 +590,26 @@ static void test_concurrent(void)
                    "blocking allreduce among pending "
                    "ones: %d",
                    total);
+        /* Each round completes them with other calls of the Wait/Test family. */
         if (round == 1) {
             COLL_MPI(MPI_Waitall(5, reqs, MPI_STATUSES_IGNORE));
+        } else if (round == 2) {
+            for (int left = 5; left > 0; left--) {
+                int index = -1;
+                COLL_MPI(MPI_Waitany(5, reqs, &index, MPI_STATUS_IGNORE));
+                COLL_CHECK(index >= 0 && index < 5, "MPI_Waitany gave index %d", index);
+            }
+        } else if (round == 3) {
+            int done = 0, outcount, indices[5];
+            while (done < 5) {
+                COLL_MPI(MPI_Testsome(5, reqs, &outcount, indices, MPI_STATUSES_IGNORE));
+                if (outcount == MPI_UNDEFINED)
+                    break;
+                done += outcount;
+                if (outcount == 0)
+                    sched_yield();
+            }
+            COLL_CHECK(done == 5, "MPI_Testsome completed %d of 5", done);
         } else {
             for (int i = 4; i >= 0; i--)
                 COLL_MPI(MPI_Wait(&reqs[i], MPI_STATUS_IGNORE));
