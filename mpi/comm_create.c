@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll.h"
 #include "comm_internal.h"
 #include "crmpi_status.h"
 #include "log.h"
@@ -35,11 +36,19 @@ int crmpi_comm_error_class(int rc)
 
 int crmpi_comm_attach_layers(struct crmpi_comm_s *comm)
 {
-    return crmpi_pml_add_comm(comm);
+    int rc = crmpi_pml_add_comm(comm);
+
+    if (rc == CRMPI_OK) {
+        rc = crmpi_coll_comm_init(comm);
+        if (rc != CRMPI_OK)
+            crmpi_pml_del_comm(comm);
+    }
+    return rc;
 }
 
 void crmpi_comm_detach_layers(struct crmpi_comm_s *comm)
 {
+    crmpi_coll_comm_fini(comm);
     crmpi_pml_del_comm(comm);
 }
 

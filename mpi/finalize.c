@@ -6,6 +6,7 @@
 #include "crmpi_status.h"
 #include "mpi_internal.h"
 #include "pml.h"
+#include "coll.h"
 #include "snapc.h"
 
 #pragma weak MPI_Finalize = PMPI_Finalize
@@ -24,6 +25,8 @@ int PMPI_Finalize(void)
     /* Finalized even if leaving the job fails: MPI cannot be used afterwards either way,
      * and the agent connection is gone. */
     crmpi_mpi_state.finalized = true;
+    crmpi_coll_comm_fini(&crmpi_mpi_comm_self);
+    crmpi_coll_comm_fini(&crmpi_mpi_comm_world);
     crmpi_pml_finalize();
     if (crmpi_mpi_state.rte_connected) {
         crmpi_mpi_state.rte_connected = false;

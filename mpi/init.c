@@ -19,6 +19,7 @@
 #include "mpi_internal.h"
 #include "param.h"
 #include "pml.h"
+#include "coll.h"
 #include "snapc.h"
 
 #pragma weak MPI_Init = PMPI_Init
@@ -184,6 +185,15 @@ static int init_run(int required, int *provided, const char *func_name)
     rc = crmpi_pml_init();
     if (rc != CRMPI_OK) {
         crmpi_log_error("%s: cannot set up point-to-point communication (%s); the program exits",
+                        func_name, crmpi_strerror(rc));
+        goto err_unlock_exit;
+    }
+    /* The collectives of both communicators (coll.h): component choice, tag sequence. */
+    rc = crmpi_coll_comm_init(&crmpi_mpi_comm_world);
+    if (rc == CRMPI_OK)
+        rc = crmpi_coll_comm_init(&crmpi_mpi_comm_self);
+    if (rc != CRMPI_OK) {
+        crmpi_log_error("%s: cannot set up collective communication (%s); the program exits",
                         func_name, crmpi_strerror(rc));
         goto err_unlock_exit;
     }

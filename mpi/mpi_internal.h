@@ -67,6 +67,7 @@ struct crmpi_comm_s {
     int live_requests;              /* PML requests on it not yet released (pml.h) */
     bool free_pending;              /* MPI_Comm_free was called; destroyed when the last
                                        request on it is released (MPI-3.1 6.4.3) */
+    struct crmpi_coll_comm *coll;   /* collective state (coll.h: crmpi_coll_comm_init) */
 };
 
 /** A freed communicator's last request was released: destroy it soon (comm_create.c). */

@@ -44,6 +44,7 @@ typedef enum {
 typedef enum {
     CRMPI_REQUEST_SEND,
     CRMPI_REQUEST_RECV,
+    CRMPI_REQUEST_COLL, /* a non-blocking collective: made, progressed and freed by coll/ */
 } crmpi_request_kind_t;
 
 /* Value of crmpi_request_s.magic while the request exists (catches a freed handle). */
@@ -67,6 +68,7 @@ struct crmpi_request_s {
     struct crmpi_comm_s *comm;       /* the communicator (errors go to its handler) */
     crmpi_request_done_fn_t done_fn; /* NULL, or called at completion (before any free) */
     void *done_arg;                  /* for done_fn */
+    crmpi_request_done_fn_t free_fn; /* NULL: the PML recycles it; else its maker frees it */
     /* ---- PML ---- */
     crmpi_pml_send_mode_t mode; /* sends */
     int peer;                   /* destination or source (may be MPI_ANY_SOURCE) in comm */
@@ -166,7 +168,9 @@ void crmpi_pml_wait_turn(void);
  */
 int crmpi_pml_request_finish(crmpi_request_t *req, MPI_Status *status_out);
 
-/** MPI_Request_free: free now if complete or inactive, else when it completes. */
+/** MPI_Request_free: free now if complete or inactive, else when it completes. A request
+ *  made by another layer (free_fn set, CRMPI_REQUEST_COLL) is freed through its free_fn;
+ *  that layer honours free_when_complete itself. */
 void crmpi_pml_request_free(crmpi_request_t *req);
 
 /**

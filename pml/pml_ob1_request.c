@@ -41,6 +41,11 @@ void pml_ob1_request_release(crmpi_request_t *req)
     /* Recycled, never unmapped: a stale handle then fails the magic check (MPI_ERR_REQUEST)
      * instead of reading freed memory. */
     req->magic = 0;
+    /* Not ours (a non-blocking collective's, coll.h): its maker frees it. */
+    if (req->free_fn) {
+        req->free_fn(req);
+        return;
+    }
     if (req->user_type)
         crmpi_datatype_release(req->user_type);
     if (req->comm)

@@ -19,6 +19,7 @@ extern const crmpi_framework_info_t crmpi_btl_framework_info;
 extern const crmpi_framework_info_t crmpi_snapc_framework_info;
 extern const crmpi_framework_info_t crmpi_crs_framework_info;
 extern const crmpi_framework_info_t crmpi_filem_framework_info;
+extern const crmpi_framework_info_t crmpi_coll_framework_info;
 
 const crmpi_framework_info_t *const crmpi_catalog[] = {
     &crmpi_plm_framework_info,
@@ -27,6 +28,7 @@ const crmpi_framework_info_t *const crmpi_catalog[] = {
     &crmpi_snapc_framework_info,
     &crmpi_crs_framework_info,
     &crmpi_filem_framework_info,
+    &crmpi_coll_framework_info,
     NULL,
 };
 

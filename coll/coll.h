@@ -1,0 +1,188 @@
+/*
+ * coll.h: the collective layer, the contract between the MPI collective calls of mpi/coll/
+ * and the algorithms (DESIGN section 3: collectives are point-to-point messages, so the
+ * checkpoint protocol sees every byte the library moves).
+ *
+ *   MPI_Bcast/Allreduce/Ibarrier/...  (mpi/coll/)   -- arguments, MPI_IN_PLACE, errors
+ *        |   crmpi_coll_run / crmpi_coll_start
+ *   coll: per-communicator table (comm->coll)       -- component "basic" or "tuned",
+ *        |                                             chosen at crmpi_coll_comm_init
+ *   algorithm: builds a schedule (coll_sched.h)     -- rounds of sends, receives,
+ *        |     (or, blocking and small: a direct       local reductions and copies
+ *        |      fast path of blocking PML calls)
+ *   schedule engine                                 -- runs the rounds; blocking calls
+ *        |   crmpi_pml_isend/irecv                     loop on it, non-blocking ones are
+ *   pml ob1                                            progressed by crmpi_progress()
+ *
+ * Lifecycle: crmpi_coll_comm_init(comm) once the PML knows the communicator (after
+ * crmpi_pml_add_comm; MPI_Init does it for MPI_COMM_WORLD and MPI_COMM_SELF) ->
+ * crmpi_coll_run / crmpi_coll_start any number of times -> crmpi_coll_comm_fini(comm)
+ * before crmpi_pml_del_comm (every collective on it complete, MPI-3.1 section 6.4.3).
+ * The first init registers the schedule engine's progress function, the last fini
+ * unregisters it.
+ *
+ * Messages: tags -2..-999 (MPI_ANY_TAG takes only tags >= 0, so no application receive
+ * can match them; tags below -999 belong to other layers). Every collective on a
+ * communicator takes the next number of that communicator's collective sequence and uses
+ * the tag -2 - (sequence mod 998): MPI requires every rank to start the collectives of a
+ * communicator in the same order (MPI-3.1 section 5.12), so the numbers agree, and up to
+ * 998 collectives in flight on one communicator never mix their messages. Within one
+ * collective, messages between two ranks are matched in the order posted (the PML does
+ * not overtake).
+ *
+ * Requests: a non-blocking collective's request is a crmpi_request_t of kind
+ * CRMPI_REQUEST_COLL whose free_fn belongs to coll: MPI_Wait/Test and the rest of mpi/p2p
+ * complete and free it unchanged (crmpi_pml_request_finish / crmpi_pml_request_free call
+ * free_fn; a request freed while active is freed by coll when it completes).
+ *
+ * Threading: everything is called with the library lock held. A blocking collective waits
+ * with crmpi_pml_wait_turn(), which drops the lock between progress turns, so other
+ * threads and the C/R thread run while it waits.
+ */
+#ifndef CRMPI_COLL_H
+#define CRMPI_COLL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mpi.h"
+#include "pml.h"
+
+struct crmpi_comm_s;
+
+/* The collectives, in the order of the ops table. */
+typedef enum {
+    CRMPI_COLL_BARRIER,
+    CRMPI_COLL_BCAST,
+    CRMPI_COLL_REDUCE,
+    CRMPI_COLL_ALLREDUCE,
+    CRMPI_COLL_GATHER,
+    CRMPI_COLL_GATHERV,
+    CRMPI_COLL_SCATTER,
+    CRMPI_COLL_SCATTERV,
+    CRMPI_COLL_ALLGATHER,
+    CRMPI_COLL_ALLGATHERV,
+    CRMPI_COLL_ALLTOALL,
+    CRMPI_COLL_ALLTOALLV,
+    CRMPI_COLL_ALLTOALLW,
+    CRMPI_COLL_REDUCE_SCATTER,
+    CRMPI_COLL_REDUCE_SCATTER_BLOCK,
+    CRMPI_COLL_SCAN,
+    CRMPI_COLL_EXSCAN,
+    CRMPI_COLL_COUNT /* number of collectives */
+} crmpi_coll_kind_t;
+
+/*
+ * The arguments of any collective, already checked by mpi/coll/ and with MPI_IN_PLACE
+ * resolved into `in_place` (sbuf is then unused: the data are where MPI-3.1 says, in rbuf
+ * at this rank's place). Fields a collective does not have are 0/NULL. The arrays and
+ * buffers belong to the application; for a non-blocking collective they must stay valid
+ * until it completes (MPI-3.1 section 5.12), which the schedule relies on.
+ */
+typedef struct crmpi_coll_args {
+    const void *sbuf;           /* send buffer */
+    void *rbuf;                 /* receive buffer (bcast: the buffer) */
+    size_t scount;              /* send count (per rank for the *all* / scatter kinds) */
+    size_t rcount;              /* receive count (per rank likewise; reduce: count) */
+    MPI_Datatype stype;         /* send type */
+    MPI_Datatype rtype;         /* receive type (reductions: the one type) */
+    const int *scounts;         /* v/w variants: per-rank send counts */
+    const int *sdispls;         /* v variants: displacements in stype extents; w: bytes */
+    const int *rcounts;         /* v/w variants and reduce_scatter: per-rank counts */
+    const int *rdispls;         /* v variants: displacements in rtype extents; w: bytes */
+    const MPI_Datatype *stypes; /* alltoallw: per-rank send types */
+    const MPI_Datatype *rtypes; /* alltoallw: per-rank receive types */
+    MPI_Op op;                  /* reductions: the operation */
+    int root;                   /* rooted collectives: the root's rank */
+    bool in_place;              /* MPI_IN_PLACE was given (see above) */
+} crmpi_coll_args_t;
+
+typedef struct crmpi_coll_sched crmpi_coll_sched_t;
+
+/**
+ * An algorithm: append to `sched` the rounds that perform the collective `args` describes
+ * on `comm` (coll_sched.h). It sends and receives nothing itself.
+ * @return CRMPI_OK, or CRMPI_ERR_OUT_OF_RESOURCE (the schedule is then freed by the caller)
+ * Thread safety: lock held.
+ */
+typedef int (*crmpi_coll_build_fn_t)(const crmpi_coll_args_t *args, struct crmpi_comm_s *comm,
+                                     crmpi_coll_sched_t *sched);
+
+/**
+ * Optional fast path of a blocking collective: perform it at once with blocking PML calls
+ * and `tag`, without a schedule (small messages, where a schedule's setup would be most of
+ * the time). Waits drop the lock between progress turns (crmpi_pml_wait).
+ * @return CRMPI_ERR_NOT_SUPPORTED when it does not handle these arguments (nothing was sent;
+ *         the schedule is used), else as crmpi_coll_run
+ * Thread safety: lock held.
+ */
+typedef int (*crmpi_coll_direct_fn_t)(const crmpi_coll_args_t *args, struct crmpi_comm_s *comm,
+                                      int tag);
+
+/* A component's table: one algorithm builder per collective (every slot is filled). */
+typedef struct crmpi_coll_ops {
+    const char *component;                           /* "basic" or "tuned", for messages */
+    crmpi_coll_build_fn_t build[CRMPI_COLL_COUNT];   /* indexed by crmpi_coll_kind_t */
+    crmpi_coll_direct_fn_t direct[CRMPI_COLL_COUNT]; /* optional fast paths (NULL: none) */
+} crmpi_coll_ops_t;
+
+/* A communicator's collective state (comm->coll). */
+typedef struct crmpi_coll_comm {
+    const crmpi_coll_ops_t *ops; /* the selected component's table */
+    uint32_t sequence;           /* collectives started on the communicator so far */
+} crmpi_coll_comm_t;
+
+/**
+ * Set up the collectives of a communicator whose rank, size, world_ranks and PML state are
+ * set: choose the component (the framework's selection parameter `coll`: "basic",
+ * "^tuned", or empty for the best, tuned; coll_base_verbose 10 says which) and reset the
+ * sequence. On the first call also reads the coll parameters and
+ * registers the progress function.
+ * @return CRMPI_OK, CRMPI_ERR_OUT_OF_RESOURCE, CRMPI_ERR_NOT_FOUND (the `coll` parameter
+ *         leaves no component; logged, naming every candidate)
+ */
+int crmpi_coll_comm_init(struct crmpi_comm_s *comm);
+
+/** Free comm->coll (no collective may be pending on it). Safe on a comm never inited. */
+void crmpi_coll_comm_fini(struct crmpi_comm_s *comm);
+
+/**
+ * A blocking collective: build the schedule with the communicator's algorithm and run it
+ * to completion, dropping the lock between progress turns.
+ * @return CRMPI_OK; a CRMPI_ERR_* (negative) when a message could not be started; or an MPI
+ *         error class (positive, e.g. MPI_ERR_TRUNCATE) a message completed with.
+ */
+int crmpi_coll_run(struct crmpi_comm_s *comm, crmpi_coll_kind_t kind,
+                   const crmpi_coll_args_t *args);
+
+/**
+ * A non-blocking collective: build and start the schedule, progressed by crmpi_progress().
+ * @return CRMPI_OK with *req_out (kind CRMPI_REQUEST_COLL; its status's MPI_ERROR is the
+ *         first error of the collective), or a CRMPI_ERR_* (nothing is pending then)
+ */
+int crmpi_coll_start(struct crmpi_comm_s *comm, crmpi_coll_kind_t kind,
+                     const crmpi_coll_args_t *args, crmpi_request_t **req_out);
+
+/*
+ * Reductions (coll_op.c): the predefined operations' kernels for every type MPI-3.1
+ * section 5.9.2 defines them on, and user operations.
+ */
+
+/**
+ * Is `op` defined on `type`? Predefined ops: on the predefined types of their classes
+ * (MINLOC/MAXLOC on the value-index pairs); MPI_REPLACE and MPI_NO_OP on none (they are for
+ * accumulate only). User ops: on every type.
+ */
+bool crmpi_coll_op_defined(MPI_Op op, MPI_Datatype type);
+
+/**
+ * inout[i] = in[i] op inout[i] for `count` elements of `type` laid out as the type says
+ * (extent apart, starting at the buffer's address); in is the left operand.
+ * @return CRMPI_OK, or CRMPI_ERR_NOT_SUPPORTED when the op is not defined on the type
+ * Thread safety: lock held; a user op's function is called with the lock released (it may
+ * call MPI), so callers must not rely on library state staying unchanged across the call.
+ */
+int crmpi_coll_op_reduce(MPI_Op op, const void *in, void *inout, size_t count, MPI_Datatype type);
+
+#endif /* CRMPI_COLL_H */

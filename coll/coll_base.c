@@ -1,0 +1,293 @@
+/*
+ * coll_base.c: the collective framework (coll.h): component choice per communicator,
+ * tags, blocking runs, non-blocking requests and their progress.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll_sched.h"
+#include "component.h"
+#include "crmpi_status.h"
+#include "log.h"
+#include "mpi_internal.h"
+#include "param.h"
+#include "progress.h"
+
+/* Tags of collectives: -2 - (sequence mod COLL_TAGS), so -2..-999 (coll.h). */
+#define COLL_TAG_FIRST (-2)
+#define COLL_TAGS      998
+
+/* The framework's state in this process. */
+static struct {
+    int num_comms;                    /* communicators with collective state */
+    crmpi_coll_sched_t *active;       /* non-blocking schedules still running */
+    const crmpi_coll_ops_t *selected; /* the component chosen at the first init */
+} coll_base;
+
+/* Advance every running non-blocking collective; complete the finished ones. */
+static int coll_base_progress(void);
+
+extern const crmpi_component_info_t crmpi_coll_basic_info;
+extern const crmpi_component_info_t crmpi_coll_tuned_info;
+extern const crmpi_framework_info_t crmpi_coll_framework_info;
+
+/* tuned is preferred; basic is the reference, chosen with --mca coll basic (or ^tuned). */
+static int coll_base_query_tuned(const crmpi_component_t *component, int *priority_out,
+                                 const char **reason_out)
+{
+    (void)component;
+    (void)reason_out;
+    *priority_out = 30;
+    return CRMPI_OK;
+}
+
+static int coll_base_query_basic(const crmpi_component_t *component, int *priority_out,
+                                 const char **reason_out)
+{
+    (void)component;
+    (void)reason_out;
+    *priority_out = 10;
+    return CRMPI_OK;
+}
+
+static const crmpi_component_t coll_base_tuned_component = {
+    .info = &crmpi_coll_tuned_info,
+    .query = coll_base_query_tuned,
+    .ops = &crmpi_coll_tuned_ops,
+};
+
+static const crmpi_component_t coll_base_basic_component = {
+    .info = &crmpi_coll_basic_info,
+    .query = coll_base_query_basic,
+    .ops = &crmpi_coll_basic_ops,
+};
+
+static const crmpi_component_t *const coll_base_components[] = {
+    &coll_base_tuned_component,
+    &coll_base_basic_component,
+    NULL,
+};
+
+crmpi_framework_t crmpi_coll_framework = {
+    .info = &crmpi_coll_framework_info,
+    .components = coll_base_components,
+};
+
+/* Open the framework (coll_base_verbose, the `coll` selection list) and choose the
+ * component; every communicator gets its table. Errors are logged by the framework. */
+static int coll_base_choose(const crmpi_coll_ops_t **ops_out)
+{
+    const crmpi_component_t *selected;
+    int rc;
+
+    /* Chosen once per process: the parameters do not change, and every rank of every
+     * communicator must use the same algorithms. */
+    if (coll_base.selected) {
+        *ops_out = coll_base.selected;
+        return CRMPI_OK;
+    }
+    if (!crmpi_coll_framework.is_open) {
+        rc = crmpi_framework_open(&crmpi_coll_framework);
+        if (rc != CRMPI_OK)
+            return rc;
+    }
+    rc = crmpi_framework_select_one(&crmpi_coll_framework, &selected);
+    if (rc != CRMPI_OK)
+        return rc;
+    coll_base.selected = selected->ops;
+    *ops_out = coll_base.selected;
+    return CRMPI_OK;
+}
+
+int crmpi_coll_comm_init(struct crmpi_comm_s *comm)
+{
+    crmpi_coll_comm_t *state;
+    int rc;
+
+    if (coll_base.num_comms == 0) {
+        coll_tuned_read_params();
+        rc = crmpi_progress_register(coll_base_progress);
+        if (rc != CRMPI_OK && rc != CRMPI_ERR_EXISTS)
+            return rc;
+    }
+    state = calloc(1, sizeof(*state));
+    if (!state) {
+        crmpi_log_error("coll: out of memory for a communicator's collective state");
+        rc = CRMPI_ERR_OUT_OF_RESOURCE;
+        goto err_unregister;
+    }
+    rc = coll_base_choose(&state->ops);
+    if (rc != CRMPI_OK)
+        goto err_free_state;
+    comm->coll = state;
+    coll_base.num_comms++;
+    crmpi_fw_verbose(&crmpi_coll_framework, 10, "%s (context %u, %d ranks): component %s",
+                     comm->name[0] ? comm->name : "communicator", comm->context_id, comm->size,
+                     state->ops->component);
+    return CRMPI_OK;
+
+err_free_state:
+    free(state);
+err_unregister:
+    if (coll_base.num_comms == 0)
+        crmpi_progress_unregister(coll_base_progress);
+    return rc;
+}
+
+void crmpi_coll_comm_fini(struct crmpi_comm_s *comm)
+{
+    if (!comm->coll)
+        return;
+    free(comm->coll);
+    comm->coll = NULL;
+    if (--coll_base.num_comms == 0) {
+        crmpi_progress_unregister(coll_base_progress);
+        crmpi_framework_close(&crmpi_coll_framework);
+        coll_base.selected = NULL;
+    }
+}
+
+/* The tag of the communicator's next collective (coll.h). */
+static inline int coll_base_next_tag(crmpi_coll_comm_t *state)
+{
+    return COLL_TAG_FIRST - (int)(state->sequence++ % COLL_TAGS);
+}
+
+/* Build the schedule of a collective with its tag. */
+static int coll_base_build(struct crmpi_comm_s *comm, crmpi_coll_kind_t kind,
+                           const crmpi_coll_args_t *args, int tag, crmpi_coll_sched_t **sched_out)
+{
+    crmpi_coll_comm_t *state = comm->coll;
+    crmpi_coll_sched_t *sched = crmpi_coll_sched_create(comm, tag);
+    int rc;
+
+    if (!sched)
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    rc = state->ops->build[kind](args, comm, sched);
+    if (rc != CRMPI_OK) {
+        crmpi_coll_sched_free(sched);
+        return rc;
+    }
+    *sched_out = sched;
+    return CRMPI_OK;
+}
+
+int crmpi_coll_run(struct crmpi_comm_s *comm, crmpi_coll_kind_t kind, const crmpi_coll_args_t *args)
+{
+    crmpi_coll_comm_t *state = comm->coll;
+    int tag = coll_base_next_tag(state);
+    crmpi_coll_sched_t *sched;
+    int rc;
+
+    if (state->ops->direct[kind]) {
+        rc = state->ops->direct[kind](args, comm, tag);
+        if (rc != CRMPI_ERR_NOT_SUPPORTED)
+            return rc;
+    }
+    rc = coll_base_build(comm, kind, args, tag, &sched);
+    if (rc != CRMPI_OK)
+        return rc;
+    /* Run here, not through the progress list: the schedule lives only for this call. */
+    for (;;) {
+        crmpi_coll_sched_progress(sched);
+        if (sched->done)
+            break;
+        crmpi_pml_wait_turn();
+    }
+    rc = sched->error;
+    crmpi_coll_sched_free(sched);
+    return rc;
+}
+
+/* The request's free_fn: MPI_Wait/Test finished it, or it was freed and completed. */
+static void coll_base_request_free(crmpi_request_t *req)
+{
+    crmpi_coll_sched_free((crmpi_coll_sched_t *)req);
+}
+
+static void coll_base_list_remove(crmpi_coll_sched_t *sched)
+{
+    if (sched->prev)
+        sched->prev->next = sched->next;
+    else
+        coll_base.active = sched->next;
+    if (sched->next)
+        sched->next->prev = sched->prev;
+    sched->listed = false;
+}
+
+/* A non-blocking collective's schedule ran to its end: complete its request. */
+static void coll_base_complete(crmpi_coll_sched_t *sched)
+{
+    crmpi_request_t *req = &sched->req;
+
+    coll_base_list_remove(sched);
+    req->status.MPI_SOURCE = MPI_ANY_SOURCE;
+    req->status.MPI_TAG = MPI_ANY_TAG;
+    req->status._cancelled = 0;
+    req->status._nbytes = 0;
+    if (sched->error > 0)
+        req->status.MPI_ERROR = sched->error;
+    else if (sched->error < 0)
+        req->status.MPI_ERROR =
+            sched->error == CRMPI_ERR_OUT_OF_RESOURCE ? MPI_ERR_NO_MEM : MPI_ERR_OTHER;
+    else
+        req->status.MPI_ERROR = MPI_SUCCESS;
+    req->complete = true;
+    if (req->free_when_complete) {
+        req->magic = 0;
+        crmpi_coll_sched_free(sched);
+    }
+}
+
+int crmpi_coll_start(struct crmpi_comm_s *comm, crmpi_coll_kind_t kind,
+                     const crmpi_coll_args_t *args, crmpi_request_t **req_out)
+{
+    crmpi_coll_sched_t *sched;
+    crmpi_request_t *req;
+    int rc = coll_base_build(comm, kind, args, coll_base_next_tag(comm->coll), &sched);
+
+    if (rc != CRMPI_OK)
+        return rc;
+    req = &sched->req;
+    req->magic = CRMPI_REQUEST_MAGIC;
+    req->kind = CRMPI_REQUEST_COLL;
+    req->comm = comm;
+    req->free_fn = coll_base_request_free;
+    sched->next = coll_base.active;
+    sched->prev = NULL;
+    if (coll_base.active)
+        coll_base.active->prev = sched;
+    coll_base.active = sched;
+    sched->listed = true;
+    /* Start the first round now, so its messages go out before the application computes.
+     * A failure completes the request with its error (MPI-3.1 section 5.12: the error of
+     * a non-blocking collective is reported at its completion). */
+    crmpi_coll_sched_progress(sched);
+    if (sched->done)
+        coll_base_complete(sched);
+    *req_out = req;
+    return CRMPI_OK;
+}
+
+static int coll_base_progress(void)
+{
+    int events = 0;
+    crmpi_coll_sched_t *next;
+
+    for (crmpi_coll_sched_t *sched = coll_base.active; sched; sched = next) {
+        if (sched->busy) {
+            next = sched->next;
+            continue;
+        }
+        events += crmpi_coll_sched_progress(sched);
+        /* Read after progress: a user op runs unlocked, and the list may have changed; this
+         * schedule itself stays (it is complete only once we say so below). */
+        next = sched->next;
+        if (sched->done)
+            coll_base_complete(sched);
+    }
+    return events;
+}

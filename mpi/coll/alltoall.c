@@ -1,0 +1,166 @@
+/*
+ * alltoall.c: MPI_Alltoall, MPI_Alltoallv, MPI_Alltoallw (MPI-3.1 section 5.8) and their
+ * non-blocking forms (5.12.6). With MPI_IN_PLACE as sendbuf, the send arguments are
+ * ignored and the blocks are taken from, and replaced in, recvbuf.
+ */
+#include "coll_mpi.h"
+
+#pragma weak MPI_Alltoall = PMPI_Alltoall
+#pragma weak MPI_Ialltoall = PMPI_Ialltoall
+#pragma weak MPI_Alltoallv = PMPI_Alltoallv
+#pragma weak MPI_Ialltoallv = PMPI_Ialltoallv
+#pragma weak MPI_Alltoallw = PMPI_Alltoallw
+#pragma weak MPI_Ialltoallw = PMPI_Ialltoallw
+
+/* Check one side of an alltoallw: arrays present, every count and type usable. */
+static int alltoallw_check_side(const void *buf, const int counts[], const int displs[],
+                                const MPI_Datatype types[], int size, const char *which,
+                                const char **detail_out)
+{
+    if (counts == NULL || displs == NULL || types == NULL) {
+        *detail_out = "a counts, displacements or types array is NULL";
+        return MPI_ERR_ARG;
+    }
+    for (int r = 0; r < size; r++) {
+        int rc = crmpi_mpi_coll_check_buffer(buf, counts[r], types[r], which, detail_out);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}
+
+static int alltoall_body(crmpi_coll_kind_t kind, const crmpi_coll_args_t *in, int scount,
+                         int rcount, MPI_Comm comm, MPI_Request *request, bool immediate,
+                         const char *func_name)
+{
+    crmpi_coll_args_t args = *in;
+    bool in_place = in->sbuf == MPI_IN_PLACE;
+    const char *detail;
+    int rc = MPI_SUCCESS;
+
+    crmpi_lock();
+    crmpi_mpi_require_active(func_name);
+    if (crmpi_mpi_state.param_check) {
+        if (!crmpi_mpi_comm_is_valid(comm))
+            COLL_FAIL(MPI_COMM_NULL, MPI_ERR_COMM, "comm is MPI_COMM_NULL");
+        if (in->rbuf == MPI_IN_PLACE)
+            COLL_FAIL(comm, MPI_ERR_BUFFER, "recvbuf cannot be MPI_IN_PLACE");
+        switch (kind) {
+        case CRMPI_COLL_ALLTOALL:
+            if (!in_place)
+                rc = crmpi_mpi_coll_check_buffer(in->sbuf, scount, in->stype, "the send", &detail);
+            if (rc == MPI_SUCCESS)
+                rc = crmpi_mpi_coll_check_buffer(in->rbuf, rcount, in->rtype, "the receive",
+                                                 &detail);
+            break;
+        case CRMPI_COLL_ALLTOALLV:
+            if (!in_place)
+                rc = crmpi_mpi_coll_check_vector(in->sbuf, in->scounts, in->sdispls, in->stype,
+                                                 comm->size, "the send", &detail);
+            if (rc == MPI_SUCCESS)
+                rc = crmpi_mpi_coll_check_vector(in->rbuf, in->rcounts, in->rdispls, in->rtype,
+                                                 comm->size, "the receive", &detail);
+            break;
+        default:
+            if (!in_place)
+                rc = alltoallw_check_side(in->sbuf, in->scounts, in->sdispls, in->stypes,
+                                          comm->size, "a send", &detail);
+            if (rc == MPI_SUCCESS)
+                rc = alltoallw_check_side(in->rbuf, in->rcounts, in->rdispls, in->rtypes,
+                                          comm->size, "a receive", &detail);
+            break;
+        }
+        if (rc != MPI_SUCCESS)
+            COLL_FAIL(comm, rc, detail);
+        if (immediate && request == NULL)
+            COLL_FAIL(comm, MPI_ERR_ARG, "request is NULL");
+    }
+    args.in_place = in_place;
+    if (in_place) {
+        args.sbuf = NULL;
+        args.scounts = NULL;
+        args.sdispls = NULL;
+        args.stypes = NULL;
+        args.stype = in->rtype;
+    }
+    args.scount = scount < 0 ? 0 : (size_t)scount;
+    args.rcount = rcount < 0 ? 0 : (size_t)rcount;
+    return crmpi_mpi_coll_call(comm, kind, &args, request, func_name);
+}
+
+int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    crmpi_coll_args_t a = {.sbuf = sendbuf, .stype = sendtype, .rbuf = recvbuf, .rtype = recvtype};
+    return alltoall_body(CRMPI_COLL_ALLTOALL, &a, sendcount, recvcount, comm, NULL, false,
+                         "MPI_Alltoall");
+}
+
+int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    crmpi_coll_args_t a = {.sbuf = sendbuf, .stype = sendtype, .rbuf = recvbuf, .rtype = recvtype};
+    return alltoall_body(CRMPI_COLL_ALLTOALL, &a, sendcount, recvcount, comm, request, true,
+                         "MPI_Ialltoall");
+}
+
+int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    crmpi_coll_args_t a = {.sbuf = sendbuf,
+                           .scounts = sendcounts,
+                           .sdispls = sdispls,
+                           .stype = sendtype,
+                           .rbuf = recvbuf,
+                           .rcounts = recvcounts,
+                           .rdispls = rdispls,
+                           .rtype = recvtype};
+    return alltoall_body(CRMPI_COLL_ALLTOALLV, &a, 0, 0, comm, NULL, false, "MPI_Alltoallv");
+}
+
+int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    crmpi_coll_args_t a = {.sbuf = sendbuf,
+                           .scounts = sendcounts,
+                           .sdispls = sdispls,
+                           .stype = sendtype,
+                           .rbuf = recvbuf,
+                           .rcounts = recvcounts,
+                           .rdispls = rdispls,
+                           .rtype = recvtype};
+    return alltoall_body(CRMPI_COLL_ALLTOALLV, &a, 0, 0, comm, request, true, "MPI_Ialltoallv");
+}
+
+int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    crmpi_coll_args_t a = {.sbuf = sendbuf,
+                           .scounts = sendcounts,
+                           .sdispls = sdispls,
+                           .stypes = sendtypes,
+                           .rbuf = recvbuf,
+                           .rcounts = recvcounts,
+                           .rdispls = rdispls,
+                           .rtypes = recvtypes};
+    return alltoall_body(CRMPI_COLL_ALLTOALLW, &a, 0, 0, comm, NULL, false, "MPI_Alltoallw");
+}
+
+int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                    MPI_Request *request)
+{
+    crmpi_coll_args_t a = {.sbuf = sendbuf,
+                           .scounts = sendcounts,
+                           .sdispls = sdispls,
+                           .stypes = sendtypes,
+                           .rbuf = recvbuf,
+                           .rcounts = recvcounts,
+                           .rdispls = rdispls,
+                           .rtypes = recvtypes};
+    return alltoall_body(CRMPI_COLL_ALLTOALLW, &a, 0, 0, comm, request, true, "MPI_Ialltoallw");
+}

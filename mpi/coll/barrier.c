@@ -1,0 +1,32 @@
+/*
+ * barrier.c: MPI_Barrier and MPI_Ibarrier (MPI-3.1 sections 5.3 and 5.12.1).
+ */
+#include "coll_mpi.h"
+
+#pragma weak MPI_Barrier = PMPI_Barrier
+#pragma weak MPI_Ibarrier = PMPI_Ibarrier
+
+static int barrier_body(MPI_Comm comm, MPI_Request *request, bool immediate, const char *func_name)
+{
+    crmpi_coll_args_t args = {0};
+
+    crmpi_lock();
+    crmpi_mpi_require_active(func_name);
+    if (crmpi_mpi_state.param_check) {
+        if (!crmpi_mpi_comm_is_valid(comm))
+            COLL_FAIL(MPI_COMM_NULL, MPI_ERR_COMM, "comm is MPI_COMM_NULL");
+        if (immediate && request == NULL)
+            COLL_FAIL(comm, MPI_ERR_ARG, "request is NULL");
+    }
+    return crmpi_mpi_coll_call(comm, CRMPI_COLL_BARRIER, &args, request, func_name);
+}
+
+int PMPI_Barrier(MPI_Comm comm)
+{
+    return barrier_body(comm, NULL, false, "MPI_Barrier");
+}
+
+int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
+{
+    return barrier_body(comm, request, true, "MPI_Ibarrier");
+}

@@ -1,0 +1,58 @@
+/*
+ * coll_mpi.h: what the collective MPI calls of mpi/coll/ share (MPI-3.1 chapter 5):
+ * argument checks with their error classes, and the end of a call (errors raised on the
+ * communicator). The work is coll/'s (coll.h).
+ *
+ *   MPI_Allreduce / MPI_Iallreduce ...   mpi/coll/: checks, MPI_IN_PLACE, error handlers
+ *        |  crmpi_coll_run / crmpi_coll_start
+ *   coll                                 algorithms and schedules over the PML
+ *
+ * Each call has one body for its blocking and its non-blocking form (request == NULL is
+ * the blocking one). Threading: called with the library lock held; the crmpi_mpi_coll_*
+ * functions that end a call return with it released.
+ */
+#ifndef CRMPI_MPI_COLL_H
+#define CRMPI_MPI_COLL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "coll.h"
+#include "crmpi_status.h"
+#include "mpi_internal.h"
+#include "pml.h"
+
+/* Raise `errclass` with `detail` on comm and return from the calling MPI function. */
+#define COLL_FAIL(comm, errclass, detail)                                                          \
+    return crmpi_mpi_errhandler_invoke((comm), (errclass), func_name, (detail))
+
+/* A datatype usable for communication (committed, or predefined). */
+static inline bool crmpi_mpi_coll_type_ok(MPI_Datatype type)
+{
+    return type != MPI_DATATYPE_NULL && (type->committed || type->predefined);
+}
+
+/*
+ * The checks every collective call makes, each a function returning MPI_SUCCESS or the
+ * error class with *detail_out saying what is wrong (the caller raises it).
+ */
+/** A buffer of count elements of type: count >= 0, the type usable, no data at address 0. */
+int crmpi_mpi_coll_check_buffer(const void *buf, int count, MPI_Datatype type, const char *which,
+                                const char **detail_out);
+/** A v-variant's counts and displacements: non-NULL arrays, counts >= 0, buffers. */
+int crmpi_mpi_coll_check_vector(const void *buf, const int counts[], const int displs[],
+                                MPI_Datatype type, int size, const char *which,
+                                const char **detail_out);
+/** A reduction: op non-null and defined on type (MPI_ERR_OP). */
+int crmpi_mpi_coll_check_op(MPI_Op op, MPI_Datatype type, const char **detail_out);
+
+/**
+ * End a collective call: run it (request == NULL) or start it (*request set), then release
+ * the lock. Failures are raised on comm: a PML failure with its class, a message's error
+ * (MPI_ERR_TRUNCATE...) as itself, an undefined op on a type as MPI_ERR_OP.
+ * @return what the MPI call returns
+ */
+int crmpi_mpi_coll_call(MPI_Comm comm, crmpi_coll_kind_t kind, const crmpi_coll_args_t *args,
+                        MPI_Request *request, const char *func_name);
+
+#endif /* CRMPI_MPI_COLL_H */

@@ -1,0 +1,269 @@
+/*
+ * gather.c: MPI_Gather(v), MPI_Scatter(v), MPI_Allgather(v) (MPI-3.1 sections 5.5 to 5.7)
+ * and their non-blocking forms (5.12.3 to 5.12.5).
+ */
+#include "coll_mpi.h"
+
+#pragma weak MPI_Gather = PMPI_Gather
+#pragma weak MPI_Igather = PMPI_Igather
+#pragma weak MPI_Gatherv = PMPI_Gatherv
+#pragma weak MPI_Igatherv = PMPI_Igatherv
+#pragma weak MPI_Scatter = PMPI_Scatter
+#pragma weak MPI_Iscatter = PMPI_Iscatter
+#pragma weak MPI_Scatterv = PMPI_Scatterv
+#pragma weak MPI_Iscatterv = PMPI_Iscatterv
+#pragma weak MPI_Allgather = PMPI_Allgather
+#pragma weak MPI_Iallgather = PMPI_Iallgather
+#pragma weak MPI_Allgatherv = PMPI_Allgatherv
+#pragma weak MPI_Iallgatherv = PMPI_Iallgatherv
+
+/* The arguments of one gather-family call; the counts/displs arrays only for v forms. */
+typedef struct gather_call {
+    crmpi_coll_kind_t kind; /* which of the six */
+    const void *sbuf;       /* sendbuf (may be MPI_IN_PLACE) */
+    int scount;             /* sendcount (not Scatterv) */
+    const int *scounts;     /* Scatterv's sendcounts */
+    const int *sdispls;     /* Scatterv's displs */
+    MPI_Datatype stype;     /* sendtype */
+    void *rbuf;             /* recvbuf (may be MPI_IN_PLACE) */
+    int rcount;             /* recvcount (not Gatherv, Allgatherv) */
+    const int *rcounts;     /* Gatherv's and Allgatherv's recvcounts */
+    const int *rdispls;     /* their displs */
+    MPI_Datatype rtype;     /* recvtype */
+    int root;               /* the root; -1 for the allgathers */
+} gather_call_t;
+
+static int gather_check(const gather_call_t *c, MPI_Comm comm, const char **detail_out)
+{
+    bool all = c->root < 0;
+    bool is_root = all || comm->rank == c->root;
+    bool scatter = c->kind == CRMPI_COLL_SCATTER || c->kind == CRMPI_COLL_SCATTERV;
+    bool vector = c->kind == CRMPI_COLL_GATHERV || c->kind == CRMPI_COLL_SCATTERV ||
+                  c->kind == CRMPI_COLL_ALLGATHERV;
+    int rc;
+
+    if (!all && (c->root < 0 || c->root >= comm->size)) {
+        *detail_out = "root is not a rank of the communicator";
+        return MPI_ERR_ROOT;
+    }
+    if (scatter) {
+        /* The root's receive buffer may be MPI_IN_PLACE; nobody's send buffer may. */
+        if (c->rbuf == MPI_IN_PLACE && !is_root) {
+            *detail_out = "MPI_IN_PLACE is for the root's recvbuf only";
+            return MPI_ERR_BUFFER;
+        }
+        if (c->sbuf == MPI_IN_PLACE) {
+            *detail_out = "sendbuf cannot be MPI_IN_PLACE";
+            return MPI_ERR_BUFFER;
+        }
+        if (is_root) {
+            rc = vector ? crmpi_mpi_coll_check_vector(c->sbuf, c->scounts, c->sdispls, c->stype,
+                                                      comm->size, "the send", detail_out)
+                        : crmpi_mpi_coll_check_buffer(c->sbuf, c->scount, c->stype, "the send",
+                                                      detail_out);
+            if (rc != MPI_SUCCESS)
+                return rc;
+        }
+        if (c->rbuf != MPI_IN_PLACE)
+            return crmpi_mpi_coll_check_buffer(c->rbuf, c->rcount, c->rtype, "the receive",
+                                               detail_out);
+        return MPI_SUCCESS;
+    }
+    if (c->rbuf == MPI_IN_PLACE) {
+        *detail_out = "recvbuf cannot be MPI_IN_PLACE";
+        return MPI_ERR_BUFFER;
+    }
+    if (c->sbuf == MPI_IN_PLACE && !is_root) {
+        *detail_out = "MPI_IN_PLACE is for the root's sendbuf only";
+        return MPI_ERR_BUFFER;
+    }
+    if (c->sbuf != MPI_IN_PLACE) {
+        rc = crmpi_mpi_coll_check_buffer(c->sbuf, c->scount, c->stype, "the send", detail_out);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    if (is_root) {
+        return vector ? crmpi_mpi_coll_check_vector(c->rbuf, c->rcounts, c->rdispls, c->rtype,
+                                                    comm->size, "the receive", detail_out)
+                      : crmpi_mpi_coll_check_buffer(c->rbuf, c->rcount, c->rtype, "the receive",
+                                                    detail_out);
+    }
+    return MPI_SUCCESS;
+}
+
+static int gather_body(const gather_call_t *c, MPI_Comm comm, MPI_Request *request, bool immediate,
+                       const char *func_name)
+{
+    crmpi_coll_args_t args = {0};
+    const char *detail;
+    int rc;
+
+    crmpi_lock();
+    crmpi_mpi_require_active(func_name);
+    if (crmpi_mpi_state.param_check) {
+        if (!crmpi_mpi_comm_is_valid(comm))
+            COLL_FAIL(MPI_COMM_NULL, MPI_ERR_COMM, "comm is MPI_COMM_NULL");
+        rc = gather_check(c, comm, &detail);
+        if (rc != MPI_SUCCESS)
+            COLL_FAIL(comm, rc, detail);
+        if (immediate && request == NULL)
+            COLL_FAIL(comm, MPI_ERR_ARG, "request is NULL");
+    }
+    args.in_place = c->sbuf == MPI_IN_PLACE || c->rbuf == MPI_IN_PLACE;
+    args.sbuf = c->sbuf == MPI_IN_PLACE ? NULL : c->sbuf;
+    args.scount = c->scount < 0 ? 0 : (size_t)c->scount;
+    args.scounts = c->scounts;
+    args.sdispls = c->sdispls;
+    args.stype = c->stype;
+    args.rbuf = c->rbuf == MPI_IN_PLACE ? NULL : c->rbuf;
+    args.rcount = c->rcount < 0 ? 0 : (size_t)c->rcount;
+    args.rcounts = c->rcounts;
+    args.rdispls = c->rdispls;
+    args.rtype = c->rtype;
+    args.root = c->root < 0 ? 0 : c->root;
+    return crmpi_mpi_coll_call(comm, c->kind, &args, request, func_name);
+}
+
+int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    gather_call_t c = {CRMPI_COLL_GATHER, sendbuf,   sendcount, NULL, NULL,     sendtype,
+                       recvbuf,           recvcount, NULL,      NULL, recvtype, root};
+    return gather_body(&c, comm, NULL, false, "MPI_Gather");
+}
+
+int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                 MPI_Request *request)
+{
+    gather_call_t c = {CRMPI_COLL_GATHER, sendbuf,   sendcount, NULL, NULL,     sendtype,
+                       recvbuf,           recvcount, NULL,      NULL, recvtype, root};
+    return gather_body(&c, comm, request, true, "MPI_Igather");
+}
+
+int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                 MPI_Comm comm)
+{
+    gather_call_t c = {CRMPI_COLL_GATHERV, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, 0,
+                       recvcounts,         displs,  recvtype,  root};
+    return gather_body(&c, comm, NULL, false, "MPI_Gatherv");
+}
+
+int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                  MPI_Comm comm, MPI_Request *request)
+{
+    gather_call_t c = {CRMPI_COLL_GATHERV, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, 0,
+                       recvcounts,         displs,  recvtype,  root};
+    return gather_body(&c, comm, request, true, "MPI_Igatherv");
+}
+
+int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    gather_call_t c = {CRMPI_COLL_SCATTER, sendbuf, sendcount, NULL,     NULL, sendtype, recvbuf,
+                       recvcount,          NULL,    NULL,      recvtype, root};
+    return gather_body(&c, comm, NULL, false, "MPI_Scatter");
+}
+
+int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                  MPI_Request *request)
+{
+    gather_call_t c = {CRMPI_COLL_SCATTER, sendbuf, sendcount, NULL,     NULL, sendtype, recvbuf,
+                       recvcount,          NULL,    NULL,      recvtype, root};
+    return gather_body(&c, comm, request, true, "MPI_Iscatter");
+}
+
+int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                  int root, MPI_Comm comm)
+{
+    gather_call_t c = {CRMPI_COLL_SCATTERV, sendbuf, 0,    sendcounts, displs, sendtype, recvbuf,
+                       recvcount,           NULL,    NULL, recvtype,   root};
+    return gather_body(&c, comm, NULL, false, "MPI_Scatterv");
+}
+
+int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                   MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                   int root, MPI_Comm comm, MPI_Request *request)
+{
+    gather_call_t c = {CRMPI_COLL_SCATTERV, sendbuf, 0,    sendcounts, displs, sendtype, recvbuf,
+                       recvcount,           NULL,    NULL, recvtype,   root};
+    return gather_body(&c, comm, request, true, "MPI_Iscatterv");
+}
+
+int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    gather_call_t c = {CRMPI_COLL_ALLGATHER,
+                       sendbuf,
+                       sendcount,
+                       NULL,
+                       NULL,
+                       sendtype,
+                       recvbuf,
+                       recvcount,
+                       NULL,
+                       NULL,
+                       recvtype,
+                       -1};
+    return gather_body(&c, comm, NULL, false, "MPI_Allgather");
+}
+
+int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    gather_call_t c = {CRMPI_COLL_ALLGATHER,
+                       sendbuf,
+                       sendcount,
+                       NULL,
+                       NULL,
+                       sendtype,
+                       recvbuf,
+                       recvcount,
+                       NULL,
+                       NULL,
+                       recvtype,
+                       -1};
+    return gather_body(&c, comm, request, true, "MPI_Iallgather");
+}
+
+int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                    MPI_Comm comm)
+{
+    gather_call_t c = {CRMPI_COLL_ALLGATHERV,
+                       sendbuf,
+                       sendcount,
+                       NULL,
+                       NULL,
+                       sendtype,
+                       recvbuf,
+                       0,
+                       recvcounts,
+                       displs,
+                       recvtype,
+                       -1};
+    return gather_body(&c, comm, NULL, false, "MPI_Allgatherv");
+}
+
+int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                     MPI_Comm comm, MPI_Request *request)
+{
+    gather_call_t c = {CRMPI_COLL_ALLGATHERV,
+                       sendbuf,
+                       sendcount,
+                       NULL,
+                       NULL,
+                       sendtype,
+                       recvbuf,
+                       0,
+                       recvcounts,
+                       displs,
+                       recvtype,
+                       -1};
+    return gather_body(&c, comm, request, true, "MPI_Iallgatherv");
+}

@@ -1,0 +1,179 @@
+/*
+ * reduce.c: the reductions: MPI_Reduce, MPI_Allreduce, MPI_Reduce_scatter_block,
+ * MPI_Reduce_scatter, MPI_Scan, MPI_Exscan (MPI-3.1 sections 5.9 to 5.11) and their
+ * non-blocking forms (5.12.7 to 5.12.10).
+ */
+#include "coll_mpi.h"
+
+#pragma weak MPI_Reduce = PMPI_Reduce
+#pragma weak MPI_Ireduce = PMPI_Ireduce
+#pragma weak MPI_Allreduce = PMPI_Allreduce
+#pragma weak MPI_Iallreduce = PMPI_Iallreduce
+#pragma weak MPI_Reduce_scatter = PMPI_Reduce_scatter
+#pragma weak MPI_Ireduce_scatter = PMPI_Ireduce_scatter
+#pragma weak MPI_Reduce_scatter_block = PMPI_Reduce_scatter_block
+#pragma weak MPI_Ireduce_scatter_block = PMPI_Ireduce_scatter_block
+#pragma weak MPI_Scan = PMPI_Scan
+#pragma weak MPI_Iscan = PMPI_Iscan
+#pragma weak MPI_Exscan = PMPI_Exscan
+#pragma weak MPI_Iexscan = PMPI_Iexscan
+
+/* The arguments of one reduction call. */
+typedef struct reduce_call {
+    crmpi_coll_kind_t kind; /* which reduction */
+    const void *sbuf;       /* sendbuf (may be MPI_IN_PLACE) */
+    void *rbuf;             /* recvbuf */
+    int count;              /* count, or recvcount of Reduce_scatter_block */
+    const int *rcounts;     /* Reduce_scatter's recvcounts */
+    MPI_Datatype type;      /* datatype */
+    MPI_Op op;              /* op */
+    int root;               /* Reduce's root; -1 for the others */
+} reduce_call_t;
+
+static int reduce_body(const reduce_call_t *c, MPI_Comm comm, MPI_Request *request, bool immediate,
+                       const char *func_name)
+{
+    crmpi_coll_args_t args = {0};
+    bool in_place = c->sbuf == MPI_IN_PLACE;
+    const char *detail;
+    int rc;
+
+    crmpi_lock();
+    crmpi_mpi_require_active(func_name);
+    if (crmpi_mpi_state.param_check) {
+        int count = c->count;
+
+        if (!crmpi_mpi_comm_is_valid(comm))
+            COLL_FAIL(MPI_COMM_NULL, MPI_ERR_COMM, "comm is MPI_COMM_NULL");
+        if (c->kind == CRMPI_COLL_REDUCE_SCATTER) {
+            if (c->rcounts == NULL)
+                COLL_FAIL(comm, MPI_ERR_ARG, "recvcounts is NULL");
+            count = 0;
+            for (int r = 0; r < comm->size; r++) {
+                if (c->rcounts[r] < 0)
+                    COLL_FAIL(comm, MPI_ERR_COUNT, "a receive count is negative");
+                count += c->rcounts[r];
+            }
+        } else if (c->kind == CRMPI_COLL_REDUCE_SCATTER_BLOCK && c->count >= 0) {
+            count = c->count * comm->size;
+        }
+        if (c->kind == CRMPI_COLL_REDUCE && (c->root < 0 || c->root >= comm->size))
+            COLL_FAIL(comm, MPI_ERR_ROOT, "root is not a rank of the communicator");
+        rc = crmpi_mpi_coll_check_buffer(in_place ? c->rbuf : c->sbuf, count, c->type, "the send",
+                                         &detail);
+        if (rc != MPI_SUCCESS)
+            COLL_FAIL(comm, rc, detail);
+        if (c->rbuf == MPI_IN_PLACE)
+            COLL_FAIL(comm, MPI_ERR_BUFFER, "recvbuf cannot be MPI_IN_PLACE");
+        if (in_place && c->kind == CRMPI_COLL_REDUCE && comm->rank != c->root)
+            COLL_FAIL(comm, MPI_ERR_BUFFER, "MPI_IN_PLACE is for the root's sendbuf only");
+        if (!in_place && count > 0 && c->sbuf == c->rbuf &&
+            (c->kind != CRMPI_COLL_REDUCE || comm->rank == c->root))
+            COLL_FAIL(comm, MPI_ERR_BUFFER,
+                      "sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)");
+        rc = crmpi_mpi_coll_check_op(c->op, c->type, &detail);
+        if (rc != MPI_SUCCESS)
+            COLL_FAIL(comm, rc, detail);
+        if (immediate && request == NULL)
+            COLL_FAIL(comm, MPI_ERR_ARG, "request is NULL");
+    }
+    args.sbuf = in_place ? NULL : c->sbuf;
+    args.rbuf = c->rbuf;
+    args.in_place = in_place;
+    args.rcount = (size_t)c->count;
+    args.rcounts = c->rcounts;
+    args.rtype = c->type;
+    args.stype = c->type;
+    args.op = c->op;
+    args.root = c->root < 0 ? 0 : c->root;
+    return crmpi_mpi_coll_call(comm, c->kind, &args, request, func_name);
+}
+
+int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                int root, MPI_Comm comm)
+{
+    reduce_call_t c = {CRMPI_COLL_REDUCE, sendbuf, recvbuf, count, NULL, datatype, op, root};
+    return reduce_body(&c, comm, NULL, false, "MPI_Reduce");
+}
+
+int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                 int root, MPI_Comm comm, MPI_Request *request)
+{
+    reduce_call_t c = {CRMPI_COLL_REDUCE, sendbuf, recvbuf, count, NULL, datatype, op, root};
+    return reduce_body(&c, comm, request, true, "MPI_Ireduce");
+}
+
+int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm)
+{
+    reduce_call_t c = {CRMPI_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, datatype, op, -1};
+    return reduce_body(&c, comm, NULL, false, "MPI_Allreduce");
+}
+
+int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                    MPI_Comm comm, MPI_Request *request)
+{
+    reduce_call_t c = {CRMPI_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, datatype, op, -1};
+    return reduce_body(&c, comm, request, true, "MPI_Iallreduce");
+}
+
+int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    reduce_call_t c = {
+        CRMPI_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts, datatype, op, -1};
+    return reduce_body(&c, comm, NULL, false, "MPI_Reduce_scatter");
+}
+
+int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    reduce_call_t c = {
+        CRMPI_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts, datatype, op, -1};
+    return reduce_body(&c, comm, request, true, "MPI_Ireduce_scatter");
+}
+
+int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    reduce_call_t c = {
+        CRMPI_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount, NULL, datatype, op, -1};
+    return reduce_body(&c, comm, NULL, false, "MPI_Reduce_scatter_block");
+}
+
+int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                               MPI_Request *request)
+{
+    reduce_call_t c = {
+        CRMPI_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount, NULL, datatype, op, -1};
+    return reduce_body(&c, comm, request, true, "MPI_Ireduce_scatter_block");
+}
+
+int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+              MPI_Comm comm)
+{
+    reduce_call_t c = {CRMPI_COLL_SCAN, sendbuf, recvbuf, count, NULL, datatype, op, -1};
+    return reduce_body(&c, comm, NULL, false, "MPI_Scan");
+}
+
+int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               MPI_Comm comm, MPI_Request *request)
+{
+    reduce_call_t c = {CRMPI_COLL_SCAN, sendbuf, recvbuf, count, NULL, datatype, op, -1};
+    return reduce_body(&c, comm, request, true, "MPI_Iscan");
+}
+
+int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                MPI_Comm comm)
+{
+    reduce_call_t c = {CRMPI_COLL_EXSCAN, sendbuf, recvbuf, count, NULL, datatype, op, -1};
+    return reduce_body(&c, comm, NULL, false, "MPI_Exscan");
+}
+
+int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                 MPI_Comm comm, MPI_Request *request)
+{
+    reduce_call_t c = {CRMPI_COLL_EXSCAN, sendbuf, recvbuf, count, NULL, datatype, op, -1};
+    return reduce_body(&c, comm, request, true, "MPI_Iexscan");
+}

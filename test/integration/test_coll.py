@@ -1,0 +1,218 @@
+"""Collective conformance: the programs of test/coll/ under mpirun.
+
+collectives.c checks every collective (sizes 0, 1, small, around the sm eager limit, and
+1 MiB with -l; every root; MPI_IN_PLACE; int, double and a vector type with gaps;
+predefined, MINLOC/MAXLOC and user reductions, one of them not commutative), blocking and
+non-blocking (-n, which also runs several non-blocking collectives at once, and 200 in
+flight); the blocking run also checks that another thread's MPI calls proceed while a
+collective waits (the library lock is dropped between progress turns). Each failed
+check prints "FAIL rank R: ..."; rank 0 prints "ok NAME" per collective and a last
+"ok collectives...: N checks" line when all passed.
+
+The matrix: every collective at 1, 2, 3, 4, 5, 7 and 8 ranks (more ranks than cores:
+oversubscribed); the large size at fewer counts; each forced algorithm of the tuned
+component (coll_tuned_<coll>_algorithm) and the basic component at 4 and 5 ranks, on the
+collective it concerns; tcp as well as shared memory.
+
+cg.c and particles.c are application-like programs (Allreduce in a conjugate-gradient
+solver, Alltoallv in a particle code) that check themselves and print their results;
+those must equal Open MPI's.
+
+P2P_IMPL=openmpi runs the programs under Open MPI (conftest.py), to validate them.
+"""
+
+import os
+import re
+
+import pytest
+
+from conftest import MpiImpl
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+COLL_DIR = os.path.abspath(os.path.join(HERE, "..", "coll"))
+
+COLLECTIVES = ["barrier", "bcast", "reduce", "allreduce", "reduce_scatter_block",
+               "reduce_scatter", "scan", "exscan", "gather", "gatherv", "scatter", "scatterv",
+               "allgather", "allgatherv", "alltoall", "alltoallv", "alltoallw"]
+
+# (parameter, value, the collectives it changes): every algorithm of the tuned component.
+FORCED = [
+    ("coll_tuned_barrier_algorithm", "1", "barrier"),
+    ("coll_tuned_barrier_algorithm", "2", "barrier"),
+    ("coll_tuned_bcast_algorithm", "1", "bcast"),
+    ("coll_tuned_bcast_algorithm", "2", "bcast"),
+    ("coll_tuned_bcast_algorithm", "3", "bcast"),
+    ("coll_tuned_reduce_algorithm", "1", "reduce"),
+    ("coll_tuned_reduce_algorithm", "2", "reduce"),
+    ("coll_tuned_allreduce_algorithm", "1", "allreduce"),
+    ("coll_tuned_allreduce_algorithm", "2", "allreduce"),
+    ("coll_tuned_allreduce_algorithm", "3", "allreduce"),
+    ("coll_tuned_allreduce_algorithm", "4", "allreduce"),
+    ("coll_tuned_allgather_algorithm", "1", "allgather"),
+    ("coll_tuned_allgather_algorithm", "2", "allgather"),
+    ("coll_tuned_allgather_algorithm", "3", "allgather"),
+    ("coll_tuned_allgatherv_algorithm", "1", "allgatherv"),
+    ("coll_tuned_allgatherv_algorithm", "2", "allgatherv"),
+    ("coll_tuned_alltoall_algorithm", "1", "alltoall"),
+    ("coll_tuned_alltoall_algorithm", "2", "alltoall"),
+    ("coll_tuned_alltoall_algorithm", "3", "alltoall"),
+    ("coll_tuned_alltoallv_algorithm", "1", "alltoallv"),
+    ("coll_tuned_alltoallv_algorithm", "2", "alltoallv"),
+    ("coll_tuned_reduce_scatter_algorithm", "1", "reduce_scatter"),
+    ("coll_tuned_reduce_scatter_algorithm", "2", "reduce_scatter"),
+    ("coll_tuned_scan_algorithm", "1", "scan"),
+    ("coll_tuned_scan_algorithm", "2", "scan"),
+    ("coll_tuned_exscan_algorithm", "1", "exscan"),
+    ("coll_tuned_exscan_algorithm", "2", "exscan"),
+]
+
+
+@pytest.fixture(scope="session")
+def coll_binaries(mpi, tmp_path_factory):
+    """Each program compiled once with the implementation's mpicc, on first use."""
+    outdir = tmp_path_factory.mktemp("coll-bin")
+    built = {}
+
+    def get(program, impl=None):
+        impl = impl or mpi
+        key = (impl.name, program)
+        if key not in built:
+            built[key] = impl.compile(os.path.join(COLL_DIR, program + ".c"),
+                                      str(outdir / ("%s-%s" % (program, impl.name))))
+        return built[key]
+
+    return get
+
+
+def check_collectives(job, names, summary):
+    """Exit 0, no FAIL line, "ok NAME" for each collective run, and the summary line."""
+    lines = job.lines()
+    failures = [line for line in lines if line.startswith("FAIL")]
+    assert job.returncode == 0 and not failures, job.report()
+    missing = [name for name in names if ("ok " + name) not in lines]
+    assert not missing, "no ok line for: %s\n%s" % (", ".join(missing), job.report())
+    assert any(re.match(r"^ok %s: \d+ checks" % re.escape(summary), line) for line in lines), \
+        job.report()
+
+
+def cases():
+    for np in [1, 2, 3, 4, 5, 7, 8]:
+        yield pytest.param(np, [], id="np%d" % np)
+        yield pytest.param(np, ["-n"], id="np%d-nonblocking" % np)
+    for np in [2, 4, 5, 8]:
+        yield pytest.param(np, ["-l"], id="np%d-large" % np)
+    for np in [3, 8]:
+        yield pytest.param(np, ["-n", "-l"], id="np%d-nonblocking-large" % np)
+
+
+@pytest.mark.parametrize("np, args", cases())
+def test_collectives(mpi, coll_binaries, np, args):
+    job = mpi.run(mpi.launch_args(np), coll_binaries("collectives"), args)
+    names = COLLECTIVES + (["concurrent", "many_pending"] if "-n" in args else ["threads"])
+    check_collectives(job, names, "collectives -n" if "-n" in args else "collectives")
+    mpi.assert_clean(job)
+
+
+@pytest.mark.parametrize("btls, np, args", [
+    ("self,tcp", 3, []), ("self,tcp", 3, ["-n"]), ("self,tcp", 4, ["-l"]),
+    ("self,sm", 4, ["-n", "-l"])])
+def test_collectives_btls(mpi, coll_binaries, btls, np, args):
+    """Over each BTL set: the rendezvous sizes of tcp and sm differ."""
+    job = mpi.run(mpi.launch_args(np, btls), coll_binaries("collectives"), args)
+    names = COLLECTIVES + (["concurrent"] if "-n" in args else [])
+    check_collectives(job, names, "collectives -n" if "-n" in args else "collectives")
+    mpi.assert_clean(job)
+
+
+@pytest.mark.parametrize("np", [4, 5])
+@pytest.mark.parametrize("param, value, only", FORCED,
+                         ids=["%s=%s" % (p.replace("coll_tuned_", ""), v) for p, v, _ in FORCED])
+def test_forced_algorithm(mpi, coll_binaries, param, value, only, np):
+    """Each algorithm of the tuned component, forced, on its collective: blocking at every
+    size with 1 MiB, then non-blocking."""
+    if not mpi.is_crmpi:
+        pytest.skip("crmpi's coll_tuned parameters")
+    for args in (["-l"], ["-n"]):
+        job = mpi.run(mpi.launch_args(np, mca=[(param, value)]), coll_binaries("collectives"),
+                      args + ["-o", only])
+        names = [name for name in COLLECTIVES if only in name]
+        check_collectives(job, names, "collectives -n" if "-n" in args else "collectives")
+        mpi.assert_clean(job)
+
+
+@pytest.mark.parametrize("np, args", [(3, ["-l"]), (4, ["-n"]), (7, [])])
+def test_basic_component(mpi, coll_binaries, np, args):
+    """--mca coll basic: every collective through the basic component."""
+    if not mpi.is_crmpi:
+        pytest.skip("crmpi's coll parameter")
+    job = mpi.run(mpi.launch_args(np, mca=[("coll", "basic")]), coll_binaries("collectives"),
+                  args)
+    names = COLLECTIVES + (["concurrent"] if "-n" in args else [])
+    check_collectives(job, names, "collectives -n" if "-n" in args else "collectives")
+    mpi.assert_clean(job)
+
+
+def test_unknown_component_fails_cleanly(mpi, coll_binaries):
+    """--mca coll NAME with an unknown NAME: MPI_Init says so and the job ends."""
+    if not mpi.is_crmpi:
+        pytest.skip("crmpi's coll parameter")
+    job = mpi.run(mpi.launch_args(2, mca=[("coll", "nosuch")]), coll_binaries("collectives"),
+                  timeout=90)
+    assert job.returncode != 0, job.report()
+    assert "collective" in job.err, job.report()
+    mpi.assert_clean(job)
+
+
+def test_info_lists_coll_parameters(mpi):
+    """crmpi_info lists the coll framework, its components and the forcing parameters."""
+    if not mpi.is_crmpi:
+        pytest.skip("crmpi_info")
+    import subprocess
+    info = os.path.join(os.path.dirname(mpi.mpicc), "crmpi_info")
+    out = subprocess.run([info, "--param", "coll", "all"], capture_output=True, text=True,
+                         timeout=30)
+    assert out.returncode == 0, out.stderr
+    for param, _, _ in FORCED:
+        assert param in out.stdout, "%s not listed:\n%s" % (param, out.stdout)
+
+
+def app_output(job):
+    """The result lines of an application-like program (those starting with its name)."""
+    return [line for line in job.lines() if re.match(r"^(cg|particles): ", line)]
+
+
+@pytest.mark.parametrize("program, args", [("cg", []), ("particles", [])])
+@pytest.mark.parametrize("np", [1, 3, 4, 8])
+def test_application_same_as_openmpi(mpi, coll_binaries, program, args, np):
+    """The program checks itself under the implementation under test, and prints the same
+    result lines as under Open MPI 4.1."""
+    job = mpi.run(mpi.launch_args(np), coll_binaries(program), args)
+    assert job.returncode == 0 and not [l for l in job.lines() if l.startswith("FAIL")], \
+        job.report()
+    mine = app_output(job)
+    assert len(mine) == 2, job.report()
+    mpi.assert_clean(job)
+    openmpi = MpiImpl("openmpi")
+    if not os.access(openmpi.mpirun, os.X_OK):
+        pytest.skip("Open MPI is not installed")
+    ref = openmpi.run(openmpi.launch_args(np), coll_binaries(program, openmpi), args)
+    assert ref.returncode == 0, ref.report()
+    assert mine == app_output(ref), "results differ from Open MPI's:\n%s\n--- Open MPI:\n%s" % (
+        "\n".join(mine), "\n".join(app_output(ref)))
+
+
+@pytest.mark.parametrize("param, value", [("coll_tuned_allreduce_algorithm", v)
+                                          for v in ("1", "2", "3", "4")] +
+                         [("coll_tuned_alltoallv_algorithm", "2"), ("coll", "basic")])
+def test_applications_with_forced_algorithms(mpi, coll_binaries, param, value):
+    """The applications' answers do not depend on the algorithm (5 ranks: not a power of
+    two, so the folds of recursive doubling and Rabenseifner run)."""
+    if not mpi.is_crmpi:
+        pytest.skip("crmpi's coll parameters")
+    results = {}
+    for program in ("cg", "particles"):
+        base = mpi.run(mpi.launch_args(5), coll_binaries(program))
+        forced = mpi.run(mpi.launch_args(5, mca=[(param, value)]), coll_binaries(program))
+        assert base.returncode == 0 and forced.returncode == 0, forced.report()
+        results[program] = (app_output(base), app_output(forced))
+        assert results[program][0] == results[program][1], forced.report()
