@@ -1,14 +1,16 @@
 /*
- * collectives.c: every collective of MPI-3.1 chapter 5 checked on MPI_COMM_WORLD, over
+ * collectives.c: every collective of MPI-3.1 chapter 5 checked on MPI_COMM_WORLD (or on a
+ * communicator made by split or dup), over
  * sizes (0, 1, small, around the eager limit, and large with -l), every root, MPI_IN_PLACE
  * where allowed, three datatypes (int, double, a vector with gaps) and the reductions of
  * reductions.h (predefined ops, MINLOC/MAXLOC ties, non-commutative and derived-type user
  * ops).
  *
- *   collectives [-n] [-l] [-o ONLY]
+ *   collectives [-n] [-l] [-o ONLY] [-c split|dup]
  *     -n   use the non-blocking forms (Ibcast ...), completed by MPI_Wait or an MPI_Test loop
  *     -l   add the large size (1 MiB of ints)
  *     -o   run only the collectives whose name contains ONLY
+ *     -c   on MPI_Comm_split (odd and even ranks, reversed) or MPI_Comm_dup of WORLD
  *
  * Output: see coll_common.h.
  */
@@ -50,7 +52,8 @@ static void complete(MPI_Request *req)
         }                                                                                          \
     } while (0)
 
-#define W MPI_COMM_WORLD
+/* The communicator under test: MPI_COMM_WORLD, or one made by -c split|dup. */
+static MPI_Comm W;
 
 static size_t sizes[8];
 static int num_sizes;
@@ -705,7 +708,7 @@ static void test_threads(void)
 
 int main(int argc, char **argv)
 {
-    const char *only = "";
+    const char *only = "", *comm_kind = "world";
     int large = 0;
     static const struct {
         const char *name;
@@ -741,8 +744,19 @@ int main(int argc, char **argv)
             large = 1;
         else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)
             only = argv[++i];
+        else if (strcmp(argv[i], "-c") == 0 && i + 1 < argc)
+            comm_kind = argv[++i];
     }
     coll_init(&argc, &argv, 150);
+    W = MPI_COMM_WORLD;
+    if (strcmp(comm_kind, "split") == 0) {
+        /* Odd and even world ranks apart, each half in reverse order of world rank. */
+        MPI_Comm_split(MPI_COMM_WORLD, coll_rank % 2, -coll_rank, &W);
+    } else if (strcmp(comm_kind, "dup") == 0) {
+        MPI_Comm_dup(MPI_COMM_WORLD, &W);
+    }
+    MPI_Comm_rank(W, &coll_rank);
+    MPI_Comm_size(W, &coll_size);
     red_init();
     /* 0, 1, small, around 4 KiB (the sm eager limit) in ints, and 1 MiB of ints. */
     sizes[num_sizes++] = 0;
@@ -768,5 +782,7 @@ int main(int argc, char **argv)
             printf("ok %s\n", tests[t].name);
     }
     red_fini();
+    if (W != MPI_COMM_WORLD)
+        MPI_Comm_free(&W);
     return coll_finish(nonblocking ? "collectives -n" : "collectives");
 }

@@ -105,6 +105,20 @@ def cases():
         yield pytest.param(np, ["-n", "-l"], id="np%d-nonblocking-large" % np)
 
 
+@pytest.mark.parametrize("np, args", [
+    pytest.param(5, ["-c", "split"], id="np5-split"),
+    pytest.param(6, ["-n", "-c", "split"], id="np6-split-nonblocking"),
+    pytest.param(4, ["-c", "dup"], id="np4-dup"),
+    pytest.param(3, ["-n", "-c", "dup"], id="np3-dup-nonblocking"),
+])
+def test_collectives_on_created_communicators(mpi, coll_binaries, np, args):
+    """The same checks on communicators made by Comm_split (two halves at once, ranks
+    reversed) and Comm_dup."""
+    job = mpi.run(mpi.launch_args(np), coll_binaries("collectives"), args)
+    names = COLLECTIVES + (["concurrent", "many_pending"] if "-n" in args else ["threads"])
+    check_collectives(job, names, "collectives -n" if "-n" in args else "collectives")
+
+
 @pytest.mark.parametrize("np, args", cases())
 def test_collectives(mpi, coll_binaries, np, args):
     job = mpi.run(mpi.launch_args(np), coll_binaries("collectives"), args)
