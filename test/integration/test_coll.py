@@ -14,8 +14,9 @@ oversubscribed); the large size at fewer counts; each forced algorithm of the tu
 component (coll_tuned_<coll>_algorithm) and the basic component at 4 and 5 ranks, on the
 collective it concerns; tcp as well as shared memory.
 
-cg.c and particles.c are application-like programs (Allreduce in a conjugate-gradient
-solver, Alltoallv in a particle code) that check themselves and print their results;
+cg.c, particles.c and stencil.c are application-like programs (Allreduce in a conjugate-gradient
+solver, Alltoallv in a particle code, halo exchange on a Cartesian communicator in a 2-D
+Jacobi stencil) that check themselves and print their results;
 those must equal Open MPI's.
 
 P2P_IMPL=openmpi runs the programs under Open MPI (conftest.py), to validate them.
@@ -192,10 +193,10 @@ def test_info_lists_coll_parameters(mpi):
 
 def app_output(job):
     """The result lines of an application-like program (those starting with its name)."""
-    return [line for line in job.lines() if re.match(r"^(cg|particles): ", line)]
+    return [line for line in job.lines() if re.match(r"^(cg|particles|stencil): ", line)]
 
 
-@pytest.mark.parametrize("program, args", [("cg", []), ("particles", [])])
+@pytest.mark.parametrize("program, args", [("cg", []), ("particles", []), ("stencil", [])])
 @pytest.mark.parametrize("np", [1, 3, 4, 8])
 def test_application_same_as_openmpi(mpi, coll_binaries, program, args, np):
     """The program checks itself under the implementation under test, and prints the same
@@ -224,7 +225,7 @@ def test_applications_with_forced_algorithms(mpi, coll_binaries, param, value):
     if not mpi.is_crmpi:
         pytest.skip("crmpi's coll parameters")
     results = {}
-    for program in ("cg", "particles"):
+    for program in ("cg", "particles", "stencil"):
         base = mpi.run(mpi.launch_args(5), coll_binaries(program))
         forced = mpi.run(mpi.launch_args(5, mca=[(param, value)]), coll_binaries(program))
         assert base.returncode == 0 and forced.returncode == 0, forced.report()
