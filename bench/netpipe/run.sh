@@ -17,6 +17,8 @@
 #                       installed with apt-get when missing and root; built from the same
 #                       source as crmpi's when it cannot be installed);
 #                       source: NPmpi built from the same source with Open MPI's mpicc
+#   --crmpi-arg ARG     one more argument for crmpi's mpirun (repeatable; bench/cr-overhead
+#                       passes --with-ft cr this way)
 #   --report DIR        print the tables of an earlier run's results directory, run nothing
 #   -h, --help          print this help
 #
@@ -49,6 +51,7 @@ rounds=1
 only=""
 ompi_binary=debian
 report=""
+crmpi_args=()
 
 say() { printf 'netpipe: %s\n' "$*"; }
 die() { printf 'netpipe: error: %s\n' "$*" >&2; exit 2; }
@@ -64,6 +67,7 @@ while [ $# -gt 0 ]; do
         --only) only=${2:?--only needs crmpi or openmpi}; shift 2 ;;
         --openmpi-binary) ompi_binary=${2:?--openmpi-binary needs debian or source}; shift 2 ;;
         --report) report=${2:?--report needs a results directory}; shift 2 ;;
+        --crmpi-arg) crmpi_args+=("${2:?--crmpi-arg needs an argument}"); shift 2 ;;
         -h | --help) usage; exit 0 ;;
         *) die "unknown argument: $1 (see --help)" ;;
     esac
@@ -197,7 +201,10 @@ run_netpipe() {
     local label=$1 stem=$2 mpirun=$3 btl=$4 binary=$5
     shift 5
     local -a cmd=("$mpirun" -np 2 --bind-to core --mca btl "$btl")
-    case "$label" in openmpi-*) cmd+=(--mca pml ob1) ;; esac
+    case "$label" in
+        openmpi-*) cmd+=(--mca pml ob1) ;;
+        crmpi-*) cmd+=(${crmpi_args[@]+"${crmpi_args[@]}"}) ;;
+    esac
     cmd+=(--timeout "$run_timeout" "$binary" -u "$upper" -o "$out/$stem.np.out")
     rm -f "$out/$stem.np.out"
     printf '%s%s\n' "${*:+$* }" "${cmd[*]}" >>"$out/commands.txt"
