@@ -3,12 +3,9 @@
  */
 #include "config.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
-#include <string.h>
 #include <sys/file.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "agent_crs.h"
@@ -89,28 +86,22 @@ void agent_crs_init(crmpi_snapc_local_t *local)
 int agent_crs_restore(const char *images_dir, const char *cpuset, agent_ns_child_t *child_out,
                       char *err, size_t err_len)
 {
-    int in_pipe[2], out_pipe[2], err_pipe[2], ctl[2];
+    agent_ns_fds_t fds;
     pid_t init_pid;
-    int rc = CRMPI_ERR_IO;
+    int rc;
 
     if (!agent_crs_ops) {
         snprintf(err, err_len, "CRIU cannot run here (crs_base_verbose 10 says why)");
         return CRMPI_ERR_NOT_SUPPORTED;
     }
-    if (pipe2(in_pipe, O_CLOEXEC) < 0)
-        goto err_none;
-    if (pipe2(out_pipe, O_CLOEXEC) < 0)
-        goto err_close_in;
-    if (pipe2(err_pipe, O_CLOEXEC) < 0)
-        goto err_close_out;
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) < 0)
-        goto err_close_err;
-    crs_inherit_t inherit[CRS_NUM_FDS] = {
-        {.rank_fd = 0, .fd = in_pipe[0]},
-        {.rank_fd = 1, .fd = out_pipe[1]},
-        {.rank_fd = 2, .fd = err_pipe[1]},
-        {.rank_fd = 3, .fd = ctl[1]},
-    };
+    rc = agent_ns_fds_open(&fds);
+    if (rc != CRMPI_OK) {
+        snprintf(err, err_len, "cannot create the rank's pipes and socket");
+        return rc;
+    }
+    crs_inherit_t inherit[CRS_NUM_FDS];
+    for (int fd = 0; fd < CRS_NUM_FDS; fd++)
+        inherit[fd] = (crs_inherit_t){.rank_fd = fd, .fd = fds.rank_end[fd]};
     crs_restart_opts_t opts = {
         .images_dir = images_dir,
         .inherit = inherit,
@@ -120,38 +111,14 @@ int agent_crs_restore(const char *images_dir, const char *cpuset, agent_ns_child
         .errbuf_len = err_len,
     };
     rc = agent_crs_ops->restart(&opts, &init_pid);
-    /* The rank's ends are the restored tree's now (crs passed copies); stdin reads EOF. */
-    close(in_pipe[0]);
-    close(in_pipe[1]);
-    close(out_pipe[1]);
-    close(err_pipe[1]);
-    close(ctl[1]);
     if (rc != CRMPI_OK) {
-        close(ctl[0]);
-        close(err_pipe[0]);
-        close(out_pipe[0]);
+        agent_ns_fds_close(&fds);
         return rc;
     }
-    *child_out = (agent_ns_child_t){
-        .init_pid = init_pid,
-        .ctl_fd = ctl[0],
-        .out_fd = out_pipe[0],
-        .err_fd = err_pipe[0],
-    };
+    /* The rank's ends are the restored tree's now (crs passed copies). */
+    *child_out = (agent_ns_child_t){.init_pid = init_pid};
+    agent_ns_fds_handover(&fds, child_out);
     return CRMPI_OK;
-
-err_close_err:
-    close(err_pipe[0]);
-    close(err_pipe[1]);
-err_close_out:
-    close(out_pipe[0]);
-    close(out_pipe[1]);
-err_close_in:
-    close(in_pipe[0]);
-    close(in_pipe[1]);
-err_none:
-    snprintf(err, err_len, "cannot create the rank's pipes and socket: %s", strerror(errno));
-    return rc;
 }
 
 void agent_crs_finalize(void)

@@ -186,13 +186,74 @@ void agent_ns_init_run(int argc, char **argv)
     _exit(0);
 }
 
+int agent_ns_fds_open(agent_ns_fds_t *fds)
+{
+    int in_pipe[2], out_pipe[2], err_pipe[2], ctl[2];
+
+    if (pipe2(in_pipe, O_CLOEXEC) < 0) {
+        goto err_report;
+    }
+    if (pipe2(out_pipe, O_CLOEXEC) < 0) {
+        goto err_close_in;
+    }
+    if (pipe2(err_pipe, O_CLOEXEC) < 0) {
+        goto err_close_out;
+    }
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) < 0) {
+        goto err_close_err;
+    }
+    *fds = (agent_ns_fds_t){
+        .rank_end = {in_pipe[0], out_pipe[1], err_pipe[1], ctl[1]},
+        .stdin_write = in_pipe[1],
+        .out_fd = out_pipe[0],
+        .err_fd = err_pipe[0],
+        .ctl_fd = ctl[0],
+    };
+    return CRMPI_OK;
+
+err_close_err:
+    close(err_pipe[0]);
+    close(err_pipe[1]);
+err_close_out:
+    close(out_pipe[0]);
+    close(out_pipe[1]);
+err_close_in:
+    close(in_pipe[0]);
+    close(in_pipe[1]);
+err_report:
+    crmpi_log_error("cannot create the rank's pipes and control socket: %s", strerror(errno));
+    return errno == ENOMEM || errno == EMFILE ? CRMPI_ERR_OUT_OF_RESOURCE : CRMPI_ERR_IO;
+}
+
+void agent_ns_fds_handover(agent_ns_fds_t *fds, agent_ns_child_t *child)
+{
+    for (int i = 0; i < 4; i++) {
+        close(fds->rank_end[i]);
+    }
+    close(fds->stdin_write);
+    child->ctl_fd = fds->ctl_fd;
+    child->out_fd = fds->out_fd;
+    child->err_fd = fds->err_fd;
+}
+
+void agent_ns_fds_close(agent_ns_fds_t *fds)
+{
+    agent_ns_child_t unused;
+
+    agent_ns_fds_handover(fds, &unused);
+    close(fds->ctl_fd);
+    close(fds->out_fd);
+    close(fds->err_fd);
+}
+
 int agent_ns_start(const char *program, char *const argv[], char *const envp[], pid_t wanted_pid,
                    agent_ns_child_t *child_out)
 {
-    int in_pipe[2], out_pipe[2], err_pipe[2], ctl[2];
     char self_exe[4096], pid_text[16];
+    agent_ns_fds_t fds;
     char **init_argv;
     size_t argc = 0;
+    int rc;
 
     /* Everything the init needs is prepared here: it may not allocate before its exec. */
     ssize_t len = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
@@ -217,53 +278,25 @@ int agent_ns_start(const char *program, char *const argv[], char *const envp[], 
     for (size_t a = 1; a < argc; a++) {
         init_argv[4 + a] = argv[a];
     }
-    if (pipe2(in_pipe, O_CLOEXEC) < 0) {
-        goto err_report;
-    }
-    if (pipe2(out_pipe, O_CLOEXEC) < 0) {
-        goto err_close_in;
-    }
-    if (pipe2(err_pipe, O_CLOEXEC) < 0) {
-        goto err_close_out;
-    }
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) < 0) {
-        goto err_close_err;
+    rc = agent_ns_fds_open(&fds);
+    if (rc != CRMPI_OK) {
+        free(init_argv);
+        return rc;
     }
     long pid = syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, 0, 0, 0, 0);
-    if (pid < 0) {
-        goto err_close_ctl;
-    }
     if (pid == 0) {
-        agent_ns_init_exec(self_exe, init_argv, envp, in_pipe[0], out_pipe[1], err_pipe[1], ctl[1]);
+        agent_ns_init_exec(self_exe, init_argv, envp, fds.rank_end[0], fds.rank_end[1],
+                           fds.rank_end[2], fds.rank_end[3]);
     }
     free(init_argv);
-    /* stdin: the write end closes at once, so the rank reads end-of-file. */
-    close(in_pipe[0]);
-    close(in_pipe[1]);
-    close(out_pipe[1]);
-    close(err_pipe[1]);
-    close(ctl[1]);
+    if (pid < 0) {
+        crmpi_log_error("cannot start the rank's namespace: %s", strerror(errno));
+        rc = errno == ENOMEM ? CRMPI_ERR_OUT_OF_RESOURCE : CRMPI_ERR_IO;
+        agent_ns_fds_close(&fds);
+        return rc;
+    }
     child_out->init_pid = (pid_t)pid;
     child_out->rank_pid = wanted_pid;
-    child_out->ctl_fd = ctl[0];
-    child_out->out_fd = out_pipe[0];
-    child_out->err_fd = err_pipe[0];
+    agent_ns_fds_handover(&fds, child_out);
     return CRMPI_OK;
-
-err_close_ctl:
-    close(ctl[0]);
-    close(ctl[1]);
-err_close_err:
-    close(err_pipe[0]);
-    close(err_pipe[1]);
-err_close_out:
-    close(out_pipe[0]);
-    close(out_pipe[1]);
-err_close_in:
-    close(in_pipe[0]);
-    close(in_pipe[1]);
-err_report:
-    free(init_argv);
-    crmpi_log_error("cannot start the rank's namespace: %s", strerror(errno));
-    return errno == ENOMEM ? CRMPI_ERR_OUT_OF_RESOURCE : CRMPI_ERR_IO;
 }

@@ -28,6 +28,28 @@ typedef struct agent_ns_child {
     int err_fd;     /* read end of the rank's stderr */
 } agent_ns_child_t;
 
+/*
+ * The rank's descriptors: pipes for its stdin, stdout and stderr and the control
+ * socketpair, every one close-on-exec. The rank's ends become its 0, 1, 2 and 3 (at start,
+ * or through CRIU's inherit-fd at a restore); the agent keeps the other ends.
+ */
+typedef struct agent_ns_fds {
+    int rank_end[4]; /* stdin read end, stdout and stderr write ends, control socket end */
+    int stdin_write; /* closed once the rank has its copy: the rank reads end-of-file */
+    int out_fd;      /* agent's read end of stdout */
+    int err_fd;      /* agent's read end of stderr */
+    int ctl_fd;      /* agent's end of the control socket */
+} agent_ns_fds_t;
+
+/** Make them. @return CRMPI_OK, or CRMPI_ERR_IO / CRMPI_ERR_OUT_OF_RESOURCE (logged;
+ *  nothing left open). */
+int agent_ns_fds_open(agent_ns_fds_t *fds);
+/** The rank has its copies: close the rank's ends and stdin's write end, and give the
+ *  agent's ends to `child`. */
+void agent_ns_fds_handover(agent_ns_fds_t *fds, agent_ns_child_t *child);
+/** Nothing came of it: close every descriptor. */
+void agent_ns_fds_close(agent_ns_fds_t *fds);
+
 /**
  * Start `program` (argv, envp prepared by the caller) as the rank.
  * @param wanted_pid  pid to give the rank inside its namespace (unique on this node); if
