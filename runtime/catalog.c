@@ -22,14 +22,10 @@ extern const crmpi_framework_info_t crmpi_filem_framework_info;
 extern const crmpi_framework_info_t crmpi_coll_framework_info;
 
 const crmpi_framework_info_t *const crmpi_catalog[] = {
-    &crmpi_plm_framework_info,
-    &crmpi_pml_framework_info,
-    &crmpi_btl_framework_info,
-    &crmpi_snapc_framework_info,
-    &crmpi_crs_framework_info,
-    &crmpi_filem_framework_info,
-    &crmpi_coll_framework_info,
-    NULL,
+    &crmpi_plm_framework_info,  &crmpi_pml_framework_info,
+    &crmpi_btl_framework_info,  &crmpi_snapc_framework_info,
+    &crmpi_crs_framework_info,  &crmpi_filem_framework_info,
+    &crmpi_coll_framework_info, NULL,
 };
 
 /* Parameters declared per framework by the catalog itself: <fw> and <fw>_base_verbose. */
