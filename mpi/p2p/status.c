@@ -1,7 +1,7 @@
 /*
  * status.c: what a status says (MPI-3.1 sections 3.2.5, 3.8.4 and 12.3): MPI_Get_count,
  * MPI_Get_elements(_x), MPI_Test_cancelled, and the setters generalized requests use,
- * MPI_Status_set_elements and MPI_Status_set_cancelled.
+ * MPI_Status_set_elements(_x) and MPI_Status_set_cancelled.
  *
  * A status counts bytes (_nbytes, the length of the received byte stream); counts of
  * elements are derived from it with the datatype given to each call.
