@@ -1,7 +1,7 @@
 /*
  * status.c: what a status says (MPI-3.1 sections 3.2.5, 3.8.4 and 12.3): MPI_Get_count,
  * MPI_Get_elements(_x), MPI_Test_cancelled, and the setters generalized requests use,
- * MPI_Status_set_elements and MPI_Status_set_cancelled.
+ * MPI_Status_set_elements(_x) and MPI_Status_set_cancelled.
  *
  * A status counts bytes (_nbytes, the length of the received byte stream); counts of
  * elements are derived from it with the datatype given to each call.
@@ -15,6 +15,7 @@
 #pragma weak MPI_Get_elements = PMPI_Get_elements
 #pragma weak MPI_Get_elements_x = PMPI_Get_elements_x
 #pragma weak MPI_Status_set_elements = PMPI_Status_set_elements
+#pragma weak MPI_Status_set_elements_x = PMPI_Status_set_elements_x
 #pragma weak MPI_Status_set_cancelled = PMPI_Status_set_cancelled
 #pragma weak MPI_Test_cancelled = PMPI_Test_cancelled
 
@@ -182,6 +183,38 @@ int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int coun
             snprintf(detail, sizeof(detail), "count %d is negative", count);
             return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_COUNT, func_name, detail);
         }
+    }
+    status->_nbytes = status_bytes_of_elements(datatype, count);
+    crmpi_unlock();
+    return MPI_SUCCESS;
+}
+
+/* As MPI_Status_set_elements, with an MPI_Count (MPI-3.1 section 12.3). */
+int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
+{
+    static const char func_name[] = "MPI_Status_set_elements_x";
+    char detail[96];
+    int rc;
+
+    crmpi_lock();
+    crmpi_mpi_require_active(func_name);
+    if (crmpi_mpi_state.param_check) {
+        rc = status_check(status, datatype, NULL, NULL, func_name);
+        if (rc != MPI_SUCCESS) {
+            return rc;
+        }
+        if (count < 0) {
+            snprintf(detail, sizeof(detail), "count %lld is negative", count);
+            return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_COUNT, func_name, detail);
+        }
+    }
+    /* The bytes of `count` basic elements must fit the status's MPI_Count. */
+    MPI_Count per_element = datatype->basic_count ? (MPI_Count)datatype->basic_count : 1;
+
+    if (datatype->size > 0 && count / per_element >= LLONG_MAX / (MPI_Count)datatype->size) {
+        snprintf(detail, sizeof(detail), "%lld elements of this type exceed an MPI_Count of bytes",
+                 count);
+        return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_COUNT, func_name, detail);
     }
     status->_nbytes = status_bytes_of_elements(datatype, count);
     crmpi_unlock();

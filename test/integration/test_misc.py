@@ -1,0 +1,53 @@
+"""The rest a typical program calls, between ranks: test/misc/misc.c at 1, 2 and 3 ranks,
+and at 2 ranks over each BTL set. Alloc_mem buffers carry messages, a datatype rebuilt from
+MPI_Type_get_contents receives what the original sent, MPI_T and MPI_Pcontrol answer, and
+MPI_File_open on MPI_COMM_WORLD returns MPI_ERR_UNSUPPORTED_OPERATION on every rank without
+ending the job (MPI_FILE_NULL's handler is MPI_ERRORS_RETURN).
+
+The program checks itself with test/comm/comm_common.h's harness: no FAIL line, one
+"done misc: rank R: N checks, 0 failed" line per rank, exit status 0.
+P2P_IMPL=openmpi runs it against Open MPI without crmpi's own answers (--crmpi), which
+validates the rest of its checks.
+"""
+
+import os
+import re
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE = os.path.abspath(os.path.join(HERE, "..", "misc", "misc.c"))
+
+
+@pytest.fixture(scope="module")
+def misc_binary(mpi, tmp_path_factory):
+    return mpi.compile(SOURCE, str(tmp_path_factory.mktemp("misc-bin") / "misc"))
+
+
+def run_misc(mpi, binary, tmp_path, np, btls=None):
+    args = [str(tmp_path)] + (["--crmpi"] if mpi.is_crmpi else [])
+    job = mpi.run(mpi.launch_args(np, btls), binary, args)
+    lines = job.lines()
+    failures = [line for line in lines if line.startswith("FAIL")]
+    assert job.returncode == 0 and not failures, job.report()
+    done = {}
+    for line in lines:
+        m = re.match(r"^done misc: rank (\d+): (\d+) checks, (\d+) failed$", line)
+        if m:
+            done[int(m.group(1))] = (int(m.group(2)), int(m.group(3)))
+    assert sorted(done) == list(range(np)), job.report()
+    assert all(checks > 0 and failed == 0 for checks, failed in done.values()), job.report()
+    if mpi.is_crmpi:
+        # MPI-IO never reached the file system.
+        assert not os.path.exists(os.path.join(str(tmp_path), "misc-io.dat"))
+    mpi.assert_clean(job)
+
+
+@pytest.mark.parametrize("np", [1, 2, 3])
+def test_misc(mpi, misc_binary, tmp_path, np):
+    run_misc(mpi, misc_binary, tmp_path, np)
+
+
+@pytest.mark.parametrize("btls", ["self,sm", "self,tcp"])
+def test_misc_over_btls(mpi, misc_binary, tmp_path, btls):
+    run_misc(mpi, misc_binary, tmp_path, 2, btls)
