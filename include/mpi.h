@@ -268,9 +268,13 @@ typedef int MPI_Grequest_cancel_function(void *extra_state, int complete);
 
 /*
  * Predefined objects. Applications use the handle macros below, never these names.
+ * The communicators are blocks of a fixed size whose content only libmpi knows: a
+ * program's linker copies such objects into the program at the size it sees, so a fixed
+ * size keeps a program working with a later libmpi whose communicators hold more.
  */
-extern struct crmpi_comm_s crmpi_mpi_comm_world;
-extern struct crmpi_comm_s crmpi_mpi_comm_self;
+struct crmpi_predefined_comm_s;
+extern struct crmpi_predefined_comm_s crmpi_mpi_comm_world;
+extern struct crmpi_predefined_comm_s crmpi_mpi_comm_self;
 
 extern struct crmpi_errhandler_s crmpi_mpi_errors_are_fatal;
 extern struct crmpi_errhandler_s crmpi_mpi_errors_return;
@@ -336,8 +340,8 @@ extern struct crmpi_op_s crmpi_mpi_op_replace;
 extern struct crmpi_op_s crmpi_mpi_op_no_op;
 
 /* Communicators */
-#define MPI_COMM_WORLD (&crmpi_mpi_comm_world)
-#define MPI_COMM_SELF  (&crmpi_mpi_comm_self)
+#define MPI_COMM_WORLD ((MPI_Comm)&crmpi_mpi_comm_world)
+#define MPI_COMM_SELF  ((MPI_Comm)&crmpi_mpi_comm_self)
 
 /* Error handlers (MPI_ERRORS_ARE_FATAL is every communicator's default) */
 #define MPI_ERRORS_ARE_FATAL (&crmpi_mpi_errors_are_fatal)

@@ -7,16 +7,22 @@
 #pragma weak MPI_Comm_rank = PMPI_Comm_rank
 #pragma weak MPI_Comm_size = PMPI_Comm_size
 
-struct crmpi_comm_s crmpi_mpi_comm_world = {
-    .context_id = CRMPI_CONTEXT_ID_WORLD,
-    .name = "MPI_COMM_WORLD",
-    .errhandler = MPI_ERRORS_ARE_FATAL,
+struct crmpi_predefined_comm_s crmpi_mpi_comm_world = {
+    .comm =
+        {
+            .context_id = CRMPI_CONTEXT_ID_WORLD,
+            .name = "MPI_COMM_WORLD",
+            .errhandler = MPI_ERRORS_ARE_FATAL,
+        },
 };
 
-struct crmpi_comm_s crmpi_mpi_comm_self = {
-    .context_id = CRMPI_CONTEXT_ID_SELF,
-    .name = "MPI_COMM_SELF",
-    .errhandler = MPI_ERRORS_ARE_FATAL,
+struct crmpi_predefined_comm_s crmpi_mpi_comm_self = {
+    .comm =
+        {
+            .context_id = CRMPI_CONTEXT_ID_SELF,
+            .name = "MPI_COMM_SELF",
+            .errhandler = MPI_ERRORS_ARE_FATAL,
+        },
 };
 
 int PMPI_Comm_rank(MPI_Comm comm, int *rank)

@@ -25,8 +25,8 @@ int PMPI_Finalize(void)
     /* Finalized even if leaving the job fails: MPI cannot be used afterwards either way,
      * and the agent connection is gone. */
     crmpi_mpi_state.finalized = true;
-    crmpi_coll_comm_fini(&crmpi_mpi_comm_self);
-    crmpi_coll_comm_fini(&crmpi_mpi_comm_world);
+    crmpi_coll_comm_fini(&crmpi_mpi_comm_self.comm);
+    crmpi_coll_comm_fini(&crmpi_mpi_comm_world.comm);
     crmpi_pml_finalize();
     if (crmpi_mpi_state.rte_connected) {
         crmpi_mpi_state.rte_connected = false;

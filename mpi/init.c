@@ -166,19 +166,19 @@ static int init_run(int required, int *provided, const char *func_name)
         }
     }
 
-    crmpi_mpi_comm_world.rank = (int)job.rank;
-    crmpi_mpi_comm_world.size = (int)job.size;
-    crmpi_mpi_comm_self.rank = 0;
-    crmpi_mpi_comm_self.size = 1;
+    crmpi_mpi_comm_world.comm.rank = (int)job.rank;
+    crmpi_mpi_comm_world.comm.size = (int)job.size;
+    crmpi_mpi_comm_self.comm.rank = 0;
+    crmpi_mpi_comm_self.comm.size = 1;
     init_self_world_rank = job.rank;
-    crmpi_mpi_comm_self.world_ranks = &init_self_world_rank;
-    crmpi_mpi_comm_world.world_ranks = malloc(job.size * sizeof(uint32_t));
-    if (!crmpi_mpi_comm_world.world_ranks) {
+    crmpi_mpi_comm_self.comm.world_ranks = &init_self_world_rank;
+    crmpi_mpi_comm_world.comm.world_ranks = malloc(job.size * sizeof(uint32_t));
+    if (!crmpi_mpi_comm_world.comm.world_ranks) {
         crmpi_log_error("%s: out of memory for %u ranks; the program exits", func_name, job.size);
         goto err_unlock_exit;
     }
     for (uint32_t r = 0; r < job.size; r++)
-        crmpi_mpi_comm_world.world_ranks[r] = r;
+        crmpi_mpi_comm_world.comm.world_ranks[r] = r;
 
     /* The data path: BTLs, their modex, the matching state of both communicators. A peer
      * no BTL reaches aborts the job inside, naming both ranks. */
@@ -189,9 +189,9 @@ static int init_run(int required, int *provided, const char *func_name)
         goto err_unlock_exit;
     }
     /* The collectives of both communicators (coll.h): component choice, tag sequence. */
-    rc = crmpi_coll_comm_init(&crmpi_mpi_comm_world);
+    rc = crmpi_coll_comm_init(&crmpi_mpi_comm_world.comm);
     if (rc == CRMPI_OK)
-        rc = crmpi_coll_comm_init(&crmpi_mpi_comm_self);
+        rc = crmpi_coll_comm_init(&crmpi_mpi_comm_self.comm);
     if (rc != CRMPI_OK) {
         crmpi_log_error("%s: cannot set up collective communication (%s); the program exits",
                         func_name, crmpi_strerror(rc));

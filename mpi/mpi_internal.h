@@ -70,6 +70,19 @@ struct crmpi_comm_s {
     struct crmpi_coll_comm *coll;   /* collective state (coll.h: crmpi_coll_comm_init) */
 };
 
+/*
+ * MPI_COMM_WORLD and MPI_COMM_SELF: a communicator in a block of fixed size, which is the
+ * size programs were linked with (mpi.h). Grow CRMPI_PREDEFINED_COMM_BYTES only with an
+ * ABI break: programs would have to be linked again.
+ */
+#define CRMPI_PREDEFINED_COMM_BYTES 1024
+struct crmpi_predefined_comm_s {
+    struct crmpi_comm_s comm;
+    char reserved[CRMPI_PREDEFINED_COMM_BYTES - sizeof(struct crmpi_comm_s)];
+};
+_Static_assert(sizeof(struct crmpi_predefined_comm_s) == CRMPI_PREDEFINED_COMM_BYTES,
+               "a predefined communicator outgrew its fixed size");
+
 /** A freed communicator's last request was released: destroy it soon (comm_create.c). */
 void crmpi_mpi_comm_bury(struct crmpi_comm_s *comm);
 

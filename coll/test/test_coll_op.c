@@ -34,8 +34,8 @@ static int group_setup(void **state)
     test_env_clear_mca();
     if (MPI_Init(NULL, NULL) != MPI_SUCCESS)
         return -1;
-    crmpi_mpi_comm_world.errhandler = MPI_ERRORS_RETURN;
-    crmpi_mpi_comm_self.errhandler = MPI_ERRORS_RETURN;
+    crmpi_mpi_comm_world.comm.errhandler = MPI_ERRORS_RETURN;
+    crmpi_mpi_comm_self.comm.errhandler = MPI_ERRORS_RETURN;
     return 0;
 }
 

@@ -194,14 +194,14 @@ static int group_setup(void **state)
         return -1;
     }
     /* MPI_Comm_set_errhandler comes later; errors must come back to the tests. */
-    crmpi_mpi_comm_world.errhandler = MPI_ERRORS_RETURN;
+    crmpi_mpi_comm_world.comm.errhandler = MPI_ERRORS_RETURN;
     return 0;
 }
 
 static int group_teardown(void **state)
 {
     (void)state;
-    crmpi_mpi_comm_world.errhandler = MPI_ERRORS_ARE_FATAL;
+    crmpi_mpi_comm_world.comm.errhandler = MPI_ERRORS_ARE_FATAL;
     return MPI_Finalize() == MPI_SUCCESS ? 0 : -1;
 }
 

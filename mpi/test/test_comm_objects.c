@@ -30,8 +30,8 @@ static int group_setup(void **state)
     if (MPI_Init(NULL, NULL) != MPI_SUCCESS) {
         return -1;
     }
-    crmpi_mpi_comm_world.errhandler = MPI_ERRORS_RETURN;
-    crmpi_mpi_comm_self.errhandler = MPI_ERRORS_RETURN;
+    crmpi_mpi_comm_world.comm.errhandler = MPI_ERRORS_RETURN;
+    crmpi_mpi_comm_self.comm.errhandler = MPI_ERRORS_RETURN;
     return 0;
 }
 

@@ -233,7 +233,7 @@ static void test_errors_return_and_user_handler(void **state)
     int rank, len, errclass;
 
     (void)state;
-    crmpi_mpi_comm_world.errhandler = MPI_ERRORS_RETURN;
+    crmpi_mpi_comm_world.comm.errhandler = MPI_ERRORS_RETURN;
     assert_int_equal(MPI_Comm_rank(MPI_COMM_NULL, &rank), MPI_ERR_COMM);
     assert_int_equal(MPI_Comm_size(MPI_COMM_WORLD, NULL), MPI_ERR_ARG);
     assert_int_equal(MPI_Error_string(MPI_ERR_LASTCODE + 1, text, &len), MPI_ERR_ARG);
@@ -242,13 +242,13 @@ static void test_errors_return_and_user_handler(void **state)
     /* Each error released the lock: the next call does not hang. */
     assert_int_equal(MPI_Comm_rank(MPI_COMM_WORLD, &rank), MPI_SUCCESS);
 
-    crmpi_mpi_comm_self.errhandler = &user;
+    crmpi_mpi_comm_self.comm.errhandler = &user;
     assert_int_equal(MPI_Comm_rank(MPI_COMM_SELF, NULL), MPI_ERR_ARG);
     assert_ptr_equal(user_handler_comm, MPI_COMM_SELF);
     assert_int_equal(user_handler_code, MPI_ERR_ARG);
 
-    crmpi_mpi_comm_world.errhandler = MPI_ERRORS_ARE_FATAL;
-    crmpi_mpi_comm_self.errhandler = MPI_ERRORS_ARE_FATAL;
+    crmpi_mpi_comm_world.comm.errhandler = MPI_ERRORS_ARE_FATAL;
+    crmpi_mpi_comm_self.comm.errhandler = MPI_ERRORS_ARE_FATAL;
 }
 
 static void body_invalid_comm(void)

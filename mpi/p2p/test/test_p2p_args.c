@@ -37,8 +37,8 @@ static int group_setup(void **state)
     if (MPI_Init(NULL, NULL) != MPI_SUCCESS) {
         return -1;
     }
-    crmpi_mpi_comm_world.errhandler = MPI_ERRORS_RETURN;
-    crmpi_mpi_comm_self.errhandler = MPI_ERRORS_RETURN;
+    crmpi_mpi_comm_world.comm.errhandler = MPI_ERRORS_RETURN;
+    crmpi_mpi_comm_self.comm.errhandler = MPI_ERRORS_RETURN;
     return 0;
 }
 
@@ -225,7 +225,7 @@ static void body_fatal_bad_rank(void)
 {
     int buf = 0;
 
-    crmpi_mpi_comm_world.errhandler = MPI_ERRORS_ARE_FATAL;
+    crmpi_mpi_comm_world.comm.errhandler = MPI_ERRORS_ARE_FATAL;
     MPI_Send(&buf, 1, MPI_INT, 7, 0, MPI_COMM_WORLD);
 }
 
