@@ -281,48 +281,50 @@ extern struct crmpi_errhandler_s crmpi_mpi_errors_return;
 extern struct crmpi_group_s crmpi_mpi_group_empty;
 extern struct crmpi_info_s crmpi_mpi_info_env;
 
-extern struct crmpi_datatype_s crmpi_mpi_char;
-extern struct crmpi_datatype_s crmpi_mpi_signed_char;
-extern struct crmpi_datatype_s crmpi_mpi_unsigned_char;
-extern struct crmpi_datatype_s crmpi_mpi_byte;
-extern struct crmpi_datatype_s crmpi_mpi_wchar;
-extern struct crmpi_datatype_s crmpi_mpi_short;
-extern struct crmpi_datatype_s crmpi_mpi_unsigned_short;
-extern struct crmpi_datatype_s crmpi_mpi_int;
-extern struct crmpi_datatype_s crmpi_mpi_unsigned;
-extern struct crmpi_datatype_s crmpi_mpi_long;
-extern struct crmpi_datatype_s crmpi_mpi_unsigned_long;
-extern struct crmpi_datatype_s crmpi_mpi_long_long_int;
-extern struct crmpi_datatype_s crmpi_mpi_unsigned_long_long;
-extern struct crmpi_datatype_s crmpi_mpi_float;
-extern struct crmpi_datatype_s crmpi_mpi_double;
-extern struct crmpi_datatype_s crmpi_mpi_long_double;
-extern struct crmpi_datatype_s crmpi_mpi_c_bool;
-extern struct crmpi_datatype_s crmpi_mpi_int8_t;
-extern struct crmpi_datatype_s crmpi_mpi_int16_t;
-extern struct crmpi_datatype_s crmpi_mpi_int32_t;
-extern struct crmpi_datatype_s crmpi_mpi_int64_t;
-extern struct crmpi_datatype_s crmpi_mpi_uint8_t;
-extern struct crmpi_datatype_s crmpi_mpi_uint16_t;
-extern struct crmpi_datatype_s crmpi_mpi_uint32_t;
-extern struct crmpi_datatype_s crmpi_mpi_uint64_t;
-extern struct crmpi_datatype_s crmpi_mpi_aint;
-extern struct crmpi_datatype_s crmpi_mpi_offset;
-extern struct crmpi_datatype_s crmpi_mpi_count;
-extern struct crmpi_datatype_s crmpi_mpi_c_float_complex;
-extern struct crmpi_datatype_s crmpi_mpi_c_double_complex;
-extern struct crmpi_datatype_s crmpi_mpi_c_long_double_complex;
-extern struct crmpi_datatype_s crmpi_mpi_cxx_bool;
-extern struct crmpi_datatype_s crmpi_mpi_cxx_float_complex;
-extern struct crmpi_datatype_s crmpi_mpi_cxx_double_complex;
-extern struct crmpi_datatype_s crmpi_mpi_cxx_long_double_complex;
-extern struct crmpi_datatype_s crmpi_mpi_packed;
-extern struct crmpi_datatype_s crmpi_mpi_float_int;
-extern struct crmpi_datatype_s crmpi_mpi_double_int;
-extern struct crmpi_datatype_s crmpi_mpi_long_int;
-extern struct crmpi_datatype_s crmpi_mpi_2int;
-extern struct crmpi_datatype_s crmpi_mpi_short_int;
-extern struct crmpi_datatype_s crmpi_mpi_long_double_int;
+/* The datatypes, too, are blocks of a fixed size (as the communicators above). */
+struct crmpi_predefined_datatype_s;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_char;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_signed_char;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_unsigned_char;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_byte;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_wchar;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_short;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_unsigned_short;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_int;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_unsigned;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_long;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_unsigned_long;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_long_long_int;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_unsigned_long_long;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_float;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_double;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_long_double;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_c_bool;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_int8_t;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_int16_t;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_int32_t;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_int64_t;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_uint8_t;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_uint16_t;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_uint32_t;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_uint64_t;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_aint;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_offset;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_count;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_c_float_complex;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_c_double_complex;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_c_long_double_complex;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_cxx_bool;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_cxx_float_complex;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_cxx_double_complex;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_cxx_long_double_complex;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_packed;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_float_int;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_double_int;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_long_int;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_2int;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_short_int;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_long_double_int;
 
 extern struct crmpi_op_s crmpi_mpi_op_max;
 extern struct crmpi_op_s crmpi_mpi_op_min;
@@ -366,52 +368,52 @@ int crmpi_mpi_comm_null_delete_fn(MPI_Comm comm, int comm_keyval, void *attribut
 #define MPI_NULL_DELETE_FN      MPI_COMM_NULL_DELETE_FN
 
 /* Datatypes of C (MPI-3.1 section 3.2.2) */
-#define MPI_CHAR                    (&crmpi_mpi_char)
-#define MPI_SIGNED_CHAR             (&crmpi_mpi_signed_char)
-#define MPI_UNSIGNED_CHAR           (&crmpi_mpi_unsigned_char)
-#define MPI_BYTE                    (&crmpi_mpi_byte)
-#define MPI_WCHAR                   (&crmpi_mpi_wchar)
-#define MPI_SHORT                   (&crmpi_mpi_short)
-#define MPI_UNSIGNED_SHORT          (&crmpi_mpi_unsigned_short)
-#define MPI_INT                     (&crmpi_mpi_int)
-#define MPI_UNSIGNED                (&crmpi_mpi_unsigned)
-#define MPI_LONG                    (&crmpi_mpi_long)
-#define MPI_UNSIGNED_LONG           (&crmpi_mpi_unsigned_long)
-#define MPI_LONG_LONG_INT           (&crmpi_mpi_long_long_int)
+#define MPI_CHAR                    ((MPI_Datatype)&crmpi_mpi_char)
+#define MPI_SIGNED_CHAR             ((MPI_Datatype)&crmpi_mpi_signed_char)
+#define MPI_UNSIGNED_CHAR           ((MPI_Datatype)&crmpi_mpi_unsigned_char)
+#define MPI_BYTE                    ((MPI_Datatype)&crmpi_mpi_byte)
+#define MPI_WCHAR                   ((MPI_Datatype)&crmpi_mpi_wchar)
+#define MPI_SHORT                   ((MPI_Datatype)&crmpi_mpi_short)
+#define MPI_UNSIGNED_SHORT          ((MPI_Datatype)&crmpi_mpi_unsigned_short)
+#define MPI_INT                     ((MPI_Datatype)&crmpi_mpi_int)
+#define MPI_UNSIGNED                ((MPI_Datatype)&crmpi_mpi_unsigned)
+#define MPI_LONG                    ((MPI_Datatype)&crmpi_mpi_long)
+#define MPI_UNSIGNED_LONG           ((MPI_Datatype)&crmpi_mpi_unsigned_long)
+#define MPI_LONG_LONG_INT           ((MPI_Datatype)&crmpi_mpi_long_long_int)
 #define MPI_LONG_LONG               MPI_LONG_LONG_INT /* a synonym, one object */
-#define MPI_UNSIGNED_LONG_LONG      (&crmpi_mpi_unsigned_long_long)
-#define MPI_FLOAT                   (&crmpi_mpi_float)
-#define MPI_DOUBLE                  (&crmpi_mpi_double)
-#define MPI_LONG_DOUBLE             (&crmpi_mpi_long_double)
-#define MPI_C_BOOL                  (&crmpi_mpi_c_bool)
-#define MPI_INT8_T                  (&crmpi_mpi_int8_t)
-#define MPI_INT16_T                 (&crmpi_mpi_int16_t)
-#define MPI_INT32_T                 (&crmpi_mpi_int32_t)
-#define MPI_INT64_T                 (&crmpi_mpi_int64_t)
-#define MPI_UINT8_T                 (&crmpi_mpi_uint8_t)
-#define MPI_UINT16_T                (&crmpi_mpi_uint16_t)
-#define MPI_UINT32_T                (&crmpi_mpi_uint32_t)
-#define MPI_UINT64_T                (&crmpi_mpi_uint64_t)
-#define MPI_AINT                    (&crmpi_mpi_aint)
-#define MPI_OFFSET                  (&crmpi_mpi_offset)
-#define MPI_COUNT                   (&crmpi_mpi_count)
-#define MPI_C_FLOAT_COMPLEX         (&crmpi_mpi_c_float_complex)
+#define MPI_UNSIGNED_LONG_LONG      ((MPI_Datatype)&crmpi_mpi_unsigned_long_long)
+#define MPI_FLOAT                   ((MPI_Datatype)&crmpi_mpi_float)
+#define MPI_DOUBLE                  ((MPI_Datatype)&crmpi_mpi_double)
+#define MPI_LONG_DOUBLE             ((MPI_Datatype)&crmpi_mpi_long_double)
+#define MPI_C_BOOL                  ((MPI_Datatype)&crmpi_mpi_c_bool)
+#define MPI_INT8_T                  ((MPI_Datatype)&crmpi_mpi_int8_t)
+#define MPI_INT16_T                 ((MPI_Datatype)&crmpi_mpi_int16_t)
+#define MPI_INT32_T                 ((MPI_Datatype)&crmpi_mpi_int32_t)
+#define MPI_INT64_T                 ((MPI_Datatype)&crmpi_mpi_int64_t)
+#define MPI_UINT8_T                 ((MPI_Datatype)&crmpi_mpi_uint8_t)
+#define MPI_UINT16_T                ((MPI_Datatype)&crmpi_mpi_uint16_t)
+#define MPI_UINT32_T                ((MPI_Datatype)&crmpi_mpi_uint32_t)
+#define MPI_UINT64_T                ((MPI_Datatype)&crmpi_mpi_uint64_t)
+#define MPI_AINT                    ((MPI_Datatype)&crmpi_mpi_aint)
+#define MPI_OFFSET                  ((MPI_Datatype)&crmpi_mpi_offset)
+#define MPI_COUNT                   ((MPI_Datatype)&crmpi_mpi_count)
+#define MPI_C_FLOAT_COMPLEX         ((MPI_Datatype)&crmpi_mpi_c_float_complex)
 #define MPI_C_COMPLEX               MPI_C_FLOAT_COMPLEX /* a synonym, one object */
-#define MPI_C_DOUBLE_COMPLEX        (&crmpi_mpi_c_double_complex)
-#define MPI_C_LONG_DOUBLE_COMPLEX   (&crmpi_mpi_c_long_double_complex)
-#define MPI_CXX_BOOL                (&crmpi_mpi_cxx_bool)
-#define MPI_CXX_FLOAT_COMPLEX       (&crmpi_mpi_cxx_float_complex)
-#define MPI_CXX_DOUBLE_COMPLEX      (&crmpi_mpi_cxx_double_complex)
-#define MPI_CXX_LONG_DOUBLE_COMPLEX (&crmpi_mpi_cxx_long_double_complex)
-#define MPI_PACKED                  (&crmpi_mpi_packed)
+#define MPI_C_DOUBLE_COMPLEX        ((MPI_Datatype)&crmpi_mpi_c_double_complex)
+#define MPI_C_LONG_DOUBLE_COMPLEX   ((MPI_Datatype)&crmpi_mpi_c_long_double_complex)
+#define MPI_CXX_BOOL                ((MPI_Datatype)&crmpi_mpi_cxx_bool)
+#define MPI_CXX_FLOAT_COMPLEX       ((MPI_Datatype)&crmpi_mpi_cxx_float_complex)
+#define MPI_CXX_DOUBLE_COMPLEX      ((MPI_Datatype)&crmpi_mpi_cxx_double_complex)
+#define MPI_CXX_LONG_DOUBLE_COMPLEX ((MPI_Datatype)&crmpi_mpi_cxx_long_double_complex)
+#define MPI_PACKED                  ((MPI_Datatype)&crmpi_mpi_packed)
 
 /* Value-index pairs for MPI_MAXLOC and MPI_MINLOC (MPI-3.1 section 5.9.4) */
-#define MPI_FLOAT_INT       (&crmpi_mpi_float_int)
-#define MPI_DOUBLE_INT      (&crmpi_mpi_double_int)
-#define MPI_LONG_INT        (&crmpi_mpi_long_int)
-#define MPI_2INT            (&crmpi_mpi_2int)
-#define MPI_SHORT_INT       (&crmpi_mpi_short_int)
-#define MPI_LONG_DOUBLE_INT (&crmpi_mpi_long_double_int)
+#define MPI_FLOAT_INT       ((MPI_Datatype)&crmpi_mpi_float_int)
+#define MPI_DOUBLE_INT      ((MPI_Datatype)&crmpi_mpi_double_int)
+#define MPI_LONG_INT        ((MPI_Datatype)&crmpi_mpi_long_int)
+#define MPI_2INT            ((MPI_Datatype)&crmpi_mpi_2int)
+#define MPI_SHORT_INT       ((MPI_Datatype)&crmpi_mpi_short_int)
+#define MPI_LONG_DOUBLE_INT ((MPI_Datatype)&crmpi_mpi_long_double_int)
 
 /* Reduction operations (MPI-3.1 sections 5.9.2 and 11.3.4) */
 #define MPI_MAX     (&crmpi_mpi_op_max)

@@ -18,25 +18,25 @@
     static crmpi_dt_run_t object##_runs[1] = {                                                     \
         {.disp = 0, .len = sizeof(c_type), .basic_size = sizeof(c_type)},                          \
     };                                                                                             \
-    struct crmpi_datatype_s object = {                                                             \
-        .name = mpi_name,                                                                          \
-        .size = sizeof(c_type),                                                                    \
-        .lb = 0,                                                                                   \
-        .extent = sizeof(c_type),                                                                  \
-        .true_lb = 0,                                                                              \
-        .true_extent = sizeof(c_type),                                                             \
-        .predefined = true,                                                                        \
-        .committed = true,                                                                         \
-        .refcount = 1,                                                                             \
-        .combiner = MPI_COMBINER_NAMED,                                                            \
-        .runs = object##_runs,                                                                     \
-        .num_runs = 1,                                                                             \
-        .run_len = sizeof(c_type),                                                                 \
-        .runs_regular = true,                                                                      \
-        .basic_count = 1,                                                                          \
-        .contiguous = true,                                                                        \
-        .align = _Alignof(c_type),                                                                 \
-    }
+    struct crmpi_predefined_datatype_s object = {.dt = {                                           \
+                                                     .name = mpi_name,                             \
+                                                     .size = sizeof(c_type),                       \
+                                                     .lb = 0,                                      \
+                                                     .extent = sizeof(c_type),                     \
+                                                     .true_lb = 0,                                 \
+                                                     .true_extent = sizeof(c_type),                \
+                                                     .predefined = true,                           \
+                                                     .committed = true,                            \
+                                                     .refcount = 1,                                \
+                                                     .combiner = MPI_COMBINER_NAMED,               \
+                                                     .runs = object##_runs,                        \
+                                                     .num_runs = 1,                                \
+                                                     .run_len = sizeof(c_type),                    \
+                                                     .runs_regular = true,                         \
+                                                     .basic_count = 1,                             \
+                                                     .contiguous = true,                           \
+                                                     .align = _Alignof(c_type),                    \
+                                                 }}
 
 /*
  * A value-index pair laid out as struct { value_type value; int index; }: its data are the
@@ -66,28 +66,30 @@
             .basic_size = sizeof(int),                                                             \
         },                                                                                         \
     };                                                                                             \
-    struct crmpi_datatype_s object = {                                                             \
-        .name = mpi_name,                                                                          \
-        .size = sizeof(value_type) + sizeof(int),                                                  \
-        .lb = 0,                                                                                   \
-        .extent = sizeof(struct datatype_pair_##object),                                           \
-        .true_lb = 0,                                                                              \
-        .true_extent = offsetof(struct datatype_pair_##object, index) + sizeof(int),               \
-        .predefined = true,                                                                        \
-        .committed = true,                                                                         \
-        .refcount = 1,                                                                             \
-        .combiner = MPI_COMBINER_NAMED,                                                            \
-        .runs = object##_runs,                                                                     \
-        .num_runs = DATATYPE_PAIR_MERGED(struct datatype_pair_##object, value_type) ? 1 : 2,       \
-        .run_len = DATATYPE_PAIR_MERGED(struct datatype_pair_##object, value_type)                 \
-                       ? sizeof(value_type) + sizeof(int)                                          \
-                       : 0,                                                                        \
-        .runs_regular = DATATYPE_PAIR_MERGED(struct datatype_pair_##object, value_type),           \
-        .basic_count = 2,                                                                          \
-        .contiguous = DATATYPE_PAIR_MERGED(struct datatype_pair_##object, value_type) &&           \
-                      sizeof(value_type) + sizeof(int) == sizeof(struct datatype_pair_##object),   \
-        .align = _Alignof(struct datatype_pair_##object),                                          \
-    }
+    struct crmpi_predefined_datatype_s object = {                                                  \
+        .dt = {                                                                                    \
+            .name = mpi_name,                                                                      \
+            .size = sizeof(value_type) + sizeof(int),                                              \
+            .lb = 0,                                                                               \
+            .extent = sizeof(struct datatype_pair_##object),                                       \
+            .true_lb = 0,                                                                          \
+            .true_extent = offsetof(struct datatype_pair_##object, index) + sizeof(int),           \
+            .predefined = true,                                                                    \
+            .committed = true,                                                                     \
+            .refcount = 1,                                                                         \
+            .combiner = MPI_COMBINER_NAMED,                                                        \
+            .runs = object##_runs,                                                                 \
+            .num_runs = DATATYPE_PAIR_MERGED(struct datatype_pair_##object, value_type) ? 1 : 2,   \
+            .run_len = DATATYPE_PAIR_MERGED(struct datatype_pair_##object, value_type)             \
+                           ? sizeof(value_type) + sizeof(int)                                      \
+                           : 0,                                                                    \
+            .runs_regular = DATATYPE_PAIR_MERGED(struct datatype_pair_##object, value_type),       \
+            .basic_count = 2,                                                                      \
+            .contiguous =                                                                          \
+                DATATYPE_PAIR_MERGED(struct datatype_pair_##object, value_type) &&                 \
+                sizeof(value_type) + sizeof(int) == sizeof(struct datatype_pair_##object),         \
+            .align = _Alignof(struct datatype_pair_##object),                                      \
+        }}
 
 DATATYPE_BASIC(crmpi_mpi_char, "MPI_CHAR", char);
 DATATYPE_BASIC(crmpi_mpi_signed_char, "MPI_SIGNED_CHAR", signed char);

@@ -107,7 +107,18 @@ static inline bool crmpi_mpi_comm_is_valid(MPI_Comm comm)
 }
 
 /*
- * Datatypes: struct crmpi_datatype_s is the datatype engine's (datatype/convertor.h).
+ * Datatypes: struct crmpi_datatype_s is the datatype engine's (datatype/convertor.h); the
+ * predefined ones are in blocks of a fixed size, for the reason of the communicators'.
+ */
+#define CRMPI_PREDEFINED_DATATYPE_BYTES 512
+struct crmpi_predefined_datatype_s {
+    struct crmpi_datatype_s dt;
+    char reserved[CRMPI_PREDEFINED_DATATYPE_BYTES - sizeof(struct crmpi_datatype_s)];
+};
+_Static_assert(sizeof(struct crmpi_predefined_datatype_s) == CRMPI_PREDEFINED_DATATYPE_BYTES,
+               "a predefined datatype outgrew its fixed size");
+
+/*
  * Ops: the predefined ones (op_predefined.c); the reduction layer extends the struct.
  */
 struct crmpi_op_s {

@@ -77,9 +77,9 @@ int crmpi_pml_init(void)
     }
     crmpi_pml_cr_transports_changed();
 
-    rc = crmpi_pml_add_comm(&crmpi_mpi_comm_world);
+    rc = crmpi_pml_add_comm(&crmpi_mpi_comm_world.comm);
     if (rc == CRMPI_OK)
-        rc = crmpi_pml_add_comm(&crmpi_mpi_comm_self);
+        rc = crmpi_pml_add_comm(&crmpi_mpi_comm_self.comm);
     if (rc != CRMPI_OK)
         return rc;
     return crmpi_progress_register(pml_ob1_progress);
@@ -161,8 +161,8 @@ int crmpi_pml_finalize(void)
      * it does in its finalize. A fence first would leave the receiver waiting for it. */
     crmpi_progress_unregister(pml_ob1_progress);
     crmpi_bml_finalize();
-    crmpi_pml_del_comm(&crmpi_mpi_comm_world);
-    crmpi_pml_del_comm(&crmpi_mpi_comm_self);
+    crmpi_pml_del_comm(&crmpi_mpi_comm_world.comm);
+    crmpi_pml_del_comm(&crmpi_mpi_comm_self.comm);
     for (uint32_t p = 0; p < pml_ob1.num_peers; p++) {
         while (pml_ob1.peers[p].early) {
             pml_ob1_msg_t *msg = pml_ob1.peers[p].early;

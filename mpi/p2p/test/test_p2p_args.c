@@ -87,7 +87,7 @@ static void assert_empty_status(const MPI_Status *status)
 
 static void test_send_recv_arg_errors(void **state)
 {
-    struct crmpi_datatype_s uncommitted = crmpi_mpi_int;
+    struct crmpi_datatype_s uncommitted = crmpi_mpi_int.dt;
     int buf[4] = {0};
     MPI_Request req = MPI_REQUEST_NULL;
     MPI_Status status;
