@@ -308,28 +308,62 @@ void crmpi_snapc_global_tool(crmpi_snapc_global_t *global, int fd, crmpi_ctl_msg
     crmpi_buf_free(&buf);
 }
 
-/* Rank `rank`'s expected counts: every (sender, messages) whose bookmarks name it. */
-static void snapc_global_expect_for(crmpi_snapc_global_t *global, int rank, crmpi_buf_t *buf)
+/*
+ * The bookmarks transposed: every rank gets (sender, messages) for each sender whose
+ * bookmarks name it. One pass over all bookmarks, so the work grows with the pairs of
+ * ranks that talk, not with the square of the job. @return CRMPI_OK or
+ * CRMPI_ERR_OUT_OF_RESOURCE.
+ */
+static int snapc_global_send_expected(crmpi_snapc_global_t *global)
 {
-    uint32_t count = 0;
+    int np = global->params.np;
+    size_t *first = calloc((size_t)np + 1, sizeof(size_t)), total = 0;
+    uint32_t *pairs = NULL;
 
-    for (int sender = 0; sender < global->params.np; sender++) {
-        const snapc_marks_t *marks = &global->marks[sender];
-
-        for (uint32_t i = 0; i < marks->count; i++)
-            count += marks->pairs[2 * i] == (uint32_t)rank;
+    if (!first)
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    for (int sender = 0; sender < np; sender++) {
+        for (uint32_t i = 0; i < global->marks[sender].count; i++)
+            first[global->marks[sender].pairs[2 * i] + 1]++; /* peer < np: keep_marks */
     }
-    crmpi_buf_put_u32(buf, count);
-    for (int sender = 0; sender < global->params.np; sender++) {
+    for (int rank = 0; rank < np; rank++)
+        first[rank + 1] += first[rank];
+    total = first[np];
+    pairs = malloc(2 * (total ? total : 1) * sizeof(uint32_t));
+    size_t *next = malloc((size_t)np * sizeof(size_t));
+    if (!pairs || !next) {
+        free(first);
+        free(pairs);
+        free(next);
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    }
+    memcpy(next, first, (size_t)np * sizeof(size_t));
+    for (int sender = 0; sender < np; sender++) {
         const snapc_marks_t *marks = &global->marks[sender];
 
         for (uint32_t i = 0; i < marks->count; i++) {
-            if (marks->pairs[2 * i] == (uint32_t)rank) {
-                crmpi_buf_put_u32(buf, (uint32_t)sender);
-                crmpi_buf_put_u32(buf, marks->pairs[2 * i + 1]);
-            }
+            size_t at = next[marks->pairs[2 * i]]++;
+
+            pairs[2 * at] = (uint32_t)sender;
+            pairs[2 * at + 1] = marks->pairs[2 * i + 1];
         }
     }
+    for (int rank = 0; rank < np; rank++) {
+        crmpi_buf_t buf;
+
+        crmpi_buf_init(&buf);
+        crmpi_buf_put_u32(&buf, (uint32_t)(first[rank + 1] - first[rank]));
+        for (size_t at = first[rank]; at < first[rank + 1]; at++) {
+            crmpi_buf_put_u32(&buf, pairs[2 * at]);
+            crmpi_buf_put_u32(&buf, pairs[2 * at + 1]);
+        }
+        global->params.send_fn(global->params.arg, rank, CRMPI_CTL_CKPT_EXPECT, global->seq, &buf);
+        crmpi_buf_free(&buf);
+    }
+    free(first);
+    free(pairs);
+    free(next);
+    return CRMPI_OK;
 }
 
 /* Every rank's files are durable: the manifest, then the commit record. */
@@ -404,12 +438,9 @@ static void snapc_global_advance(crmpi_snapc_global_t *global)
         global->step_started = snapc_global_now();
         global->num_answered = 0;
         memset(global->answered, 0, (size_t)global->params.np * sizeof(bool));
-        for (int rank = 0; rank < global->params.np; rank++) {
-            crmpi_buf_init(&buf);
-            snapc_global_expect_for(global, rank, &buf);
-            global->params.send_fn(global->params.arg, rank, CRMPI_CTL_CKPT_EXPECT, global->seq,
-                                   &buf);
-            crmpi_buf_free(&buf);
+        if (snapc_global_send_expected(global) != CRMPI_OK) {
+            snapc_global_abort(global, "mpirun ran out of memory transposing the bookmarks");
+            break;
         }
         snapc_global_marks_free(global);
         break;
@@ -476,6 +507,10 @@ static int snapc_global_keep_marks(crmpi_snapc_global_t *global, int rank,
     marks->count = count;
     for (uint32_t i = 0; i < 2 * count; i++)
         crmpi_buf_get_u32(&buf, &marks->pairs[i]);
+    for (uint32_t i = 0; i < count; i++) {
+        if (marks->pairs[2 * i] >= (uint32_t)global->params.np)
+            return CRMPI_ERR_PROTO; /* a peer outside the job */
+    }
     return crmpi_buf_get_done(&buf);
 }
 
