@@ -11,12 +11,17 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "crmpi_status.h"
+#include "fault.h"
 #include "filem.h"
 #include "log.h"
 #include "snapc_local.h"
 #include "snapshot.h"
+
+/* How long the fault point snapc_dump_pause holds the dump back (runtime/fault.c). */
+#define SNAPC_LOCAL_FAULT_PAUSE_S 3
 
 static int snapc_local_send(int fd, crmpi_ctl_type_t type, uint32_t seq, int status,
                             const crmpi_buf_t *payload)
@@ -106,8 +111,17 @@ static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq)
         snapc_local_refuse(local, CRMPI_CTL_CKPT_DUMPED, seq, CRMPI_ERR_IO, result.error);
         return;
     }
+    /* Fault points: a slow dump (the rank stays suspended), a dump that fails. */
+    if (crmpi_fault_hit("snapc_dump_pause"))
+        sleep(SNAPC_LOCAL_FAULT_PAUSE_S);
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    rc = local->dump(local->init_pid, images, &result);
+    if (crmpi_fault_hit("snapc_dump_fail")) {
+        snprintf(result.error, sizeof(result.error),
+                 "the dump of rank %d failed (fault injected: snapc_dump_fail)", local->rank);
+        rc = CRMPI_ERR_IO;
+    } else {
+        rc = local->dump(local->init_pid, images, &result);
+    }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (rc == CRMPI_OK && snapc_local_rank_info(local, dir, &result) != CRMPI_OK) {
         snprintf(result.error, sizeof(result.error), "cannot write rank.json into %.400s", dir);
