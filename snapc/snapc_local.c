@@ -98,8 +98,12 @@ static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq)
     int rc;
 
     if (!local->dump) {
+        /* Without CRIU in the build, or with a CRIU that cannot run (crs_criu_binary): the
+         * agent's error at its start named the reason for every candidate. */
         snapc_local_refuse(local, CRMPI_CTL_CKPT_DUMPED, seq, CRMPI_ERR_NOT_SUPPORTED,
-                           "this agent was built without a checkpointer (CRIU)");
+                           "no checkpointer can run in its agent (CRIU is not in this build or "
+                           "cannot run here: the agent's error at its start says why; see "
+                           "crs_criu_binary and crs_base_verbose)");
         return;
     }
     snapc_local_dir(local, seq, NULL, dir, sizeof(dir));
