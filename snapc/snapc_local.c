@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -132,6 +133,16 @@ static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq)
         rc = CRMPI_ERR_IO;
     }
     if (rc != CRMPI_OK) {
+        siginfo_t ended = {0};
+
+        /* A rank that died before or during its dump makes CRIU fail on a vanished process
+         * ("the rank keeps running", says the CRS): say what happened instead. WNOWAIT: the
+         * agent's loop reaps the init and reports the death to mpirun. */
+        if (waitid(P_PID, (id_t)local->init_pid, &ended, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+            ended.si_pid == local->init_pid)
+            snprintf(result.error, sizeof(result.error),
+                     "the rank ended during its dump (mpirun ends the job, as for any rank's "
+                     "death)");
         filem_tree_remove(dir);
         snapc_local_refuse(local, CRMPI_CTL_CKPT_DUMPED, seq, rc, result.error);
         return;
