@@ -21,18 +21,20 @@ import pytest
 
 import crjob
 
-# The descriptors: name -> rank count, BTLs of the checkpointed run, and the seconds to let
-# the ranks settle after they are ready (a rank that signals readiness and then enters a
-# blocking call needs a moment to be inside it).
+# The descriptors: name -> rank count, BTLs of the checkpointed run, the seconds to let the
+# ranks settle after they are ready (a rank that signals readiness and then enters a
+# blocking call needs a moment to be inside it), and whether the checkpoint must find
+# messages to move (rank.json's drain statistics: messages drained or rendezvous bytes
+# pulled), which shows that it landed while the state existed.
 SCENARIOS = {
-    "inflight": dict(np=4, btls="self,sm", settle=0.0),
-    "unmatched": dict(np=3, btls="self,tcp", settle=0.0),
-    "wildcard": dict(np=4, btls="self,sm", settle=0.0),
-    "probe": dict(np=2, btls="self,sm", settle=0.0),
-    "persistent": dict(np=3, btls="self,tcp", settle=0.0),
-    "blocked": dict(np=4, btls="self,sm", settle=0.3),
-    "collective": dict(np=3, btls="self,sm", settle=0.3),
-    "threads": dict(np=2, btls="self,sm", settle=0.2),
+    "inflight": dict(np=4, btls="self,sm", settle=0.0, moves=True),
+    "unmatched": dict(np=3, btls="self,tcp", settle=0.0, moves=True),
+    "wildcard": dict(np=4, btls="self,sm", settle=0.0, moves=False),
+    "probe": dict(np=2, btls="self,sm", settle=0.0, moves=True),
+    "persistent": dict(np=3, btls="self,tcp", settle=0.0, moves=False),
+    "blocked": dict(np=4, btls="self,sm", settle=0.3, moves=False),
+    "collective": dict(np=3, btls="self,sm", settle=0.3, moves=True),
+    "threads": dict(np=2, btls="self,sm", settle=0.2, moves=True),
 }
 OTHER_BTL = {"self,sm": "self,tcp", "self,tcp": "self,sm"}
 
@@ -77,6 +79,17 @@ def baselines(programs, tmp_path_factory):
     return get
 
 
+def drain_stats(handle, seq):
+    """Each rank's CRCP drain figures of sequence `seq` (rank.json)."""
+    import json
+    stats = []
+    seq_dir = os.path.join(handle, str(seq))
+    for rank_dir in sorted(d for d in os.listdir(seq_dir) if d.startswith("rank.")):
+        with open(os.path.join(seq_dir, rank_dir, "rank.json")) as f:
+            stats.append(json.load(f)["crcp"]["drain"])
+    return stats
+
+
 def checkpoint_ok(crenv, job, *args):
     ckpt = crenv.checkpoint(job.jobid, *args)
     assert ckpt.returncode == 0, ckpt.report("ompi-checkpoint " + " ".join(args))
@@ -105,7 +118,12 @@ def test_scenario(programs, baselines, tmp_path, name, flavour):
         time.sleep(desc["settle"])
 
     if flavour == "continue":
-        checkpoint_ok(crenv, job)
+        handle = checkpoint_ok(crenv, job)
+        drain = drain_stats(handle, 1)
+        print("%s: drain statistics per rank %s" % (name, drain))
+        if desc.get("moves"):
+            # The checkpoint landed while messages were on their way: the drain moved some.
+            assert sum(d["messages_drained"] + d["bytes_pulled"] for d in drain) > 0, drain
         assert job.running(), "the job ended after a checkpoint without --term"
         crenv.go()
         result = job.finish()
@@ -133,3 +151,75 @@ def test_scenario(programs, baselines, tmp_path, name, flavour):
     for _ in range(runs):
         result = restart_ok(crenv, handle, *restart_args)
         assert crjob.ok_line(result.out) == expected, result.report("ompi-restart")
+
+
+def rank_resources(pid):
+    """What a rank process holds: {fd: target}, thread names, and the mappings of files in
+    /dev/shm, of deleted files, or of sockets."""
+    fds = {}
+    for fd in os.listdir("/proc/%d/fd" % pid):
+        try:
+            fds[int(fd)] = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+        except OSError:
+            pass
+    tasks = []
+    for tid in os.listdir("/proc/%d/task" % pid):
+        with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
+            tasks.append(f.read().strip())
+    with open("/proc/%d/maps" % pid) as f:
+        maps = [line.split(None, 5)[-1].strip() for line in f if len(line.split()) >= 6]
+    shared = sorted({m for m in maps if m.startswith("/dev/shm") or "(deleted)" in m or
+                     m.startswith("socket:")})
+    return fds, tasks, shared
+
+
+@pytest.mark.parametrize("btls", ["self,sm", "self,tcp", "self,sm,tcp"])
+def test_suspended_rank_holds_nothing_else(programs, baselines, tmp_path, btls):
+    """DESIGN section 4 step 3: after pre-checkpoint a rank holds only its stdio, the
+    control socket to its agent (fd 3) and two threads (main and the C/R thread). The fault
+    point snapc_dump_pause holds the agents 3 s before the dump, while every rank is
+    suspended; the test reads /proc of each rank then. Before the checkpoint the same
+    reading must show the BTLs' resources (the check is not vacuous)."""
+    name, np = "unmatched", 2
+    expected = baselines(name, np, btls)
+    crenv = crjob.CrEnv(tmp_path, {"CRMPI_FAULT": "snapc_dump_pause"})
+    job = crjob.CrJob(crenv, programs(name), np, ["--mca", "btl", btls])
+    job.ready()
+    ranks = crjob.processes_of(job.jobid, exe=programs(name))
+    assert len(ranks) == np, ranks
+    before = {pid: rank_resources(pid) for pid in ranks}
+    for pid, (fds, _tasks, shared) in before.items():
+        if "sm" in btls.split(","):
+            assert shared, "sm's segments are not visible in /proc/%d/maps" % pid
+        if "tcp" in btls.split(","):
+            assert len([t for t in fds.values() if t.startswith("socket:")]) > 1, fds
+
+    import subprocess
+    tool = subprocess.Popen([crjob.tool("ompi-checkpoint"), "-v", str(job.jobid)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=crenv.env)
+    seen = []
+    for line in tool.stderr:
+        seen.append(line)
+        if "dumping the ranks" in line:
+            break
+    assert seen and "dumping the ranks" in seen[-1], "".join(seen)
+    problems = []
+    for pid in ranks:
+        fds, tasks, shared = rank_resources(pid)
+        stdio_ok = all(fds.get(fd, "").startswith(("pipe:", "/dev/null")) for fd in (0, 1, 2))
+        if sorted(fds) != [0, 1, 2, 3] or not stdio_ok or not fds[3].startswith("socket:"):
+            problems.append("rank pid %d holds fds %s" % (pid, fds))
+        if fds.get(3) != before[pid][0].get(3):
+            problems.append("rank pid %d: fd 3 is not the control socket it had" % pid)
+        if len(tasks) != 2:
+            problems.append("rank pid %d has threads %s (main and C/R expected)" % (pid, tasks))
+        if shared:
+            problems.append("rank pid %d maps %s" % (pid, shared))
+    out, err = tool.communicate(timeout=60)
+    assert tool.returncode == 0, "".join(seen) + err
+    assert not problems, "\n".join(problems)
+    crenv.go()
+    result = job.finish()
+    assert result.returncode == 0 and crjob.ok_line(result.out) == expected, result.report()
+    crjob.assert_clean(job.jobid)
