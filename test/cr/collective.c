@@ -27,8 +27,7 @@ int main(int argc, char **argv)
     /* Neighbours of a periodic 1-D Cartesian communicator: the source (left), then the
      * destination (right) (MPI-3.1 section 7.6). */
     cr_check(theirs, CR_RNDV_BYTES, left, -1, 1, 0, "Neighbor_allgather (left)");
-    cr_check(theirs + CR_RNDV_BYTES, CR_RNDV_BYTES, right, -1, 1, 0,
-             "Neighbor_allgather (right)");
+    cr_check(theirs + CR_RNDV_BYTES, CR_RNDV_BYTES, right, -1, 1, 0, "Neighbor_allgather (right)");
 
     int dright = (cr_rank + 1) % cr_size, dleft = (cr_rank + cr_size - 1) % cr_size;
     char out[CR_EAGER_BYTES], in[CR_EAGER_BYTES];

@@ -31,8 +31,8 @@
 
 #include <mpi.h>
 
-#define CR_EAGER_BYTES 64          /* below every BTL's eager limit */
-#define CR_RNDV_BYTES (256 * 1024) /* above every BTL's eager limit (tcp: 64 KiB) */
+#define CR_EAGER_BYTES 64           /* below every BTL's eager limit */
+#define CR_RNDV_BYTES  (256 * 1024) /* above every BTL's eager limit (tcp: 64 KiB) */
 
 static int cr_rank, cr_size, cr_errors;
 static uint64_t cr_sum = 1469598103934665603ull; /* FNV-1a over everything received */
@@ -91,7 +91,7 @@ static inline void cr_fill(void *buf, size_t len, int src, int dst, int tag, int
 
 /* Check a received buffer against cr_fill's, and add it to the checksum. */
 static inline void cr_check(const void *buf, size_t len, int src, int dst, int tag, int index,
-                     const char *what)
+                            const char *what)
 {
     unsigned char *want = malloc(len ? len : 1);
 
@@ -172,8 +172,7 @@ static inline int cr_finish(const char *name)
         if (errors)
             printf("cr %s np=%d: FAIL (%llu errors)\n", name, cr_size, (unsigned long long)errors);
         else
-            printf("cr %s np=%d checksum=%016llx: ok\n", name, cr_size,
-                   (unsigned long long)total);
+            printf("cr %s np=%d checksum=%016llx: ok\n", name, cr_size, (unsigned long long)total);
         fflush(stdout);
         status = errors ? 1 : 0;
     } else {

@@ -8,8 +8,8 @@
  */
 #include "cr_common.h"
 
-static const size_t probe_len[6] = {0, CR_EAGER_BYTES, CR_RNDV_BYTES, CR_EAGER_BYTES,
-                                    CR_RNDV_BYTES, CR_EAGER_BYTES};
+static const size_t probe_len[6] = {
+    0, CR_EAGER_BYTES, CR_RNDV_BYTES, CR_EAGER_BYTES, CR_RNDV_BYTES, CR_EAGER_BYTES};
 
 static void probe_expect(MPI_Status *st, int src, int tag, const char *what)
 {

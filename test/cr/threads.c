@@ -1,15 +1,18 @@
 /*
  * threads: MPI_THREAD_MULTIPLE, two threads per rank sending at once when the checkpoint
- * lands. Thread t of each rank exchanges with the right and left neighbours on tag t
- * (thread 0 eager, thread 1 rendezvous): 20 rounds, then each thread posts one more send
- * and, until the go, keeps calling MPI (MPI_Iprobe, MPI_Test) while its message is in
- * flight, then receives it and does 20 more rounds.
+ * lands. Thread t of each rank exchanges with its right and left neighbours on tag t
+ * (thread 0 eager, thread 1 rendezvous). Each thread posts one more send (tag 10 + t)
+ * that is received only at the end, then: 20 rounds; the rank says it is ready; 300 rounds
+ * paced by 5 ms sleeps while the go file is missing (so the checkpoint falls among them:
+ * sends held during it, receives waiting in MPI_Recv); the go; 20 rounds; the message of
+ * tag 10 + t.
  */
 #include <pthread.h>
 
 #include "cr_common.h"
 
-#define ROUNDS 20
+#define ROUNDS       20
+#define PACED_ROUNDS 300
 
 static pthread_barrier_t threads_gate;
 
@@ -44,27 +47,28 @@ static void *threads_main(void *p)
     thread_arg_t *arg = p;
     size_t len = arg->tag == 0 ? CR_EAGER_BYTES : CR_RNDV_BYTES;
     int right = (cr_rank + 1) % cr_size, left = (cr_rank + cr_size - 1) % cr_size;
-    char *sbuf = malloc(len), *rbuf = malloc(len);
+    char *sbuf = malloc(len), *rbuf = malloc(len), *late = malloc(len);
     const struct timespec tick = {0, 5 * 1000 * 1000};
     MPI_Request req;
-    int flag, done = 0, index = 0;
+    int index = 0;
 
+    cr_fill(late, len, cr_rank, right, 10 + arg->tag, 0);
+    MPI_Isend(late, (int)len, MPI_BYTE, right, 10 + arg->tag, MPI_COMM_WORLD, &req);
     for (int round = 0; round < ROUNDS; round++)
         threads_round(arg, len, sbuf, rbuf, index++);
-    cr_fill(sbuf, len, cr_rank, right, arg->tag, index);
-    MPI_Isend(sbuf, (int)len, MPI_BYTE, right, arg->tag, MPI_COMM_WORLD, &req);
-    pthread_barrier_wait(&threads_gate); /* both threads' sends posted: the rank is ready */
-    while (!cr_go_now()) {
-        MPI_Iprobe(left, arg->tag, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
-        if (!done)
-            MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-        nanosleep(&tick, NULL);
+    pthread_barrier_wait(&threads_gate); /* both threads are here: the rank is ready */
+    for (int round = 0; round < PACED_ROUNDS; round++) {
+        threads_round(arg, len, sbuf, rbuf, index++);
+        if (!cr_go_now())
+            nanosleep(&tick, NULL);
     }
-    MPI_Recv(rbuf, (int)len, MPI_BYTE, left, arg->tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    if (!done)
-        MPI_Wait(&req, MPI_STATUS_IGNORE);
+    cr_wait_go();
+    for (int round = 0; round < ROUNDS; round++)
+        threads_round(arg, len, sbuf, rbuf, index++);
+    MPI_Recv(rbuf, (int)len, MPI_BYTE, left, 10 + arg->tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
     char *want = malloc(len);
-    cr_fill(want, len, left, cr_rank, arg->tag, index++);
+    cr_fill(want, len, left, cr_rank, 10 + arg->tag, 0);
     if (memcmp(want, rbuf, len) != 0)
         arg->errors++;
     free(want);
@@ -72,10 +76,9 @@ static void *threads_main(void *p)
         arg->sum ^= (unsigned char)rbuf[i];
         arg->sum *= 1099511628211ull;
     }
-    for (int round = 0; round < ROUNDS; round++)
-        threads_round(arg, len, sbuf, rbuf, index++);
     free(sbuf);
     free(rbuf);
+    free(late);
     return NULL;
 }
 

@@ -34,8 +34,7 @@ static void wc_check(const char *buf, size_t len, int src, int dst, int tag, int
 
     wc_fill(want, len, src, dst, tag, index);
     if (memcmp(want, buf, len) != 0)
-        cr_fail("wildcard: message %d from %d tag %d (%zu bytes) is damaged", index, src, tag,
-                len);
+        cr_fail("wildcard: message %d from %d tag %d (%zu bytes) is damaged", index, src, tag, len);
     free(want);
     cr_sum_bytes(buf, len);
 }
@@ -103,8 +102,7 @@ int main(int argc, char **argv)
     if (cr_rank != 0) {
         send_buf[nsend] = malloc(CR_RNDV_BYTES);
         wc_fill(send_buf[nsend], CR_RNDV_BYTES, cr_rank, 0, 5, 1);
-        MPI_Isend(send_buf[nsend], CR_RNDV_BYTES, MPI_BYTE, 0, 5, MPI_COMM_WORLD,
-                  &send_req[nsend]);
+        MPI_Isend(send_buf[nsend], CR_RNDV_BYTES, MPI_BYTE, 0, 5, MPI_COMM_WORLD, &send_req[nsend]);
         nsend++;
     } else {
         for (int t = 8; t <= 9; t++) {

@@ -27,22 +27,25 @@ import crjob
 # messages to move (rank.json's drain statistics: messages drained or rendezvous bytes
 # pulled), which shows that it landed while the state existed.
 SCENARIOS = {
-    "inflight": dict(np=4, btls="self,sm", settle=0.0, moves=True),
-    "unmatched": dict(np=3, btls="self,tcp", settle=0.0, moves=True),
-    "wildcard": dict(np=4, btls="self,sm", settle=0.0, moves=False),
-    "probe": dict(np=2, btls="self,sm", settle=0.0, moves=True),
-    "persistent": dict(np=3, btls="self,tcp", settle=0.0, moves=False),
-    "blocked": dict(np=4, btls="self,sm", settle=0.3, moves=False),
-    "collective": dict(np=3, btls="self,sm", settle=0.3, moves=True),
-    "threads": dict(np=2, btls="self,sm", settle=0.2, moves=True),
+    "inflight": dict(np=(2, 4), btls="self,sm", settle=0.0, moves=True),
+    "unmatched": dict(np=(3, 4), btls="self,tcp", settle=0.0, moves=True),
+    "wildcard": dict(np=(2, 4), btls="self,sm", settle=0.0, moves=False),
+    "probe": dict(np=(2, 3), btls="self,sm", settle=0.0, moves=True),
+    "persistent": dict(np=(2, 3), btls="self,tcp", settle=0.0, moves=False),
+    "blocked": dict(np=(3, 4), btls="self,sm", settle=0.3, moves=False),
+    "collective": dict(np=(2, 3), btls="self,sm,tcp", settle=0.3, moves=True),
+    "threads": dict(np=(2, 3), btls="self,sm", settle=0.0, moves=True),
 }
-OTHER_BTL = {"self,sm": "self,tcp", "self,tcp": "self,sm"}
+OTHER_BTL = {"self,sm": "self,tcp", "self,tcp": "self,sm", "self,sm,tcp": "self,tcp"}
 
-FLAVOURS = [(name, "continue") for name in SCENARIOS]
-FLAVOURS += [(name, "restart") for name in SCENARIOS]
-FLAVOURS += [(name, "other_btl") for name in ("inflight", "unmatched", "probe", "threads")]
-FLAVOURS += [(name, "cycles") for name in ("wildcard", "persistent", "blocked")]
-FLAVOURS += [("unmatched", "twice")]
+# (scenario, flavour, np): continue and restart at both rank counts, the other flavours at
+# the first.
+FLAVOURS = []
+for _name, _desc in SCENARIOS.items():
+    FLAVOURS += [(_name, "continue", np) for np in _desc["np"]]
+    FLAVOURS += [(_name, "restart", np) for np in _desc["np"]]
+    FLAVOURS += [(_name, "other_btl", _desc["np"][0]), (_name, "cycles", _desc["np"][0])]
+FLAVOURS += [("unmatched", "twice", 3), ("probe", "twice", 2)]
 
 
 @pytest.fixture(scope="module")
@@ -105,10 +108,11 @@ def restart_ok(crenv, handle, *args):
     return result
 
 
-@pytest.mark.parametrize("name, flavour", FLAVOURS, ids=["%s-%s" % f for f in FLAVOURS])
-def test_scenario(programs, baselines, tmp_path, name, flavour):
+@pytest.mark.parametrize("name, flavour, np", FLAVOURS,
+                         ids=["%s-%s-np%d" % f for f in FLAVOURS])
+def test_scenario(programs, baselines, tmp_path, name, flavour, np):
     desc = SCENARIOS[name]
-    np, btls = desc["np"], desc["btls"]
+    btls = desc["btls"]
     expected = baselines(name, np, btls)
     crenv = crjob.CrEnv(tmp_path)
     job = crjob.CrJob(crenv, programs(name), np, ["--mca", "btl", btls])

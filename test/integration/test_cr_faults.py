@@ -415,3 +415,34 @@ def test_fault_snapc_commit_crash(tmp_path, program, expected):
     restarted = crenv.restart(handle)
     assert restarted.returncode == 0, restarted.report()
     assert crjob.ok_line(restarted.out) == expected(2), restarted.report()
+
+
+@pytest.fixture(scope="module")
+def phases(tmp_path_factory):
+    return crjob.compile_scenario("phases", tmp_path_factory.mktemp("crf-phases"))
+
+
+@pytest.mark.parametrize("where, words", [
+    ("init", "has not finished MPI_Init"),
+    ("finalize", "in MPI_Finalize"),
+])
+def test_checkpoint_outside_mpi(tmp_path, phases, where, words):
+    """Ranks before the end of MPI_Init, or inside MPI_Finalize, cannot take part: the
+    checkpoint is refused with the reason, and the job finishes normally."""
+    crenv = crjob.CrEnv(tmp_path)
+    job = crjob.CrJob(crenv, phases, 3, program_args=[where])
+    if where == "init":
+        deadline = time.monotonic() + 30
+        while len([f for f in os.listdir(crenv.readydir) if f.startswith("ready.pre.")]) < 3:
+            assert time.monotonic() < deadline and job.running(), "ranks not started"
+            time.sleep(0.05)
+    else:
+        job.ready()
+        time.sleep(0.3)  # ranks 1 and 2 enter MPI_Finalize
+    ckpt_fails(crenv, job, "aborted during the bookmark exchange", words)
+    assert job.running()
+    crenv.go()
+    result = job.finish()
+    assert result.returncode == 0, result.report()
+    assert "cr phases np=3 checksum=" in result.out and ": ok" in result.out, result.report()
+    crjob.assert_clean(job.jobid)
