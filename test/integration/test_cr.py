@@ -10,12 +10,15 @@ Flavours:
                 (self,sm <-> self,tcp)
   cycles        three checkpoint/continue cycles, then --term and ompi-restart
   twice         ompi-restart twice from the same snapshot handle
+  concurrent    a checkpoint, then two ompi-restart of it at once while the checkpointed
+                job still runs: three copies of the job, each must finish alike
 
 Every scenario runs in continue and restart; the other flavours on a subset (the file has
 to stay within a few minutes on a 2-core machine).
 """
 
 import os
+import time
 
 import pytest
 
@@ -35,6 +38,8 @@ SCENARIOS = {
     "blocked": dict(np=(3, 4), btls="self,sm", settle=0.3, moves=False),
     "collective": dict(np=(2, 3), btls="self,sm,tcp", settle=0.3, moves=True),
     "threads": dict(np=(2, 3), btls="self,sm", settle=0.0, moves=True),
+    "corners": dict(np=(2, 3), btls="self,tcp", settle=0.0, moves=True),
+    "storm": dict(np=(3, 4), btls="self,sm", settle=0.0, moves=False),
 }
 OTHER_BTL = {"self,sm": "self,tcp", "self,tcp": "self,sm", "self,sm,tcp": "self,tcp"}
 
@@ -45,7 +50,7 @@ for _name, _desc in SCENARIOS.items():
     FLAVOURS += [(_name, "continue", np) for np in _desc["np"]]
     FLAVOURS += [(_name, "restart", np) for np in _desc["np"]]
     FLAVOURS += [(_name, "other_btl", _desc["np"][0]), (_name, "cycles", _desc["np"][0])]
-FLAVOURS += [("unmatched", "twice", 3), ("probe", "twice", 2)]
+FLAVOURS += [("unmatched", "twice", 3), ("probe", "twice", 2), ("corners", "concurrent", 3)]
 
 
 @pytest.fixture(scope="module")
@@ -118,7 +123,6 @@ def test_scenario(programs, baselines, tmp_path, name, flavour, np):
     job = crjob.CrJob(crenv, programs(name), np, ["--mca", "btl", btls])
     job.ready()
     if desc["settle"]:
-        import time
         time.sleep(desc["settle"])
 
     if flavour == "continue":
@@ -133,6 +137,24 @@ def test_scenario(programs, baselines, tmp_path, name, flavour, np):
         result = job.finish()
         assert result.returncode == 0, result.report()
         assert crjob.ok_line(result.out) == expected, result.report()
+        crjob.assert_clean(job.jobid)
+        return
+
+    if flavour == "concurrent":
+        import subprocess
+        handle = checkpoint_ok(crenv, job)
+        restarts = [subprocess.Popen([crjob.tool("ompi-restart"), handle],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                     env=crenv.env) for _ in range(2)]
+        time.sleep(2)  # the restored ranks wait for the go file, like the original ones
+        crenv.go()
+        for proc in restarts:
+            out, err = proc.communicate(timeout=180)
+            assert proc.returncode == 0 and crjob.ok_line(out) == expected, (out, err)
+            crjob.assert_clean(proc.pid)
+        result = job.finish()
+        assert result.returncode == 0 and crjob.ok_line(result.out) == expected, \
+            result.report()
         crjob.assert_clean(job.jobid)
         return
 
