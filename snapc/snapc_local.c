@@ -219,6 +219,16 @@ void crmpi_snapc_local_from_hnp(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg
                                                    : "it has not finished MPI_Init");
             break;
         }
+        if (local->in_checkpoint) {
+            char why[128];
+
+            /* An earlier checkpoint, aborted at mpirun (a timeout), has not ended in the
+             * rank yet: its C/R thread would drop this one's messages. */
+            snprintf(why, sizeof(why), "it is still finishing checkpoint %u", local->seq);
+            snapc_local_refuse(local, CRMPI_CTL_CKPT_BOOKMARKS, msg->hdr.seq,
+                               CRMPI_ERR_RESOURCE_BUSY, why);
+            break;
+        }
         local->seq = msg->hdr.seq;
         local->in_checkpoint = true;
         local->drain_stats[0] = '\0';
@@ -250,7 +260,10 @@ void crmpi_snapc_local_from_hnp(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg
 
 void crmpi_snapc_local_from_rank(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg)
 {
-    if (msg->hdr.type == CRMPI_CTL_CKPT_CONTINUED || msg->hdr.type == CRMPI_CTL_CKPT_ABORT)
+    /* Only the end of the checkpoint the rank is in: an answer to an older one must not
+     * make the agent drop the current one's steps (the rank would wait forever). */
+    if ((msg->hdr.type == CRMPI_CTL_CKPT_CONTINUED || msg->hdr.type == CRMPI_CTL_CKPT_ABORT) &&
+        msg->hdr.seq == local->seq)
         local->in_checkpoint = false;
     /* A restored rank answers its restart so; its C/R thread runs again. */
     if (msg->hdr.type == CRMPI_CTL_CKPT_CONTINUED)
