@@ -10,6 +10,8 @@ Flavours:
                 (self,sm <-> self,tcp)
   cycles        three checkpoint/continue cycles, then --term and ompi-restart
   twice         ompi-restart twice from the same snapshot handle
+  other_layout  started unbound, restarted with --map-by core --bind-to core: the restored
+                ranks run bound to one core each
   concurrent    a checkpoint, then two ompi-restart of it at once while the checkpointed
                 job still runs: three copies of the job, each must finish alike
 
@@ -51,6 +53,7 @@ for _name, _desc in SCENARIOS.items():
     FLAVOURS += [(_name, "restart", np) for np in _desc["np"]]
     FLAVOURS += [(_name, "other_btl", _desc["np"][0]), (_name, "cycles", _desc["np"][0])]
 FLAVOURS += [("unmatched", "twice", 3), ("probe", "twice", 2), ("corners", "concurrent", 3)]
+FLAVOURS += [("probe", "other_layout", 2), ("threads", "other_layout", 2)]
 
 
 @pytest.fixture(scope="module")
@@ -168,6 +171,31 @@ def test_scenario(programs, baselines, tmp_path, name, flavour, np):
     assert crjob.ok_line(first.out) is None, "the job went on after --term:\n" + first.report()
     crjob.assert_clean(job.jobid)
     assert crjob.committed(handle)[-1] == cycles + 1, crjob.committed(handle)
+
+    if flavour == "other_layout":
+        import subprocess
+        if (os.cpu_count() or 1) < np:
+            pytest.skip("binding %d ranks to a core each needs %d cores" % (np, np))
+        proc = subprocess.Popen([crjob.tool("ompi-restart"), "--map-by", "core", "--bind-to",
+                                 "core", handle], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env=crenv.env)
+        # The restored ranks wait for the go file; their environment is the image's, so
+        # they carry the checkpointed job's CRMPI_JOBID.
+        deadline = time.monotonic() + 60
+        while len(crjob.processes_of(job.jobid, exe=programs(name))) < np:
+            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+            time.sleep(0.1)
+        cpus = []
+        for pid in crjob.processes_of(job.jobid, exe=programs(name)):
+            with open("/proc/%d/status" % pid) as f:
+                cpus += [line.split()[1] for line in f if line.startswith("Cpus_allowed_list")]
+        crenv.go()
+        out, err = proc.communicate(timeout=180)
+        assert proc.returncode == 0 and crjob.ok_line(out) == expected, (out, err)
+        assert len(cpus) == np and len(set(cpus)) == np and all(c.isdigit() for c in cpus), \
+            "restored ranks are not bound to a core each: %s" % cpus
+        crjob.assert_clean(proc.pid)
+        return
 
     crenv.go()
     restart_args = []
