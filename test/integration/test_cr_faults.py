@@ -498,3 +498,30 @@ def test_checkpoints_after_a_timeout(tmp_path, program, expected):
     assert last.returncode == 0, last.report("the checkpoint once the agents are free")
     assert job.running()
     finishes_ok(crenv, job, expected(2))
+
+
+def test_term_checkpoint_fails(tmp_path, program, expected, calibration):
+    """A --term checkpoint whose copy fails (filem_copy_enospc): the ranks were held
+    stopped for the commit, and must go on instead; a later --term checkpoint works and the
+    job restarts from it."""
+    spec = "filem_copy_enospc:%d" % (calibration["files"] + 2)
+    crenv = crjob.CrEnv(tmp_path, {"CRMPI_FAULT": spec})
+    job = crjob.CrJob(crenv, program, 2)
+    job.ready()
+    handle = ckpt_ok(crenv, job)
+    tree = crjob.snapshot_tree(handle)
+    failed = crenv.checkpoint(job.jobid, "--term")
+    assert failed.returncode == 1 and "the disk is full" in failed.err, failed.report()
+    time.sleep(0.5)
+    assert job.running(), "a failed --term checkpoint ended the job:\n" + job.finish().report()
+    intact(crenv, handle, tree, [1])
+    ckpt_ok(crenv, job, "--term")
+    result = job.finish()
+    assert result.returncode == 0 and crjob.ok_line(result.out) is None, result.report()
+    assert crjob.committed(handle) == [1, 3]
+    crenv.go()
+    del crenv.env["CRMPI_FAULT"]
+    restarted = crenv.restart(handle)
+    assert restarted.returncode == 0, restarted.report()
+    assert crjob.ok_line(restarted.out) == expected(2), restarted.report()
+    crjob.assert_clean(restarted.pid)
