@@ -525,3 +525,29 @@ def test_term_checkpoint_fails(tmp_path, program, expected, calibration):
     assert restarted.returncode == 0, restarted.report()
     assert crjob.ok_line(restarted.out) == expected(2), restarted.report()
     crjob.assert_clean(restarted.pid)
+
+
+def test_restart_refused_clearly(tmp_path, program):
+    """ompi-restart of a snapshot that cannot be used: every committed sequence damaged, or
+    the job's program gone from its path."""
+    crenv = crjob.CrEnv(tmp_path)
+    moved = str(tmp_path / "prog")
+    shutil.copy(program, moved)
+    job = crjob.CrJob(crenv, moved, 2)
+    job.ready()
+    ckpt_ok(crenv, job)
+    handle = ckpt_ok(crenv, job, "--term")
+    assert job.finish().returncode == 0, job.result.report()
+    crenv.go()
+    os.rename(moved, moved + ".away")
+    result = crenv.restart(handle)
+    assert result.returncode == 1 and "is not here" in result.err, result.report()
+    os.rename(moved + ".away", moved)
+    for seq in ("1", "2"):
+        with open(os.path.join(handle, seq, "rank.0", "rank.json"), "a") as f:
+            f.write(" ")
+    result = crenv.restart(handle)
+    assert result.returncode == 1, result.report()
+    assert "restarting from sequence 1 instead" in result.err, result.report()
+    assert "no older committed sequence" in result.err, result.report()
+    assert crjob.ok_line(result.out) is None
