@@ -38,6 +38,15 @@ const crmpi_fault_point_t crmpi_fault_points[] = {
     {"snapc_commit_crash",
      "SnapC: the coordinator dies after the new sequence's manifest is in place and before "
      "the commit record names it"},
+    {"snapc_quiesce_crash",
+     "SnapC: the rank dies during the quiesce, after it has sent its bookmarks and before its "
+     "drain (its C/R thread ends the process); arm it in one rank only"},
+    {"snapc_dump_pause",
+     "SnapC: the agent waits 3 seconds before it dumps its rank, which is suspended meanwhile "
+     "(a slow dump: lets a test look at the suspended rank, or act during a checkpoint)"},
+    {"snapc_dump_fail",
+     "SnapC: the agent's dump of its rank fails without running the checkpointer, as a CRIU "
+     "failure would"},
     {NULL, NULL},
 };
 

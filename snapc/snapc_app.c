@@ -12,6 +12,7 @@
 #include "crcp.h"
 #include "crmpi_status.h"
 #include "ctl.h"
+#include "fault.h"
 #include "inc.h"
 #include "log.h"
 #include "mpi_internal.h"
@@ -153,6 +154,7 @@ static int snapc_app_quiesce(uint32_t seq)
     crmpi_buf_free(&buf);
     if (rc != CRMPI_OK)
         return rc;
+    crmpi_fault_crash("snapc_quiesce_crash"); /* a rank that dies during the protocol */
 
     rc = snapc_app_wait(seq, want_expect, true, &msg);
     if (rc != CRMPI_OK)

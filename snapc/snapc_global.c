@@ -546,8 +546,14 @@ void crmpi_snapc_global_agent_msg(crmpi_snapc_global_t *global, int rank, crmpi_
     char why[600];
 
     /* Answers to an aborted or finished checkpoint (CKPT_ABORT included) end here. */
-    if (global->step == SNAPC_STEP_IDLE || msg->hdr.seq != global->seq)
+    if (global->step == SNAPC_STEP_IDLE || msg->hdr.seq != global->seq) {
+        /* An agent still copying when its checkpoint was aborted (another rank's copy failed:
+         * a full disk) has now filled rank.<r>/ of the partial sequence the abort removed:
+         * remove it again, or its files hold the space until the next checkpoint. */
+        if (msg->hdr.type == CRMPI_CTL_CKPT_STORED)
+            filem_seq_abort(global->jobdir, msg->hdr.seq);
         return;
+    }
     if (msg->hdr.type != expected_type[global->step] || global->answered[rank]) {
         crmpi_log_warn("snapc: rank %d sent %s during the %s of checkpoint %u", rank,
                        crmpi_ctl_type_name(msg->hdr.type), snapc_global_step_name(global->step),

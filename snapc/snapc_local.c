@@ -10,13 +10,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "crmpi_status.h"
+#include "fault.h"
 #include "filem.h"
 #include "log.h"
 #include "snapc_local.h"
 #include "snapshot.h"
+
+/* How long the fault point snapc_dump_pause holds the dump back (runtime/fault.c). */
+#define SNAPC_LOCAL_FAULT_PAUSE_S 3
 
 static int snapc_local_send(int fd, crmpi_ctl_type_t type, uint32_t seq, int status,
                             const crmpi_buf_t *payload)
@@ -93,8 +99,12 @@ static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq)
     int rc;
 
     if (!local->dump) {
+        /* Without CRIU in the build, or with a CRIU that cannot run (crs_criu_binary): the
+         * agent's error at its start named the reason for every candidate. */
         snapc_local_refuse(local, CRMPI_CTL_CKPT_DUMPED, seq, CRMPI_ERR_NOT_SUPPORTED,
-                           "this agent was built without a checkpointer (CRIU)");
+                           "no checkpointer can run in its agent (CRIU is not in this build or "
+                           "cannot run here: the agent's error at its start says why; see "
+                           "crs_criu_binary and crs_base_verbose)");
         return;
     }
     snapc_local_dir(local, seq, NULL, dir, sizeof(dir));
@@ -106,14 +116,33 @@ static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq)
         snapc_local_refuse(local, CRMPI_CTL_CKPT_DUMPED, seq, CRMPI_ERR_IO, result.error);
         return;
     }
+    /* Fault points: a slow dump (the rank stays suspended), a dump that fails. */
+    if (crmpi_fault_hit("snapc_dump_pause"))
+        sleep(SNAPC_LOCAL_FAULT_PAUSE_S);
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    rc = local->dump(local->init_pid, images, &result);
+    if (crmpi_fault_hit("snapc_dump_fail")) {
+        snprintf(result.error, sizeof(result.error),
+                 "the dump of rank %d failed (fault injected: snapc_dump_fail)", local->rank);
+        rc = CRMPI_ERR_IO;
+    } else {
+        rc = local->dump(local->init_pid, images, &result);
+    }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (rc == CRMPI_OK && snapc_local_rank_info(local, dir, &result) != CRMPI_OK) {
         snprintf(result.error, sizeof(result.error), "cannot write rank.json into %.400s", dir);
         rc = CRMPI_ERR_IO;
     }
     if (rc != CRMPI_OK) {
+        siginfo_t ended = {0};
+
+        /* A rank that died before or during its dump makes CRIU fail on a vanished process
+         * ("the rank keeps running", says the CRS): say what happened instead. WNOWAIT: the
+         * agent's loop reaps the init and reports the death to mpirun. */
+        if (waitid(P_PID, (id_t)local->init_pid, &ended, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+            ended.si_pid == local->init_pid)
+            snprintf(result.error, sizeof(result.error),
+                     "the rank ended during its dump (mpirun ends the job, as for any rank's "
+                     "death)");
         filem_tree_remove(dir);
         snapc_local_refuse(local, CRMPI_CTL_CKPT_DUMPED, seq, rc, result.error);
         return;
@@ -190,6 +219,16 @@ void crmpi_snapc_local_from_hnp(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg
                                                    : "it has not finished MPI_Init");
             break;
         }
+        if (local->in_checkpoint) {
+            char why[128];
+
+            /* An earlier checkpoint, aborted at mpirun (a timeout), has not ended in the
+             * rank yet: its C/R thread would drop this one's messages. */
+            snprintf(why, sizeof(why), "it is still finishing checkpoint %u", local->seq);
+            snapc_local_refuse(local, CRMPI_CTL_CKPT_BOOKMARKS, msg->hdr.seq,
+                               CRMPI_ERR_RESOURCE_BUSY, why);
+            break;
+        }
         local->seq = msg->hdr.seq;
         local->in_checkpoint = true;
         local->drain_stats[0] = '\0';
@@ -221,7 +260,10 @@ void crmpi_snapc_local_from_hnp(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg
 
 void crmpi_snapc_local_from_rank(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg)
 {
-    if (msg->hdr.type == CRMPI_CTL_CKPT_CONTINUED || msg->hdr.type == CRMPI_CTL_CKPT_ABORT)
+    /* Only the end of the checkpoint the rank is in: an answer to an older one must not
+     * make the agent drop the current one's steps (the rank would wait forever). */
+    if ((msg->hdr.type == CRMPI_CTL_CKPT_CONTINUED || msg->hdr.type == CRMPI_CTL_CKPT_ABORT) &&
+        msg->hdr.seq == local->seq)
         local->in_checkpoint = false;
     /* A restored rank answers its restart so; its C/R thread runs again. */
     if (msg->hdr.type == CRMPI_CTL_CKPT_CONTINUED)

@@ -50,7 +50,7 @@ struct crmpi_snapc_local {
     bool in_checkpoint;         /* the rank is inside checkpoint `seq` */
     bool images_pending;        /* dumped, not yet stored or aborted: the agent must stay */
     uint32_t seq;               /* the checkpoint in progress */
-    crmpi_snapc_dump_fn_t dump; /* NULL: no checkpointer in this build */
+    crmpi_snapc_dump_fn_t dump; /* NULL: no checkpointer (not built, or cannot run) */
     char drain_stats[256];      /* the rank's CKPT_DRAINED figures, as JSON, for rank.json */
 };
 

@@ -1,0 +1,279 @@
+"""Checkpoint/restart scenarios (DESIGN section 8, in the style of CRIU's zdtm): each program
+of test/cr/ builds a state, is checkpointed while the state exists, and checks itself
+afterwards; its result line (with a checksum of everything received) must equal the line of
+an uninterrupted run of the same program at the same rank count.
+
+Flavours:
+  continue      ompi-checkpoint, the job goes on
+  restart       ompi-checkpoint --term, then ompi-restart (same layout, same BTLs)
+  other_btl     --term under one BTL set, ompi-restart --mca btl with the other
+                (self,sm <-> self,tcp)
+  cycles        three checkpoint/continue cycles, then --term and ompi-restart
+  twice         ompi-restart twice from the same snapshot handle
+  other_layout  started unbound, restarted with --map-by core --bind-to core: the restored
+                ranks run bound to one core each
+  concurrent    a checkpoint, then two ompi-restart of it at once while the checkpointed
+                job still runs: three copies of the job, each must finish alike
+
+Every scenario runs in continue and restart; the other flavours on a subset (the file has
+to stay within a few minutes on a 2-core machine).
+"""
+
+import os
+import time
+
+import pytest
+
+import crjob
+
+# The descriptors: name -> rank count, BTLs of the checkpointed run, the seconds to let the
+# ranks settle after they are ready (a rank that signals readiness and then enters a
+# blocking call needs a moment to be inside it), and whether the checkpoint must find
+# messages to move (rank.json's drain statistics: messages drained or rendezvous bytes
+# pulled), which shows that it landed while the state existed.
+SCENARIOS = {
+    "inflight": dict(np=(2, 4), btls="self,sm", settle=0.0, moves=True),
+    "unmatched": dict(np=(3, 4), btls="self,tcp", settle=0.0, moves=True),
+    "wildcard": dict(np=(2, 4), btls="self,sm", settle=0.0, moves=False),
+    "probe": dict(np=(2, 3), btls="self,sm", settle=0.0, moves=True),
+    "persistent": dict(np=(2, 3), btls="self,tcp", settle=0.0, moves=False),
+    "blocked": dict(np=(3, 4), btls="self,sm", settle=0.3, moves=False),
+    "collective": dict(np=(2, 3), btls="self,sm,tcp", settle=0.3, moves=True),
+    "threads": dict(np=(2, 3), btls="self,sm", settle=0.0, moves=True),
+    "corners": dict(np=(2, 3), btls="self,tcp", settle=0.0, moves=True),
+    "storm": dict(np=(3, 4), btls="self,sm", settle=0.0, moves=False),
+}
+OTHER_BTL = {"self,sm": "self,tcp", "self,tcp": "self,sm", "self,sm,tcp": "self,tcp"}
+
+# (scenario, flavour, np): continue and restart at both rank counts, the other flavours at
+# the first.
+FLAVOURS = []
+for _name, _desc in SCENARIOS.items():
+    FLAVOURS += [(_name, "continue", np) for np in _desc["np"]]
+    FLAVOURS += [(_name, "restart", np) for np in _desc["np"]]
+    FLAVOURS += [(_name, "other_btl", _desc["np"][0]), (_name, "cycles", _desc["np"][0])]
+FLAVOURS += [("unmatched", "twice", 3), ("probe", "twice", 2), ("corners", "concurrent", 3)]
+FLAVOURS += [("probe", "other_layout", 2), ("threads", "other_layout", 2)]
+
+
+@pytest.fixture(scope="module")
+def programs(tmp_path_factory):
+    outdir = tmp_path_factory.mktemp("cr-bin")
+    built = {}
+
+    def get(name):
+        if name not in built:
+            built[name] = crjob.compile_scenario(name, outdir)
+        return built[name]
+
+    return get
+
+
+@pytest.fixture(scope="module")
+def baselines(programs, tmp_path_factory):
+    """The result line of an uninterrupted run, per (scenario, np, btls), under
+    --with-ft cr (the go file exists from the start)."""
+    lines = {}
+
+    def get(name, np, btls):
+        key = (name, np, btls)
+        if key not in lines:
+            crenv = crjob.CrEnv(tmp_path_factory.mktemp("cr-base"))
+            crenv.go()
+            job = crjob.CrJob(crenv, programs(name), np, ["--mca", "btl", btls])
+            result = job.finish()
+            line = crjob.ok_line(result.out)
+            assert result.returncode == 0 and line, result.report("uninterrupted run")
+            lines[key] = line
+        return lines[key]
+
+    return get
+
+
+def drain_stats(handle, seq):
+    """Each rank's CRCP drain figures of sequence `seq` (rank.json)."""
+    import json
+    stats = []
+    seq_dir = os.path.join(handle, str(seq))
+    for rank_dir in sorted(d for d in os.listdir(seq_dir) if d.startswith("rank.")):
+        with open(os.path.join(seq_dir, rank_dir, "rank.json")) as f:
+            stats.append(json.load(f)["crcp"]["drain"])
+    return stats
+
+
+def checkpoint_ok(crenv, job, *args):
+    ckpt = crenv.checkpoint(job.jobid, *args)
+    assert ckpt.returncode == 0, ckpt.report("ompi-checkpoint " + " ".join(args))
+    handle = ckpt.out.strip().splitlines()[-1]
+    assert handle == os.path.join(crenv.snapdir, "%d.ckpt" % job.jobid), ckpt.report()
+    return handle
+
+
+def restart_ok(crenv, handle, *args):
+    result = crenv.restart(handle, *args)
+    assert result.returncode == 0, result.report("ompi-restart " + " ".join(args))
+    crjob.assert_clean(result.pid)
+    return result
+
+
+@pytest.mark.parametrize("name, flavour, np", FLAVOURS,
+                         ids=["%s-%s-np%d" % f for f in FLAVOURS])
+def test_scenario(programs, baselines, tmp_path, name, flavour, np):
+    desc = SCENARIOS[name]
+    btls = desc["btls"]
+    expected = baselines(name, np, btls)
+    crenv = crjob.CrEnv(tmp_path)
+    job = crjob.CrJob(crenv, programs(name), np, ["--mca", "btl", btls])
+    job.ready()
+    if desc["settle"]:
+        time.sleep(desc["settle"])
+
+    if flavour == "continue":
+        handle = checkpoint_ok(crenv, job)
+        drain = drain_stats(handle, 1)
+        print("%s: drain statistics per rank %s" % (name, drain))
+        if desc.get("moves"):
+            # The checkpoint landed while messages were on their way: the drain moved some.
+            assert sum(d["messages_drained"] + d["bytes_pulled"] for d in drain) > 0, drain
+        assert job.running(), "the job ended after a checkpoint without --term"
+        crenv.go()
+        result = job.finish()
+        assert result.returncode == 0, result.report()
+        assert crjob.ok_line(result.out) == expected, result.report()
+        crjob.assert_clean(job.jobid)
+        return
+
+    if flavour == "concurrent":
+        import subprocess
+        handle = checkpoint_ok(crenv, job)
+        restarts = [subprocess.Popen([crjob.tool("ompi-restart"), handle],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                     env=crenv.env) for _ in range(2)]
+        time.sleep(2)  # the restored ranks wait for the go file, like the original ones
+        crenv.go()
+        for proc in restarts:
+            out, err = proc.communicate(timeout=180)
+            assert proc.returncode == 0 and crjob.ok_line(out) == expected, (out, err)
+            crjob.assert_clean(proc.pid)
+        result = job.finish()
+        assert result.returncode == 0 and crjob.ok_line(result.out) == expected, \
+            result.report()
+        crjob.assert_clean(job.jobid)
+        return
+
+    cycles = 3 if flavour == "cycles" else 0
+    for _ in range(cycles):
+        checkpoint_ok(crenv, job)
+        assert job.running(), "the job ended after a checkpoint without --term"
+    handle = checkpoint_ok(crenv, job, "--term")
+    first = job.finish()
+    assert first.returncode == 0, first.report("the job after ompi-checkpoint --term")
+    assert crjob.ok_line(first.out) is None, "the job went on after --term:\n" + first.report()
+    crjob.assert_clean(job.jobid)
+    assert crjob.committed(handle)[-1] == cycles + 1, crjob.committed(handle)
+
+    if flavour == "other_layout":
+        import subprocess
+        if (os.cpu_count() or 1) < np:
+            pytest.skip("binding %d ranks to a core each needs %d cores" % (np, np))
+        proc = subprocess.Popen([crjob.tool("ompi-restart"), "--map-by", "core", "--bind-to",
+                                 "core", handle], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env=crenv.env)
+        # The restored ranks wait for the go file; their environment is the image's, so
+        # they carry the checkpointed job's CRMPI_JOBID.
+        deadline = time.monotonic() + 60
+        while len(crjob.processes_of(job.jobid, exe=programs(name))) < np:
+            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+            time.sleep(0.1)
+        cpus = []
+        for pid in crjob.processes_of(job.jobid, exe=programs(name)):
+            with open("/proc/%d/status" % pid) as f:
+                cpus += [line.split()[1] for line in f if line.startswith("Cpus_allowed_list")]
+        crenv.go()
+        out, err = proc.communicate(timeout=180)
+        assert proc.returncode == 0 and crjob.ok_line(out) == expected, (out, err)
+        assert len(cpus) == np and len(set(cpus)) == np and all(c.isdigit() for c in cpus), \
+            "restored ranks are not bound to a core each: %s" % cpus
+        crjob.assert_clean(proc.pid)
+        return
+
+    crenv.go()
+    restart_args = []
+    if flavour == "other_btl":
+        restart_args = ["--mca", "btl", OTHER_BTL[btls]]
+    runs = 2 if flavour == "twice" else 1
+    for _ in range(runs):
+        result = restart_ok(crenv, handle, *restart_args)
+        assert crjob.ok_line(result.out) == expected, result.report("ompi-restart")
+
+
+def rank_resources(pid):
+    """What a rank process holds: {fd: target}, thread names, and the mappings of files in
+    /dev/shm, of deleted files, or of sockets."""
+    fds = {}
+    for fd in os.listdir("/proc/%d/fd" % pid):
+        try:
+            fds[int(fd)] = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+        except OSError:
+            pass
+    tasks = []
+    for tid in os.listdir("/proc/%d/task" % pid):
+        with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
+            tasks.append(f.read().strip())
+    with open("/proc/%d/maps" % pid) as f:
+        maps = [line.split(None, 5)[-1].strip() for line in f if len(line.split()) >= 6]
+    shared = sorted({m for m in maps if m.startswith("/dev/shm") or "(deleted)" in m or
+                     m.startswith("socket:")})
+    return fds, tasks, shared
+
+
+@pytest.mark.parametrize("btls", ["self,sm", "self,tcp", "self,sm,tcp"])
+def test_suspended_rank_holds_nothing_else(programs, baselines, tmp_path, btls):
+    """DESIGN section 4 step 3: after pre-checkpoint a rank holds only its stdio, the
+    control socket to its agent (fd 3) and two threads (main and the C/R thread). The fault
+    point snapc_dump_pause holds the agents 3 s before the dump, while every rank is
+    suspended; the test reads /proc of each rank then. Before the checkpoint the same
+    reading must show the BTLs' resources (the check is not vacuous)."""
+    name, np = "unmatched", 2
+    expected = baselines(name, np, btls)
+    crenv = crjob.CrEnv(tmp_path, {"CRMPI_FAULT": "snapc_dump_pause"})
+    job = crjob.CrJob(crenv, programs(name), np, ["--mca", "btl", btls])
+    job.ready()
+    ranks = crjob.processes_of(job.jobid, exe=programs(name))
+    assert len(ranks) == np, ranks
+    before = {pid: rank_resources(pid) for pid in ranks}
+    for pid, (fds, _tasks, shared) in before.items():
+        if "sm" in btls.split(","):
+            assert shared, "sm's segments are not visible in /proc/%d/maps" % pid
+        if "tcp" in btls.split(","):
+            assert len([t for t in fds.values() if t.startswith("socket:")]) > 1, fds
+
+    import subprocess
+    tool = subprocess.Popen([crjob.tool("ompi-checkpoint"), "-v", str(job.jobid)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=crenv.env)
+    seen = []
+    for line in tool.stderr:
+        seen.append(line)
+        if "dumping the ranks" in line:
+            break
+    assert seen and "dumping the ranks" in seen[-1], "".join(seen)
+    problems = []
+    for pid in ranks:
+        fds, tasks, shared = rank_resources(pid)
+        stdio_ok = all(fds.get(fd, "").startswith(("pipe:", "/dev/null")) for fd in (0, 1, 2))
+        if sorted(fds) != [0, 1, 2, 3] or not stdio_ok or not fds[3].startswith("socket:"):
+            problems.append("rank pid %d holds fds %s" % (pid, fds))
+        if fds.get(3) != before[pid][0].get(3):
+            problems.append("rank pid %d: fd 3 is not the control socket it had" % pid)
+        if len(tasks) != 2:
+            problems.append("rank pid %d has threads %s (main and C/R expected)" % (pid, tasks))
+        if shared:
+            problems.append("rank pid %d maps %s" % (pid, shared))
+    out, err = tool.communicate(timeout=60)
+    assert tool.returncode == 0, "".join(seen) + err
+    assert not problems, "\n".join(problems)
+    crenv.go()
+    result = job.finish()
+    assert result.returncode == 0 and crjob.ok_line(result.out) == expected, result.report()
+    crjob.assert_clean(job.jobid)

@@ -1,0 +1,553 @@
+"""Checkpoint/restart with bad input and faults (issue "Bad input and faults", DESIGN
+section 8): each case must give a clear message, the job must keep running where that is
+possible, and no committed snapshot may be lost or damaged.
+
+The job is test/cr/unmatched.c (rendezvous sends waiting for their receives) with 2 ranks,
+or 4 where the rank count matters; after a failed checkpoint the test lets it go and
+checks that it finishes with the same result as an uninterrupted run.
+
+Fault points (runtime/fault.h) are armed through CRMPI_FAULT in mpirun's environment,
+which its agents inherit (and their ranks, which reach no point of the agent), or, for a
+point inside one rank, through CR_FAULT and CR_FAULT_RANK (test/cr/cr_common.h).
+"""
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+
+import pytest
+
+import crjob
+
+PROGRAM = "unmatched"
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory):
+    return crjob.compile_scenario(PROGRAM, tmp_path_factory.mktemp("crf-bin"))
+
+
+@pytest.fixture(scope="module")
+def expected(program, tmp_path_factory):
+    """The uninterrupted run's result line, per rank count."""
+    lines = {}
+
+    def get(np):
+        if np not in lines:
+            crenv = crjob.CrEnv(tmp_path_factory.mktemp("crf-base"))
+            crenv.go()
+            result = crjob.CrJob(crenv, program, np).finish()
+            assert result.returncode == 0 and crjob.ok_line(result.out), result.report()
+            lines[np] = crjob.ok_line(result.out)
+        return lines[np]
+
+    return get
+
+
+@pytest.fixture(scope="module")
+def calibration(program, tmp_path_factory):
+    """What one checkpoint of the 2-rank job writes: per rank, its files and its non-empty
+    files (FileM's fault points count files), and the snapshot's bytes."""
+    crenv = crjob.CrEnv(tmp_path_factory.mktemp("crf-cal"))
+    job = crjob.CrJob(crenv, program, 2)
+    job.ready()
+    handle = ckpt_ok(crenv, job)
+    crenv.go()
+    assert job.finish().returncode == 0, job.result.report()
+    with open(os.path.join(handle, "1", "manifest.json")) as f:
+        manifest = json.load(f)
+    total = 0
+    files, nonempty = [], []
+    for rank_dir in sorted(os.listdir(os.path.join(handle, "1"))):
+        if not rank_dir.startswith("rank."):
+            continue
+        sizes = []
+        for root, _dirs, names in os.walk(os.path.join(handle, "1", rank_dir)):
+            sizes += [os.path.getsize(os.path.join(root, n)) for n in names]
+        files.append(len(sizes))
+        nonempty.append(sum(1 for s in sizes if s > 0))
+        total += sum(sizes)
+    assert manifest and files
+    return dict(files=max(files), nonempty=max(nonempty), bytes=total)
+
+
+def ckpt_ok(crenv, job, *args):
+    result = crenv.checkpoint(job.jobid, *args)
+    assert result.returncode == 0, result.report("ompi-checkpoint")
+    return result.out.strip().splitlines()[-1]
+
+
+def ckpt_fails(crenv, job, *words):
+    """A checkpoint that must fail with exit status 1 and an error naming `words`."""
+    result = crenv.checkpoint(job.jobid)
+    assert result.returncode == 1, result.report("ompi-checkpoint (should fail)")
+    assert result.out.strip() == "", "no handle may be printed:\n" + result.report()
+    for word in words:
+        assert word in result.err, "the message should say %r:\n%s" % (word, result.report())
+    return result
+
+
+def finishes_ok(crenv, job, expected_line):
+    crenv.go()
+    result = job.finish()
+    assert result.returncode == 0, result.report()
+    assert crjob.ok_line(result.out) == expected_line, result.report()
+    crjob.assert_clean(job.jobid)
+
+
+def intact(crenv, handle, tree, seqs):
+    """The committed snapshot is what it was: same commit record, same files, checksums
+    verified, no partial sequence left behind."""
+    assert crjob.committed(handle) == seqs, crjob.committed(handle)
+    # An agent may still be finishing its copy into the aborted sequence; once it has
+    # answered, mpirun removes what it wrote.
+    deadline = time.monotonic() + 15
+    while [d for d in os.listdir(handle) if d.endswith(".partial")]:
+        assert time.monotonic() < deadline, "an aborted sequence stays: %s" % os.listdir(handle)
+        time.sleep(0.1)
+    now = crjob.snapshot_tree(handle)
+    old_files = {k: v for k, v in tree.items() if k != "snapshot.json"}
+    new_files = {k: v for k, v in now.items() if k != "snapshot.json"}
+    assert new_files == old_files, "the committed snapshot changed: %s" % sorted(
+        set(new_files.items()) ^ set(old_files.items()))[:10]
+    verify = crenv.info("--snapshot", handle, "--verify")
+    assert verify.returncode == 0 and "intact" in verify.out, verify.report("crmpi_info")
+
+
+def checkpoint_in_dump(crenv, job):
+    """Start ompi-checkpoint -v and return once it says the ranks are being dumped (with
+    snapc_dump_pause armed, the agents then hold the dump 3 s)."""
+    tool = subprocess.Popen([crjob.tool("ompi-checkpoint"), "-v", str(job.jobid)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=crenv.env)
+    seen = []
+    for line in tool.stderr:
+        seen.append(line)
+        if "dumping the ranks" in line:
+            return tool
+    out, err = tool.communicate(timeout=30)
+    pytest.fail("the checkpoint did not reach the dump:\n%s%s%s" % ("".join(seen), out, err))
+
+
+# ---- bad input -----------------------------------------------------------------------------
+
+def test_unknown_jobid(tmp_path):
+    crenv = crjob.CrEnv(tmp_path)
+    # A pid that is surely not a process: above the kernel's pid_max.
+    with open("/proc/sys/kernel/pid_max") as f:
+        pid = int(f.read()) + 1
+    result = crenv.checkpoint(pid)
+    assert result.returncode == 1, result.report()
+    assert "no job %d" % pid in result.err, result.report()
+    # A live process that is not an mpirun (this test's own pytest).
+    result = crenv.checkpoint(os.getpid())
+    assert result.returncode == 1 and "not a crmpi mpirun" in result.err, result.report()
+
+
+def test_job_without_ft(tmp_path, program, expected):
+    crenv = crjob.CrEnv(tmp_path)
+    job = crjob.CrJob(crenv, program, 2, ft=False)
+    job.ready()
+    ckpt_fails(crenv, job, "--with-ft cr")
+    assert job.running()
+    finishes_ok(crenv, job, expected(2))
+    assert not os.path.exists(os.path.join(crenv.snapdir, "%d.ckpt" % job.jobid))
+
+
+def test_finished_job(tmp_path, program):
+    crenv = crjob.CrEnv(tmp_path)
+    crenv.go()
+    job = crjob.CrJob(crenv, program, 2)
+    assert job.finish().returncode == 0, job.result.report()
+    result = crenv.checkpoint(job.jobid)
+    assert result.returncode == 1 and "no job %d" % job.jobid in result.err, result.report()
+
+
+def test_handle_does_not_exist(tmp_path):
+    crenv = crjob.CrEnv(tmp_path)
+    missing = str(tmp_path / "4711.ckpt")
+    result = crenv.restart(missing)
+    assert result.returncode == 1 and "does not exist" in result.err, result.report()
+    result = crenv.restart("4711")  # a bare jobid, looked up in the snapshot directory
+    assert result.returncode == 1 and "does not exist" in result.err, result.report()
+
+
+def test_incomplete_snapshot(tmp_path):
+    """Only an abandoned <seq>.partial: nothing was committed."""
+    crenv = crjob.CrEnv(tmp_path)
+    handle = os.path.join(crenv.snapdir, "4711.ckpt")
+    os.makedirs(os.path.join(handle, "1.partial", "rank.0"))
+    result = crenv.restart(handle)
+    assert result.returncode == 1 and "no committed snapshot" in result.err, result.report()
+
+
+def test_wrong_rank_count(tmp_path, program):
+    crenv = crjob.CrEnv(tmp_path)
+    job = crjob.CrJob(crenv, program, 4)
+    job.ready()
+    handle = ckpt_ok(crenv, job, "--term")
+    assert job.finish().returncode == 0, job.result.report()
+    result = crjob.run_tool([crjob.tool("mpirun"), "--restore", os.path.join(handle, "1"), "-np",
+                             "3", program], crenv.env)
+    assert result.returncode != 0, result.report("mpirun --restore -np 3")
+    assert "4 ranks" in result.err and "3" in result.err, result.report()
+    crjob.assert_clean(result.pid)
+
+
+# ---- faults during a checkpoint ------------------------------------------------------------
+
+def test_second_checkpoint_refused(tmp_path, program, expected):
+    crenv = crjob.CrEnv(tmp_path, {"CRMPI_FAULT": "snapc_dump_pause"})
+    job = crjob.CrJob(crenv, program, 2)
+    job.ready()
+    first = checkpoint_in_dump(crenv, job)  # held 3 s in the dump
+    second = crenv.checkpoint(job.jobid)
+    out, err = first.communicate(timeout=60)
+    assert second.returncode == 1, second.report("second ompi-checkpoint")
+    assert "in progress" in second.err and "one checkpoint at a time" in second.err, \
+        second.report()
+    assert first.returncode == 0, "first ompi-checkpoint:\n%s\n%s" % (out, err)
+    assert crjob.committed(out.strip().splitlines()[-1]) == [1]
+    finishes_ok(crenv, job, expected(2))
+
+
+def test_checkpoint_interrupted(tmp_path, program, expected):
+    """ompi-checkpoint killed with SIGINT during the dump: the checkpoint is aborted, the
+    job goes on, the snapshot committed before is untouched."""
+    crenv = crjob.CrEnv(tmp_path, {"CRMPI_FAULT": "snapc_dump_pause:2"})
+    job = crjob.CrJob(crenv, program, 2)
+    job.ready()
+    handle = ckpt_ok(crenv, job)
+    tree = crjob.snapshot_tree(handle)
+    tool = checkpoint_in_dump(crenv, job)
+    tool.send_signal(signal.SIGINT)
+    out, err = tool.communicate(timeout=30)
+    assert tool.returncode != 0 and out.strip() == "", (tool.returncode, out, err)
+    # The agents finish their paused dump, then see the abort.
+    time.sleep(3)
+    assert job.running(), job.finish().report()
+    intact(crenv, handle, tree, [1])
+    # The next checkpoint works once the agents have finished the aborted one (until then
+    # it is refused, saying so) and takes a later sequence number.
+    deadline = time.monotonic() + 30
+    while True:
+        result = crenv.checkpoint(job.jobid)
+        if result.returncode == 0:
+            break
+        assert "still finishing checkpoint 2" in result.err, result.report()
+        assert time.monotonic() < deadline, result.report()
+        time.sleep(0.5)
+    assert result.out.strip().splitlines()[-1] == handle
+    seqs = crjob.committed(handle)
+    assert seqs[0] == 1 and len(seqs) == 2 and seqs[1] >= 3, seqs
+    finishes_ok(crenv, job, expected(2))
+    assert "interrupted" in job.result.err, job.result.report()
+
+
+def test_rank_killed_during_checkpoint(tmp_path, program):
+    """A rank killed (SIGKILL) while the agents dump: the checkpoint aborts with a message
+    naming the rank, then mpirun ends the job as for any rank's death; the snapshot
+    committed before is untouched."""
+    crenv = crjob.CrEnv(tmp_path, {"CRMPI_FAULT": "snapc_dump_pause:2"})
+    job = crjob.CrJob(crenv, program, 2)
+    job.ready()
+    handle = ckpt_ok(crenv, job)
+    tree = crjob.snapshot_tree(handle)
+    tool = checkpoint_in_dump(crenv, job)
+    ranks = crjob.processes_of(job.jobid, exe=program)
+    assert len(ranks) == 2, ranks
+    os.kill(ranks[1], signal.SIGKILL)
+    out, err = tool.communicate(timeout=60)
+    assert tool.returncode == 1, (out, err)
+    assert "aborted during the dump" in err, err
+    assert re.search(r"rank [01]: the rank ended during its dump", err), err
+    assert "keeps running" not in err, "the message says the dead rank keeps running:\n" + err
+    result = job.finish()
+    assert result.returncode != 0, result.report()
+    crjob.assert_clean(job.jobid)
+    intact(crenv, handle, tree, [1])
+
+
+def test_rank_dies_during_quiesce(tmp_path, program):
+    """Fault point snapc_quiesce_crash in rank 1: it dies after sending its bookmarks."""
+    crenv = crjob.CrEnv(tmp_path, {"CR_FAULT": "snapc_quiesce_crash:2", "CR_FAULT_RANK": "1"})
+    job = crjob.CrJob(crenv, program, 2)
+    job.ready()
+    handle = ckpt_ok(crenv, job)
+    tree = crjob.snapshot_tree(handle)
+    result = crenv.checkpoint(job.jobid)
+    assert result.returncode == 1, result.report()
+    assert "aborted during the" in result.err and "rank 1" in result.err, result.report()
+    finished = job.finish()
+    assert finished.returncode != 0, finished.report()
+    assert "fault injected: snapc_quiesce_crash" in finished.err, finished.report()
+    crjob.assert_clean(job.jobid)
+    intact(crenv, handle, tree, [1])
+
+
+def test_criu_missing(tmp_path, program, expected):
+    crenv = crjob.CrEnv(tmp_path)
+    job = crjob.CrJob(crenv, program, 2, ["--mca", "crs_criu_binary", "/nonexistent"])
+    job.ready()
+    ckpt_fails(crenv, job, "aborted during the dump", "no checkpointer", "crs_criu_binary")
+    assert job.running()
+    finishes_ok(crenv, job, expected(2))
+    assert "/nonexistent" in job.result.err, job.result.report()
+    assert crjob.committed(os.path.join(crenv.snapdir, "%d.ckpt" % job.jobid)) == []
+
+
+@pytest.mark.parametrize("arming", ["environment", "parameter"])
+def test_dump_fails(tmp_path, program, expected, arming):
+    """Fault point snapc_dump_fail (every agent, second checkpoint), armed by CRMPI_FAULT or
+    by mpirun's --mca runtime_fault_inject (passed on to the agents)."""
+    spec = "snapc_dump_fail:2"
+    if arming == "environment":
+        crenv = crjob.CrEnv(tmp_path, {"CRMPI_FAULT": spec})
+        job = crjob.CrJob(crenv, program, 2)
+    else:
+        crenv = crjob.CrEnv(tmp_path)
+        job = crjob.CrJob(crenv, program, 2, ["--mca", "runtime_fault_inject", spec])
+    job.ready()
+    handle = ckpt_ok(crenv, job)
+    tree = crjob.snapshot_tree(handle)
+    ckpt_fails(crenv, job, "aborted during the dump", "snapc_dump_fail")
+    intact(crenv, handle, tree, [1])
+    finishes_ok(crenv, job, expected(2))
+    assert not [d for d in os.listdir(handle) if d.endswith(".partial")]
+
+
+@pytest.fixture
+def small_tmpfs(tmp_path):
+    """A directory on which the test mounts a tmpfs, unmounted afterwards."""
+    mnt = tmp_path / "tmpfs"
+    mnt.mkdir()
+    mounted = []
+
+    def mount(nbytes):
+        size = (nbytes + 4095) // 4096 * 4096
+        result = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%d" % size, "tmpfs",
+                                 str(mnt)], capture_output=True, text=True)
+        if result.returncode != 0:
+            pytest.skip("cannot mount a tmpfs (needs root): " + result.stderr.strip())
+        mounted.append(str(mnt))
+        return str(mnt)
+
+    yield mount
+    for path in mounted:
+        subprocess.run(["umount", "-l", path])
+
+
+def test_storage_full(tmp_path, program, expected, calibration, small_tmpfs):
+    """The snapshot directory fills up during the second checkpoint: it fails saying so,
+    the job goes on, the first snapshot stays committed and intact."""
+    snapdir = small_tmpfs(int(calibration["bytes"] * 1.5))
+    crenv = crjob.CrEnv(tmp_path, {"CRMPI_MCA_snapc_base_global_snapshot_dir": snapdir})
+    crenv.snapdir = snapdir
+    job = crjob.CrJob(crenv, program, 2)
+    job.ready()
+    handle = ckpt_ok(crenv, job)
+    tree = crjob.snapshot_tree(handle)
+    ckpt_fails(crenv, job, "aborted", "full")
+    intact(crenv, handle, tree, [1])
+    finishes_ok(crenv, job, expected(2))
+
+
+def test_fault_filem_copy_enospc(tmp_path, program, expected, calibration):
+    """filem_copy_enospc in every agent, at a file of the second checkpoint."""
+    spec = "filem_copy_enospc:%d" % (calibration["files"] + 2)
+    crenv = crjob.CrEnv(tmp_path, {"CRMPI_FAULT": spec})
+    job = crjob.CrJob(crenv, program, 2)
+    job.ready()
+    handle = ckpt_ok(crenv, job)
+    tree = crjob.snapshot_tree(handle)
+    ckpt_fails(crenv, job, "aborted", "the disk is full")
+    intact(crenv, handle, tree, [1])
+    finishes_ok(crenv, job, expected(2))
+
+
+def damage_newest_and_restart(crenv, handle, expected_line):
+    result = crenv.restart(handle)
+    assert result.returncode == 0, result.report("ompi-restart")
+    assert "restarting from sequence 1 instead" in result.err, result.report()
+    assert crjob.ok_line(result.out) == expected_line, result.report()
+    crjob.assert_clean(result.pid)
+
+
+def test_checksum_mismatch_falls_back(tmp_path, program, expected):
+    """A byte of the newest sequence damaged by hand: ompi-restart says so and restarts
+    from the previous sequence."""
+    crenv = crjob.CrEnv(tmp_path)
+    job = crjob.CrJob(crenv, program, 2)
+    job.ready()
+    ckpt_ok(crenv, job)
+    handle = ckpt_ok(crenv, job, "--term")
+    assert job.finish().returncode == 0
+    pages = os.path.join(handle, "2", "rank.1", "criu", "pages-1.img")
+    with open(pages, "r+b") as f:
+        byte = f.read(1)
+        f.seek(0)
+        f.write(bytes([byte[0] ^ 0xFF]))
+    crenv.go()
+    damage_newest_and_restart(crenv, handle, expected(2))
+
+
+def test_fault_filem_copy_corrupt(tmp_path, program, expected, calibration):
+    """filem_copy_corrupt at a file of the second checkpoint: the checkpoint commits (the
+    damage happens after the checksum), and restart verification catches it."""
+    spec = "filem_copy_corrupt:%d" % (calibration["nonempty"] + 2)
+    crenv = crjob.CrEnv(tmp_path, {"CRMPI_FAULT": spec})
+    job = crjob.CrJob(crenv, program, 2)
+    job.ready()
+    ckpt_ok(crenv, job)
+    handle = ckpt_ok(crenv, job, "--term")
+    assert job.finish().returncode == 0, job.result.report()
+    assert "fault injected: filem_copy_corrupt" in job.result.err, job.result.report()
+    verify = crenv.info("--snapshot", handle, "--verify")
+    assert "mismatch" in (verify.out + verify.err).lower() or verify.returncode != 0, \
+        verify.report("crmpi_info --verify")
+    crenv.go()
+    damage_newest_and_restart(crenv, handle, expected(2))
+
+
+def test_fault_snapc_commit_crash(tmp_path, program, expected):
+    """mpirun dies in its second commit, after the new sequence's rename and before the
+    commit record: the job ends (its mpirun is gone), the record still names sequence 1,
+    and a restart uses it."""
+    crenv = crjob.CrEnv(tmp_path, {"CRMPI_FAULT": "snapc_commit_crash:2"})
+    job = crjob.CrJob(crenv, program, 2)
+    job.ready()
+    handle = ckpt_ok(crenv, job)
+    tree = crjob.snapshot_tree(handle)
+    result = crenv.checkpoint(job.jobid)
+    assert result.returncode == 1, result.report()
+    finished = job.finish()
+    assert finished.returncode == 86, finished.report()  # CRMPI_FAULT_EXIT_STATUS
+    # A crashed mpirun cannot remove its session directory (as after kill -9); its agents
+    # and ranks must still be gone.
+    deadline = time.monotonic() + 10
+    while crjob.processes_of(job.jobid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not crjob.processes_of(job.jobid)
+    shutil.rmtree(os.path.join(os.environ.get("TMPDIR") or "/tmp", "crmpi-%d" % os.getuid(),
+                               str(job.jobid)), ignore_errors=True)
+    assert crjob.committed(handle) == [1]
+    verify = crenv.info("--snapshot", handle, "--verify")
+    assert verify.returncode == 0, verify.report()
+    del tree  # sequence 2 may exist beside it, uncommitted: the next commit removes it
+    crenv.go()
+    restarted = crenv.restart(handle)
+    assert restarted.returncode == 0, restarted.report()
+    assert crjob.ok_line(restarted.out) == expected(2), restarted.report()
+
+
+@pytest.fixture(scope="module")
+def phases(tmp_path_factory):
+    return crjob.compile_scenario("phases", tmp_path_factory.mktemp("crf-phases"))
+
+
+@pytest.mark.parametrize("where, words", [
+    ("init", "has not finished MPI_Init"),
+    ("finalize", "in MPI_Finalize"),
+])
+def test_checkpoint_outside_mpi(tmp_path, phases, where, words):
+    """Ranks before the end of MPI_Init, or inside MPI_Finalize, cannot take part: the
+    checkpoint is refused with the reason, and the job finishes normally."""
+    crenv = crjob.CrEnv(tmp_path)
+    job = crjob.CrJob(crenv, phases, 3, program_args=[where])
+    if where == "init":
+        deadline = time.monotonic() + 30
+        while len([f for f in os.listdir(crenv.readydir) if f.startswith("ready.pre.")]) < 3:
+            assert time.monotonic() < deadline and job.running(), "ranks not started"
+            time.sleep(0.05)
+    else:
+        job.ready()
+        time.sleep(0.3)  # ranks 1 and 2 enter MPI_Finalize
+    ckpt_fails(crenv, job, "aborted during the bookmark exchange", words)
+    assert job.running()
+    crenv.go()
+    result = job.finish()
+    assert result.returncode == 0, result.report()
+    assert "cr phases np=3 checksum=" in result.out and ": ok" in result.out, result.report()
+    crjob.assert_clean(job.jobid)
+
+
+def test_checkpoints_after_a_timeout(tmp_path, program, expected):
+    """snapc_base_timeout 1 with a dump held 3 s (snapc_dump_pause): the first checkpoint
+    is aborted by the timeout while the agents are still dumping; checkpoints asked for
+    while the ranks are still finishing it may fail, but must say why, and once the agents
+    are free a checkpoint must succeed and the job must finish. (The agents once marked a
+    rank out of its checkpoint when it answered an older one, dropped the new one's steps,
+    and the job hung with the rank holding the library lock.)"""
+    crenv = crjob.CrEnv(tmp_path, {"CRMPI_FAULT": "snapc_dump_pause:1"})
+    job = crjob.CrJob(crenv, program, 2, ["--mca", "snapc_base_timeout", "1"], timeout=60)
+    job.ready()
+    first = crenv.checkpoint(job.jobid)
+    assert first.returncode == 1 and "snapc_base_timeout" in first.err, first.report()
+    time.sleep(1.5)  # the agents are still in the paused dump of the first
+    for _ in range(2):
+        again = crenv.checkpoint(job.jobid)
+        assert again.returncode in (0, 1), again.report()
+        if again.returncode == 1:
+            assert "aborted" in again.err, again.report()
+        time.sleep(2)
+    last = crenv.checkpoint(job.jobid)
+    assert last.returncode == 0, last.report("the checkpoint once the agents are free")
+    assert job.running()
+    finishes_ok(crenv, job, expected(2))
+
+
+def test_term_checkpoint_fails(tmp_path, program, expected, calibration):
+    """A --term checkpoint whose copy fails (filem_copy_enospc): the ranks were held
+    stopped for the commit, and must go on instead; a later --term checkpoint works and the
+    job restarts from it."""
+    spec = "filem_copy_enospc:%d" % (calibration["files"] + 2)
+    crenv = crjob.CrEnv(tmp_path, {"CRMPI_FAULT": spec})
+    job = crjob.CrJob(crenv, program, 2)
+    job.ready()
+    handle = ckpt_ok(crenv, job)
+    tree = crjob.snapshot_tree(handle)
+    failed = crenv.checkpoint(job.jobid, "--term")
+    assert failed.returncode == 1 and "the disk is full" in failed.err, failed.report()
+    time.sleep(0.5)
+    assert job.running(), "a failed --term checkpoint ended the job:\n" + job.finish().report()
+    intact(crenv, handle, tree, [1])
+    ckpt_ok(crenv, job, "--term")
+    result = job.finish()
+    assert result.returncode == 0 and crjob.ok_line(result.out) is None, result.report()
+    assert crjob.committed(handle) == [1, 3]
+    crenv.go()
+    del crenv.env["CRMPI_FAULT"]
+    restarted = crenv.restart(handle)
+    assert restarted.returncode == 0, restarted.report()
+    assert crjob.ok_line(restarted.out) == expected(2), restarted.report()
+    crjob.assert_clean(restarted.pid)
+
+
+def test_restart_refused_clearly(tmp_path, program):
+    """ompi-restart of a snapshot that cannot be used: every committed sequence damaged, or
+    the job's program gone from its path."""
+    crenv = crjob.CrEnv(tmp_path)
+    moved = str(tmp_path / "prog")
+    shutil.copy(program, moved)
+    job = crjob.CrJob(crenv, moved, 2)
+    job.ready()
+    ckpt_ok(crenv, job)
+    handle = ckpt_ok(crenv, job, "--term")
+    assert job.finish().returncode == 0, job.result.report()
+    crenv.go()
+    os.rename(moved, moved + ".away")
+    result = crenv.restart(handle)
+    assert result.returncode == 1 and "is not here" in result.err, result.report()
+    os.rename(moved + ".away", moved)
+    for seq in ("1", "2"):
+        with open(os.path.join(handle, seq, "rank.0", "rank.json"), "a") as f:
+            f.write(" ")
+    result = crenv.restart(handle)
+    assert result.returncode == 1, result.report()
+    assert "restarting from sequence 1 instead" in result.err, result.report()
+    assert "no older committed sequence" in result.err, result.report()
+    assert crjob.ok_line(result.out) is None
