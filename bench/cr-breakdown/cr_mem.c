@@ -2,7 +2,8 @@
  * cr_mem.c: a rank with MIB mebibytes of its own memory, for bench/cr-breakdown. Each rank
  * fills its memory with a pattern, exchanges a message with its neighbours in a ring now
  * and then, and, once READY_DIR/stop exists, checks every byte and exits (1 on a
- * mismatch). It creates READY_DIR/ready.<rank> once its memory is written.
+ * mismatch; rank 0 looks for the file and tells the others). It creates
+ * READY_DIR/ready.<rank> once its memory is written.
  *
  *   mpirun -np N cr_mem MIB READY_DIR
  */
@@ -34,8 +35,15 @@ int main(int argc, char **argv)
     snprintf(path, sizeof(path), "%s/ready.%d", argv[2], rank);
     fclose(fopen(path, "w"));
     snprintf(path, sizeof(path), "%s/stop", argv[2]);
-    for (int round = 0; access(path, F_OK) != 0; round++) {
+    for (int round = 0;; round++) {
         int next = (rank + 1) % size, prev = (rank + size - 1) % size, got = -1;
+        int stop = rank == 0 && access(path, F_OK) == 0;
+
+        /* Rank 0 decides for everyone: a rank that saw the file alone would leave its
+         * neighbour waiting for the next round's message. */
+        MPI_Bcast(&stop, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (stop)
+            break;
 
         MPI_Sendrecv(&round, 1, MPI_INT, next, 0, &got, 1, MPI_INT, prev, 0, MPI_COMM_WORLD,
                      MPI_STATUS_IGNORE);
