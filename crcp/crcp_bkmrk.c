@@ -6,9 +6,9 @@
 
 #include <sched.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "crcp.h"
+#include "clock.h"
 #include "crmpi_status.h"
 #include "log.h"
 #include "mpi_internal.h"
@@ -17,14 +17,6 @@
 static crmpi_crcp_stats_t crcp_bkmrk_stats;
 static uint64_t crcp_bkmrk_begin_ns;
 
-static uint64_t crcp_bkmrk_now_ns(void)
-{
-    struct timespec now;
-
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
-}
-
 int crmpi_crcp_bookmarks(crmpi_crcp_bookmark_t **marks_out, size_t *count_out)
 {
     uint32_t world_size = crmpi_mpi_state.job.size;
@@ -32,7 +24,7 @@ int crmpi_crcp_bookmarks(crmpi_crcp_bookmark_t **marks_out, size_t *count_out)
     size_t count = 0;
 
     crcp_bkmrk_stats = (crmpi_crcp_stats_t){0};
-    crcp_bkmrk_begin_ns = crcp_bkmrk_now_ns();
+    crcp_bkmrk_begin_ns = crmpi_clock_ns();
     marks = malloc((world_size ? world_size : 1) * sizeof(*marks));
     if (!marks) {
         crmpi_log_error("crcp: out of memory for %u bookmarks", world_size);
@@ -47,7 +39,7 @@ int crmpi_crcp_bookmarks(crmpi_crcp_bookmark_t **marks_out, size_t *count_out)
             marks[count++] = (crmpi_crcp_bookmark_t){.peer = peer, .count = sent};
     }
     crcp_bkmrk_stats.peers_sent = (uint32_t)count;
-    crcp_bkmrk_stats.bookmark_ns = crcp_bkmrk_now_ns() - crcp_bkmrk_begin_ns;
+    crcp_bkmrk_stats.bookmark_ns = crmpi_clock_ns() - crcp_bkmrk_begin_ns;
     *marks_out = marks;
     *count_out = count;
     return CRMPI_OK;
@@ -81,7 +73,7 @@ static int crcp_bkmrk_all_arrived(const crmpi_crcp_bookmark_t *expected, size_t 
 int crmpi_crcp_drain(const crmpi_crcp_bookmark_t *expected, size_t count, int timeout_ms,
                      crmpi_crcp_interrupt_fn_t interrupt_fn, void *interrupt_arg)
 {
-    uint64_t start = crcp_bkmrk_now_ns();
+    uint64_t start = crmpi_clock_ns();
     uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : start + (uint64_t)timeout_ms * 1000000u;
     uint64_t missing_at_start = 0, missing = 0;
     int rc;
@@ -93,7 +85,7 @@ int crmpi_crcp_drain(const crmpi_crcp_bookmark_t *expected, size_t count, int ti
         /* Other ranks' C/R threads drain too; on a crowded node, give them the core. */
         if (crmpi_progress() == 0)
             sched_yield();
-        if (crcp_bkmrk_now_ns() > deadline) {
+        if (crmpi_clock_ns() > deadline) {
             crmpi_log_error("crcp: drain not finished after %d ms: %llu messages from %zu "
                             "peers still missing%s",
                             timeout_ms, (unsigned long long)missing, count,
@@ -109,7 +101,7 @@ int crmpi_crcp_drain(const crmpi_crcp_bookmark_t *expected, size_t count, int ti
     }
     crcp_bkmrk_stats.messages_drained = missing_at_start - missing;
     crcp_bkmrk_stats.bytes_pulled = crmpi_pml_cr_stats()->pulled_bytes;
-    crcp_bkmrk_stats.drain_ns = crcp_bkmrk_now_ns() - start;
+    crcp_bkmrk_stats.drain_ns = crmpi_clock_ns() - start;
     return rc == 1 ? CRMPI_OK : rc;
 }
 

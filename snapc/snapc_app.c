@@ -7,9 +7,9 @@
 #include "config.h"
 
 #include <stdlib.h>
-#include <time.h>
 
 #include "crcp.h"
+#include "clock.h"
 #include "crmpi_status.h"
 #include "ctl.h"
 #include "fault.h"
@@ -22,14 +22,6 @@
 #include "snapc.h"
 
 static bool snapc_app_running; /* the reader thread was started */
-
-static uint64_t snapc_app_now_ns(void)
-{
-    struct timespec now;
-
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
-}
 
 /* Answer the coordinator: message `type` of checkpoint `seq`. */
 static void snapc_app_answer(crmpi_ctl_type_t type, uint32_t seq, int status, crmpi_buf_t *payload)
@@ -224,11 +216,11 @@ static void snapc_app_checkpoint(uint32_t seq)
         rc = snapc_app_wait(seq, want_suspend, true, &msg);
     if (rc == CRMPI_OK) {
         crmpi_ctl_msg_free(&msg);
-        start = snapc_app_now_ns();
+        start = crmpi_clock_ns();
         rc = crmpi_inc_pre_checkpoint();
         suspended = true; /* even after a failure: continue rebuilds what was released */
         crmpi_buf_init(&buf);
-        crmpi_buf_put_u64(&buf, snapc_app_now_ns() - start);
+        crmpi_buf_put_u64(&buf, crmpi_clock_ns() - start);
         snapc_app_answer(CRMPI_CTL_CKPT_READY, seq, rc, &buf);
         crmpi_buf_free(&buf);
     }
@@ -240,14 +232,14 @@ static void snapc_app_checkpoint(uint32_t seq)
     bool restart = rc == CRMPI_OK && msg.hdr.type == CRMPI_CTL_CKPT_RESTART;
 
     /* Continue, or, in a process restored from the image, restart. */
-    start = snapc_app_now_ns();
+    start = crmpi_clock_ns();
     int end_rc = restart ? snapc_app_restart(&msg) : suspended ? crmpi_inc_continue() : CRMPI_OK;
     if (rc == CRMPI_OK)
         crmpi_ctl_msg_free(&msg);
     crmpi_crcp_release();
     crmpi_unlock();
     crmpi_buf_init(&buf);
-    crmpi_buf_put_u64(&buf, snapc_app_now_ns() - start);
+    crmpi_buf_put_u64(&buf, crmpi_clock_ns() - start);
     snapc_app_answer(rc == CRMPI_OK ? CRMPI_CTL_CKPT_CONTINUED : CRMPI_CTL_CKPT_ABORT, seq, end_rc,
                      &buf);
     crmpi_buf_free(&buf);

@@ -10,10 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "crmpi_status.h"
+#include "clock.h"
 #include "filem.h"
 #include "log.h"
 #include "snapc_global.h"
@@ -54,14 +54,6 @@ struct crmpi_snapc_global {
     double phase_s[SNAPC_NUM_STEPS]; /* wall time of each step, by snapc_step_t */
     uint64_t image_bytes;            /* sum of CKPT_DUMPED */
 };
-
-static double snapc_global_now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static const char *snapc_global_step_name(snapc_step_t step)
 {
@@ -192,17 +184,23 @@ static void snapc_global_tool_reply(crmpi_snapc_global_t *global, int fd, uint32
     close(fd);
 }
 
-/* Send one step to every agent and wait for all of them. */
-static void snapc_global_step_all(crmpi_snapc_global_t *global, snapc_step_t step,
-                                  crmpi_ctl_type_t type, const crmpi_buf_t *payload)
+/* The current step is over (its wall time recorded); `step` begins, nobody answered yet. */
+static void snapc_global_enter(crmpi_snapc_global_t *global, snapc_step_t step)
 {
-    double now = snapc_global_now();
+    double now = crmpi_clock_s();
 
     global->phase_s[global->step] = now - global->step_started;
     global->step = step;
     global->step_started = now;
     global->num_answered = 0;
     memset(global->answered, 0, (size_t)global->params.np * sizeof(bool));
+}
+
+/* Send one step to every agent and wait for all of them. */
+static void snapc_global_step_all(crmpi_snapc_global_t *global, snapc_step_t step,
+                                  crmpi_ctl_type_t type, const crmpi_buf_t *payload)
+{
+    snapc_global_enter(global, step);
     for (int rank = 0; rank < global->params.np; rank++) {
         if (global->params.send_fn(global->params.arg, rank, type, global->seq, payload) !=
             CRMPI_OK)
@@ -297,7 +295,7 @@ void crmpi_snapc_global_tool(crmpi_snapc_global_t *global, int fd, crmpi_ctl_msg
         /* The tool leaves now, with the handle; its going away aborts nothing. */
         snapc_global_tool_reply(global, fd, global->seq, CRMPI_OK, global->jobdir);
     }
-    global->started = snapc_global_now();
+    global->started = crmpi_clock_s();
     global->step_started = global->started;
     global->image_bytes = 0;
     memset(global->phase_s, 0, sizeof(global->phase_s));
@@ -377,25 +375,25 @@ static void snapc_global_commit(crmpi_snapc_global_t *global)
     uint32_t seq = global->seq;
     int rc;
 
-    global->phase_s[SNAPC_STEP_STORED] = snapc_global_now() - global->step_started;
+    global->phase_s[SNAPC_STEP_STORED] = crmpi_clock_s() - global->step_started;
     for (int step = SNAPC_STEP_BOOKMARKS; step < SNAPC_NUM_STEPS; step++) {
         if (global->phase_s[step] > 0)
             filem_manifest_timing_add(global->manifest, phases[step], global->phase_s[step]);
     }
-    filem_manifest_timing_add(global->manifest, "total", snapc_global_now() - global->started);
+    filem_manifest_timing_add(global->manifest, "total", crmpi_clock_s() - global->started);
     rc = filem_seq_commit(global->jobdir, global->manifest, global->params.keep);
     if (rc != CRMPI_OK) {
         snapc_global_abort(global, "the snapshot could not be committed (mpirun says why)");
         return;
     }
-    crmpi_log_info(
-        "checkpoint %u of job %llu committed in %.3f s: drain %.1f ms, suspend "
-        "%.1f ms, dump %.3f s, continue %.1f ms, copy %.3f s, %llu bytes",
-        seq, (unsigned long long)global->params.jobid, snapc_global_now() - global->started,
-        (global->phase_s[SNAPC_STEP_BOOKMARKS] + global->phase_s[SNAPC_STEP_DRAINED]) * 1e3,
-        global->phase_s[SNAPC_STEP_READY] * 1e3, global->phase_s[SNAPC_STEP_DUMPED],
-        global->phase_s[SNAPC_STEP_CONTINUED] * 1e3, global->phase_s[SNAPC_STEP_STORED],
-        (unsigned long long)global->image_bytes);
+    crmpi_log_info("checkpoint %u of job %llu committed in %.3f s: drain %.1f ms, suspend "
+                   "%.1f ms, dump %.3f s, continue %.1f ms, copy %.3f s, %llu bytes",
+                   seq, (unsigned long long)global->params.jobid, crmpi_clock_s() - global->started,
+                   (global->phase_s[SNAPC_STEP_BOOKMARKS] + global->phase_s[SNAPC_STEP_DRAINED]) *
+                       1e3,
+                   global->phase_s[SNAPC_STEP_READY] * 1e3, global->phase_s[SNAPC_STEP_DUMPED],
+                   global->phase_s[SNAPC_STEP_CONTINUED] * 1e3, global->phase_s[SNAPC_STEP_STORED],
+                   (unsigned long long)global->image_bytes);
     snapc_global_end(global);
     if (global->tool_fd >= 0)
         snapc_global_tool_reply(global, global->tool_fd, seq, CRMPI_OK, global->jobdir);
@@ -406,13 +404,7 @@ static void snapc_global_commit(crmpi_snapc_global_t *global)
 /* Each agent copies its rank's images into <seq>.partial/rank.<r>. */
 static void snapc_global_store(crmpi_snapc_global_t *global)
 {
-    double now = snapc_global_now();
-
-    global->phase_s[global->step] = now - global->step_started;
-    global->step = SNAPC_STEP_STORED;
-    global->step_started = now;
-    global->num_answered = 0;
-    memset(global->answered, 0, (size_t)global->params.np * sizeof(bool));
+    snapc_global_enter(global, SNAPC_STEP_STORED);
     for (int rank = 0; rank < global->params.np; rank++) {
         crmpi_buf_t buf;
         char *dir = NULL;
@@ -433,11 +425,7 @@ static void snapc_global_advance(crmpi_snapc_global_t *global)
 
     switch (global->step) {
     case SNAPC_STEP_BOOKMARKS:
-        global->phase_s[SNAPC_STEP_BOOKMARKS] = snapc_global_now() - global->step_started;
-        global->step = SNAPC_STEP_DRAINED;
-        global->step_started = snapc_global_now();
-        global->num_answered = 0;
-        memset(global->answered, 0, (size_t)global->params.np * sizeof(bool));
+        snapc_global_enter(global, SNAPC_STEP_DRAINED);
         if (snapc_global_send_expected(global) != CRMPI_OK) {
             snapc_global_abort(global, "mpirun ran out of memory transposing the bookmarks");
             break;
@@ -446,7 +434,7 @@ static void snapc_global_advance(crmpi_snapc_global_t *global)
         break;
     case SNAPC_STEP_DRAINED:
         snapc_global_progress(global, "checkpoint %u: every channel drained (%.1f ms)", global->seq,
-                              (snapc_global_now() - global->started) * 1e3);
+                              (crmpi_clock_s() - global->started) * 1e3);
         snapc_global_step_all(global, SNAPC_STEP_READY, CRMPI_CTL_CKPT_SUSPEND, NULL);
         break;
     case SNAPC_STEP_READY:
@@ -460,7 +448,7 @@ static void snapc_global_advance(crmpi_snapc_global_t *global)
     case SNAPC_STEP_DUMPED:
         snapc_global_progress(global, "checkpoint %u: %llu bytes of images written (%.1f s)",
                               global->seq, (unsigned long long)global->image_bytes,
-                              snapc_global_now() - global->step_started);
+                              crmpi_clock_s() - global->step_started);
         /* --term: the ranks stay stopped until the commit, then the job ends. */
         if (global->flags & CRMPI_SNAPC_TERM)
             snapc_global_store(global);
@@ -596,7 +584,7 @@ void crmpi_snapc_global_tick(crmpi_snapc_global_t *global)
     char why[256];
 
     if (global->step == SNAPC_STEP_IDLE || global->params.timeout_s <= 0 ||
-        snapc_global_now() - global->step_started < global->params.timeout_s)
+        crmpi_clock_s() - global->step_started < global->params.timeout_s)
         return;
     for (int rank = 0; rank < global->params.np; rank++) {
         if (!global->answered[rank]) {

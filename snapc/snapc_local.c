@@ -11,9 +11,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "crmpi_status.h"
 #include "fault.h"
 #include "filem.h"
@@ -95,7 +95,7 @@ static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq)
     crmpi_snapc_dump_result_t result = {0};
     char dir[4096], images[4096];
     crmpi_buf_t reply;
-    struct timespec t0, t1;
+    uint64_t start;
     int rc;
 
     if (!local->dump) {
@@ -119,7 +119,7 @@ static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq)
     /* Fault points: a slow dump (the rank stays suspended), a dump that fails. */
     if (crmpi_fault_hit("snapc_dump_pause"))
         sleep(SNAPC_LOCAL_FAULT_PAUSE_S);
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    start = crmpi_clock_ns();
     if (crmpi_fault_hit("snapc_dump_fail")) {
         snprintf(result.error, sizeof(result.error),
                  "the dump of rank %d failed (fault injected: snapc_dump_fail)", local->rank);
@@ -127,7 +127,7 @@ static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq)
     } else {
         rc = local->dump(local->init_pid, images, &result);
     }
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    uint64_t dump_ns = crmpi_clock_ns() - start;
     if (rc == CRMPI_OK && snapc_local_rank_info(local, dir, &result) != CRMPI_OK) {
         snprintf(result.error, sizeof(result.error), "cannot write rank.json into %.400s", dir);
         rc = CRMPI_ERR_IO;
@@ -150,8 +150,7 @@ static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq)
     local->images_pending = true;
     crmpi_buf_init(&reply);
     crmpi_buf_put_u64(&reply, result.image_bytes);
-    crmpi_buf_put_u64(&reply, (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000u +
-                                  (uint64_t)(t1.tv_nsec - t0.tv_nsec));
+    crmpi_buf_put_u64(&reply, dump_ns);
     snapc_local_send(local->hnp_fd, CRMPI_CTL_CKPT_DUMPED, seq, CRMPI_OK, &reply);
     crmpi_buf_free(&reply);
 }

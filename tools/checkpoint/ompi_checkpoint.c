@@ -16,10 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "component.h"
+#include "clock.h"
 #include "crmpi_status.h"
 #include "ctl.h"
 #include "log.h"
@@ -52,14 +52,6 @@ typedef struct ompi_checkpoint_options {
     bool status; /* --status */
     bool list;   /* --list */
 } ompi_checkpoint_options_t;
-
-static double ompi_checkpoint_now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* @return 0 (parsed), 1 (--help shown), 2 (bad command line, said why) */
 static int ompi_checkpoint_parse(int argc, char **argv, ompi_checkpoint_options_t *opts)
@@ -198,14 +190,14 @@ int main(int argc, char **argv)
         crmpi_log_error("cannot send the request to mpirun: %s", crmpi_strerror(rc));
         return 1;
     }
-    start = last_note = ompi_checkpoint_now();
+    start = last_note = crmpi_clock_s();
     for (;;) {
         struct pollfd pfd = {.fd = fd, .events = POLLIN};
         crmpi_ctl_msg_t msg;
         const char *text = "";
 
         if (poll(&pfd, 1, 1000) == 0) {
-            double now = ompi_checkpoint_now();
+            double now = crmpi_clock_s();
 
             /* Long checkpoints show they are alive, once a second at most. */
             if (now - last_note >= 1.0) {
@@ -225,9 +217,9 @@ int main(int argc, char **argv)
         crmpi_buf_init_read(&buf, msg.payload, msg.hdr.len);
         crmpi_buf_get_str(&buf, &text);
         if (msg.hdr.type == CRMPI_CTL_TOOL_PROGRESS) {
-            if (opts.verbose || ompi_checkpoint_now() - start >= 1.0) {
+            if (opts.verbose || crmpi_clock_s() - start >= 1.0) {
                 fprintf(stderr, "ompi-checkpoint: %s\n", text);
-                last_note = ompi_checkpoint_now();
+                last_note = crmpi_clock_s();
             }
             crmpi_ctl_msg_free(&msg);
             continue;
@@ -236,7 +228,7 @@ int main(int argc, char **argv)
         if (rc == CRMPI_OK) {
             if (opts.verbose)
                 fprintf(stderr, "ompi-checkpoint: checkpoint %u taken in %.3f s\n", msg.hdr.seq,
-                        ompi_checkpoint_now() - start);
+                        crmpi_clock_s() - start);
             printf("%s\n", text);
         } else {
             crmpi_log_error("%s", *text ? text : crmpi_strerror(rc));

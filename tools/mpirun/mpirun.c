@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "clock.h"
 #include "crmpi_status.h"
 #include "ctl.h"
 #include "filem.h"
@@ -59,13 +60,6 @@ typedef struct mpirun_state {
     crmpi_snapc_global_t *snapc; /* the global checkpoint coordinator */
 } mpirun_state_t;
 
-static double mpirun_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static double mpirun_ts_seconds(const struct timespec *ts)
 {
     return (double)ts->tv_sec + (double)ts->tv_nsec * 1e-9;
@@ -73,7 +67,7 @@ static double mpirun_ts_seconds(const struct timespec *ts)
 
 static void mpirun_ts_after(struct timespec *ts_out, double seconds)
 {
-    double at = mpirun_now() + seconds;
+    double at = crmpi_clock_s() + seconds;
     ts_out->tv_sec = (time_t)at;
     ts_out->tv_nsec = (long)((at - (double)ts_out->tv_sec) * 1e9);
 }
@@ -421,7 +415,7 @@ static void mpirun_event_loop(mpirun_state_t *st)
                 fds[nfds++] = (struct pollfd){.fd = agent->err_fd, .events = POLLIN};
             }
         }
-        double now = mpirun_now(), wait_s = 1.0;
+        double now = crmpi_clock_s(), wait_s = 1.0;
         if (st->tearing_down && !st->killed) {
             wait_s = mpirun_ts_seconds(&st->kill_at) - now;
         } else if (st->job.opts->timeout_s && !st->tearing_down) {
@@ -452,7 +446,7 @@ static void mpirun_event_loop(mpirun_state_t *st)
             }
         }
         crmpi_snapc_global_tick(st->snapc);
-        now = mpirun_now();
+        now = crmpi_clock_s();
         if (st->job.opts->timeout_s && !st->tearing_down &&
             now >= mpirun_ts_seconds(&st->timeout_at)) {
             crmpi_log_error("the job did not finish within --timeout %d s; terminating it",
