@@ -44,6 +44,12 @@
  *                          <-  CKPT_STORED{files,sha256}
  *   all stored: manifest, commit (filem/), tool gets the handle
  *
+ *   --term: no CKPT_CONTINUE; the ranks wait (suspended, lock held) until the commit, then
+ *   mpirun ends the job. --stop: no CKPT_CONTINUE either; each agent stops its rank's
+ *   namespace (SIGSTOP) once dumped, and after the commit the job stays stopped until
+ *   mpirun receives SIGCONT (`kill -CONT <jobid>`): the agents continue their ranks
+ *   (SIGCONT) and pass CKPT_CONTINUE, which the ranks answer as above.
+ *
  *   Restart: the restored rank's C/R thread is still waiting after CKPT_READY; its new
  *   agent sends CKPT_RESTART{job facts, MCA parameters} instead of CKPT_CONTINUE, and INC
  *   runs the restart phase (new locality, BTLs selected again, PML sequence state reset).
@@ -69,7 +75,10 @@
 
 /* Flags of CKPT_BEGIN (ompi-checkpoint's options). */
 enum {
-    CRMPI_SNAPC_TERM = 1u << 0,   /* --term: the job ends after the dump */
+    CRMPI_SNAPC_TERM = 1u << 0,   /* --term: the job ends once the snapshot is committed */
+    CRMPI_SNAPC_STOP = 1u << 1,   /* --stop: the ranks are stopped (SIGSTOP) after their
+                                   * dump and stay so, after the commit, until mpirun gets
+                                   * SIGCONT; then they continue as after any checkpoint */
     CRMPI_SNAPC_NOWAIT = 1u << 2, /* --nowait: the tool leaves once the checkpoint started */
 };
 
@@ -80,6 +89,7 @@ typedef enum {
     CRMPI_SNAPC_SUSPENDING, /* transports being released */
     CRMPI_SNAPC_DUMPING,    /* CRIU writing images */
     CRMPI_SNAPC_STORING,    /* FileM moving images to stable storage; the job runs */
+    CRMPI_SNAPC_STOPPED,    /* --stop: committed, the ranks stopped until SIGCONT */
 } crmpi_snapc_state_t;
 
 /** "draining", ... for messages and ompi-ps. */

@@ -11,6 +11,7 @@ const char *crmpi_snapc_state_name(crmpi_snapc_state_t state)
     case CRMPI_SNAPC_SUSPENDING: return "suspending";
     case CRMPI_SNAPC_DUMPING: return "dumping";
     case CRMPI_SNAPC_STORING: return "storing";
+    case CRMPI_SNAPC_STOPPED: return "stopped";
     }
     return "?";
 }

@@ -28,6 +28,7 @@ typedef enum {
     SNAPC_STEP_DUMPED,    /* CKPT_DUMP sent */
     SNAPC_STEP_CONTINUED, /* CKPT_CONTINUE sent */
     SNAPC_STEP_STORED,    /* CKPT_STORE sent */
+    SNAPC_STEP_STOPPED,   /* --stop: committed; the ranks stay stopped until SIGCONT */
     SNAPC_NUM_STEPS
 } snapc_step_t;
 
@@ -65,6 +66,7 @@ static const char *snapc_global_step_name(snapc_step_t step)
     case SNAPC_STEP_DUMPED: return "dump";
     case SNAPC_STEP_CONTINUED: return "continue";
     case SNAPC_STEP_STORED: return "copy to stable storage";
+    case SNAPC_STEP_STOPPED: return "stop";
     case SNAPC_NUM_STEPS: break;
     }
     return "?";
@@ -140,6 +142,7 @@ crmpi_snapc_state_t crmpi_snapc_global_state(const crmpi_snapc_global_t *global)
     case SNAPC_STEP_CONTINUED: return CRMPI_SNAPC_DUMPING;
     case SNAPC_STEP_STORED:
     case SNAPC_NUM_STEPS: return CRMPI_SNAPC_STORING;
+    case SNAPC_STEP_STOPPED: return CRMPI_SNAPC_STOPPED;
     }
     return CRMPI_SNAPC_IDLE;
 }
@@ -209,16 +212,18 @@ static void snapc_global_step_all(crmpi_snapc_global_t *global, snapc_step_t ste
     }
 }
 
-/* Stop the checkpoint everywhere; the ranks undo what they did and go on. */
-static void snapc_global_abort(crmpi_snapc_global_t *global, const char *why)
+/* Stop the checkpoint everywhere; the ranks undo what they did. `outcome` says what
+ * happens to the job. */
+static void snapc_global_abort_job(crmpi_snapc_global_t *global, const char *why,
+                                   const char *outcome)
 {
     char text[768];
 
     snprintf(text, sizeof(text),
-             "checkpoint %u of job %llu aborted during the %s: %s; the job goes on and the "
-             "last committed snapshot is unchanged",
+             "checkpoint %u of job %llu aborted during the %s: %s; %s and the last committed "
+             "snapshot is unchanged",
              global->seq, (unsigned long long)global->params.jobid,
-             snapc_global_step_name(global->step), why);
+             snapc_global_step_name(global->step), why, outcome);
     crmpi_log_warn("%s", text);
     for (int rank = 0; rank < global->params.np; rank++)
         global->params.send_fn(global->params.arg, rank, CRMPI_CTL_CKPT_ABORT, global->seq, NULL);
@@ -226,6 +231,15 @@ static void snapc_global_abort(crmpi_snapc_global_t *global, const char *why)
         snapc_global_tool_reply(global, global->tool_fd, global->seq, CRMPI_ERR_CKPT_ABORTED, text);
     filem_seq_abort(global->jobdir, global->seq);
     snapc_global_end(global);
+}
+
+/* What an abort caused by a rank's death says of the job. */
+#define SNAPC_GLOBAL_RANK_DEATH "mpirun ends the job, as for any rank's death,"
+
+/* The usual abort: the ranks undo what they did and the job goes on. */
+static void snapc_global_abort(crmpi_snapc_global_t *global, const char *why)
+{
+    snapc_global_abort_job(global, why, "the job goes on");
 }
 
 void crmpi_snapc_global_status(crmpi_snapc_global_t *global, int fd)
@@ -261,6 +275,21 @@ void crmpi_snapc_global_tool(crmpi_snapc_global_t *global, int fd, crmpi_ctl_msg
         snapc_global_tool_reply(global, fd, 0, CRMPI_ERR_NOT_SUPPORTED,
                                 "the job was not started with --with-ft cr, so it cannot be "
                                 "checkpointed");
+        return;
+    }
+    if ((flags & CRMPI_SNAPC_TERM) && (flags & CRMPI_SNAPC_STOP)) {
+        snapc_global_tool_reply(global, fd, 0, CRMPI_ERR_BAD_PARAM,
+                                "a checkpoint cannot both terminate and stop the job");
+        return;
+    }
+    if (global->step == SNAPC_STEP_STOPPED) {
+        char text[256];
+
+        snprintf(text, sizeof(text),
+                 "the job is stopped after checkpoint %u (--stop); resume it first with "
+                 "kill -CONT %llu",
+                 global->seq, (unsigned long long)global->params.jobid);
+        snapc_global_tool_reply(global, fd, global->seq, CRMPI_ERR_RESOURCE_BUSY, text);
         return;
     }
     if (global->step != SNAPC_STEP_IDLE) {
@@ -395,10 +424,29 @@ static void snapc_global_commit(crmpi_snapc_global_t *global)
                    global->phase_s[SNAPC_STEP_CONTINUED] * 1e3, global->phase_s[SNAPC_STEP_STORED],
                    (unsigned long long)global->image_bytes);
     snapc_global_end(global);
+    if (global->flags & CRMPI_SNAPC_STOP) {
+        global->step = SNAPC_STEP_STOPPED;
+        snapc_global_progress(global,
+                              "checkpoint %u: the job is stopped; resume it with kill -CONT %llu",
+                              seq, (unsigned long long)global->params.jobid);
+        crmpi_log_info("job %llu is stopped after checkpoint %u; kill -CONT %llu resumes it",
+                       (unsigned long long)global->params.jobid, seq,
+                       (unsigned long long)global->params.jobid);
+    }
     if (global->tool_fd >= 0)
         snapc_global_tool_reply(global, global->tool_fd, seq, CRMPI_OK, global->jobdir);
     if (global->flags & CRMPI_SNAPC_TERM)
         global->params.terminate_fn(global->params.arg);
+}
+
+bool crmpi_snapc_global_resume(crmpi_snapc_global_t *global)
+{
+    if (global->step != SNAPC_STEP_STOPPED)
+        return false;
+    crmpi_log_info("resuming job %llu, stopped after checkpoint %u",
+                   (unsigned long long)global->params.jobid, global->seq);
+    snapc_global_step_all(global, SNAPC_STEP_CONTINUED, CRMPI_CTL_CKPT_CONTINUE, NULL);
+    return true;
 }
 
 /* Each agent copies its rank's images into <seq>.partial/rank.<r>. */
@@ -449,18 +497,25 @@ static void snapc_global_advance(crmpi_snapc_global_t *global)
         snapc_global_progress(global, "checkpoint %u: %llu bytes of images written (%.1f s)",
                               global->seq, (unsigned long long)global->image_bytes,
                               crmpi_clock_s() - global->step_started);
-        /* --term: the ranks stay stopped until the commit, then the job ends. */
-        if (global->flags & CRMPI_SNAPC_TERM)
+        /* --term and --stop: the ranks stay suspended (--stop: stopped) until the commit. */
+        if (global->flags & (CRMPI_SNAPC_TERM | CRMPI_SNAPC_STOP))
             snapc_global_store(global);
         else
             snapc_global_step_all(global, SNAPC_STEP_CONTINUED, CRMPI_CTL_CKPT_CONTINUE, NULL);
         break;
     case SNAPC_STEP_CONTINUED:
+        if (global->flags & CRMPI_SNAPC_STOP) {
+            /* Resumed after --stop: the snapshot was committed before the stop. */
+            crmpi_log_info("job %llu resumed", (unsigned long long)global->params.jobid);
+            snapc_global_end(global);
+            break;
+        }
         snapc_global_progress(global, "checkpoint %u: the job goes on; copying the images to %s",
                               global->seq, global->jobdir);
         snapc_global_store(global);
         break;
     case SNAPC_STEP_STORED: snapc_global_commit(global); break;
+    case SNAPC_STEP_STOPPED:
     case SNAPC_STEP_IDLE:
     case SNAPC_NUM_STEPS: break;
     }
@@ -523,7 +578,7 @@ static int snapc_global_keep_entry(crmpi_snapc_global_t *global, int rank,
 
 void crmpi_snapc_global_agent_msg(crmpi_snapc_global_t *global, int rank, crmpi_ctl_msg_t *msg)
 {
-    static const crmpi_ctl_type_t expected_type[] = {
+    static const crmpi_ctl_type_t expected_type[SNAPC_NUM_STEPS] = {
         [SNAPC_STEP_BOOKMARKS] = CRMPI_CTL_CKPT_BOOKMARKS,
         [SNAPC_STEP_DRAINED] = CRMPI_CTL_CKPT_DRAINED,
         [SNAPC_STEP_READY] = CRMPI_CTL_CKPT_READY,
@@ -553,7 +608,10 @@ void crmpi_snapc_global_agent_msg(crmpi_snapc_global_t *global, int rank, crmpi_
 
         snapc_global_reason(msg, reason, sizeof(reason));
         snprintf(why, sizeof(why), "rank %d: %s", rank, reason);
-        snapc_global_abort(global, why);
+        if (msg->hdr.status == CRMPI_ERR_PEER_GONE) /* the rank died: the job ends */
+            snapc_global_abort_job(global, why, SNAPC_GLOBAL_RANK_DEATH);
+        else
+            snapc_global_abort(global, why);
         return;
     }
     if (global->step == SNAPC_STEP_BOOKMARKS && snapc_global_keep_marks(global, rank, msg)) {
@@ -583,7 +641,8 @@ void crmpi_snapc_global_tick(crmpi_snapc_global_t *global)
 {
     char why[256];
 
-    if (global->step == SNAPC_STEP_IDLE || global->params.timeout_s <= 0 ||
+    if (global->step == SNAPC_STEP_IDLE || global->step == SNAPC_STEP_STOPPED ||
+        global->params.timeout_s <= 0 ||
         crmpi_clock_s() - global->step_started < global->params.timeout_s)
         return;
     for (int rank = 0; rank < global->params.np; rank++) {
@@ -605,8 +664,14 @@ void crmpi_snapc_global_rank_gone(crmpi_snapc_global_t *global, int rank)
      * images (an agent that dies instead is caught by the timeout). */
     if (global->step == SNAPC_STEP_IDLE || global->step == SNAPC_STEP_STORED)
         return;
+    if (global->step == SNAPC_STEP_STOPPED) {
+        /* Killed while stopped: the snapshot is committed; mpirun ends the job as for any
+         * rank's death. */
+        global->step = SNAPC_STEP_IDLE;
+        return;
+    }
     snprintf(why, sizeof(why), "rank %d ended", rank);
-    snapc_global_abort(global, why);
+    snapc_global_abort_job(global, why, SNAPC_GLOBAL_RANK_DEATH);
 }
 
 void crmpi_snapc_global_tool_event(crmpi_snapc_global_t *global)

@@ -5,6 +5,7 @@
  *   agents --CKPT_* answers------> mpirun: crmpi_snapc_global_agent_msg
  *   every loop turn                        crmpi_snapc_global_tick     (timeouts)
  *   an agent or rank gone                  crmpi_snapc_global_rank_gone
+ *   SIGCONT (after --stop)                 crmpi_snapc_global_resume
  *
  * It sends to the agents through `send_fn`, reports to the tool over the tool's socket
  * (TOOL_PROGRESS lines, then one REPLY whose payload is the snapshot handle or the reason
@@ -67,6 +68,10 @@ void crmpi_snapc_global_tool_event(crmpi_snapc_global_t *global);
 
 /** A CKPT_* message from rank `rank`'s agent (the caller frees it). */
 void crmpi_snapc_global_agent_msg(crmpi_snapc_global_t *global, int rank, crmpi_ctl_msg_t *msg);
+
+/** mpirun received SIGCONT: a job stopped by a --stop checkpoint continues (CKPT_CONTINUE
+ *  to every agent). @return true when the job was stopped so. */
+bool crmpi_snapc_global_resume(crmpi_snapc_global_t *global);
 
 /** Check the current step's deadline. */
 void crmpi_snapc_global_tick(crmpi_snapc_global_t *global);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@
 #include "fault.h"
 #include "filem.h"
 #include "log.h"
+#include "snapc.h"
 #include "snapc_local.h"
 #include "snapshot.h"
 
@@ -90,7 +92,24 @@ static int snapc_local_rank_info(const crmpi_snapc_local_t *local, const char *d
     return rc;
 }
 
-static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq)
+/* SIGSTOP or SIGCONT to the rank's whole namespace: the init called setsid(), so its pid
+ * is the process group of every process there (from outside, the init takes SIGSTOP). */
+static void snapc_local_freeze(crmpi_snapc_local_t *local, bool frozen)
+{
+    if (local->rank_frozen == frozen)
+        return;
+    if (kill(-local->init_pid, frozen ? SIGSTOP : SIGCONT) < 0)
+        crmpi_log_warn("snapc: cannot %s rank %d: %s", frozen ? "stop" : "continue", local->rank,
+                       strerror(errno));
+    local->rank_frozen = frozen;
+}
+
+void crmpi_snapc_local_thaw(crmpi_snapc_local_t *local)
+{
+    snapc_local_freeze(local, false);
+}
+
+static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq, uint32_t flags)
 {
     crmpi_snapc_dump_result_t result = {0};
     char dir[4096], images[4096];
@@ -139,15 +158,17 @@ static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq)
          * ("the rank keeps running", says the CRS): say what happened instead. WNOWAIT: the
          * agent's loop reaps the init and reports the death to mpirun. */
         if (waitid(P_PID, (id_t)local->init_pid, &ended, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-            ended.si_pid == local->init_pid)
-            snprintf(result.error, sizeof(result.error),
-                     "the rank ended during its dump (mpirun ends the job, as for any rank's "
-                     "death)");
+            ended.si_pid == local->init_pid) {
+            snprintf(result.error, sizeof(result.error), "the rank ended during its dump");
+            rc = CRMPI_ERR_PEER_GONE; /* mpirun says what happens to the job */
+        }
         filem_tree_remove(dir);
         snapc_local_refuse(local, CRMPI_CTL_CKPT_DUMPED, seq, rc, result.error);
         return;
     }
     local->images_pending = true;
+    if (flags & CRMPI_SNAPC_STOP)
+        snapc_local_freeze(local, true); /* --stop: until mpirun's CKPT_CONTINUE */
     crmpi_buf_init(&reply);
     crmpi_buf_put_u64(&reply, result.image_bytes);
     crmpi_buf_put_u64(&reply, dump_ns);
@@ -234,15 +255,25 @@ void crmpi_snapc_local_from_hnp(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg
         snapc_local_to_rank(local, msg);
         break;
     case CRMPI_CTL_CKPT_EXPECT:
-    case CRMPI_CTL_CKPT_SUSPEND:
-    case CRMPI_CTL_CKPT_CONTINUE: snapc_local_to_rank(local, msg); break;
+    case CRMPI_CTL_CKPT_SUSPEND: snapc_local_to_rank(local, msg); break;
+    case CRMPI_CTL_CKPT_CONTINUE:
+        snapc_local_freeze(local, false);
+        snapc_local_to_rank(local, msg);
+        break;
     case CRMPI_CTL_CKPT_ABORT:
+        snapc_local_freeze(local, false);
         snapc_local_dir(local, msg->hdr.seq, NULL, dir, sizeof(dir));
         filem_tree_remove(dir);
         local->images_pending = false;
         snapc_local_to_rank(local, msg);
         break;
-    case CRMPI_CTL_CKPT_DUMP: snapc_local_dump(local, msg->hdr.seq); break;
+    case CRMPI_CTL_CKPT_DUMP: {
+        uint32_t flags = 0;
+
+        crmpi_buf_get_u32(&req, &flags);
+        snapc_local_dump(local, msg->hdr.seq, flags);
+        break;
+    }
     case CRMPI_CTL_CKPT_STORE:
         if (crmpi_buf_get_str(&req, &dest) != CRMPI_OK || crmpi_buf_get_done(&req) != CRMPI_OK) {
             snapc_local_refuse(local, CRMPI_CTL_CKPT_STORED, msg->hdr.seq, CRMPI_ERR_PROTO,

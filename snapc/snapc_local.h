@@ -6,6 +6,8 @@
  *                                                               rank into node-local storage)
  *                                                             CKPT_STORE (FileM copies that
  *                                                               to the global snapshot)
+ *                                                             --stop: SIGSTOP after the dump,
+ *                                                               SIGCONT at CKPT_CONTINUE
  *   rank   --CKPT_*--> agent: crmpi_snapc_local_from_rank --> mpirun (as is)
  *
  * The rank can take part only between its CR_START and CR_STOP (the span of its C/R
@@ -49,6 +51,7 @@ struct crmpi_snapc_local {
     bool rank_stopped;          /* CR_STOP seen: no checkpoint any more */
     bool in_checkpoint;         /* the rank is inside checkpoint `seq` */
     bool images_pending;        /* dumped, not yet stored or aborted: the agent must stay */
+    bool rank_frozen;           /* --stop: the rank's namespace is stopped (SIGSTOP) */
     uint32_t seq;               /* the checkpoint in progress */
     crmpi_snapc_dump_fn_t dump; /* NULL: no checkpointer (not built, or cannot run) */
     char drain_stats[256];      /* the rank's CKPT_DRAINED figures, as JSON, for rank.json */
@@ -56,6 +59,10 @@ struct crmpi_snapc_local {
 
 /** A CKPT_* message from mpirun (the caller frees it). */
 void crmpi_snapc_local_from_hnp(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg);
+
+/** Continue the rank's namespace if a --stop checkpoint stopped it (before an ending
+ *  signal is passed to it, which a stopped process would not act on). */
+void crmpi_snapc_local_thaw(crmpi_snapc_local_t *local);
 
 /** A CKPT_* message from the rank, passed up (the caller frees it). */
 void crmpi_snapc_local_from_rank(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg);

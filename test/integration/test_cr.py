@@ -14,6 +14,9 @@ Flavours:
                 ranks run bound to one core each
   concurrent    a checkpoint, then two ompi-restart of it at once while the checkpointed
                 job still runs: three copies of the job, each must finish alike
+  stop          ompi-checkpoint --stop: every thread of every rank stopped, further
+                checkpoints refused; ompi-restart of the snapshot while the job is stopped
+                (a migration), then kill -CONT resumes the stopped job; both finish alike
 
 Every scenario runs in continue and restart; the other flavours on a subset (the file has
 to stay within a few minutes on a 2-core machine).
@@ -54,6 +57,7 @@ for _name, _desc in SCENARIOS.items():
     FLAVOURS += [(_name, "other_btl", _desc["np"][0]), (_name, "cycles", _desc["np"][0])]
 FLAVOURS += [("unmatched", "twice", 3), ("probe", "twice", 2), ("corners", "concurrent", 3)]
 FLAVOURS += [("probe", "other_layout", 2), ("threads", "other_layout", 2)]
+FLAVOURS += [("inflight", "stop", 2), ("threads", "stop", 2)]
 
 
 @pytest.fixture(scope="module")
@@ -143,6 +147,10 @@ def test_scenario(programs, baselines, tmp_path, name, flavour, np):
         crjob.assert_clean(job.jobid)
         return
 
+    if flavour == "stop":
+        check_stop(crenv, job, programs(name), expected)
+        return
+
     if flavour == "concurrent":
         import subprocess
         handle = checkpoint_ok(crenv, job)
@@ -205,6 +213,44 @@ def test_scenario(programs, baselines, tmp_path, name, flavour, np):
     for _ in range(runs):
         result = restart_ok(crenv, handle, *restart_args)
         assert crjob.ok_line(result.out) == expected, result.report("ompi-restart")
+
+
+def thread_states(pids):
+    """The scheduler state letter of every thread of these processes."""
+    states = []
+    for pid in pids:
+        for tid in os.listdir("/proc/%d/task" % pid):
+            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                states.append(f.read().rsplit(")", 1)[1].split()[0])
+    return states
+
+
+def check_stop(crenv, job, program, expected):
+    import signal
+    ranks = crjob.processes_of(job.jobid, exe=program)
+    assert len(ranks) == job.np, ranks
+    handle = checkpoint_ok(crenv, job, "--stop")
+    states = thread_states(ranks)
+    assert states and set(states) == {"T"}, "not every rank thread is stopped: %s" % states
+    status = crenv.checkpoint(job.jobid, "--status")
+    assert status.returncode == 0 and "stopped (after checkpoint 1;" in status.out, \
+        status.report("ompi-checkpoint --status")
+    refused = crenv.checkpoint(job.jobid)
+    assert refused.returncode == 1 and "kill -CONT %d" % job.jobid in refused.err, \
+        refused.report("ompi-checkpoint of a stopped job")
+    assert crjob.committed(handle) == [1], crjob.committed(handle)
+    crenv.go()
+    # The snapshot restarts while the job it came from is stopped.
+    result = restart_ok(crenv, handle)
+    assert crjob.ok_line(result.out) == expected, result.report("ompi-restart")
+    assert job.running() and set(thread_states(ranks)) == {"T"}, \
+        "the stopped job moved before SIGCONT"
+    os.kill(job.jobid, signal.SIGCONT)
+    result = job.finish()
+    assert result.returncode == 0, result.report()
+    assert crjob.ok_line(result.out) == expected, result.report()
+    assert "resumed" in result.err, result.report()
+    crjob.assert_clean(job.jobid)
 
 
 def rank_resources(pid):

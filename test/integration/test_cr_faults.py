@@ -266,6 +266,8 @@ def test_rank_killed_during_checkpoint(tmp_path, program):
     assert "aborted during the dump" in err, err
     assert re.search(r"rank [01]: the rank ended during its dump", err), err
     assert "keeps running" not in err, "the message says the dead rank keeps running:\n" + err
+    assert "job goes on" not in err and "mpirun ends the job" in err, \
+        "the message must say that the job ends:\n" + err
     result = job.finish()
     assert result.returncode != 0, result.report()
     crjob.assert_clean(job.jobid)
@@ -282,6 +284,8 @@ def test_rank_dies_during_quiesce(tmp_path, program):
     result = crenv.checkpoint(job.jobid)
     assert result.returncode == 1, result.report()
     assert "aborted during the" in result.err and "rank 1" in result.err, result.report()
+    assert "job goes on" not in result.err and "mpirun ends the job" in result.err, \
+        result.report("the message must say that the job ends")
     finished = job.finish()
     assert finished.returncode != 0, finished.report()
     assert "fault injected: snapc_quiesce_crash" in finished.err, finished.report()

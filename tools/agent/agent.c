@@ -80,6 +80,7 @@ static void agent_handle_signals(agent_state_t *st)
         st->signals_received++;
         if (st->init_alive) {
             kill(st->child.init_pid, sig == SIGHUP ? SIGTERM : sig);
+            crmpi_snapc_local_thaw(&st->snapc); /* stopped by --stop: let it act on it */
         }
     }
 }

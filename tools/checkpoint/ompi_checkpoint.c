@@ -35,6 +35,8 @@ static const char ompi_checkpoint_usage[] =
     "directory to give to ompi-restart.\n"
     "\n"
     "  --term           terminate the job once the snapshot is committed\n"
+    "  --stop           stop the job (SIGSTOP) after its dump; it stays stopped, with the\n"
+    "                   snapshot committed, until 'kill -CONT JOBID' resumes it\n"
     "  -w, --nowait     return once the checkpoint has started (the handle is printed)\n"
     "  -s, --status     print the job's checkpoint state instead of checkpointing\n"
     "  -l, --list       list the job's committed snapshots instead of checkpointing\n"
@@ -66,6 +68,8 @@ static int ompi_checkpoint_parse(int argc, char **argv, ompi_checkpoint_options_
             return 1;
         } else if (strcmp(arg, "--term") == 0) {
             opts->flags |= CRMPI_SNAPC_TERM;
+        } else if (strcmp(arg, "--stop") == 0) {
+            opts->flags |= CRMPI_SNAPC_STOP;
         } else if (strcmp(arg, "-w") == 0 || strcmp(arg, "--nowait") == 0) {
             opts->flags |= CRMPI_SNAPC_NOWAIT;
         } else if (strcmp(arg, "-s") == 0 || strcmp(arg, "--status") == 0) {
@@ -90,6 +94,10 @@ static int ompi_checkpoint_parse(int argc, char **argv, ompi_checkpoint_options_
         } else {
             jobid_text = arg;
         }
+    }
+    if ((opts->flags & CRMPI_SNAPC_TERM) && (opts->flags & CRMPI_SNAPC_STOP)) {
+        crmpi_log_error("--term and --stop exclude each other");
+        return 2;
     }
     if (!jobid_text) {
         crmpi_log_error("no jobid given (the pid of the job's mpirun; see --help)");
@@ -142,12 +150,19 @@ static int ompi_checkpoint_status(const ompi_checkpoint_options_t *opts)
                         (unsigned long long)opts->jobid);
         return 1;
     }
-    if (opts->status)
+    if (opts->status) {
+        char note[128] = "";
+
+        if (status.state == CRMPI_SNAPC_STOPPED)
+            snprintf(note, sizeof(note), " (after checkpoint %u; kill -CONT %llu resumes it)",
+                     status.last_seq, (unsigned long long)status.jobid);
+        else if (status.state != CRMPI_SNAPC_IDLE)
+            snprintf(note, sizeof(note), " (a checkpoint is in progress)");
         printf("job %llu: %u ranks of %s; checkpoint/restart %s; %s%s\n",
                (unsigned long long)status.jobid, status.np, status.program,
                status.cr ? "enabled" : "not enabled (no --with-ft cr)",
-               crmpi_snapc_state_name((crmpi_snapc_state_t)status.state),
-               status.state == CRMPI_SNAPC_IDLE ? "" : " (a checkpoint is in progress)");
+               crmpi_snapc_state_name((crmpi_snapc_state_t)status.state), note);
+    }
     if (opts->list) {
         if (!status.cr || filem_commit_read(status.jobdir, &commit) != CRMPI_OK) {
             printf("job %llu: no committed snapshot\n", (unsigned long long)status.jobid);
@@ -229,6 +244,11 @@ int main(int argc, char **argv)
             if (opts.verbose)
                 fprintf(stderr, "ompi-checkpoint: checkpoint %u taken in %.3f s\n", msg.hdr.seq,
                         crmpi_clock_s() - start);
+            if (opts.flags & CRMPI_SNAPC_STOP)
+                fprintf(stderr,
+                        "ompi-checkpoint: job %llu is stopped; 'kill -CONT %llu' "
+                        "resumes it\n",
+                        (unsigned long long)opts.jobid, (unsigned long long)opts.jobid);
             printf("%s\n", text);
         } else {
             crmpi_log_error("%s", *text ? text : crmpi_strerror(rc));

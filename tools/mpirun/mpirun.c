@@ -49,7 +49,7 @@ typedef struct mpirun_state {
     mpirun_job_t job;            /* the job being run */
     const plm_ops_t *plm;        /* the selected launch component */
     int listen_fd;               /* control socket the agents connect to */
-    int signal_fd;               /* SIGINT, SIGTERM, SIGHUP, SIGCHLD */
+    int signal_fd;               /* SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGCONT */
     int exit_code;               /* what mpirun will return; set by the first failure */
     int failed;                  /* a failure was recorded (exit_code is final) */
     int tearing_down;            /* SIGTERM was sent to the agents */
@@ -355,6 +355,12 @@ static void mpirun_handle_signal(mpirun_state_t *st)
         int sig = (int)si.ssi_signo;
         if (sig == SIGCHLD) {
             mpirun_reap(st);
+            continue;
+        }
+        if (sig == SIGCONT) {
+            /* kill -CONT <jobid>: a job stopped by ompi-checkpoint --stop goes on. */
+            if (st->snapc)
+                crmpi_snapc_global_resume(st->snapc);
             continue;
         }
         if (st->tearing_down) {
@@ -844,6 +850,7 @@ int main(int argc, char **argv)
     sigaddset(&mask, SIGTERM);
     sigaddset(&mask, SIGHUP);
     sigaddset(&mask, SIGCHLD);
+    sigaddset(&mask, SIGCONT);
     sigprocmask(SIG_BLOCK, &mask, NULL);
     signal(SIGPIPE, SIG_IGN);
     st.signal_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
