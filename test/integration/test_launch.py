@@ -192,8 +192,23 @@ def test_mpirun_killed_hard_takes_the_job_with_it(mpi_job):
     while job_processes(proc.pid) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert job_processes(proc.pid) == []
-    # mpirun had no chance to clean its session directory; remove it for the next tests.
-    subprocess.run(["rm", "-rf", os.path.join(session_root(), str(proc.pid))])
+    # mpirun had no chance to remove its session directory: the next mpirun does.
+    left = os.path.join(session_root(), str(proc.pid))
+    assert os.path.isdir(left)
+    rc, out, err, jobid = run(["-np", "1", mpi_job])
+    assert rc == 0, err
+    assert not os.path.exists(left), "the session directory of a killed mpirun stays"
+
+
+def test_session_directory_of_an_earlier_mpirun_with_the_same_pid(mpi_job):
+    """A killed mpirun's session directory, named after its pid, must not stop a later
+    mpirun that gets the same pid (here: a shell that makes the directory, then becomes
+    mpirun by exec)."""
+    script = 'mkdir -p "$0/$$/ckpt/1" && exec "$@"'
+    proc = subprocess.run(["sh", "-c", script, session_root(), MPIRUN, "-np", "2", mpi_job],
+                          capture_output=True, text=True, timeout=HANG)
+    assert proc.returncode == 0, proc.stderr
+    assert "File exists" not in proc.stderr, proc.stderr
 
 
 def test_timeout(mpi_job):

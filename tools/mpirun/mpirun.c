@@ -473,16 +473,43 @@ static int mpirun_rm_entry(const char *path, const struct stat *sb, int type, st
     return remove(path) < 0 && errno != ENOENT ? -1 : 0;
 }
 
+static void mpirun_tree_remove(const char *path)
+{
+    if (nftw(path, mpirun_rm_entry, 16, FTW_DEPTH | FTW_PHYS) < 0 && errno != ENOENT)
+        crmpi_log_warn("cannot remove the session directory %s: %s", path, strerror(errno));
+}
+
 static void mpirun_session_remove(const mpirun_job_t *job)
 {
     if (!job->session_dir[0]) {
         return;
     }
-    if (nftw(job->session_dir, mpirun_rm_entry, 16, FTW_DEPTH | FTW_PHYS) < 0 && errno != ENOENT) {
-        crmpi_log_warn("cannot remove the session directory %s: %s", job->session_dir,
-                       strerror(errno));
-    }
+    mpirun_tree_remove(job->session_dir);
     /* The per-user parent stays: other jobs of the same user may be using it. */
+}
+
+/*
+ * Session directories of mpiruns that were killed before they could remove them (SIGKILL,
+ * a crash): a directory is named after its mpirun's pid, so one whose pid no process has
+ * any more, or that has this mpirun's pid, is left over.
+ */
+static void mpirun_session_sweep(const char *parent, uint64_t own_jobid)
+{
+    struct dirent *entry;
+    DIR *dir = opendir(parent);
+
+    while (dir && (entry = readdir(dir)) != NULL) {
+        char *end, path[PATH_MAX];
+        unsigned long long jobid = strtoull(entry->d_name, &end, 10);
+
+        if (*end || jobid == 0 || jobid > INT_MAX ||
+            (jobid != own_jobid && (kill((pid_t)jobid, 0) == 0 || errno != ESRCH)))
+            continue;
+        if ((size_t)snprintf(path, sizeof(path), "%s/%s", parent, entry->d_name) < sizeof(path))
+            mpirun_tree_remove(path);
+    }
+    if (dir)
+        closedir(dir);
 }
 
 /*
@@ -523,6 +550,7 @@ static int mpirun_session_create(mpirun_job_t *job)
         crmpi_log_error("cannot create %s: %s", parent, strerror(errno));
         return CRMPI_ERR_IO;
     }
+    mpirun_session_sweep(parent, job->jobid);
     if ((size_t)snprintf(job->session_dir, sizeof(job->session_dir), "%s/%llu", parent,
                          (unsigned long long)job->jobid) >= sizeof(job->session_dir)) {
         crmpi_log_error("session directory path under %s is too long", parent);
