@@ -71,7 +71,11 @@
 #ifndef CRMPI_SNAPC_H
 #define CRMPI_SNAPC_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+#include "ctl.h"
+#include "crcp.h"
 
 /* Flags of CKPT_BEGIN (ompi-checkpoint's options). */
 enum {
@@ -94,6 +98,21 @@ typedef enum {
 
 /** "draining", ... for messages and ompi-ps. */
 const char *crmpi_snapc_state_name(crmpi_snapc_state_t state);
+
+/*
+ * Bookmarks on the wire (CKPT_BOOKMARKS up, CKPT_EXPECT down): u32 n, then n x (u32 peer,
+ * u32 messages), the same for both directions.
+ */
+/** Append `count` bookmarks to `buf`. */
+void crmpi_snapc_marks_put(crmpi_buf_t *buf, const crmpi_crcp_bookmark_t *marks, size_t count);
+/**
+ * Read the bookmarks that make up the rest of `buf`. Every peer must be below `np`.
+ * @param marks_out  malloc'ed array (caller frees), *count_out entries; set on CRMPI_OK
+ * @return CRMPI_OK, CRMPI_ERR_PROTO (malformed, or a peer outside the job) or
+ *         CRMPI_ERR_OUT_OF_RESOURCE
+ */
+int crmpi_snapc_marks_get(crmpi_buf_t *buf, uint32_t np, crmpi_crcp_bookmark_t **marks_out,
+                          size_t *count_out);
 
 /*
  * App coordinator (libmpi: snapc_app.c)

@@ -70,43 +70,6 @@ static int snapc_app_wait(uint32_t seq, const crmpi_ctl_type_t *want, bool progr
     }
 }
 
-/* The bookmarks as sent in CKPT_BOOKMARKS and CKPT_EXPECT. */
-static void snapc_app_put_bookmarks(crmpi_buf_t *buf, const crmpi_crcp_bookmark_t *marks,
-                                    size_t count)
-{
-    crmpi_buf_put_u32(buf, (uint32_t)count);
-    for (size_t i = 0; i < count; i++) {
-        crmpi_buf_put_u32(buf, marks[i].peer);
-        crmpi_buf_put_u32(buf, marks[i].count);
-    }
-}
-
-static int snapc_app_get_bookmarks(crmpi_ctl_msg_t *msg, crmpi_crcp_bookmark_t **marks_out,
-                                   size_t *count_out)
-{
-    crmpi_buf_t buf;
-    uint32_t count = 0;
-    crmpi_crcp_bookmark_t *marks;
-
-    crmpi_buf_init_read(&buf, msg->payload, msg->hdr.len);
-    if (crmpi_buf_get_u32(&buf, &count) != CRMPI_OK || count > crmpi_mpi_state.job.size)
-        return CRMPI_ERR_PROTO;
-    marks = calloc(count ? count : 1, sizeof(*marks));
-    if (!marks)
-        return CRMPI_ERR_OUT_OF_RESOURCE;
-    for (uint32_t i = 0; i < count; i++) {
-        crmpi_buf_get_u32(&buf, &marks[i].peer);
-        crmpi_buf_get_u32(&buf, &marks[i].count);
-    }
-    if (crmpi_buf_get_done(&buf) != CRMPI_OK) {
-        free(marks);
-        return CRMPI_ERR_PROTO;
-    }
-    *marks_out = marks;
-    *count_out = count;
-    return CRMPI_OK;
-}
-
 /* The drain's interrupt: has the coordinator aborted checkpoint *arg (or gone away)? */
 static int snapc_app_aborted(void *arg)
 {
@@ -140,7 +103,7 @@ static int snapc_app_quiesce(uint32_t seq)
     rc = crmpi_crcp_bookmarks(&marks, &count);
     crmpi_buf_init(&buf);
     if (rc == CRMPI_OK)
-        snapc_app_put_bookmarks(&buf, marks, count);
+        crmpi_snapc_marks_put(&buf, marks, count);
     free(marks);
     snapc_app_answer(CRMPI_CTL_CKPT_BOOKMARKS, seq, rc, &buf);
     crmpi_buf_free(&buf);
@@ -151,7 +114,8 @@ static int snapc_app_quiesce(uint32_t seq)
     rc = snapc_app_wait(seq, want_expect, true, &msg);
     if (rc != CRMPI_OK)
         return rc;
-    rc = snapc_app_get_bookmarks(&msg, &marks, &count);
+    crmpi_buf_init_read(&buf, msg.payload, msg.hdr.len);
+    rc = crmpi_snapc_marks_get(&buf, crmpi_mpi_state.job.size, &marks, &count);
     crmpi_ctl_msg_free(&msg);
     if (rc == CRMPI_OK) {
         /* The coordinator aborts everyone when a rank's drain fails: no deadline here. */

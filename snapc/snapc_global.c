@@ -34,8 +34,8 @@ typedef enum {
 
 /* One rank's bookmarks: messages it sent to each peer. */
 typedef struct snapc_marks {
-    uint32_t count;
-    uint32_t *pairs; /* peer, messages; 2 * count entries */
+    size_t count;
+    crmpi_crcp_bookmark_t *marks;
 } snapc_marks_t;
 
 struct crmpi_snapc_global {
@@ -101,7 +101,7 @@ int crmpi_snapc_global_create(const crmpi_snapc_global_params_t *params,
 static void snapc_global_marks_free(crmpi_snapc_global_t *global)
 {
     for (int rank = 0; rank < global->params.np; rank++) {
-        free(global->marks[rank].pairs);
+        free(global->marks[rank].marks);
         global->marks[rank] = (snapc_marks_t){0};
     }
 }
@@ -344,51 +344,45 @@ void crmpi_snapc_global_tool(crmpi_snapc_global_t *global, int fd, crmpi_ctl_msg
 static int snapc_global_send_expected(crmpi_snapc_global_t *global)
 {
     int np = global->params.np;
-    size_t *first = calloc((size_t)np + 1, sizeof(size_t)), total = 0;
-    uint32_t *pairs = NULL;
+    size_t *first = calloc((size_t)np + 1, sizeof(size_t)), total;
+    crmpi_crcp_bookmark_t *expected = NULL;
+    size_t *next = NULL;
 
     if (!first)
         return CRMPI_ERR_OUT_OF_RESOURCE;
     for (int sender = 0; sender < np; sender++) {
-        for (uint32_t i = 0; i < global->marks[sender].count; i++)
-            first[global->marks[sender].pairs[2 * i] + 1]++; /* peer < np: keep_marks */
+        for (size_t i = 0; i < global->marks[sender].count; i++)
+            first[global->marks[sender].marks[i].peer + 1]++; /* peer < np: marks_get */
     }
     for (int rank = 0; rank < np; rank++)
         first[rank + 1] += first[rank];
     total = first[np];
-    pairs = malloc(2 * (total ? total : 1) * sizeof(uint32_t));
-    size_t *next = malloc((size_t)np * sizeof(size_t));
-    if (!pairs || !next) {
+    expected = malloc((total ? total : 1) * sizeof(*expected));
+    next = malloc((size_t)np * sizeof(size_t));
+    if (!expected || !next) {
         free(first);
-        free(pairs);
+        free(expected);
         free(next);
         return CRMPI_ERR_OUT_OF_RESOURCE;
     }
     memcpy(next, first, (size_t)np * sizeof(size_t));
     for (int sender = 0; sender < np; sender++) {
-        const snapc_marks_t *marks = &global->marks[sender];
+        const snapc_marks_t *sent = &global->marks[sender];
 
-        for (uint32_t i = 0; i < marks->count; i++) {
-            size_t at = next[marks->pairs[2 * i]]++;
-
-            pairs[2 * at] = (uint32_t)sender;
-            pairs[2 * at + 1] = marks->pairs[2 * i + 1];
-        }
+        for (size_t i = 0; i < sent->count; i++)
+            expected[next[sent->marks[i].peer]++] =
+                (crmpi_crcp_bookmark_t){.peer = (uint32_t)sender, .count = sent->marks[i].count};
     }
     for (int rank = 0; rank < np; rank++) {
         crmpi_buf_t buf;
 
         crmpi_buf_init(&buf);
-        crmpi_buf_put_u32(&buf, (uint32_t)(first[rank + 1] - first[rank]));
-        for (size_t at = first[rank]; at < first[rank + 1]; at++) {
-            crmpi_buf_put_u32(&buf, pairs[2 * at]);
-            crmpi_buf_put_u32(&buf, pairs[2 * at + 1]);
-        }
+        crmpi_snapc_marks_put(&buf, expected + first[rank], first[rank + 1] - first[rank]);
         global->params.send_fn(global->params.arg, rank, CRMPI_CTL_CKPT_EXPECT, global->seq, &buf);
         crmpi_buf_free(&buf);
     }
     free(first);
-    free(pairs);
+    free(expected);
     free(next);
     return CRMPI_OK;
 }
@@ -537,24 +531,11 @@ static void snapc_global_reason(const crmpi_ctl_msg_t *msg, char *why, size_t le
 static int snapc_global_keep_marks(crmpi_snapc_global_t *global, int rank,
                                    const crmpi_ctl_msg_t *msg)
 {
-    snapc_marks_t *marks = &global->marks[rank];
+    snapc_marks_t *sent = &global->marks[rank];
     crmpi_buf_t buf;
-    uint32_t count;
 
     crmpi_buf_init_read(&buf, msg->payload, msg->hdr.len);
-    if (crmpi_buf_get_u32(&buf, &count) != CRMPI_OK || count > (uint32_t)global->params.np)
-        return CRMPI_ERR_PROTO;
-    marks->pairs = calloc(2 * (size_t)count + 1, sizeof(uint32_t));
-    if (!marks->pairs)
-        return CRMPI_ERR_OUT_OF_RESOURCE;
-    marks->count = count;
-    for (uint32_t i = 0; i < 2 * count; i++)
-        crmpi_buf_get_u32(&buf, &marks->pairs[i]);
-    for (uint32_t i = 0; i < count; i++) {
-        if (marks->pairs[2 * i] >= (uint32_t)global->params.np)
-            return CRMPI_ERR_PROTO; /* a peer outside the job */
-    }
-    return crmpi_buf_get_done(&buf);
+    return crmpi_snapc_marks_get(&buf, (uint32_t)global->params.np, &sent->marks, &sent->count);
 }
 
 /* CKPT_STORED: the rank's files, sizes and checksums, for the manifest. */
