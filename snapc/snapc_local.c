@@ -22,6 +22,7 @@
 #include "snapc.h"
 #include "snapc_local.h"
 #include "snapshot.h"
+#include "software.h"
 
 /* How long the fault point snapc_dump_pause holds the dump back (runtime/fault.c). */
 #define SNAPC_LOCAL_FAULT_PAUSE_S 3
@@ -70,6 +71,24 @@ static int snapc_local_mkdirs(const char *path)
     return mkdir(tmp, 0700) < 0 && errno != EEXIST ? CRMPI_ERR_IO : CRMPI_OK;
 }
 
+/* The rank's host pid: the one child of its namespace's init. @return it, or -1. */
+static pid_t snapc_local_rank_pid(const crmpi_snapc_local_t *local)
+{
+    char path[96];
+    long pid = -1;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)local->init_pid,
+             (int)local->init_pid);
+    f = fopen(path, "re");
+    if (!f)
+        return -1;
+    if (fscanf(f, "%ld", &pid) != 1)
+        pid = -1;
+    fclose(f);
+    return (pid_t)pid;
+}
+
 /* rank.json beside the images: what the rank and the dump said about this checkpoint. */
 static int snapc_local_rank_info(const crmpi_snapc_local_t *local, const char *dir,
                                  const crmpi_snapc_dump_result_t *result)
@@ -87,6 +106,12 @@ static int snapc_local_rank_info(const crmpi_snapc_local_t *local, const char *d
     filem_rank_info_set_int(info, "crs", "image_bytes", (int64_t)result->image_bytes);
     if (local->drain_stats[0])
         filem_rank_info_set_json(info, "crcp", "drain", local->drain_stats);
+    /* The rank is its init's one child; without the list, a restart is checked by CRIU only. */
+    pid_t rank_pid = snapc_local_rank_pid(local);
+    if (rank_pid <= 0 || filem_software_record(info, rank_pid) != CRMPI_OK)
+        crmpi_log_warn("snapc: cannot list the files rank %d maps; ompi-restart will not check "
+                       "them",
+                       local->rank);
     rc = filem_rank_info_write(info, dir);
     filem_rank_info_destroy(info);
     return rc;

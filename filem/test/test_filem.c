@@ -31,6 +31,7 @@
 #include "filem.h"
 #include "log.h"
 #include "snapshot.h"
+#include "software.h"
 #include "test_capture.h"
 
 /* Files of every fake rank snapshot, sorted by path as put reports them. */
@@ -934,6 +935,66 @@ static void test_parameters(void **state)
     free(global);
 }
 
+/* A rank's mapped files, recorded (this process's own: the test binary, libc...), then
+ * checked against files that went missing or changed. */
+static int software_find_libc(const char *section, const char *key, const char *value, void *arg)
+{
+    if (strcmp(section, "software") == 0 && strstr(key, "/libc.so")) {
+        snprintf(arg, 4096, "%s|%s", key, value);
+        return 1;
+    }
+    return 0;
+}
+
+static void test_software(void **state)
+{
+    fixture_t *fx = *state;
+    filem_rank_info_t *info;
+    char libc[4096] = "", problem[4600], path[4096], value[4400];
+    struct stat st;
+
+    assert_int_equal(filem_rank_info_create(0, &info), CRMPI_OK);
+    assert_int_equal(filem_software_record(info, getpid()), CRMPI_OK);
+    assert_int_equal(filem_software_check(info, problem, sizeof(problem)), CRMPI_OK);
+    filem_rank_info_foreach(info, software_find_libc, libc);
+    assert_non_null(strstr(libc, "\"build_id\":\"")); /* Debian's libc has a build-id */
+    assert_null(strstr(libc, "\"build_id\":\"\""));
+    filem_rank_info_destroy(info);
+
+    /* Another build of a library: its build-id differs. */
+    *strchr(libc, '|') = '\0';
+    assert_int_equal(stat(libc, &st), 0);
+    assert_int_equal(filem_rank_info_create(0, &info), CRMPI_OK);
+    snprintf(value, sizeof(value), "{\"size\": %lld, \"build_id\": \"00ff\"}",
+             (long long)st.st_size);
+    assert_int_equal(filem_rank_info_set_json(info, "software", libc, value), CRMPI_OK);
+    assert_int_equal(filem_software_check(info, problem, sizeof(problem)), CRMPI_ERR_BAD_PARAM);
+    assert_non_null(strstr(problem, "build-id"));
+    assert_non_null(strstr(problem, "00ff"));
+    filem_rank_info_destroy(info);
+
+    /* A file without a build-id that grew, then went away. */
+    snprintf(path, sizeof(path), "%s/data", fx->top);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("0123456789", f);
+    fclose(f);
+    assert_int_equal(filem_rank_info_create(0, &info), CRMPI_OK);
+    assert_int_equal(
+        filem_rank_info_set_json(info, "software", path, "{\"size\": 10, \"build_id\": \"\"}"),
+        CRMPI_OK);
+    assert_int_equal(filem_software_check(info, problem, sizeof(problem)), CRMPI_OK);
+    f = fopen(path, "a");
+    fputs("!", f);
+    fclose(f);
+    assert_int_equal(filem_software_check(info, problem, sizeof(problem)), CRMPI_ERR_BAD_PARAM);
+    assert_non_null(strstr(problem, "11 bytes"));
+    unlink(path);
+    assert_int_equal(filem_software_check(info, problem, sizeof(problem)), CRMPI_ERR_NOT_FOUND);
+    assert_non_null(strstr(problem, "is not here"));
+    filem_rank_info_destroy(info);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -954,6 +1015,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fault_spec, setup, teardown),
         cmocka_unit_test_setup_teardown(test_progress, setup, teardown),
         cmocka_unit_test_setup_teardown(test_parameters, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_software, setup, teardown),
     };
 
     crmpi_log_set_who("test_filem");

@@ -532,8 +532,8 @@ def test_term_checkpoint_fails(tmp_path, program, expected, calibration):
 
 
 def test_restart_refused_clearly(tmp_path, program):
-    """ompi-restart of a snapshot that cannot be used: every committed sequence damaged, or
-    the job's program gone from its path."""
+    """ompi-restart of a snapshot that cannot be used: the job's program gone from its path
+    or replaced by another build, or every committed sequence damaged."""
     crenv = crjob.CrEnv(tmp_path)
     moved = str(tmp_path / "prog")
     shutil.copy(program, moved)
@@ -546,6 +546,16 @@ def test_restart_refused_clearly(tmp_path, program):
     os.rename(moved, moved + ".away")
     result = crenv.restart(handle)
     assert result.returncode == 1 and "is not here" in result.err, result.report()
+    # Another build of the program at the same path: refused before anything is launched,
+    # naming the file (CRIU would refuse each rank's image only after the launch).
+    other = subprocess.run([crjob.tool("mpicc"), "-O0", "-DCR_ANOTHER_BUILD",
+                            os.path.join(crjob.CR_DIR, PROGRAM + ".c"), "-o", moved,
+                            "-lpthread"], capture_output=True, text=True)
+    assert other.returncode == 0, other.stderr
+    result = crenv.restart(handle)
+    assert result.returncode == 1, result.report()
+    assert "%s is not the file the job ran" % moved in result.err, result.report()
+    assert "build-id" in result.err and "crmpi-agent" not in result.err, result.report()
     os.rename(moved + ".away", moved)
     for seq in ("1", "2"):
         with open(os.path.join(handle, seq, "rank.0", "rank.json"), "a") as f:

@@ -2,11 +2,11 @@
  * ompi_restart.c: ompi-restart, a job restarted from a snapshot (DESIGN sections 1 and 4).
  *
  * It opens the snapshot (checking every checksum of the chosen sequence, and falling back
- * to the previous committed sequence when one is damaged), checks that the program the job
- * ran is still there (a restored rank maps the same executable and libraries: restart
- * nodes need the same software image), then runs mpirun with --restore and the launch
- * options of the restart: the rank count is the snapshot's; hosts, mapping, binding and
- * MCA parameters (the BTLs among them) may change.
+ * to the previous committed sequence when one is damaged), checks that the program and
+ * every library the ranks mapped are still there, unchanged (a restored rank maps the same
+ * files: restart nodes need the same software image; software.h), then runs mpirun with --restore
+ * and the launch options of the restart: the rank count is the snapshot's; hosts, mapping, binding
+ * and MCA parameters (the BTLs among them) may change.
  */
 #include "config.h"
 
@@ -24,6 +24,7 @@
 #include "log.h"
 #include "param.h"
 #include "snapshot.h"
+#include "software.h"
 
 static const char ompi_restart_usage[] =
     "Usage: ompi-restart [OPTION]... HANDLE\n"
@@ -150,6 +151,37 @@ static bool ompi_restart_mca_given(const ompi_restart_options_t *opts, const cha
     return false;
 }
 
+/*
+ * Every file a rank mapped at its dump (rank.json's "software" section) is here, unchanged:
+ * otherwise CRIU would refuse each rank's image, after the job was launched.
+ */
+static int ompi_restart_software_check(const filem_restart_t *restart)
+{
+    char problem[4600];
+
+    for (size_t rank = 0; rank < restart->manifest->num_ranks; rank++) {
+        filem_rank_info_t *info = NULL;
+        char *rank_dir = NULL;
+        int rc = filem_rank_dir_path(restart->seq_dir, (int)rank, &rank_dir);
+
+        if (rc == CRMPI_OK)
+            rc = filem_rank_info_read(rank_dir, &info); /* older snapshots: no rank.json */
+        free(rank_dir);
+        if (rc != CRMPI_OK)
+            continue;
+        rc = filem_software_check(info, problem, sizeof(problem));
+        filem_rank_info_destroy(info);
+        if (rc != CRMPI_OK) {
+            crmpi_log_error("cannot restart rank %zu: %s; a restart needs the same software "
+                            "image (program and libraries at the same paths) as the "
+                            "checkpointed job",
+                            rank, problem);
+            return rc;
+        }
+    }
+    return CRMPI_OK;
+}
+
 /* mpirun beside this program (the same installation). */
 static int ompi_restart_mpirun_path(char *path, size_t len)
 {
@@ -199,6 +231,8 @@ int main(int argc, char **argv)
                         program, strerror(errno));
         return 1;
     }
+    if (ompi_restart_software_check(restart) != CRMPI_OK)
+        return 1;
     if (ompi_restart_mpirun_path(mpirun, sizeof(mpirun)) != CRMPI_OK) {
         crmpi_log_error("cannot find mpirun beside ompi-restart");
         return 1;
