@@ -32,6 +32,10 @@ const crmpi_fault_point_t crmpi_fault_points[] = {
     {"filem_copy_enospc",
      "FileM: a write to stable storage fails with ENOSPC (the disk is full) while a rank's "
      "files are copied"},
+    {"filem_copy_pause",
+     "FileM: the agent's copy of its rank's images to stable storage waits 3 seconds before it "
+     "starts, while the rank runs (a slow copy: lets a test act while a checkpoint is being "
+     "stored)"},
     {"filem_copy_corrupt",
      "FileM: a copied file's bytes are damaged on stable storage after their checksum was "
      "computed (restart verification must catch it)"},

@@ -64,9 +64,10 @@
  * parameters, since they grow with image size.
  *
  * Threading: the global and local coordinators run in the single-threaded event loops of
- * mpirun and the agent. The app coordinator runs on the rank's C/R thread, which reads
- * every message of the control socket (replies to the rank's own requests are handed to
- * the thread that asked).
+ * mpirun and the agent (whose copy to stable storage runs in a thread of its own, handed
+ * back to the loop through an fd: snapc_local.h). The app coordinator runs on the rank's
+ * C/R thread, which reads every message of the control socket (replies to the rank's own
+ * requests are handed to the thread that asked).
  */
 #ifndef CRMPI_SNAPC_H
 #define CRMPI_SNAPC_H

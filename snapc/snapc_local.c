@@ -1,15 +1,18 @@
 /*
  * snapc_local.c: the local coordinator (snapc_local.h), in crmpi-agent: it passes the
  * protocol between mpirun and its rank, dumps the rank through the CRS into node-local
- * storage, and copies the images to the global snapshot through FileM.
+ * storage, and copies the images to the global snapshot through FileM, in a thread of
+ * its own (see the header for the hand-off to the event loop).
  */
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,8 +27,25 @@
 #include "snapshot.h"
 #include "software.h"
 
-/* How long the fault point snapc_dump_pause holds the dump back (runtime/fault.c). */
+/* How long the fault points snapc_dump_pause and filem_copy_pause hold the dump or the copy
+ * back (runtime/fault.c). */
 #define SNAPC_LOCAL_FAULT_PAUSE_S 3
+
+/* One copy of a checkpoint's node-local images to stable storage. The loop fills it and
+ * starts the thread; the thread sets `status` and `json` and writes done_fd last; the loop
+ * reads them after pthread_join. */
+struct crmpi_snapc_local_copy {
+    pthread_t thread;       /* runs snapc_local_copy_run */
+    int done_fd;            /* eventfd: written by the thread when it is done */
+    uint32_t seq;           /* the checkpoint */
+    int rank;               /* whose images, for FileM's messages */
+    const filem_ops_t *ops; /* FileM, opened by the loop (filem_base_open is not thread-safe) */
+    char src_dir[4096];     /* the node-local images; removed by the thread */
+    char *dest_dir;         /* the rank's directory of <seq>.partial */
+    bool aborted;           /* mpirun aborted the checkpoint (atomic: set by the loop) */
+    int status;             /* the copy's result */
+    char *json;             /* on success: the rank's files (filem_rank_entry_encode) */
+};
 
 static int snapc_local_send(int fd, crmpi_ctl_type_t type, uint32_t seq, int status,
                             const crmpi_buf_t *payload)
@@ -201,29 +221,40 @@ static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq, uint32_t 
     crmpi_buf_free(&reply);
 }
 
-/* Copy the node-local images to `dest` (the rank's directory of the global snapshot). */
-static void snapc_local_store(crmpi_snapc_local_t *local, uint32_t seq, const char *dest)
+/* The copy's thread. Ending signals stay blocked here (the mask is inherited from the loop's
+ * thread), so they reach the agent's signalfd. */
+static void *snapc_local_copy_run(void *arg)
 {
-    const filem_ops_t *ops;
+    crmpi_snapc_local_copy_t *copy = arg;
+    filem_transfer_t transfer = {
+        .rank = copy->rank, .src_dir = copy->src_dir, .dest_dir = copy->dest_dir};
     filem_rank_entry_t entry = {0};
-    char dir[4096], why[512];
-    char *json = NULL;
-    crmpi_buf_t reply;
-    int rc;
+    uint64_t one = 1;
 
-    snapc_local_dir(local, seq, NULL, dir, sizeof(dir));
-    rc = filem_base_open(&ops);
-    if (rc == CRMPI_OK) {
-        filem_transfer_t transfer = {.rank = local->rank, .src_dir = dir, .dest_dir = dest};
-
-        rc = ops->put(&transfer, &entry);
-        filem_base_close();
-    }
-    if (rc == CRMPI_OK)
-        rc = filem_rank_entry_encode(&entry, &json);
+    /* Fault point: a slow copy, while the rank runs. */
+    if (crmpi_fault_hit("filem_copy_pause"))
+        sleep(SNAPC_LOCAL_FAULT_PAUSE_S);
+    /* An aborted checkpoint's <seq>.partial is gone: nothing to copy into. */
+    if (__atomic_load_n(&copy->aborted, __ATOMIC_ACQUIRE))
+        copy->status = CRMPI_ERR_CKPT_ABORTED;
+    else
+        copy->status = copy->ops->put(&transfer, &entry);
+    if (copy->status == CRMPI_OK)
+        copy->status = filem_rank_entry_encode(&entry, &copy->json);
     filem_rank_entry_clear(&entry);
-    filem_tree_remove(dir);
-    local->images_pending = false;
+    filem_tree_remove(copy->src_dir);
+    while (write(copy->done_fd, &one, sizeof(one)) < 0 && errno == EINTR) {
+    }
+    return NULL;
+}
+
+/* CKPT_STORED for `seq`: the rank's files (json), or why the copy to `dest` failed. */
+static void snapc_local_stored(crmpi_snapc_local_t *local, uint32_t seq, const char *dest, int rc,
+                               const char *json)
+{
+    char why[512];
+    crmpi_buf_t reply;
+
     if (rc != CRMPI_OK) {
         snprintf(why, sizeof(why), "copying the images to %.400s failed (%s)", dest,
                  rc == CRMPI_ERR_OUT_OF_RESOURCE ? "the disk is full" : crmpi_strerror(rc));
@@ -234,7 +265,100 @@ static void snapc_local_store(crmpi_snapc_local_t *local, uint32_t seq, const ch
     crmpi_buf_put_str(&reply, json);
     snapc_local_send(local->hnp_fd, CRMPI_CTL_CKPT_STORED, seq, CRMPI_OK, &reply);
     crmpi_buf_free(&reply);
-    free(json);
+}
+
+/* Start copying the node-local images to `dest` (the rank's directory of the global
+ * snapshot); crmpi_snapc_local_copy_done answers mpirun. */
+static void snapc_local_store(crmpi_snapc_local_t *local, uint32_t seq, const char *dest)
+{
+    crmpi_snapc_local_copy_t *copy = calloc(1, sizeof(*copy));
+    char dir[4096];
+    int rc;
+
+    if (!copy) {
+        crmpi_log_error("snapc: out of memory starting the copy of checkpoint %u", seq);
+        rc = CRMPI_ERROR;
+        goto err_refuse;
+    }
+    copy->seq = seq;
+    copy->rank = local->rank;
+    snapc_local_dir(local, seq, NULL, copy->src_dir, sizeof(copy->src_dir));
+    copy->dest_dir = strdup(dest);
+    copy->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (!copy->dest_dir || copy->done_fd < 0) {
+        crmpi_log_error("snapc: cannot start the copy of checkpoint %u: %s", seq, strerror(errno));
+        rc = CRMPI_ERROR;
+        goto err_free_copy;
+    }
+    rc = filem_base_open(&copy->ops);
+    if (rc != CRMPI_OK)
+        goto err_free_copy;
+    rc = pthread_create(&copy->thread, NULL, snapc_local_copy_run, copy);
+    if (rc != 0) {
+        crmpi_log_error("snapc: cannot start the copy of checkpoint %u: %s", seq, strerror(rc));
+        rc = CRMPI_ERROR;
+        goto err_close_filem;
+    }
+    local->copy = copy;
+    return;
+
+err_close_filem:
+    filem_base_close();
+err_free_copy:
+    if (copy->done_fd >= 0)
+        close(copy->done_fd);
+    free(copy->dest_dir);
+    free(copy);
+err_refuse:
+    snapc_local_dir(local, seq, NULL, dir, sizeof(dir));
+    filem_tree_remove(dir);
+    local->images_pending = false;
+    snapc_local_stored(local, seq, dest, rc, NULL);
+}
+
+int crmpi_snapc_local_copy_fd(const crmpi_snapc_local_t *local)
+{
+    return local->copy ? local->copy->done_fd : -1;
+}
+
+void crmpi_snapc_local_copy_done(crmpi_snapc_local_t *local)
+{
+    crmpi_snapc_local_copy_t *copy = local->copy;
+    uint64_t count;
+
+    if (!copy || read(copy->done_fd, &count, sizeof(count)) != sizeof(count))
+        return; /* not over yet */
+    pthread_join(copy->thread, NULL);
+    filem_base_close();
+    local->copy = NULL;
+    local->images_pending = false;
+    /* An ending agent reports nothing: mpirun, tearing the job down, would still commit a
+     * sequence whose every copy was reported. */
+    if (!local->ending)
+        snapc_local_stored(local, copy->seq, copy->dest_dir, copy->status, copy->json);
+    close(copy->done_fd);
+    free(copy->dest_dir);
+    free(copy->json);
+    free(copy);
+}
+
+/*
+ * No new checkpoint, dump or copy while a copy runs (mpirun aborted the checkpoint being
+ * copied, after a timeout, and went on): one copy at a time per agent, and a rank's images
+ * are not taken again before the last ones are out of node-local storage.
+ * @return true when the step was refused (answered with `answer`).
+ */
+static bool snapc_local_copy_busy(crmpi_snapc_local_t *local, crmpi_ctl_type_t answer, uint32_t seq)
+{
+    char why[160];
+
+    if (!local->copy)
+        return false;
+    snprintf(why, sizeof(why),
+             "its agent is still copying the images of checkpoint %u to stable storage",
+             local->copy->seq);
+    snapc_local_refuse(local, answer, seq, CRMPI_ERR_RESOURCE_BUSY, why);
+    return true;
 }
 
 /* Pass a step to the rank; it answers mpirun itself. */
@@ -264,6 +388,8 @@ void crmpi_snapc_local_from_hnp(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg
                                                    : "it has not finished MPI_Init");
             break;
         }
+        if (snapc_local_copy_busy(local, CRMPI_CTL_CKPT_BOOKMARKS, msg->hdr.seq))
+            break;
         if (local->in_checkpoint) {
             char why[128];
 
@@ -287,19 +413,28 @@ void crmpi_snapc_local_from_hnp(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg
         break;
     case CRMPI_CTL_CKPT_ABORT:
         snapc_local_freeze(local, false);
-        snapc_local_dir(local, msg->hdr.seq, NULL, dir, sizeof(dir));
-        filem_tree_remove(dir);
-        local->images_pending = false;
+        if (local->copy && local->copy->seq == msg->hdr.seq) {
+            /* Its thread still uses the images, and removes them when done. */
+            __atomic_store_n(&local->copy->aborted, true, __ATOMIC_RELEASE);
+        } else {
+            snapc_local_dir(local, msg->hdr.seq, NULL, dir, sizeof(dir));
+            filem_tree_remove(dir);
+            /* A copy of an earlier checkpoint may still run (this one was refused). */
+            local->images_pending = local->copy != NULL;
+        }
         snapc_local_to_rank(local, msg);
         break;
     case CRMPI_CTL_CKPT_DUMP: {
         uint32_t flags = 0;
 
         crmpi_buf_get_u32(&req, &flags);
-        snapc_local_dump(local, msg->hdr.seq, flags);
+        if (!snapc_local_copy_busy(local, CRMPI_CTL_CKPT_DUMPED, msg->hdr.seq))
+            snapc_local_dump(local, msg->hdr.seq, flags);
         break;
     }
     case CRMPI_CTL_CKPT_STORE:
+        if (snapc_local_copy_busy(local, CRMPI_CTL_CKPT_STORED, msg->hdr.seq))
+            break;
         if (crmpi_buf_get_str(&req, &dest) != CRMPI_OK || crmpi_buf_get_done(&req) != CRMPI_OK) {
             snapc_local_refuse(local, CRMPI_CTL_CKPT_STORED, msg->hdr.seq, CRMPI_ERR_PROTO,
                                "malformed store request");

@@ -13,8 +13,23 @@
  * The rank can take part only between its CR_START and CR_STOP (the span of its C/R
  * thread); outside it, the agent answers CKPT_BEGIN itself with an error that says why.
  * Node-local images: <local_base>/ckpt/<seq>/rank.<r>/ (rank.json, criu/), removed once stored
- * or aborted. Single-threaded: called from the agent's event loop; the dump and the copy
- * block it (the rank is frozen during the dump; it runs during the copy).
+ * or aborted.
+ *
+ * Threading: every function here runs on the agent's event loop, the only thread that writes
+ * to mpirun or the rank. The dump blocks the loop (the rank is suspended meanwhile). The copy
+ * does not, since the rank runs during it and needs its agent (output, fence, modex): CKPT_STORE
+ * starts a thread that runs FileM's put and removes the node-local images, then makes
+ * crmpi_snapc_local_copy_fd() readable; the loop polls that fd and calls
+ * crmpi_snapc_local_copy_done(), which joins the thread and sends CKPT_STORED. While a copy
+ * runs:
+ *   - an ABORT of its checkpoint leaves the images to the thread (which skips the copy if it
+ *     has not started it); CKPT_STORED still follows, and mpirun, for whom that checkpoint
+ *     is over, only removes again what the copy may have written into the aborted sequence;
+ *   - CKPT_BEGIN (and DUMP, STORE) are refused, saying the copy is not over;
+ *   - images_pending stays true, so the agent outlives a rank that ends meanwhile.
+ * An agent that is ending (`ending`: mpirun's teardown) reports no copy, so that the sequence
+ * is never committed; if it leaves before the copy is over, the thread ends with the process
+ * and the sequence stays <seq>.partial.
  */
 #ifndef CRMPI_SNAPC_LOCAL_H
 #define CRMPI_SNAPC_LOCAL_H
@@ -33,6 +48,8 @@ typedef struct crmpi_snapc_dump_result {
 } crmpi_snapc_dump_result_t;
 
 typedef struct crmpi_snapc_local crmpi_snapc_local_t;
+/* A copy to stable storage in progress (snapc_local.c). */
+typedef struct crmpi_snapc_local_copy crmpi_snapc_local_copy_t;
 
 /**
  * Dump the rank's namespace (init `init_pid`) into the existing, empty directory `dir`,
@@ -52,9 +69,12 @@ struct crmpi_snapc_local {
     bool in_checkpoint;         /* the rank is inside checkpoint `seq` */
     bool images_pending;        /* dumped, not yet stored or aborted: the agent must stay */
     bool rank_frozen;           /* --stop: the rank's namespace is stopped (SIGSTOP) */
+    bool ending;                /* the agent is being torn down: a copy is not reported */
     uint32_t seq;               /* the checkpoint in progress */
     crmpi_snapc_dump_fn_t dump; /* NULL: no checkpointer (not built, or cannot run) */
     char drain_stats[256];      /* the rank's CKPT_DRAINED figures, as JSON, for rank.json */
+    /* The copy to stable storage in progress (its thread runs), or NULL. */
+    crmpi_snapc_local_copy_t *copy;
 };
 
 /** A CKPT_* message from mpirun (the caller frees it). */
@@ -66,5 +86,12 @@ void crmpi_snapc_local_thaw(crmpi_snapc_local_t *local);
 
 /** A CKPT_* message from the rank, passed up (the caller frees it). */
 void crmpi_snapc_local_from_rank(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg);
+
+/** The fd to poll for the end of the copy in progress (readable then), or -1: none runs. */
+int crmpi_snapc_local_copy_fd(const crmpi_snapc_local_t *local);
+
+/** That fd is readable: join the copy's thread, clear images_pending and answer mpirun
+ *  (CKPT_STORED: the rank's files, or why the copy failed), unless the agent is ending. */
+void crmpi_snapc_local_copy_done(crmpi_snapc_local_t *local);
 
 #endif /* CRMPI_SNAPC_LOCAL_H */

@@ -11,6 +11,7 @@ import os
 import re
 import signal
 import subprocess
+import threading
 import time
 
 import pytest
@@ -104,6 +105,50 @@ class CrEnv:
         return run_tool([tool("crmpi_info"), *args], self.env, timeout)
 
 
+class Follower:
+    """A process's stdout and stderr read as they arrive, each line kept with the time
+    (time.time()) it reached this test, so that a test can see output flowing while
+    something else happens."""
+
+    def __init__(self, proc):
+        self.lines = {"out": [], "err": []}
+        self.cond = threading.Condition()
+        self.threads = [threading.Thread(target=self._read, args=(stream, name), daemon=True)
+                        for stream, name in ((proc.stdout, "out"), (proc.stderr, "err"))]
+        for thread in self.threads:
+            thread.start()
+
+    def _read(self, stream, name):
+        for line in stream:
+            with self.cond:
+                self.lines[name].append((time.time(), line))
+                self.cond.notify_all()
+
+    def wait_for(self, name, match, start=0, timeout=60):
+        """Index of the first line of `name` ("out" or "err") from index `start` on for which
+        match(line) is true, waiting for it; None after `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while True:
+                lines = self.lines[name]
+                for index in range(start, len(lines)):
+                    if match(lines[index][1]):
+                        return index
+                start = max(start, len(lines))
+                if not self.cond.wait(timeout=max(0, deadline - time.monotonic())):
+                    return None
+
+    def text(self, name):
+        with self.cond:
+            return "".join(line for _at, line in self.lines[name])
+
+    def join(self, timeout=30):
+        """Both streams once they ended: (out, err)."""
+        for thread in self.threads:
+            thread.join(timeout)
+        return self.text("out"), self.text("err")
+
+
 class CrJob:
     """One job under mpirun --with-ft cr, running in the background."""
 
@@ -122,6 +167,18 @@ class CrJob:
                                      text=True, env=env or crenv.env)
         self.jobid = self.proc.pid
         self.result = None
+        self.follower = None
+
+    def follow(self):
+        """Read the job's output as it arrives (a Follower, returned); finish() uses it."""
+        self.follower = Follower(self.proc)
+        return self.follower
+
+    def _collect(self, timeout):
+        if self.follower is None:
+            return self.proc.communicate(timeout=timeout)
+        self.proc.wait(timeout=timeout)
+        return self.follower.join()
 
     def ready(self, timeout=60):
         """Wait until every rank has created its ready file."""
@@ -145,10 +202,10 @@ class CrJob:
     def finish(self, timeout=120):
         if self.result is None:
             try:
-                out, err = self.proc.communicate(timeout=timeout)
+                out, err = self._collect(timeout)
             except subprocess.TimeoutExpired:
                 self.proc.send_signal(signal.SIGTERM)
-                out, err = self.proc.communicate(timeout=60)
+                out, err = self._collect(60)
                 self.result = Finished(-1, out, err, self.jobid)
                 pytest.fail("job hung:\n" + self.result.report())
             self.result = Finished(self.proc.returncode, out, err, self.jobid)

@@ -4,7 +4,9 @@ possible, and no committed snapshot may be lost or damaged.
 
 The job is test/cr/unmatched.c (rendezvous sends waiting for their receives) with 2 ranks,
 or 4 where the rank count matters; after a failed checkpoint the test lets it go and
-checks that it finishes with the same result as an uninterrupted run.
+checks that it finishes with the same result as an uninterrupted run. The cases of the
+copy to stable storage, which runs while the job runs, use test/cr/ticker.c instead (ranks
+that print a line every 20 ms).
 
 Fault points (runtime/fault.h) are armed through CRMPI_FAULT in mpirun's environment,
 which its agents inherit (and their ranks, which reach no point of the agent), or, for a
@@ -565,3 +567,178 @@ def test_restart_refused_clearly(tmp_path, program):
     assert "restarting from sequence 1 instead" in result.err, result.report()
     assert "no older committed sequence" in result.err, result.report()
     assert crjob.ok_line(result.out) is None
+
+
+# ---- the copy to stable storage, while the job runs ----------------------------------------
+
+COPY_PAUSED = "fault injected: filem_copy_pause"
+
+
+@pytest.fixture(scope="module")
+def ticker(tmp_path_factory):
+    return crjob.compile_scenario("ticker", tmp_path_factory.mktemp("crf-ticker"))
+
+
+def tick_of(line):
+    """(rank, tick, seconds) of a line of test/cr/ticker.c, or None."""
+    parts = line.split()
+    if len(parts) != 4 or parts[0] != "tick":
+        return None
+    return int(parts[1]), int(parts[2]), float(parts[3])
+
+
+def ticks(out, rank=0):
+    return [t[1] for t in map(tick_of, out.splitlines()) if t and t[0] == rank]
+
+
+def checkpoint_in_copy(crenv, job, follower):
+    """Start ompi-checkpoint; return it once an agent says its copy is held (filem_copy_pause
+    armed: 3 s before the copy starts), with the time (time.time()) that line reached us."""
+    tool = subprocess.Popen([crjob.tool("ompi-checkpoint"), str(job.jobid)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=crenv.env)
+    index = follower.wait_for("err", lambda line: COPY_PAUSED in line)
+    if index is None:
+        tool.kill()
+        out, err = tool.communicate()
+        pytest.fail("no agent reached its copy:\n%s%s\n--- job ---\n%s" % (
+            out, err, follower.text("err")))
+    return tool, follower.lines["err"][index][0]
+
+
+def tool_ok(tool):
+    out, err = tool.communicate(timeout=120)
+    assert tool.returncode == 0, "ompi-checkpoint:\n%s\n%s" % (out, err)
+    return out.strip().splitlines()[-1]
+
+
+def test_output_flows_during_copy(tmp_path, ticker):
+    """While the agent copies its rank's images to stable storage (held 3 s by
+    filem_copy_pause), the rank runs and what it prints must reach mpirun's stdout. Each line
+    the rank printed after the copy began is followed, once it has arrived here, by a status
+    query; mpirun must still say "storing" after some of them. (An agent that copied inside
+    its event loop forwarded nothing until it had reported the copy, and mpirun leaves
+    "storing" as soon as it has that report.) Then the snapshot commits, no line is lost, and
+    a restart resumes the ticks where the checkpoint took them."""
+    crenv = crjob.CrEnv(tmp_path, {"CRMPI_FAULT": "filem_copy_pause"})
+    # One rank: with more, a rank whose agent had finished its copy could print while another
+    # agent still copies, and mpirun would still say "storing" whatever the agents do.
+    job = crjob.CrJob(crenv, ticker, 1)
+    follower = job.follow()
+    job.ready()
+    tool, paused_at = checkpoint_in_copy(crenv, job, follower)
+    during = 0
+    index = 0
+    while during < 5:
+        index = follower.wait_for(
+            "out", lambda line: tick_of(line) is not None and tick_of(line)[2] > paused_at,
+            start=index)
+        assert index is not None, "the rank printed nothing after its copy began:\n" + \
+            follower.text("err")
+        index += 1
+        status = crenv.checkpoint(job.jobid, "-s")
+        assert status.returncode == 0, status.report("ompi-checkpoint -s")
+        if "storing" not in status.out:
+            break
+        during += 1
+    handle = tool_ok(tool)
+    assert during >= 2, (
+        "what the rank printed after its agent began the copy reached mpirun only when the copy "
+        "was over (%d line(s) arrived while mpirun said storing)\n--- job's stderr ---\n%s" % (
+            during, follower.text("err")))
+    assert crjob.committed(handle) == [1]
+    crenv.go()
+    result = job.finish()
+    assert result.returncode == 0 and crjob.ok_line(result.out), result.report()
+    before = ticks(result.out)
+    assert before == list(range(len(before))), "lines lost or repeated:\n" + result.report()
+    crjob.assert_clean(job.jobid)
+    restarted = crenv.restart(handle)
+    assert restarted.returncode == 0 and crjob.ok_line(restarted.out), restarted.report()
+    after = ticks(restarted.out)
+    # The image was taken once the rank was ready (tick 10), before its last tick here.
+    assert after and 10 < after[0] <= before[-1], (after[:3], before[-1])
+    assert after == list(range(after[0], after[0] + len(after))), restarted.report()
+    crjob.assert_clean(restarted.pid)
+
+
+def test_rank_ends_during_copy(tmp_path, ticker):
+    """The ranks end (the go file appears) while their agents copy: each agent stays until
+    its copy is reported, the snapshot commits, and the job then ends cleanly."""
+    crenv = crjob.CrEnv(tmp_path, {"CRMPI_FAULT": "filem_copy_pause"})
+    job = crjob.CrJob(crenv, ticker, 2)
+    follower = job.follow()
+    job.ready()
+    tool, _paused_at = checkpoint_in_copy(crenv, job, follower)
+    crenv.go()
+    ended = follower.wait_for("out", lambda line: crjob.OK_LINE.search(line) is not None)
+    assert ended is not None, follower.text("err")
+    ended_at = follower.lines["out"][ended][0]
+    handle = tool_ok(tool)
+    assert ended_at < time.time()
+    result = job.finish()
+    assert result.returncode == 0, result.report()
+    assert crjob.committed(handle) == [1]
+    verify = crenv.info("--snapshot", handle, "--verify")
+    assert verify.returncode == 0 and "intact" in verify.out, verify.report("crmpi_info")
+    crjob.assert_clean(job.jobid)
+
+
+def test_teardown_during_copy(tmp_path, ticker):
+    """mpirun told to end (SIGTERM) while the agents copy: they leave without waiting for
+    their copy (within plm_local_kill_grace), the sequence stays <seq>.partial and is never
+    committed, and nothing is left running."""
+    crenv = crjob.CrEnv(tmp_path, {"CRMPI_FAULT": "filem_copy_pause"})
+    job = crjob.CrJob(crenv, ticker, 2)
+    follower = job.follow()
+    job.ready()
+    tool, _paused_at = checkpoint_in_copy(crenv, job, follower)
+    job.proc.send_signal(signal.SIGTERM)
+    result = job.finish()
+    assert result.returncode != 0, result.report()
+    assert "plm_local_kill_grace" not in result.err, result.report()
+    out, err = tool.communicate(timeout=60)
+    assert tool.returncode != 0 and out.strip() == "", (tool.returncode, out, err)
+    jobdir = os.path.join(crenv.snapdir, "%d.ckpt" % job.jobid)
+    assert crjob.committed(jobdir) == []
+    assert os.listdir(jobdir) == ["1.partial"], os.listdir(jobdir)
+    crjob.assert_clean(job.jobid)
+
+
+def test_abort_during_copy(tmp_path, ticker):
+    """snapc_base_timeout 1 with the copy held 3 s (filem_copy_pause:1): mpirun aborts the
+    checkpoint while the agents copy. A checkpoint asked for meanwhile is refused, saying
+    why; the agents' node-local images go once their copy has ended; nothing of the aborted
+    sequence stays; the next checkpoint commits and the job finishes."""
+    crenv = crjob.CrEnv(tmp_path, {"CRMPI_FAULT": "filem_copy_pause:1"})
+    job = crjob.CrJob(crenv, ticker, 2, ["--mca", "snapc_base_timeout", "1"], timeout=90)
+    job.follow()
+    job.ready()
+    first = crenv.checkpoint(job.jobid)
+    assert first.returncode == 1, first.report()
+    assert "during the copy to stable storage" in first.err, first.report()
+    assert "snapc_base_timeout" in first.err, first.report()
+    deadline = time.monotonic() + 30
+    while True:
+        result = crenv.checkpoint(job.jobid)
+        if result.returncode == 0:
+            break
+        assert "still copying the images of checkpoint 1" in result.err, result.report()
+        assert time.monotonic() < deadline, result.report()
+        time.sleep(0.5)
+    handle = result.out.strip().splitlines()[-1]
+    seqs = crjob.committed(handle)
+    assert len(seqs) == 1 and seqs[0] >= 2, seqs
+    deadline = time.monotonic() + 15
+    while [d for d in os.listdir(handle) if d.endswith(".partial")]:
+        assert time.monotonic() < deadline, "an aborted sequence stays: %s" % os.listdir(handle)
+        time.sleep(0.1)
+    session = os.path.join(os.environ.get("TMPDIR") or "/tmp", "crmpi-%d" % os.getuid(),
+                           str(job.jobid))
+    local = os.path.join(session, "ckpt", "1")
+    assert not [d for d in os.listdir(local) if d.startswith("rank.")], os.listdir(local)
+    assert job.running()
+    crenv.go()
+    finished = job.finish()
+    assert finished.returncode == 0 and crjob.ok_line(finished.out), finished.report()
+    crjob.assert_clean(job.jobid)

@@ -512,17 +512,21 @@ static void agent_forward_output(int *fd, int out_fd)
 static void agent_run(agent_state_t *st)
 {
     int ctl_open = 1;
-    /* After the rank's end, images of a checkpoint still wait for mpirun's CKPT_STORE. */
-    while (ctl_open || st->child.out_fd >= 0 || st->child.err_fd >= 0 || st->snapc.images_pending) {
-        struct pollfd fds[6] = {
+    /* After the rank's end, images of a checkpoint still wait for mpirun's CKPT_STORE and
+     * their copy, unless the agent is told to end: a copy still running is then abandoned
+     * (snapc_local.h). */
+    while (ctl_open || st->child.out_fd >= 0 || st->child.err_fd >= 0 ||
+           (st->snapc.images_pending && !st->snapc.ending)) {
+        struct pollfd fds[7] = {
             {.fd = st->hnp_fd, .events = POLLIN},
             {.fd = ctl_open ? st->child.ctl_fd : -1, .events = POLLIN},
             {.fd = st->child.out_fd, .events = POLLIN},
             {.fd = st->child.err_fd, .events = POLLIN},
             {.fd = st->fence_efd, .events = POLLIN},
             {.fd = st->signal_fd, .events = POLLIN},
+            {.fd = crmpi_snapc_local_copy_fd(&st->snapc), .events = POLLIN},
         };
-        if (poll(fds, 6, -1) < 0) {
+        if (poll(fds, 7, -1) < 0) {
             if (errno == EINTR) {
                 continue;
             }
@@ -555,9 +559,13 @@ static void agent_run(agent_state_t *st)
          * seen as such (see agent_fence_reply). */
         if (fds[5].revents) {
             agent_handle_signals(st);
+            st->snapc.ending = st->signals_received > 0;
         }
         if (fds[4].revents) {
             agent_fence_reply(st);
+        }
+        if (fds[6].revents) {
+            crmpi_snapc_local_copy_done(&st->snapc); /* the copy to stable storage is over */
         }
     }
 }

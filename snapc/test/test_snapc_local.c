@@ -1,0 +1,304 @@
+/*
+ * test_snapc_local.c: unit tests of the local coordinator's copy to stable storage
+ * (snapc_local.h), without an agent, a rank or CRIU: mpirun and the rank are socketpairs,
+ * the images are fake files. The copy runs in its own thread while the caller keeps going;
+ * steps that arrive meanwhile (an abort of the copied checkpoint, a new checkpoint) are
+ * handled as the header says; an ending agent reports nothing.
+ */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "component.h"
+#include "crmpi_status.h"
+#include "ctl.h"
+#include "fault.h"
+#include "filem.h"
+#include "log.h"
+#include "param.h"
+#include "snapc_local.h"
+#include "snapshot.h"
+#include "test_capture.h"
+
+/* The checkpoint the tests copy. */
+#define TEST_SEQ 7
+
+/* A local coordinator whose mpirun and rank are this test. */
+typedef struct fixture {
+    char *top;                 /* mkdtemp'ed directory, removed in teardown */
+    char *images;              /* <top>/ckpt/7/rank.0: the node-local images */
+    char *dest;                /* <top>/global/7.partial/rank.0: where they go */
+    int hnp_peer;              /* mpirun's end of local.hnp_fd */
+    int rank_peer;             /* the rank's end of local.rank_fd */
+    crmpi_snapc_local_t local; /* under test */
+} fixture_t;
+
+static void file_write(const char *dir, const char *name, const char *text)
+{
+    char *path;
+    int fd;
+
+    assert_true(asprintf(&path, "%s/%s", dir, name) > 0);
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    free(path);
+}
+
+static bool path_exists(const char *path)
+{
+    struct stat st;
+
+    return stat(path, &st) == 0;
+}
+
+static int setup(void **state)
+{
+    fixture_t *fx = calloc(1, sizeof(*fx));
+    int hnp[2], rank[2];
+    char *criu, *partial;
+
+    assert_non_null(fx);
+    fx->top = test_tmp_name("crmpi-test-snapc-XXXXXX");
+    assert_non_null(mkdtemp(fx->top));
+    assert_true(asprintf(&fx->images, "%s/ckpt/%d/rank.0", fx->top, TEST_SEQ) > 0);
+    assert_true(asprintf(&criu, "%s/criu", fx->images) > 0);
+    assert_true(asprintf(&partial, "%s/global/%d.partial", fx->top, TEST_SEQ) > 0);
+    assert_true(asprintf(&fx->dest, "%s/rank.0", partial) > 0);
+    /* As the dump and mpirun's filem_seq_begin leave them. */
+    char *dirs[] = {"ckpt",   "ckpt/7",          "ckpt/7/rank.0", "ckpt/7/rank.0/criu",
+                    "global", "global/7.partial"};
+    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+        char *dir;
+
+        assert_true(asprintf(&dir, "%s/%s", fx->top, dirs[i]) > 0);
+        assert_int_equal(mkdir(dir, 0700), 0);
+        free(dir);
+    }
+    file_write(criu, "core-1.img", "core");
+    file_write(criu, "pages-1.img", "the rank's memory");
+    file_write(fx->images, "rank.json", "{}");
+    free(criu);
+    free(partial);
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, hnp), 0);
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, rank), 0);
+    fx->hnp_peer = hnp[1];
+    fx->rank_peer = rank[1];
+    fx->local = (crmpi_snapc_local_t){
+        .hnp_fd = hnp[0],
+        .rank_fd = rank[0],
+        .rank = 0,
+        .local_base = fx->top,
+        .rank_ready = true,
+        .images_pending = true, /* dumped */
+    };
+    *state = fx;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture_t *fx = *state;
+
+    capture_abandon();
+    crmpi_fault_configure(NULL);
+    assert_null(fx->local.copy); /* every test waits for its copy */
+    close(fx->local.hnp_fd);
+    close(fx->local.rank_fd);
+    close(fx->hnp_peer);
+    close(fx->rank_peer);
+    filem_tree_remove(fx->top);
+    free(fx->top);
+    free(fx->images);
+    free(fx->dest);
+    free(fx);
+    return 0;
+}
+
+/* mpirun sends `type` for checkpoint `seq`, with `text` as its payload (or none). */
+static void from_hnp(fixture_t *fx, crmpi_ctl_type_t type, uint32_t seq, const char *text)
+{
+    crmpi_ctl_msg_t msg = {.hdr = {.type = type, .seq = seq}};
+    crmpi_buf_t buf;
+
+    crmpi_buf_init(&buf);
+    if (text)
+        crmpi_buf_put_str(&buf, text);
+    else if (type == CRMPI_CTL_CKPT_BEGIN || type == CRMPI_CTL_CKPT_DUMP)
+        crmpi_buf_put_u32(&buf, 0); /* flags */
+    msg.payload = buf.data;
+    msg.hdr.len = (uint32_t)buf.len;
+    crmpi_snapc_local_from_hnp(&fx->local, &msg);
+    crmpi_buf_free(&buf);
+}
+
+/* Has the agent sent mpirun anything (within `timeout_ms`)? */
+static bool hnp_has_message(fixture_t *fx, int timeout_ms)
+{
+    struct pollfd pfd = {.fd = fx->hnp_peer, .events = POLLIN};
+
+    return poll(&pfd, 1, timeout_ms) == 1;
+}
+
+/* The next message to mpirun: its type, seq and status; `text_out` gets its string payload. */
+static void hnp_expect(fixture_t *fx, crmpi_ctl_type_t type, uint32_t seq, int status,
+                       char **text_out)
+{
+    crmpi_ctl_msg_t msg;
+    crmpi_buf_t buf;
+    const char *text = NULL;
+
+    assert_true(hnp_has_message(fx, 10000));
+    assert_int_equal(crmpi_ctl_recv(fx->hnp_peer, &msg), CRMPI_OK);
+    assert_int_equal(msg.hdr.type, type);
+    assert_int_equal(msg.hdr.seq, seq);
+    assert_int_equal(msg.hdr.status, status);
+    crmpi_buf_init_read(&buf, msg.payload, msg.hdr.len);
+    assert_int_equal(crmpi_buf_get_str(&buf, &text), CRMPI_OK);
+    *text_out = strdup(text);
+    crmpi_ctl_msg_free(&msg);
+}
+
+/* What the agent's loop does: wait until the copy's fd is readable, then hand it over. */
+static void copy_wait(fixture_t *fx)
+{
+    struct pollfd pfd = {.fd = crmpi_snapc_local_copy_fd(&fx->local), .events = POLLIN};
+
+    assert_true(pfd.fd >= 0);
+    assert_int_equal(poll(&pfd, 1, 30000), 1);
+    crmpi_snapc_local_copy_done(&fx->local);
+    assert_int_equal(crmpi_snapc_local_copy_fd(&fx->local), -1);
+    assert_false(fx->local.images_pending);
+    assert_false(path_exists(fx->images));
+}
+
+/* The copy runs while the caller goes on; steps that would start another checkpoint are
+ * refused meanwhile; then CKPT_STORED carries the rank's files. */
+static void test_store_in_thread(void **state)
+{
+    fixture_t *fx = *state;
+    filem_rank_entry_t entry = {0};
+    char *text;
+
+    assert_int_equal(crmpi_snapc_local_copy_fd(&fx->local), -1);
+    assert_int_equal(crmpi_fault_configure("filem_copy_pause"), CRMPI_OK);
+    from_hnp(fx, CRMPI_CTL_CKPT_STORE, TEST_SEQ, fx->dest);
+    /* Back at once (the copy waits 3 s), nothing reported yet. */
+    assert_true(crmpi_snapc_local_copy_fd(&fx->local) >= 0);
+    assert_true(fx->local.images_pending);
+    assert_false(hnp_has_message(fx, 0));
+
+    from_hnp(fx, CRMPI_CTL_CKPT_BEGIN, TEST_SEQ + 1, NULL);
+    hnp_expect(fx, CRMPI_CTL_CKPT_BOOKMARKS, TEST_SEQ + 1, CRMPI_ERR_RESOURCE_BUSY, &text);
+    assert_string_equal(text, "its agent is still copying the images of checkpoint 7 to "
+                              "stable storage");
+    free(text);
+    assert_false(fx->local.in_checkpoint);
+    from_hnp(fx, CRMPI_CTL_CKPT_DUMP, TEST_SEQ + 1, NULL);
+    hnp_expect(fx, CRMPI_CTL_CKPT_DUMPED, TEST_SEQ + 1, CRMPI_ERR_RESOURCE_BUSY, &text);
+    free(text);
+    from_hnp(fx, CRMPI_CTL_CKPT_STORE, TEST_SEQ + 1, fx->dest);
+    hnp_expect(fx, CRMPI_CTL_CKPT_STORED, TEST_SEQ + 1, CRMPI_ERR_RESOURCE_BUSY, &text);
+    free(text);
+    /* Nothing reached the rank. */
+    struct pollfd rank = {.fd = fx->rank_peer, .events = POLLIN};
+    assert_int_equal(poll(&rank, 1, 0), 0);
+
+    copy_wait(fx);
+    hnp_expect(fx, CRMPI_CTL_CKPT_STORED, TEST_SEQ, CRMPI_OK, &text);
+    assert_int_equal(filem_rank_entry_decode(text, &entry), CRMPI_OK);
+    free(text);
+    assert_int_equal(entry.rank, 0);
+    assert_int_equal(entry.num_files, 3);
+    assert_string_equal(entry.files[1].path, "criu/pages-1.img");
+    filem_rank_entry_clear(&entry);
+    assert_true(path_exists(fx->dest));
+    assert_false(hnp_has_message(fx, 0));
+}
+
+/* An ABORT of the checkpoint being copied leaves the images to the copy's thread, which
+ * does not copy; CKPT_STORED still follows (mpirun, done with that checkpoint, only
+ * cleans up after it). An ABORT of another checkpoint keeps the agent waiting. */
+static void test_abort_during_copy(void **state)
+{
+    fixture_t *fx = *state;
+    char *text;
+
+    assert_int_equal(crmpi_fault_configure("filem_copy_pause"), CRMPI_OK);
+    from_hnp(fx, CRMPI_CTL_CKPT_STORE, TEST_SEQ, fx->dest);
+    from_hnp(fx, CRMPI_CTL_CKPT_ABORT, TEST_SEQ, NULL);
+    assert_true(path_exists(fx->images));
+    assert_true(fx->local.images_pending);
+    from_hnp(fx, CRMPI_CTL_CKPT_ABORT, TEST_SEQ + 1, NULL);
+    assert_true(path_exists(fx->images));
+    assert_true(fx->local.images_pending);
+    assert_false(hnp_has_message(fx, 0));
+
+    copy_wait(fx);
+    hnp_expect(fx, CRMPI_CTL_CKPT_STORED, TEST_SEQ, CRMPI_ERR_CKPT_ABORTED, &text);
+    free(text);
+    assert_false(path_exists(fx->dest));
+}
+
+/* An agent being torn down reports no copy: mpirun would commit it. */
+static void test_ending_agent_reports_nothing(void **state)
+{
+    fixture_t *fx = *state;
+
+    from_hnp(fx, CRMPI_CTL_CKPT_STORE, TEST_SEQ, fx->dest);
+    fx->local.ending = true;
+    copy_wait(fx);
+    assert_false(hnp_has_message(fx, 100));
+}
+
+/* A copy that fails says why, as the synchronous one did. */
+static void test_copy_fails(void **state)
+{
+    fixture_t *fx = *state;
+    char *text;
+
+    assert_int_equal(crmpi_fault_configure("filem_copy_enospc"), CRMPI_OK);
+    capture_begin();
+    from_hnp(fx, CRMPI_CTL_CKPT_STORE, TEST_SEQ, fx->dest);
+    copy_wait(fx);
+    char *err = capture_end();
+    assert_non_null(strstr(err, "no space left on the device"));
+    free(err);
+    hnp_expect(fx, CRMPI_CTL_CKPT_STORED, TEST_SEQ, CRMPI_ERR_OUT_OF_RESOURCE, &text);
+    assert_non_null(strstr(text, "failed (the disk is full)"));
+    free(text);
+    assert_false(path_exists(fx->dest));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_store_in_thread, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_abort_during_copy, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ending_agent_reports_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_copy_fails, setup, teardown),
+    };
+
+    crmpi_log_set_who("test_snapc_local");
+    test_env_clear_mca();
+    setenv("CRMPI_PARAM_FILE", "", 1);
+    unsetenv("CRMPI_FAULT");
+    if (crmpi_catalog_register_all() != CRMPI_OK)
+        return 1;
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
