@@ -1012,3 +1012,19 @@ void crmpi_param_finalize(void)
     memset(&param_registry, 0, sizeof(param_registry));
     pthread_mutex_unlock(&param_lock);
 }
+
+int crmpi_param_parse_mca_arg(int argc, char **argv, int *i)
+{
+    const char *arg = argv[*i];
+
+    if (strcmp(arg, "--mca") != 0 && strcmp(arg, "-mca") != 0)
+        return 0;
+    if (*i + 2 >= argc) {
+        crmpi_log_error("%s needs a name and a value", arg);
+        return -1;
+    }
+    if (crmpi_param_set_override(argv[*i + 1], argv[*i + 2]) != CRMPI_OK)
+        return -1;
+    *i += 2;
+    return 1;
+}

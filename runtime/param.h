@@ -64,6 +64,14 @@ int crmpi_param_register(const crmpi_param_decl_t *decls, size_t count);
  */
 int crmpi_param_set_override(const char *name, const char *value);
 
+/**
+ * A tool's command line: when argv[*i] is "--mca" (or "-mca"), set NAME VALUE (the next two
+ * arguments) as an override and move *i onto VALUE.
+ * @return 1 when it was one, 0 when argv[*i] is something else, -1 when NAME or VALUE is
+ *         missing or NAME is malformed (logged)
+ */
+int crmpi_param_parse_mca_arg(int argc, char **argv, int *i);
+
 /* Typed getters. The name must be declared with that type.
  * @return CRMPI_OK; CRMPI_ERR_NOT_FOUND (not declared); CRMPI_ERR_BAD_PARAM (the winning
  *         source's text does not parse: logged once naming the source, value not set). */

@@ -137,6 +137,38 @@ def checkpoint_in_dump(crenv, job):
 
 # ---- bad input -----------------------------------------------------------------------------
 
+@pytest.mark.parametrize("tool, args, words", [
+    ("ompi-checkpoint", ["--mca", "snapc_base_timeout"], "--mca needs a name and a value"),
+    ("ompi-checkpoint", ["--mca", "bad-name", "1", "1"], "not a parameter name"),
+    ("ompi-checkpoint", ["--term", "--stop", "1"], "--term and --stop exclude each other"),
+    ("ompi-checkpoint", ["--no-such-option", "1"], "unknown option"),
+    ("ompi-ps", ["--mca", "runtime_session_dir_base"], "--mca needs a name and a value"),
+    ("ompi-ps", ["--mca", "bad-name", "1"], "not a parameter name"),
+    ("ompi-ps", ["--no-such-option"], "unknown argument"),
+])
+def test_bad_command_line(tmp_path, tool, args, words):
+    result = crjob.run_tool([crjob.tool(tool), *args], crjob.CrEnv(tmp_path).env)
+    assert result.returncode == 2 and words in result.err, result.report(tool)
+
+
+def test_ompi_ps(tmp_path, program):
+    """ompi-ps lists a running job: its ranks, C/R on, its state and snapshots."""
+    crenv = crjob.CrEnv(tmp_path)
+    job = crjob.CrJob(crenv, program, 2)
+    job.ready()
+    handle = ckpt_ok(crenv, job)
+    listing = crjob.run_tool([crjob.tool("ompi-ps")], crenv.env)
+    assert listing.returncode == 0, listing.report("ompi-ps")
+    line = [ln for ln in listing.out.splitlines() if ln.split()[:1] == [str(job.jobid)]]
+    assert len(line) == 1, listing.report("ompi-ps")
+    assert line[0].split()[1:5] == ["2", "on", "idle", "1"], line
+    assert "snapshots: %s seq 1" % handle in listing.out, listing.report("ompi-ps")
+    crenv.go()
+    assert job.finish().returncode == 0, job.result.report()
+    listing = crjob.run_tool([crjob.tool("ompi-ps")], crenv.env)
+    assert str(job.jobid) not in listing.out.split(), listing.report("ompi-ps")
+
+
 def test_unknown_jobid(tmp_path):
     crenv = crjob.CrEnv(tmp_path)
     # A pid that is surely not a process: above the kernel's pid_max.

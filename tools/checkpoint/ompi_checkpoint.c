@@ -62,6 +62,7 @@ static int ompi_checkpoint_parse(int argc, char **argv, ompi_checkpoint_options_
 
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
+        int mca;
 
         if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
             fputs(ompi_checkpoint_usage, stdout);
@@ -78,13 +79,9 @@ static int ompi_checkpoint_parse(int argc, char **argv, ompi_checkpoint_options_
             opts->list = true;
         } else if (strcmp(arg, "-v") == 0 || strcmp(arg, "--verbose") == 0) {
             opts->verbose++;
-        } else if (strcmp(arg, "--mca") == 0 || strcmp(arg, "-mca") == 0) {
-            if (i + 2 >= argc) {
-                crmpi_log_error("%s needs a name and a value", arg);
+        } else if ((mca = crmpi_param_parse_mca_arg(argc, argv, &i)) != 0) {
+            if (mca < 0)
                 return 2;
-            }
-            crmpi_param_set_override(argv[i + 1], argv[i + 2]);
-            i += 2;
         } else if (arg[0] == '-') {
             crmpi_log_error("unknown option '%s' (see ompi-checkpoint --help)", arg);
             return 2;

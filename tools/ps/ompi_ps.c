@@ -52,13 +52,14 @@ int main(int argc, char **argv)
     if (crmpi_catalog_register_all() != CRMPI_OK)
         return 1;
     for (int i = 1; i < argc; i++) {
+        int mca;
+
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             fputs(ompi_ps_usage, stdout);
             return 0;
-        } else if ((strcmp(argv[i], "--mca") == 0 || strcmp(argv[i], "-mca") == 0) &&
-                   i + 2 < argc) {
-            crmpi_param_set_override(argv[i + 1], argv[i + 2]);
-            i += 2;
+        } else if ((mca = crmpi_param_parse_mca_arg(argc, argv, &i)) != 0) {
+            if (mca < 0)
+                return 2;
         } else {
             crmpi_log_error("unknown argument '%s' (see ompi-ps --help)", argv[i]);
             return 2;
