@@ -12,7 +12,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -32,6 +31,7 @@
 #include "crmpi_status.h"
 #include "ctl.h"
 #include "filem.h"
+#include "snapshot.h"
 #include "snapc_global.h"
 #include "log.h"
 #include "param.h"
@@ -468,14 +468,9 @@ static void mpirun_event_loop(mpirun_state_t *st)
     free(owner);
 }
 
-static int mpirun_rm_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw)
-{
-    return remove(path) < 0 && errno != ENOENT ? -1 : 0;
-}
-
 static void mpirun_tree_remove(const char *path)
 {
-    if (nftw(path, mpirun_rm_entry, 16, FTW_DEPTH | FTW_PHYS) < 0 && errno != ENOENT)
+    if (filem_tree_remove(path) != CRMPI_OK)
         crmpi_log_warn("cannot remove the session directory %s: %s", path, strerror(errno));
 }
 
