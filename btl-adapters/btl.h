@@ -1,6 +1,6 @@
 /*
  * btl.h: the byte transfer layer, the contract between the BML/PML above and the
- * transports (self, sm, tcp; ofi and ucx later) below (DESIGN sections 3 and 5).
+ * transports (self, sm, tcp) below (docs/design.md, "Layers inside a rank").
  *
  *        PML (matching, protocols)      -- knows MPI; owns headers and their meaning
  *          |  send(tag, hdr, payload)       ^ recv callback by tag (hdr + payload, in order)
@@ -14,10 +14,11 @@
  *   -> [the BML runs one collective fence for every component]
  *   -> add_procs(every rank): look up the peers' modex data, say who is reachable
  *   -> send / progress / recv callbacks ... -> del_procs -> finalize
- *   C/R (inc/inc.c): before the dump, with every channel drained, the BML finalizes every
- *   module (finalize releases every fd, mapping and segment); after it, the BML opens the
- *   modules again through the same selection, modex and fence as MPI_Init, for the same
- *   peers (continue) or for the restart's new locality (restart).
+ *   C/R (pml/bml.h, inc/inc.h): before the dump, with every channel drained, the BML
+ *   finalizes every module without CRMPI_BTL_FLAG_CKPT_FRIENDLY and keeps the friendly
+ *   ones as they are; after it, the BML opens the released components again through the
+ *   same selection, modex and fence as MPI_Init, for the same peers (continue). A restart
+ *   finalizes every module and selects them all again for the new locality.
  *
  * Delivery guarantees every module gives: fragments to one peer arrive whole, exactly once,
  * and in the order they were sent; a fragment is delivered to the receive callback
@@ -54,8 +55,6 @@ enum {
      * each adapter says why. Without it, quiesce must release every fd, thread and
      * mapping the module holds. */
     CRMPI_BTL_FLAG_CKPT_FRIENDLY = 1u << 0,
-    CRMPI_BTL_FLAG_PUT = 1u << 1, /* the put slot is filled */
-    CRMPI_BTL_FLAG_GET = 1u << 2, /* the get slot is filled */
 };
 
 /**
@@ -125,31 +124,19 @@ struct crmpi_btl_module {
     int (*send)(crmpi_btl_module_t *module, crmpi_btl_endpoint_t *endpoint, uint8_t tag,
                 const void *hdr, size_t hdr_len, crmpi_convertor_t *payload, size_t payload_len);
 
-    /** One-sided copies (optional; NULL unless CRMPI_BTL_FLAG_PUT / _GET). Not used yet:
-     *  no adapter here can reach a peer's memory (ranks live in separate pid namespaces). */
-    int (*put)(crmpi_btl_module_t *module, crmpi_btl_endpoint_t *endpoint, const void *local,
-               uint64_t remote_addr, size_t nbytes);
-    int (*get)(crmpi_btl_module_t *module, crmpi_btl_endpoint_t *endpoint, void *local,
-               uint64_t remote_addr, size_t nbytes);
-
     /**
      * Deliver what arrived and push out what is queued.
      * @return the number of fragments delivered or sent (0: nothing happened)
      */
     int (*progress)(crmpi_btl_module_t *module);
 
-    /** Release everything; the module is freed. Peers were removed by del_procs first. */
-    int (*finalize)(crmpi_btl_module_t *module);
-
-    /*
-     * C/R hooks (DESIGN section 5), for a module that can keep its state across a continue
-     * more cheaply than being created again. No adapter fills them: INC finalizes every
-     * module before the dump and the BML creates them again afterwards (see the lifecycle
-     * above), which is what a module that is not CKPT_FRIENDLY needs anyway.
+    /**
+     * Release everything: every fd, mapping, shared segment and thread the module holds;
+     * the module is freed. Also how a module that is not CKPT_FRIENDLY is released before a
+     * checkpoint's dump (every channel drained then), after which the component's init
+     * creates it again.
      */
-    int (*quiesce)(crmpi_btl_module_t *module); /* release what CRIU cannot take */
-    int (*resume)(crmpi_btl_module_t *module);  /* rebuild it, same peers */
-    int (*restart)(crmpi_btl_module_t *module); /* restored elsewhere: drop stale, reopen */
+    int (*finalize)(crmpi_btl_module_t *module);
 };
 
 /*

@@ -44,11 +44,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* One bookmark: messages sent to (or expected from) one peer, by world rank. */
-typedef struct crmpi_crcp_bookmark {
-    uint32_t peer;  /* rank in MPI_COMM_WORLD */
-    uint32_t count; /* messages */
-} crmpi_crcp_bookmark_t;
+#include "snapc.h"
 
 /* What one checkpoint's protocol did in this rank, for the snapshot and bench/. */
 typedef struct crmpi_crcp_stats {
@@ -64,7 +60,7 @@ typedef struct crmpi_crcp_stats {
  * Hold new sends and report this rank's bookmarks: one entry per peer it has sent to.
  * @param marks_out  malloc'ed array (caller frees), *count_out entries; set on CRMPI_OK
  */
-int crmpi_crcp_bookmarks(crmpi_crcp_bookmark_t **marks_out, size_t *count_out);
+int crmpi_crcp_bookmarks(crmpi_snapc_bookmark_t **marks_out, size_t *count_out);
 
 /* Asked between drain turns: nonzero stops the drain (the coordinator aborted). */
 typedef int (*crmpi_crcp_interrupt_fn_t)(void *arg);
@@ -77,7 +73,7 @@ typedef int (*crmpi_crcp_interrupt_fn_t)(void *arg);
  * @return CRMPI_OK (drained), CRMPI_ERR_TIMEOUT, CRMPI_ERR_CKPT_ABORTED (interrupted),
  *         CRMPI_ERR_PROTO (more arrived from a peer than it says it sent)
  */
-int crmpi_crcp_drain(const crmpi_crcp_bookmark_t *expected, size_t count, int timeout_ms,
+int crmpi_crcp_drain(const crmpi_snapc_bookmark_t *expected, size_t count, int timeout_ms,
                      crmpi_crcp_interrupt_fn_t interrupt_fn, void *interrupt_arg);
 
 /** Let held sends go (continue, restart or abort). */

@@ -11,16 +11,17 @@
 #include "clock.h"
 #include "crmpi_status.h"
 #include "log.h"
-#include "mpi_internal.h"
 #include "pml.h"
+#include "progress.h"
+#include "rte.h"
 
 static crmpi_crcp_stats_t crcp_bkmrk_stats;
 static uint64_t crcp_bkmrk_begin_ns;
 
-int crmpi_crcp_bookmarks(crmpi_crcp_bookmark_t **marks_out, size_t *count_out)
+int crmpi_crcp_bookmarks(crmpi_snapc_bookmark_t **marks_out, size_t *count_out)
 {
-    uint32_t world_size = crmpi_mpi_state.job.size;
-    crmpi_crcp_bookmark_t *marks;
+    uint32_t world_size = crmpi_rte_job()->size;
+    crmpi_snapc_bookmark_t *marks;
     size_t count = 0;
 
     crcp_bkmrk_stats = (crmpi_crcp_stats_t){0};
@@ -36,7 +37,7 @@ int crmpi_crcp_bookmarks(crmpi_crcp_bookmark_t **marks_out, size_t *count_out)
 
         crmpi_pml_cr_bookmark(peer, &sent, &arrived);
         if (sent > 0)
-            marks[count++] = (crmpi_crcp_bookmark_t){.peer = peer, .count = sent};
+            marks[count++] = (crmpi_snapc_bookmark_t){.peer = peer, .count = sent};
     }
     crcp_bkmrk_stats.peers_sent = (uint32_t)count;
     crcp_bkmrk_stats.bookmark_ns = crmpi_clock_ns() - crcp_bkmrk_begin_ns;
@@ -50,7 +51,7 @@ int crmpi_crcp_bookmarks(crmpi_crcp_bookmark_t **marks_out, size_t *count_out)
  * arrived, 0 when some are still missing, CRMPI_ERR_PROTO when more arrived than were sent
  * (the bookmarks are not from one cut: a bug, logged).
  */
-static int crcp_bkmrk_all_arrived(const crmpi_crcp_bookmark_t *expected, size_t count,
+static int crcp_bkmrk_all_arrived(const crmpi_snapc_bookmark_t *expected, size_t count,
                                   uint64_t *missing_out)
 {
     uint64_t missing = 0;
@@ -70,7 +71,7 @@ static int crcp_bkmrk_all_arrived(const crmpi_crcp_bookmark_t *expected, size_t 
     return missing == 0;
 }
 
-int crmpi_crcp_drain(const crmpi_crcp_bookmark_t *expected, size_t count, int timeout_ms,
+int crmpi_crcp_drain(const crmpi_snapc_bookmark_t *expected, size_t count, int timeout_ms,
                      crmpi_crcp_interrupt_fn_t interrupt_fn, void *interrupt_arg)
 {
     uint64_t start = crmpi_clock_ns();

@@ -1,11 +1,12 @@
 /*
  * inc.c: the checkpoint phases across the layers (inc.h).
  *
- * Every BTL here holds something CRIU cannot carry to another node or process (sm: a
- * shared segment mapped by other ranks' processes; tcp: sockets to other ranks), so the
- * BML releases every module before the dump and opens them again afterwards: the same
- * selection, modex and fence as in MPI_Init, for the same peers (continue) or for the new
- * locality (restart). The PML then takes each peer's limits from its new module.
+ * A BTL module that is not checkpoint-friendly holds something CRIU cannot carry to
+ * another node or process (sm: a shared segment mapped by other ranks' processes; tcp:
+ * sockets to other ranks), so the BML releases it before the dump and opens it again
+ * afterwards with the same selection, modex and fence as in MPI_Init; a friendly module
+ * (self) stays as it is. A restart closes every module and selects them again for the new
+ * locality and parameters. The PML then takes each peer's limits from its new module.
  */
 #include "config.h"
 
@@ -18,22 +19,42 @@
 #include "inc.h"
 #include "log.h"
 #include "component.h"
-#include "mpi_internal.h"
 #include "param.h"
 #include "pml.h"
 
 extern char **environ;
 
-int crmpi_inc_pre_checkpoint(void)
+/* Upper bound on hooks: the MPI layer's, and a few for applications' callbacks. */
+enum { INC_MAX_HOOKS = 8 };
+
+static crmpi_inc_hook_fn_t inc_hooks[INC_MAX_HOOKS];
+static size_t inc_num_hooks;
+
+int crmpi_inc_register(crmpi_inc_hook_fn_t hook)
 {
-    return crmpi_bml_finalize();
+    if (inc_num_hooks == INC_MAX_HOOKS)
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    inc_hooks[inc_num_hooks++] = hook;
+    return CRMPI_OK;
 }
 
-static int inc_transports_rebuild(void)
+/* The hooks of the layers above, after INC's own work of `phase` succeeded. */
+static int inc_hooks_run(crmpi_inc_phase_t phase, int rc)
 {
-    char *unreach_msg = NULL;
-    int rc = crmpi_bml_init(&crmpi_mpi_state.job, crmpi_mpi_state.rte_connected, &unreach_msg);
+    for (size_t i = 0; i < inc_num_hooks && rc == CRMPI_OK; i++)
+        rc = inc_hooks[i](phase);
+    return rc;
+}
 
+int crmpi_inc_pre_checkpoint(void)
+{
+    return inc_hooks_run(CRMPI_INC_PHASE_PRE_CHECKPOINT, crmpi_bml_cr_release());
+}
+
+/* The BML has opened modules again (`rc` says how that went): the PML takes the peers'
+ * limits from them. */
+static int inc_transports_changed(int rc, char *unreach_msg)
+{
     if (rc == CRMPI_ERR_UNREACH)
         crmpi_log_error("inc: %s", unreach_msg ? unreach_msg : "a peer is unreachable");
     free(unreach_msg);
@@ -44,7 +65,10 @@ static int inc_transports_rebuild(void)
 
 int crmpi_inc_continue(void)
 {
-    return inc_transports_rebuild();
+    char *unreach_msg = NULL;
+    int rc = crmpi_bml_cr_rebuild(&unreach_msg);
+
+    return inc_hooks_run(CRMPI_INC_PHASE_CONTINUE, inc_transports_changed(rc, unreach_msg));
 }
 
 /* The image's CRMPI_MCA_* environment gives way to the restart's, and every parameter is
@@ -54,7 +78,6 @@ static int inc_params_replace(char *const *mca_env)
     static const char prefix[] = "CRMPI_MCA_";
     char **stale = NULL;
     size_t count = 0;
-    int rc;
 
     for (char **e = environ; *e; e++)
         count += strncmp(*e, prefix, sizeof(prefix) - 1) == 0;
@@ -85,11 +108,7 @@ static int inc_params_replace(char *const *mca_env)
         free(name);
     }
     crmpi_param_finalize();
-    rc = crmpi_catalog_register_all();
-    bool check = true;
-    if (rc == CRMPI_OK && crmpi_param_get_bool("mpi_param_check", &check) == CRMPI_OK)
-        crmpi_mpi_state.param_check = check;
-    return rc;
+    return crmpi_catalog_register_all();
 }
 
 int crmpi_inc_restart(const crmpi_rte_job_info_t *job, char *const *mca_env)
@@ -102,12 +121,17 @@ int crmpi_inc_restart(const crmpi_rte_job_info_t *job, char *const *mca_env)
         crmpi_log_error("inc: cannot take the restart's parameters (%s)", crmpi_strerror(rc));
         return rc;
     }
-    crmpi_mpi_state.job = *crmpi_rte_job_info_replace(job);
+    crmpi_rte_job_info_replace(job);
     snprintf(who, sizeof(who), "rank %u", job->rank);
     crmpi_log_set_who(who);
     /* Every rank drained before the dump, and every rank restarts: all agree from 0. */
     rc = crmpi_pml_cr_reset_sequences();
-    if (rc == CRMPI_OK)
-        rc = inc_transports_rebuild();
-    return rc;
+    if (rc == CRMPI_OK) {
+        char *unreach_msg = NULL;
+
+        /* New locality and parameters: every module is selected again, friendly or not. */
+        crmpi_bml_finalize();
+        rc = inc_transports_changed(crmpi_bml_init(&unreach_msg), unreach_msg);
+    }
+    return inc_hooks_run(CRMPI_INC_PHASE_RESTART, rc);
 }

@@ -1,15 +1,17 @@
 /*
- * inc.h: interlayer notification, the one place that knows every layer of libmpi and runs
- * the checkpoint phases across them in order (DESIGN sections 3 and 4). It only calls
- * the layers' hooks; it owns no transport state.
+ * inc.h: interlayer notification, the one place that knows every layer of libmpi below
+ * the MPI calls and runs the checkpoint phases across them in order (docs/design.md, "The
+ * checkpoint, phase by phase"). It only calls the layers' hooks; it owns no transport
+ * state. Layers above it (the MPI layer) register a hook of their own.
  *
  *   snapc app coordinator (C/R thread)
  *        |  crmpi_inc_pre_checkpoint / crmpi_inc_continue / crmpi_inc_restart
  *   inc  ------> crcp (release held sends)
  *        ------> pml  (per-peer sequence state after a restart)
  *        ------> bml  (per-peer BTL choice again after a restart: new locality)
- *        ------> btl  quiesce / resume / restart hooks (btl.h), each module
+ *        ------> bml  release / rebuild the modules that are not checkpoint-friendly
  *        ------> rte  (re-modex through the agent: publish, fence, lookup)
+ *        ------> registered hooks of the layers above (crmpi_inc_register)
  *
  * Order of the phases (the checkpoint has drained every channel before they run):
  *   pre-checkpoint: every BTL that is not checkpoint-friendly under CRIU releases what it
@@ -30,6 +32,24 @@
 #define CRMPI_INC_H
 
 #include "rte.h"
+
+/* The phases a layer above INC may follow. */
+typedef enum {
+    CRMPI_INC_PHASE_PRE_CHECKPOINT, /* before the dump, after INC's own work */
+    CRMPI_INC_PHASE_CONTINUE,       /* the same processes go on, transports rebuilt */
+    CRMPI_INC_PHASE_RESTART,        /* restored elsewhere: new job facts and parameters */
+} crmpi_inc_phase_t;
+
+/** A layer's hook: called on the C/R thread with the library lock held, after INC's own
+ *  work of the phase succeeded. @return CRMPI_OK, or an error (the phase fails with it). */
+typedef int (*crmpi_inc_hook_fn_t)(crmpi_inc_phase_t phase);
+
+/**
+ * Have `hook` called at every phase, in registration order (the MPI layer registers one at
+ * MPI_Init, to take the restart's parameters). At most a few hooks; not thread-safe.
+ * @return CRMPI_OK, CRMPI_ERR_OUT_OF_RESOURCE (too many hooks)
+ */
+int crmpi_inc_register(crmpi_inc_hook_fn_t hook);
 
 /** Release what CRIU cannot checkpoint. @return CRMPI_OK, or an error (then continue). */
 int crmpi_inc_pre_checkpoint(void);

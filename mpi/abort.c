@@ -16,5 +16,5 @@ int PMPI_Abort(MPI_Comm comm, int errorcode)
         comm = MPI_COMM_WORLD;
     }
     /* No job message: mpirun's own line names the rank and the code already. */
-    crmpi_mpi_abort_job(errorcode, "MPI_Abort was called on communicator %s", comm->name);
+    crmpi_rte_abort_job(errorcode, "MPI_Abort was called on communicator %s", comm->name);
 }

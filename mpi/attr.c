@@ -102,7 +102,7 @@ static int *attr_predefined(MPI_Comm comm, int keyval)
 {
     if (comm != MPI_COMM_WORLD)
         return NULL;
-    attr_universe_size = (int)crmpi_mpi_state.job.size;
+    attr_universe_size = (int)crmpi_rte_job()->size;
     attr_lastusedcode = crmpi_mpi_error_last_used();
     switch (keyval) {
     case MPI_TAG_UB: return &attr_tag_ub;

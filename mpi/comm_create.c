@@ -55,7 +55,7 @@ void crmpi_comm_detach_layers(struct crmpi_comm_s *comm)
 int crmpi_comm_alloc(MPI_Comm parent, int size, uint32_t *world_ranks, MPI_Comm *comm_out)
 {
     struct crmpi_comm_s *comm = calloc(1, sizeof(*comm));
-    uint32_t me = crmpi_mpi_state.job.rank;
+    uint32_t me = crmpi_rte_job()->rank;
 
     if (!comm) {
         crmpi_log_error("comm: out of memory for a communicator of %d ranks", size);

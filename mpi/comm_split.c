@@ -149,6 +149,6 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
     if (split_type == MPI_UNDEFINED)
         color = MPI_UNDEFINED;
     else
-        color = (int)crmpi_mpi_state.job.node_of_rank[crmpi_mpi_state.job.rank];
+        color = (int)crmpi_rte_job()->node_of_rank[crmpi_rte_job()->rank];
     return split_run(comm, color, key, newcomm, func_name);
 }

@@ -52,7 +52,7 @@ int PMPI_Get_processor_name(char *name, int *resultlen)
         return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_ARG, func_name,
                                            name ? "resultlen is NULL" : "name is NULL");
     }
-    int len = snprintf(name, MPI_MAX_PROCESSOR_NAME, "%s", crmpi_mpi_state.job.nodename);
+    int len = snprintf(name, MPI_MAX_PROCESSOR_NAME, "%s", crmpi_rte_job()->nodename);
     *resultlen = len < MPI_MAX_PROCESSOR_NAME ? len : MPI_MAX_PROCESSOR_NAME - 1;
     crmpi_unlock();
     return MPI_SUCCESS;

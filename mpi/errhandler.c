@@ -37,7 +37,7 @@ __attribute__((noreturn)) static void errhandler_fatal(MPI_Comm comm, int errcod
     }
     snprintf(message, sizeof(message), "%s: %s%s%s (%s)", func_name, text, detail ? ": " : "",
              detail ? detail : "", name);
-    crmpi_mpi_abort_job(errcode,
+    crmpi_rte_abort_job(errcode,
                         "%s; the error handler of %s is MPI_ERRORS_ARE_FATAL, so the job aborts",
                         message, comm->name);
 }
@@ -64,29 +64,9 @@ int crmpi_mpi_errhandler_invoke(MPI_Comm comm, int errcode, const char *func_nam
     return errcode;
 }
 
-void crmpi_mpi_abort_job(int errcode, const char *reason_fmt, ...)
-{
-    char reason[1024];
-    va_list args;
-
-    /* _exit() does not flush stdio, and what the application printed last often explains
-     * the failure. */
-    fflush(NULL);
-    va_start(args, reason_fmt);
-    vsnprintf(reason, sizeof(reason), reason_fmt, args);
-    va_end(args);
-    /* One line for the user: mpirun's. Only without mpirun does the rank say it itself. */
-    if (!crmpi_mpi_state.rte_connected || crmpi_rte_abort(errcode, reason) != CRMPI_OK) {
-        crmpi_log_error("%s", reason);
-    }
-    /* _exit(), not exit(): atexit handlers of the application may call MPI, whose lock
-     * this thread holds, or block; the job is being torn down either way. */
-    _exit(errcode);
-}
-
 void crmpi_mpi_fail_inactive(const char *func_name)
 {
-    crmpi_mpi_abort_job(1,
+    crmpi_rte_abort_job(1,
                         "%s was called %s; outside MPI_Init .. MPI_Finalize only MPI_Initialized, "
                         "MPI_Finalized, MPI_Get_version, MPI_Get_library_version, "
                         "MPI_Error_class, MPI_Error_string, MPI_Wtime and MPI_Wtick may be "

@@ -41,7 +41,7 @@ static MPI_Errhandler file_null_errhandler = MPI_ERRORS_RETURN;
 static int file_raise(int errcode, const char *func_name, const char *detail)
 {
     if (file_null_errhandler->kind == CRMPI_ERRHANDLER_FATAL) {
-        crmpi_mpi_abort_job(errcode,
+        crmpi_rte_abort_job(errcode,
                             "%s: %s: %s (%s); the error handler of MPI_FILE_NULL is "
                             "MPI_ERRORS_ARE_FATAL, so the job aborts",
                             func_name, crmpi_mpi_error_text(errcode), detail,

@@ -28,8 +28,7 @@ int PMPI_Finalize(void)
     crmpi_coll_comm_fini(&crmpi_mpi_comm_self.comm);
     crmpi_coll_comm_fini(&crmpi_mpi_comm_world.comm);
     crmpi_pml_finalize();
-    if (crmpi_mpi_state.rte_connected) {
-        crmpi_mpi_state.rte_connected = false;
+    if (crmpi_rte_connected()) {
         int rc = crmpi_rte_finalize();
         if (rc != CRMPI_OK) {
             char detail[128];

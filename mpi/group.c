@@ -46,7 +46,7 @@ MPI_Group crmpi_group_new(int size, uint32_t *world_ranks)
     group->size = size;
     group->world_ranks = world_ranks;
     group->refcount = 1;
-    group->rank = crmpi_group_find(group, crmpi_mpi_state.job.rank);
+    group->rank = crmpi_group_find(group, crmpi_rte_job()->rank);
     return group;
 }
 

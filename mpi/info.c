@@ -70,8 +70,8 @@ static void info_env_fill(void)
     if (crmpi_mpi_info_env.filled)
         return;
     crmpi_mpi_info_env.filled = true;
-    info_set(&crmpi_mpi_info_env, "host", crmpi_mpi_state.job.nodename);
-    snprintf(value, sizeof(value), "%u", crmpi_mpi_state.job.size);
+    info_set(&crmpi_mpi_info_env, "host", crmpi_rte_job()->nodename);
+    snprintf(value, sizeof(value), "%u", crmpi_rte_job()->size);
     info_set(&crmpi_mpi_info_env, "maxprocs", value);
     info_set(&crmpi_mpi_info_env, "soft", value);
     if (getcwd(value, sizeof(value)))

@@ -15,6 +15,7 @@
 
 #include "component.h"
 #include "crmpi_status.h"
+#include "inc.h"
 #include "log.h"
 #include "mpi_internal.h"
 #include "param.h"
@@ -34,34 +35,6 @@ crmpi_mpi_state_t crmpi_mpi_state = {
 
 /* MPI_COMM_SELF's one rank, in MPI_COMM_WORLD. */
 static uint32_t init_self_world_rank;
-
-/* A singleton runs on node 0, the only node of its job. */
-static uint32_t init_singleton_node_of_rank[1];
-
-/*
- * The job facts of a program started without mpirun: rank 0 of 1, as Open MPI does
- * (MPI-3.1 section 10.5.2 leaves it to the implementation). The session directory stays
- * empty: with one rank no transport needs a shared one.
- */
-static void init_singleton_job(crmpi_rte_job_info_t *job_out)
-{
-    crmpi_rte_job_info_t job = {
-        .jobid = (uint64_t)getpid(),
-        .size = 1,
-        .local_size = 1,
-        .num_nodes = 1,
-        .node_of_rank = init_singleton_node_of_rank,
-    };
-
-    if (gethostname(job.nodename, sizeof(job.nodename)) != 0) {
-        crmpi_log_warn("MPI_Init: gethostname failed (%s); calling this node \"localhost\"",
-                       strerror(errno));
-        snprintf(job.nodename, sizeof(job.nodename), "localhost");
-    }
-    /* POSIX leaves a truncated name unterminated. */
-    job.nodename[sizeof(job.nodename) - 1] = '\0';
-    *job_out = job;
-}
 
 /* A bool parameter of this layer; `fallback` when it cannot be read. */
 static bool init_param_bool(const char *name, bool fallback)
@@ -110,19 +83,28 @@ static int init_show_param(const crmpi_param_decl_t *decl, void *arg)
     return 0;
 }
 
+/* The MPI layer's part of a restart: the restart's parameters replace the image's. */
+static int init_cr_hook(crmpi_inc_phase_t phase)
+{
+    if (phase == CRMPI_INC_PHASE_RESTART)
+        crmpi_mpi_state.param_check = init_param_bool("mpi_param_check", true);
+    return CRMPI_OK;
+}
+
 /*
  * The body of MPI_Init and MPI_Init_thread. Failures before the job facts are known have
  * no communicator to raise an error on and no job to abort: they print one line and exit.
  */
 static int init_run(int required, int *provided, const char *func_name)
 {
-    crmpi_rte_job_info_t job;
+    const crmpi_rte_job_info_t *job;
+    char *unreach_msg = NULL;
     char who[32];
     int rc;
 
     crmpi_lock();
     if (crmpi_mpi_state.initialized) {
-        crmpi_mpi_abort_job(MPI_ERR_OTHER,
+        crmpi_rte_abort_job(MPI_ERR_OTHER,
                             "%s: MPI was already %s in this process, and can be initialised "
                             "only once (MPI-3.1 section 8.7); the program aborts",
                             func_name, crmpi_mpi_state.finalized ? "finalized" : "initialized");
@@ -138,27 +120,23 @@ static int init_run(int required, int *provided, const char *func_name)
                         crmpi_strerror(rc));
         goto err_unlock_exit;
     }
-    rc = crmpi_rte_init(&job);
-    if (rc == CRMPI_ERR_NOT_FOUND) {
-        init_singleton_job(&job);
-    } else if (rc != CRMPI_OK) {
+    rc = crmpi_rte_init();
+    if (rc != CRMPI_OK) {
         crmpi_log_error("%s: cannot get the job facts from this rank's crmpi-agent (%s); check "
                         "that mpirun and the program use the same crmpi installation",
                         func_name, crmpi_strerror(rc));
         goto err_unlock_exit;
-    } else {
-        crmpi_mpi_state.rte_connected = true;
     }
-    crmpi_mpi_state.job = job;
-    snprintf(who, sizeof(who), "rank %u", job.rank);
+    job = crmpi_rte_job();
+    snprintf(who, sizeof(who), "rank %u", job->rank);
     crmpi_log_set_who(who);
 
     crmpi_mpi_state.param_check = init_param_bool("mpi_param_check", true);
     /* Every rank sees the same parameters (mpirun passes them on): one report is enough.
      * mpirun has already judged the names against the same catalog; only a singleton has
      * nobody else to warn about them. */
-    if (job.rank == 0) {
-        if (!crmpi_mpi_state.rte_connected) {
+    if (job->rank == 0) {
+        if (!crmpi_rte_connected()) {
             crmpi_param_warn_unknown(crmpi_log_who());
         }
         if (init_param_bool("mpi_show_mca_params", false)) {
@@ -166,23 +144,27 @@ static int init_run(int required, int *provided, const char *func_name)
         }
     }
 
-    crmpi_mpi_comm_world.comm.rank = (int)job.rank;
-    crmpi_mpi_comm_world.comm.size = (int)job.size;
+    crmpi_mpi_comm_world.comm.rank = (int)job->rank;
+    crmpi_mpi_comm_world.comm.size = (int)job->size;
     crmpi_mpi_comm_self.comm.rank = 0;
     crmpi_mpi_comm_self.comm.size = 1;
-    init_self_world_rank = job.rank;
+    init_self_world_rank = job->rank;
     crmpi_mpi_comm_self.comm.world_ranks = &init_self_world_rank;
-    crmpi_mpi_comm_world.comm.world_ranks = malloc(job.size * sizeof(uint32_t));
+    crmpi_mpi_comm_world.comm.world_ranks = malloc(job->size * sizeof(uint32_t));
     if (!crmpi_mpi_comm_world.comm.world_ranks) {
-        crmpi_log_error("%s: out of memory for %u ranks; the program exits", func_name, job.size);
+        crmpi_log_error("%s: out of memory for %u ranks; the program exits", func_name, job->size);
         goto err_unlock_exit;
     }
-    for (uint32_t r = 0; r < job.size; r++)
+    for (uint32_t r = 0; r < job->size; r++)
         crmpi_mpi_comm_world.comm.world_ranks[r] = r;
 
     /* The data path: BTLs, their modex, the matching state of both communicators. A peer
-     * no BTL reaches aborts the job inside, naming both ranks. */
-    rc = crmpi_pml_init();
+     * no BTL reaches ends the job, naming both ranks. */
+    rc = crmpi_pml_init(&unreach_msg);
+    if (rc == CRMPI_ERR_UNREACH) {
+        crmpi_rte_abort_job(MPI_ERR_OTHER, "%s: %s", func_name,
+                            unreach_msg ? unreach_msg : "a peer is unreachable");
+    }
     if (rc != CRMPI_OK) {
         crmpi_log_error("%s: cannot set up point-to-point communication (%s); the program exits",
                         func_name, crmpi_strerror(rc));
@@ -209,7 +191,9 @@ static int init_run(int required, int *provided, const char *func_name)
     crmpi_mpi_state.main_thread = pthread_self();
     crmpi_mpi_state.initialized = true;
     /* Checkpoints are possible from here to MPI_Finalize (mpirun --with-ft cr). */
-    rc = crmpi_snapc_app_init();
+    rc = crmpi_inc_register(init_cr_hook);
+    if (rc == CRMPI_OK)
+        rc = crmpi_snapc_app_init();
     if (rc != CRMPI_OK) {
         crmpi_log_error("%s: cannot start checkpoint/restart support (%s); the program exits",
                         func_name, crmpi_strerror(rc));

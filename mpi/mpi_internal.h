@@ -131,13 +131,11 @@ struct crmpi_op_s {
  * Global state of the library in this process
  */
 typedef struct crmpi_mpi_state {
-    bool initialized;         /* MPI_Init has completed (and stays true after Finalize) */
-    bool finalized;           /* MPI_Finalize has completed */
-    int thread_level;         /* the level MPI_Init_thread provided */
-    pthread_t main_thread;    /* the thread that called MPI_Init (MPI_Is_thread_main) */
-    bool param_check;         /* mpi_param_check: validate the arguments of every call */
-    bool rte_connected;       /* an agent is there: false for a singleton and after Finalize */
-    crmpi_rte_job_info_t job; /* from the agent (its node_of_rank is the rte's), or a singleton's */
+    bool initialized;      /* MPI_Init has completed (and stays true after Finalize) */
+    bool finalized;        /* MPI_Finalize has completed */
+    int thread_level;      /* the level MPI_Init_thread provided */
+    pthread_t main_thread; /* the thread that called MPI_Init (MPI_Is_thread_main) */
+    bool param_check;      /* mpi_param_check: validate the arguments of every call */
 } crmpi_mpi_state_t;
 
 extern crmpi_mpi_state_t crmpi_mpi_state;
@@ -168,16 +166,6 @@ int crmpi_mpi_error_last_used(void);
  */
 int crmpi_mpi_errhandler_invoke(MPI_Comm comm, int errcode, const char *func_name,
                                 const char *detail);
-
-/**
- * End the whole job with exit code `errcode`. The application's buffered output is flushed
- * first, so that it comes before the reason. Under mpirun the reason goes to mpirun, which
- * says it once, in its one line for the job's end, and stops every rank; a singleton (or a
- * rank whose agent cannot be told) logs it on its own stderr.
- * Called with the library lock held (or before MPI_Init).
- */
-__attribute__((noreturn, format(printf, 2, 3))) void
-crmpi_mpi_abort_job(int errcode, const char *reason_fmt, ...);
 
 /** Abort with a clear message: `func_name` was called before MPI_Init or after Finalize. */
 __attribute__((noreturn)) void crmpi_mpi_fail_inactive(const char *func_name);

@@ -91,9 +91,13 @@ struct crmpi_request_s {
 /* A matched probe's message (MPI_Mprobe): the PML's unexpected fragment, opaque to mpi/. */
 struct crmpi_message_s;
 
-/** Open the BML and BTLs, exchange the modex, set up MPI_COMM_WORLD and MPI_COMM_SELF.
- *  Errors are logged (a peer no BTL reaches is named with the BTLs tried). */
-int crmpi_pml_init(void);
+/**
+ * Open the BML and BTLs, exchange the modex, set up MPI_COMM_WORLD and MPI_COMM_SELF.
+ * @return CRMPI_OK; CRMPI_ERR_UNREACH when a peer is reached by no allowed BTL
+ *         (*unreach_msg_out, malloc'ed, names both ranks and the BTLs tried: the caller
+ *         ends the job with it); other errors are logged.
+ */
+int crmpi_pml_init(char **unreach_msg_out);
 /** Finish every send still moving data (MPI-3.1: Finalize completes buffered sends), then
  *  close the BTLs. */
 int crmpi_pml_finalize(void);

@@ -38,7 +38,7 @@ static void pml_ob1_peer_limits(pml_ob1_peer_t *peer, const crmpi_btl_module_t *
 
 void crmpi_pml_cr_transports_changed(void)
 {
-    const crmpi_rte_job_info_t *job = &crmpi_mpi_state.job;
+    const crmpi_rte_job_info_t *job = crmpi_rte_job();
     uint64_t eager_param = 0;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
 
@@ -48,10 +48,9 @@ void crmpi_pml_cr_transports_changed(void)
     pml_ob1.yield_when_idle = cores > 0 && job->local_size > (uint32_t)cores;
 }
 
-int crmpi_pml_init(void)
+int crmpi_pml_init(char **unreach_msg_out)
 {
-    const crmpi_rte_job_info_t *job = &crmpi_mpi_state.job;
-    char *unreach_msg = NULL;
+    const crmpi_rte_job_info_t *job = crmpi_rte_job();
     int rc;
 
     memset(&pml_ob1, 0, sizeof(pml_ob1));
@@ -61,11 +60,7 @@ int crmpi_pml_init(void)
     crmpi_btl_register_recv(PML_OB1_TAG_ACK, pml_ob1_recv_cb_ack);
     crmpi_btl_register_recv(PML_OB1_TAG_FRAG, pml_ob1_recv_cb_frag);
 
-    rc = crmpi_bml_init(job, crmpi_mpi_state.rte_connected, &unreach_msg);
-    if (rc == CRMPI_ERR_UNREACH) {
-        crmpi_mpi_abort_job(MPI_ERR_OTHER, "MPI_Init: %s",
-                            unreach_msg ? unreach_msg : "a peer is unreachable");
-    }
+    rc = crmpi_bml_init(unreach_msg_out);
     if (rc != CRMPI_OK)
         return rc;
 

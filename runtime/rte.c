@@ -14,7 +14,9 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -39,6 +41,7 @@ typedef struct crmpi_rte_state {
     pthread_mutex_t lock;      /* one request/reply exchange at a time (no reader thread) */
     crmpi_rte_job_info_t info; /* facts from the agent's JOB_INFO */
     int have_info;             /* info is valid */
+    bool singleton;            /* info is a singleton's (its node_of_rank is static) */
     /* The reader thread */
     bool reader_active;                /* started and not yet stopped */
     pthread_t reader;                  /* the thread */
@@ -317,7 +320,33 @@ int crmpi_rte_command_send(int type, uint32_t seq, int32_t status, const crmpi_b
     return crmpi_rte_send_locked(type, seq, status, payload);
 }
 
-int crmpi_rte_init(crmpi_rte_job_info_t *info_out)
+/* A singleton runs on node 0, the only node of its job. */
+static uint32_t crmpi_rte_singleton_node_of_rank[1];
+
+/* The facts of a program started without mpirun: rank 0 of 1. The session directory stays
+ * empty: with one rank no transport needs a shared one. */
+static void crmpi_rte_singleton_init(void)
+{
+    crmpi_rte_job_info_t *job = &crmpi_rte.info;
+
+    memset(job, 0, sizeof(*job));
+    job->jobid = (uint64_t)getpid();
+    job->size = 1;
+    job->local_size = 1;
+    job->num_nodes = 1;
+    job->node_of_rank = crmpi_rte_singleton_node_of_rank;
+    if (gethostname(job->nodename, sizeof(job->nodename)) != 0) {
+        crmpi_log_warn("rte: gethostname failed (%s); calling this node \"localhost\"",
+                       strerror(errno));
+        snprintf(job->nodename, sizeof(job->nodename), "localhost");
+    }
+    /* POSIX leaves a truncated name unterminated. */
+    job->nodename[sizeof(job->nodename) - 1] = '\0';
+    crmpi_rte.have_info = 1;
+    crmpi_rte.singleton = true;
+}
+
+int crmpi_rte_init(void)
 {
     const char *fd_text = getenv(CRMPI_RTE_CTL_FD_ENV);
     crmpi_ctl_msg_t reply;
@@ -326,7 +355,8 @@ int crmpi_rte_init(crmpi_rte_job_info_t *info_out)
     int rc;
 
     if (!fd_text || !*fd_text) {
-        return CRMPI_ERR_NOT_FOUND;
+        crmpi_rte_singleton_init();
+        return CRMPI_OK;
     }
     errno = 0;
     long fd = strtol(fd_text, &end, 10);
@@ -353,7 +383,6 @@ int crmpi_rte_init(crmpi_rte_job_info_t *info_out)
         goto err_forget_fd;
     }
     crmpi_rte.have_info = 1;
-    *info_out = crmpi_rte.info;
     return CRMPI_OK;
 
 err_forget_fd:
@@ -361,17 +390,23 @@ err_forget_fd:
     return rc;
 }
 
-const crmpi_rte_job_info_t *crmpi_rte_job_info(void)
+const crmpi_rte_job_info_t *crmpi_rte_job(void)
 {
     return crmpi_rte.have_info ? &crmpi_rte.info : NULL;
 }
 
+bool crmpi_rte_connected(void)
+{
+    return crmpi_rte.ctl_fd >= 0;
+}
+
 const crmpi_rte_job_info_t *crmpi_rte_job_info_replace(const crmpi_rte_job_info_t *info)
 {
-    if (crmpi_rte.have_info)
+    if (crmpi_rte.have_info && !crmpi_rte.singleton)
         crmpi_rte_job_info_free(&crmpi_rte.info);
     crmpi_rte.info = *info;
     crmpi_rte.have_info = 1;
+    crmpi_rte.singleton = false;
     return &crmpi_rte.info;
 }
 
@@ -440,6 +475,25 @@ int crmpi_rte_abort(int errcode, const char *message)
     int rc = crmpi_rte_request(CRMPI_CTL_ABORT, &request, NULL);
     crmpi_buf_free(&request);
     return rc;
+}
+
+void crmpi_rte_abort_job(int errcode, const char *reason_fmt, ...)
+{
+    char reason[1024];
+    va_list args;
+
+    /* _exit() does not flush stdio, and what the application printed last often explains
+     * the failure. */
+    fflush(NULL);
+    va_start(args, reason_fmt);
+    vsnprintf(reason, sizeof(reason), reason_fmt, args);
+    va_end(args);
+    /* One line for the user: mpirun's. Only without mpirun does the rank say it itself. */
+    if (!crmpi_rte_connected() || crmpi_rte_abort(errcode, reason) != CRMPI_OK)
+        crmpi_log_error("%s", reason);
+    /* _exit(), not exit(): atexit handlers of the application may call MPI, whose lock
+     * this thread holds, or block; the job is being torn down either way. */
+    _exit(errcode);
 }
 
 int crmpi_rte_finalize(void)

@@ -9,13 +9,14 @@
  *   MPI_Abort    -> crmpi_rte_abort()     (the agent tells mpirun, which ends the job)
  *
  * PMIx lives in the agent, not here: a restored rank cannot reconnect a stale PMIx client
- * (DESIGN section 2). Every call is a request/reply over the control socket.
+ * (see "Processes" in docs/design.md). Every call is a request/reply over the control socket.
  *
  * Thread safety: callers hold the library lock; calls are serialised internally as well.
  */
 #ifndef CRMPI_RTE_H
 #define CRMPI_RTE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,14 +36,24 @@ typedef struct crmpi_rte_job_info {
 } crmpi_rte_job_info_t;
 
 /**
- * Connect to the agent and learn the job facts.
- * @return CRMPI_OK; CRMPI_ERR_NOT_FOUND (not started by mpirun: no CRMPI_CTL_FD; the
- *         caller falls back to a singleton), CRMPI_ERR_PROTO / CRMPI_ERR_PEER_GONE.
+ * Connect to the agent and learn the job facts. A program started without mpirun (no
+ * CRMPI_CTL_FD) is a singleton: rank 0 of 1 on this node, with no agent, as Open MPI does
+ * (MPI-3.1 section 10.5.2 leaves it to the implementation).
+ * @return CRMPI_OK (connected, or a singleton: crmpi_rte_connected tells which);
+ *         CRMPI_ERR_BAD_PARAM (CRMPI_CTL_FD names no open descriptor), CRMPI_ERR_PROTO /
+ *         CRMPI_ERR_PEER_GONE (the agent's answer).
  */
-int crmpi_rte_init(crmpi_rte_job_info_t *info_out);
+int crmpi_rte_init(void);
 
-/** The facts received by crmpi_rte_init (NULL before it). */
-const crmpi_rte_job_info_t *crmpi_rte_job_info(void);
+/**
+ * The job facts: what every layer of libmpi knows of the job (size, rank, node, locality).
+ * The rte owns them; valid from a successful crmpi_rte_init (NULL before it), replaced by a
+ * restart (crmpi_rte_job_info_replace), kept after crmpi_rte_finalize.
+ */
+const crmpi_rte_job_info_t *crmpi_rte_job(void);
+
+/** An agent is there: false for a singleton, and after crmpi_rte_finalize. */
+bool crmpi_rte_connected(void);
 
 /** A restart: the restored rank takes the new agent's facts (the rte owns them from now;
  *  the old ones are freed). @return the rte's copy. */
@@ -66,6 +77,16 @@ int crmpi_rte_modex_lookup(uint32_t peer_rank, const char *key, void **data_out,
  * Returns when the agent has the message (the job is being torn down); the caller exits.
  */
 int crmpi_rte_abort(int errcode, const char *message);
+
+/**
+ * End the whole job with exit code `errcode`, from any layer of libmpi. The application's
+ * buffered output is flushed first, so that it comes before the reason. Under mpirun the
+ * reason goes to mpirun, which says it once, in its one line for the job's end, and stops
+ * every rank; a singleton (or a rank whose agent cannot be told) logs it on its own stderr.
+ * Called with the library lock held (or before MPI_Init).
+ */
+__attribute__((noreturn, format(printf, 2, 3))) void
+crmpi_rte_abort_job(int errcode, const char *reason_fmt, ...);
 
 /** Leave the job: fence without data, tell the agent, close the control socket. */
 int crmpi_rte_finalize(void);

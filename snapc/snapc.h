@@ -76,7 +76,13 @@
 #include <stdint.h>
 
 #include "ctl.h"
-#include "crcp.h"
+
+/* One bookmark: messages sent to (or expected from) one peer, by world rank. The rank's
+ * crcp counts them; the coordinators carry them (CKPT_BOOKMARKS, CKPT_EXPECT). */
+typedef struct crmpi_snapc_bookmark {
+    uint32_t peer;  /* rank in MPI_COMM_WORLD */
+    uint32_t count; /* messages */
+} crmpi_snapc_bookmark_t;
 
 /* Flags of CKPT_BEGIN (ompi-checkpoint's options). */
 enum {
@@ -105,14 +111,14 @@ const char *crmpi_snapc_state_name(crmpi_snapc_state_t state);
  * u32 messages), the same for both directions.
  */
 /** Append `count` bookmarks to `buf`. */
-void crmpi_snapc_marks_put(crmpi_buf_t *buf, const crmpi_crcp_bookmark_t *marks, size_t count);
+void crmpi_snapc_marks_put(crmpi_buf_t *buf, const crmpi_snapc_bookmark_t *marks, size_t count);
 /**
  * Read the bookmarks that make up the rest of `buf`. Every peer must be below `np`.
  * @param marks_out  malloc'ed array (caller frees), *count_out entries; set on CRMPI_OK
  * @return CRMPI_OK, CRMPI_ERR_PROTO (malformed, or a peer outside the job) or
  *         CRMPI_ERR_OUT_OF_RESOURCE
  */
-int crmpi_snapc_marks_get(crmpi_buf_t *buf, uint32_t np, crmpi_crcp_bookmark_t **marks_out,
+int crmpi_snapc_marks_get(crmpi_buf_t *buf, uint32_t np, crmpi_snapc_bookmark_t **marks_out,
                           size_t *count_out);
 
 /*

@@ -15,7 +15,6 @@
 #include "fault.h"
 #include "inc.h"
 #include "log.h"
-#include "mpi_internal.h"
 #include "param.h"
 #include "progress.h"
 #include "rte.h"
@@ -93,7 +92,7 @@ static int snapc_app_aborted(void *arg)
 static int snapc_app_quiesce(uint32_t seq)
 {
     static const crmpi_ctl_type_t want_expect[] = {CRMPI_CTL_CKPT_EXPECT, 0};
-    crmpi_crcp_bookmark_t *marks = NULL;
+    crmpi_snapc_bookmark_t *marks = NULL;
     const crmpi_crcp_stats_t *stats;
     crmpi_ctl_msg_t msg;
     crmpi_buf_t buf;
@@ -115,7 +114,7 @@ static int snapc_app_quiesce(uint32_t seq)
     if (rc != CRMPI_OK)
         return rc;
     crmpi_buf_init_read(&buf, msg.payload, msg.hdr.len);
-    rc = crmpi_snapc_marks_get(&buf, crmpi_mpi_state.job.size, &marks, &count);
+    rc = crmpi_snapc_marks_get(&buf, crmpi_rte_job()->size, &marks, &count);
     crmpi_ctl_msg_free(&msg);
     if (rc == CRMPI_OK) {
         /* The coordinator aborts everyone when a rank's drain fails: no deadline here. */
@@ -209,7 +208,7 @@ static void snapc_app_checkpoint(uint32_t seq)
     crmpi_buf_free(&buf);
     if (end_rc != CRMPI_OK) {
         /* The transports could not be rebuilt: this rank cannot communicate any more. */
-        crmpi_mpi_abort_job(MPI_ERR_OTHER,
+        crmpi_rte_abort_job(1,
                             "checkpoint %u: the transports could not be rebuilt after the %s (%s)",
                             seq, restart ? "restart" : "checkpoint", crmpi_strerror(end_rc));
     }
@@ -236,7 +235,7 @@ int crmpi_snapc_app_init(void)
     int rc;
 
     crmpi_param_get_bool("ft_cr_enable", &enabled);
-    if (!enabled || !crmpi_mpi_state.rte_connected)
+    if (!enabled || !crmpi_rte_connected())
         return CRMPI_OK;
     rc = crmpi_rte_reader_start(snapc_app_command);
     if (rc == CRMPI_OK)

@@ -22,7 +22,7 @@ const char *crmpi_snapc_state_name(crmpi_snapc_state_t state)
     return "?";
 }
 
-void crmpi_snapc_marks_put(crmpi_buf_t *buf, const crmpi_crcp_bookmark_t *marks, size_t count)
+void crmpi_snapc_marks_put(crmpi_buf_t *buf, const crmpi_snapc_bookmark_t *marks, size_t count)
 {
     crmpi_buf_put_u32(buf, (uint32_t)count);
     for (size_t i = 0; i < count; i++) {
@@ -31,10 +31,10 @@ void crmpi_snapc_marks_put(crmpi_buf_t *buf, const crmpi_crcp_bookmark_t *marks,
     }
 }
 
-int crmpi_snapc_marks_get(crmpi_buf_t *buf, uint32_t np, crmpi_crcp_bookmark_t **marks_out,
+int crmpi_snapc_marks_get(crmpi_buf_t *buf, uint32_t np, crmpi_snapc_bookmark_t **marks_out,
                           size_t *count_out)
 {
-    crmpi_crcp_bookmark_t *marks;
+    crmpi_snapc_bookmark_t *marks;
     uint32_t count = 0;
 
     if (crmpi_buf_get_u32(buf, &count) != CRMPI_OK || count > np)

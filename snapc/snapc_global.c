@@ -35,7 +35,7 @@ typedef enum {
 /* One rank's bookmarks: messages it sent to each peer. */
 typedef struct snapc_marks {
     size_t count;
-    crmpi_crcp_bookmark_t *marks;
+    crmpi_snapc_bookmark_t *marks;
 } snapc_marks_t;
 
 struct crmpi_snapc_global {
@@ -345,7 +345,7 @@ static int snapc_global_send_expected(crmpi_snapc_global_t *global)
 {
     int np = global->params.np;
     size_t *first = calloc((size_t)np + 1, sizeof(size_t)), total;
-    crmpi_crcp_bookmark_t *expected = NULL;
+    crmpi_snapc_bookmark_t *expected = NULL;
     size_t *next = NULL;
 
     if (!first)
@@ -371,7 +371,7 @@ static int snapc_global_send_expected(crmpi_snapc_global_t *global)
 
         for (size_t i = 0; i < sent->count; i++)
             expected[next[sent->marks[i].peer]++] =
-                (crmpi_crcp_bookmark_t){.peer = (uint32_t)sender, .count = sent->marks[i].count};
+                (crmpi_snapc_bookmark_t){.peer = (uint32_t)sender, .count = sent->marks[i].count};
     }
     for (int rank = 0; rank < np; rank++) {
         crmpi_buf_t buf;

@@ -12,7 +12,7 @@ extern const crmpi_component_info_t crmpi_btl_sm_info;
 static int btl_sm_component_query(const crmpi_component_t *component, int *priority_out,
                                   const char **reason_out)
 {
-    const crmpi_rte_job_info_t *job = crmpi_rte_job_info();
+    const crmpi_rte_job_info_t *job = crmpi_rte_job();
 
     /* A singleton has no job facts, and no local peer either. */
     if (!job || job->local_size <= 1) {

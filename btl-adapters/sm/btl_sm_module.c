@@ -545,13 +545,8 @@ int btl_sm_module_create(const crmpi_rte_job_info_t *job, btl_sm_module_t **modu
         .add_procs = btl_sm_module_add_procs,
         .del_procs = btl_sm_module_del_procs,
         .send = btl_sm_module_send,
-        .put = NULL,
-        .get = NULL,
         .progress = btl_sm_module_progress,
         .finalize = btl_sm_module_finalize,
-        .quiesce = NULL,
-        .resume = NULL,
-        .restart = NULL,
     };
     *module_out = module;
     return CRMPI_OK;

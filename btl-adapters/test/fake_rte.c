@@ -60,7 +60,7 @@ void fake_rte_setup(const char *dir, uint32_t rank, uint32_t size, const uint32_
     *job_out = fake_job;
 }
 
-const crmpi_rte_job_info_t *crmpi_rte_job_info(void)
+const crmpi_rte_job_info_t *crmpi_rte_job(void)
 {
     return &fake_job;
 }
@@ -140,10 +140,14 @@ int crmpi_rte_modex_lookup(uint32_t peer_rank, const char *key, void **data_out,
     return CRMPI_OK;
 }
 
-int crmpi_rte_init(crmpi_rte_job_info_t *info_out)
+int crmpi_rte_init(void)
 {
-    *info_out = fake_job;
     return CRMPI_OK;
+}
+
+bool crmpi_rte_connected(void)
+{
+    return true;
 }
 
 int crmpi_rte_abort(int errcode, const char *message)

@@ -38,7 +38,7 @@ static int teardown(void **state)
 /* Nothing sent yet: no bookmark, and the drain of nothing ends at once. */
 static void test_no_traffic(void **state)
 {
-    crmpi_crcp_bookmark_t *marks;
+    crmpi_snapc_bookmark_t *marks;
     size_t count;
 
     (void)state;
@@ -57,7 +57,7 @@ static void test_drain_counts_and_completes(void **state)
     char *big = malloc(BIG), *got_big = malloc(BIG);
     int small[2] = {10, 11}, got[2] = {0};
     crmpi_request_t *sends[3];
-    crmpi_crcp_bookmark_t *marks;
+    crmpi_snapc_bookmark_t *marks;
     size_t count;
 
     (void)state;
@@ -96,7 +96,7 @@ static void test_drain_counts_and_completes(void **state)
 /* A peer claims a message that never comes: the drain gives up at its timeout. */
 static void test_missing_message_times_out(void **state)
 {
-    crmpi_crcp_bookmark_t *marks;
+    crmpi_snapc_bookmark_t *marks;
     size_t count;
 
     (void)state;
@@ -118,7 +118,7 @@ static int interrupt_at_once(void *arg)
  * at once, without waiting for its timeout. */
 static void test_interrupted_drain(void **state)
 {
-    crmpi_crcp_bookmark_t *marks;
+    crmpi_snapc_bookmark_t *marks;
     size_t count;
     int asked = 0;
 
@@ -135,7 +135,7 @@ static void test_interrupted_drain(void **state)
 /* More arrived than the peer says it sent: bookmarks from different cuts, refused. */
 static void test_bookmarks_from_another_cut_refused(void **state)
 {
-    crmpi_crcp_bookmark_t *marks;
+    crmpi_snapc_bookmark_t *marks;
     size_t count;
 
     (void)state;

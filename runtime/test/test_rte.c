@@ -128,12 +128,18 @@ static void test_modex_round_trip(void **state)
     assert_int_equal(pthread_create(&thread, NULL, fake_agent_main, &agent), 0);
 
     unsetenv("CRMPI_CTL_FD");
-    assert_int_equal(crmpi_rte_init(&info), CRMPI_ERR_NOT_FOUND); /* singleton */
+    assert_int_equal(crmpi_rte_init(), CRMPI_OK); /* a singleton: rank 0 of 1 */
+    assert_false(crmpi_rte_connected());
+    assert_int_equal(crmpi_rte_job()->rank, 0);
+    assert_int_equal(crmpi_rte_job()->size, 1);
+    assert_int_equal(crmpi_rte_job()->node_of_rank[0], 0);
     setenv("CRMPI_CTL_FD", "9999", 1);
-    assert_int_equal(crmpi_rte_init(&info), CRMPI_ERR_BAD_PARAM); /* not an open fd */
+    assert_int_equal(crmpi_rte_init(), CRMPI_ERR_BAD_PARAM); /* not an open fd */
     snprintf(fd_text, sizeof(fd_text), "%d", sv[1]);
     setenv("CRMPI_CTL_FD", fd_text, 1);
-    assert_int_equal(crmpi_rte_init(&info), CRMPI_OK);
+    assert_int_equal(crmpi_rte_init(), CRMPI_OK);
+    assert_true(crmpi_rte_connected());
+    info = *crmpi_rte_job();
     assert_int_equal(info.jobid, 4711);
     assert_int_equal(info.rank, 2);
     assert_int_equal(info.size, 3);
@@ -215,7 +221,6 @@ static void test_reader_thread(void **state)
             .jobid = 1, .size = 1, .local_size = 1, .num_nodes = 1, .node_of_rank = node_of_rank}};
     pthread_t thread;
     char fd_text[16];
-    crmpi_rte_job_info_t info;
 
     (void)state;
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
@@ -223,7 +228,7 @@ static void test_reader_thread(void **state)
     assert_int_equal(pthread_create(&thread, NULL, fake_agent_main, &agent), 0);
     snprintf(fd_text, sizeof(fd_text), "%d", sv[1]);
     setenv("CRMPI_CTL_FD", fd_text, 1);
-    assert_int_equal(crmpi_rte_init(&info), CRMPI_OK);
+    assert_int_equal(crmpi_rte_init(), CRMPI_OK);
 
     assert_int_equal(crmpi_rte_reader_start(reader_command), CRMPI_OK);
     assert_int_equal(agent.cr_starts, 1);

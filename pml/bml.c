@@ -60,7 +60,17 @@ static void bml_module_names(char *buf, size_t size)
         snprintf(buf, size, "none");
 }
 
-/* Create a module for every allowed, available component. */
+/* The module already open for component `name` (kept across a checkpoint), or NULL. */
+static crmpi_btl_module_t *bml_module_find(const char *name)
+{
+    for (size_t m = 0; m < bml_num_modules; m++) {
+        if (strcmp(bml_modules[m]->name, name) == 0)
+            return bml_modules[m];
+    }
+    return NULL;
+}
+
+/* Create a module for every allowed, available component that has none yet. */
 static int bml_modules_open(const crmpi_rte_job_info_t *job)
 {
     const crmpi_component_t *selected[BML_MAX_MODULES];
@@ -77,6 +87,8 @@ static int bml_modules_open(const crmpi_rte_job_info_t *job)
         const crmpi_btl_component_ops_t *ops = selected[i]->ops;
         crmpi_btl_module_t *module;
 
+        if (bml_module_find(selected[i]->info->name))
+            continue;
         rc = ops->init(job, &module);
         if (rc == CRMPI_ERR_NOT_SUPPORTED) {
             crmpi_fw_verbose(&crmpi_btl_framework, 10, "btl %s: not usable here; skipped",
@@ -94,19 +106,38 @@ static int bml_modules_open(const crmpi_rte_job_info_t *job)
     return CRMPI_OK;
 }
 
-int crmpi_bml_init(const crmpi_rte_job_info_t *job, bool have_rte, char **unreach_msg_out)
+/* "rank 0 (node n1) cannot reach rank 3 ...": the reason MPI_Init aborts the job. */
+static char *bml_unreach_message(const crmpi_rte_job_info_t *job, uint32_t peer_rank)
 {
-    crmpi_btl_endpoint_t **endpoints;
+    char tried[128];
+    char *msg;
+
+    bml_module_names(tried, sizeof(tried));
+    if (asprintf(&msg,
+                 "rank %u (node %s) cannot reach rank %u (on %s) with the allowed BTLs (tried: "
+                 "%s); allow a BTL that reaches it, e.g. --mca btl self,sm,tcp",
+                 job->rank, job->nodename, peer_rank,
+                 job->node_of_rank[peer_rank] == job->node_id ? "the same node" : "another node",
+                 tried) < 0)
+        return NULL;
+    return msg;
+}
+
+/*
+ * Learn the peers of the modules from `first` on (the ones just opened; the modex fence
+ * has run), give every peer the best module that reaches it, tell each new module which
+ * peers it lost to a better one, and list the modules in use.
+ */
+static int bml_peers_choose(const crmpi_rte_job_info_t *job, size_t first, char **unreach_msg_out)
+{
     crmpi_btl_endpoint_t **all_endpoints[BML_MAX_MODULES] = {NULL};
+    crmpi_btl_endpoint_t **endpoints;
     uint32_t *ranks;
-    bool used[BML_MAX_MODULES] = {false};
     int rc;
 
-    bml_num_peers = job->size;
-    crmpi_bml_peers = calloc(job->size, sizeof(crmpi_bml_peers[0]));
     ranks = malloc(job->size * sizeof(ranks[0]));
     endpoints = malloc(job->size * sizeof(endpoints[0]));
-    if (!crmpi_bml_peers || !ranks || !endpoints) {
+    if (!ranks || !endpoints) {
         crmpi_log_error("bml: out of memory for %u peers", job->size);
         rc = CRMPI_ERR_OUT_OF_RESOURCE;
         goto out_free;
@@ -114,19 +145,7 @@ int crmpi_bml_init(const crmpi_rte_job_info_t *job, bool have_rte, char **unreac
     for (uint32_t r = 0; r < job->size; r++)
         ranks[r] = r;
 
-    rc = bml_modules_open(job);
-    if (rc != CRMPI_OK)
-        goto out_free;
-    /* Every module has published its address; one fence makes them all visible. */
-    if (have_rte) {
-        rc = crmpi_rte_fence(1);
-        if (rc != CRMPI_OK) {
-            crmpi_log_error("bml: modex fence failed: %s", crmpi_strerror(rc));
-            goto out_free;
-        }
-    }
-
-    for (size_t m = 0; m < bml_num_modules; m++) {
+    for (size_t m = first; m < bml_num_modules; m++) {
         crmpi_btl_module_t *module = bml_modules[m];
 
         all_endpoints[m] = calloc(job->size, sizeof(endpoints[0]));
@@ -138,65 +157,44 @@ int crmpi_bml_init(const crmpi_rte_job_info_t *job, bool have_rte, char **unreac
         rc = module->add_procs(module, job->size, ranks, all_endpoints[m]);
         if (rc != CRMPI_OK)
             goto out_free;
-        memcpy(endpoints, all_endpoints[m], job->size * sizeof(endpoints[0]));
         for (uint32_t r = 0; r < job->size; r++) {
             crmpi_bml_peer_t *peer = &crmpi_bml_peers[r];
 
-            if (!endpoints[r])
+            if (!all_endpoints[m][r])
                 continue;
             if (!peer->module || bml_module_better(module, peer->module)) {
                 peer->module = module;
-                peer->endpoint = endpoints[r];
+                peer->endpoint = all_endpoints[m][r];
             }
         }
     }
 
-    /* Every peer reached? Then tell each module which peers it lost to a better one. */
     for (uint32_t r = 0; r < job->size; r++) {
         if (!crmpi_bml_peers[r].module) {
-            char tried[128];
-            char *msg;
-
-            bml_module_names(tried, sizeof(tried));
-            if (asprintf(&msg,
-                         "rank %u (node %s) cannot reach rank %u (on %s) with the allowed "
-                         "BTLs (tried: %s); allow a BTL that reaches it, e.g. --mca btl "
-                         "self,sm,tcp",
-                         job->rank, job->nodename, r,
-                         job->node_of_rank[r] == job->node_id ? "the same node" : "another node",
-                         tried) < 0)
-                msg = NULL;
-            *unreach_msg_out = msg;
+            *unreach_msg_out = bml_unreach_message(job, r);
             rc = CRMPI_ERR_UNREACH;
             goto out_free;
         }
     }
+    bml_num_active = 0;
     for (size_t m = 0; m < bml_num_modules; m++) {
         crmpi_btl_module_t *module = bml_modules[m];
         size_t unused = 0;
+        bool used = false;
 
-        /* The peers this module reaches but another module serves. */
+        /* The peers a new module reaches but another module serves. */
         for (uint32_t r = 0; r < job->size; r++) {
             if (crmpi_bml_peers[r].module == module) {
-                used[m] = true;
-            } else if (all_endpoints[m][r]) {
+                used = true;
+            } else if (m >= first && all_endpoints[m][r]) {
                 ranks[unused] = r;
                 endpoints[unused++] = all_endpoints[m][r];
             }
         }
         if (unused)
             module->del_procs(module, unused, ranks, endpoints);
-        if (used[m])
+        if (used)
             bml_active[bml_num_active++] = module;
-    }
-    /* Every rank has attached to its peers (mapped their segments) before any rank can go
-     * on to MPI_Finalize and release its own: the BTLs close without a fence there. */
-    if (have_rte) {
-        rc = crmpi_rte_fence(0);
-        if (rc != CRMPI_OK) {
-            crmpi_log_error("bml: fence after connecting failed: %s", crmpi_strerror(rc));
-            goto out_free;
-        }
     }
     for (uint32_t r = 0; r < job->size; r++) {
         crmpi_fw_verbose(&crmpi_btl_framework, 20, "bml: rank %u -> rank %u through %s", job->rank,
@@ -205,11 +203,93 @@ int crmpi_bml_init(const crmpi_rte_job_info_t *job, bool have_rte, char **unreac
     rc = CRMPI_OK;
 
 out_free:
-    for (size_t m = 0; m < bml_num_modules; m++)
+    for (size_t m = first; m < bml_num_modules; m++)
         free(all_endpoints[m]);
     free(ranks);
     free(endpoints);
     return rc;
+}
+
+/* Open the components without a module, run the modex, and choose modules for the peers
+ * without one: crmpi_bml_init and crmpi_bml_cr_rebuild. */
+static int bml_open_and_choose(char **unreach_msg_out)
+{
+    const crmpi_rte_job_info_t *job = crmpi_rte_job();
+    size_t first = bml_num_modules;
+    int rc;
+
+    rc = bml_modules_open(job);
+    if (rc != CRMPI_OK)
+        return rc;
+    /* Every module has published its address; one fence makes them all visible. */
+    if (crmpi_rte_connected()) {
+        rc = crmpi_rte_fence(1);
+        if (rc != CRMPI_OK) {
+            crmpi_log_error("bml: modex fence failed: %s", crmpi_strerror(rc));
+            return rc;
+        }
+    }
+    rc = bml_peers_choose(job, first, unreach_msg_out);
+    if (rc != CRMPI_OK)
+        return rc;
+    /* Every rank has attached to its peers (mapped their segments) before any rank can go
+     * on to MPI_Finalize and release its own: the BTLs close without a fence there. */
+    if (crmpi_rte_connected()) {
+        rc = crmpi_rte_fence(0);
+        if (rc != CRMPI_OK)
+            crmpi_log_error("bml: fence after connecting failed: %s", crmpi_strerror(rc));
+    }
+    return rc;
+}
+
+int crmpi_bml_init(char **unreach_msg_out)
+{
+    const crmpi_rte_job_info_t *job = crmpi_rte_job();
+
+    bml_num_peers = job->size;
+    crmpi_bml_peers = calloc(job->size, sizeof(crmpi_bml_peers[0]));
+    if (!crmpi_bml_peers) {
+        crmpi_log_error("bml: out of memory for %u peers", job->size);
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    }
+    return bml_open_and_choose(unreach_msg_out);
+}
+
+int crmpi_bml_cr_release(void)
+{
+    size_t kept = 0;
+
+    for (size_t m = 0; m < bml_num_modules; m++) {
+        crmpi_btl_module_t *module = bml_modules[m];
+
+        if (module->flags & CRMPI_BTL_FLAG_CKPT_FRIENDLY) {
+            bml_modules[kept++] = module;
+            continue;
+        }
+        for (uint32_t r = 0; r < bml_num_peers; r++) {
+            if (crmpi_bml_peers[r].module == module)
+                crmpi_bml_peers[r] = (crmpi_bml_peer_t){NULL, NULL};
+        }
+        crmpi_fw_verbose(&crmpi_btl_framework, 10, "btl %s: released for the checkpoint",
+                         module->name);
+        module->finalize(module);
+    }
+    bml_num_modules = kept;
+    bml_num_active = 0;
+    for (size_t m = 0; m < bml_num_modules; m++) {
+        for (uint32_t r = 0; r < bml_num_peers; r++) {
+            if (crmpi_bml_peers[r].module == bml_modules[m]) {
+                bml_active[bml_num_active++] = bml_modules[m];
+                break;
+            }
+        }
+    }
+    return CRMPI_OK;
+}
+
+int crmpi_bml_cr_rebuild(char **unreach_msg_out)
+{
+    return bml_open_and_choose(unreach_msg_out);
 }
 
 int crmpi_bml_finalize(void)
