@@ -25,7 +25,7 @@ debian_packages=(
     libcmocka-dev python3 python3-pytest
     libjansson-dev nettle-dev
     openmpi-bin libopenmpi-dev
-    # CRIU's build dependencies (DESIGN section 9)
+    # CRIU's build dependencies (docs/design.md, "Platform facts the code relies on")
     libprotobuf-c-dev protobuf-c-compiler libprotobuf-dev protobuf-compiler
     libnl-3-dev libnet1-dev libcap-dev libgnutls28-dev libnftables-dev libbsd-dev uuid-dev
     iproute2 procps curl ca-certificates xz-utils
@@ -53,7 +53,8 @@ debian_source_tag=bootstrap
 . "$top/scripts/debian-source.sh"
 
 # CRIU 4.1.1 from the orig tarball of Debian trixie's source package, checksum-verified
-# against trixie's source index (bookworm's CRIU 3.17 fails on this kernel: DESIGN section 9).
+# against trixie's source index (bookworm's CRIU 3.17 fails on this kernel: docs/design.md,
+# "Platform facts the code relies on").
 install_criu() {
     if [ -x "$deps_prefix/sbin/criu" ] && [ -f "$deps_prefix/lib/libcriu.so" ] &&
         [ -f "$deps_prefix/include/criu/rpc.pb-c.h" ]; then

@@ -48,6 +48,15 @@ else
     failed=$((failed + 1))
 fi
 
+echo "== layers (the include rule of docs/design.md)"
+if /usr/bin/python3 "$top/test/check-layers.py" "$top" >"$build/check-layers.out" 2>&1; then
+    echo "   $(tail -n 1 "$build/check-layers.out")"
+    passed=$((passed + 1))
+else
+    sed 's/^/   /' "$build/check-layers.out"
+    failed=$((failed + 1))
+fi
+
 echo "== integration tests (pytest)"
 junit="$build/integration-junit.xml"
 rm -f "$junit"

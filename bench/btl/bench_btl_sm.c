@@ -1,7 +1,7 @@
 /*
  * bench_btl_sm.c: latency and bandwidth of the sm BTL alone (no PML), between two forked
  * ranks of one node, set up with the file-based rte of btl-adapters/test/fake_rte.h.
- * A benchmark, not a test (DESIGN section 8): it prints a table and always exits 0 unless
+ * A benchmark, not a test (docs/design.md, "Tests"): it prints a table and always exits 0 unless
  * something fails.
  *
  *   latency    one-way time of a 1-byte record: half the round trip of a ping-pong whose

@@ -1,6 +1,7 @@
 /*
  * btl_sm.h: the sm BTL's internals: shared memory between the ranks of one node
- * (DESIGN sections 3 and 9). The contract it implements is btl.h.
+ * (docs/design.md, "Layers inside a rank" and "Platform facts the code relies on"). The contract it
+ * implements is btl.h.
  *
  *   rank A's segment /dev/shm/crmpi-<jobid>-sm-<A>          (A maps all of it, reads)
  *   +----------------------+----------------------+----

@@ -1,9 +1,9 @@
 /*
- * blocked: ranks blocked in MPI_Recv when the checkpoint lands (DESIGN section 3: the C/R
- * thread takes the library lock between the turns of the blocking loop). Rank 0 waits
- * for the go; rank 1 waits in MPI_Recv for a rendezvous message from it, rank 2 for an
- * eager one, every other rank in MPI_Recv(ANY_SOURCE, ANY_TAG). Each then answers rank 0,
- * which receives the answers in rank order.
+ * blocked: ranks blocked in MPI_Recv when the checkpoint lands (docs/design.md, "Layers inside a
+ * rank": the C/R thread takes the library lock between the turns of the blocking loop). Rank 0
+ * waits for the go; rank 1 waits in MPI_Recv for a rendezvous message from it, rank 2 for an eager
+ * one, every other rank in MPI_Recv(ANY_SOURCE, ANY_TAG). Each then answers rank 0, which receives
+ * the answers in rank order.
  */
 #include "cr_common.h"
 

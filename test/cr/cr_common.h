@@ -1,5 +1,5 @@
 /*
- * cr_common.h: what every C/R scenario of test/cr/ shares (DESIGN section 8, in the style
+ * cr_common.h: what every C/R scenario of test/cr/ shares (docs/design.md, "Tests", in the style
  * of CRIU's zdtm): a program builds a state, says it is ready to be checkpointed, waits
  * until the test lets it go (the checkpoint, and maybe a restart, happen meanwhile), then
  * finishes its communication and checks every byte it received.

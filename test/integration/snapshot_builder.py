@@ -1,5 +1,5 @@
 """Build a global snapshot directory by hand, in the on-disk format of filem/snapshot.h
-(DESIGN section 6), with fake image files: no CRIU and no job needed.
+(docs/design.md, "Snapshots on disk"), with fake image files: no CRIU and no job needed.
 
 Written independently of the C writer on purpose: a decoder that reads what this builds
 reads the documented format, not just what its own library happens to write.

@@ -1,4 +1,4 @@
-"""Checkpoint/restart scenarios (DESIGN section 8, in the style of CRIU's zdtm): each program
+"""Checkpoint/restart scenarios (docs/design.md, "Tests", in the style of CRIU's zdtm): each program
 of test/cr/ builds a state, is checkpointed while the state exists, and checks itself
 afterwards; its result line (with a checksum of everything received) must equal the line of
 an uninterrupted run of the same program at the same rank count.
@@ -275,8 +275,8 @@ def rank_resources(pid):
 
 @pytest.mark.parametrize("btls", ["self,sm", "self,tcp", "self,sm,tcp"])
 def test_suspended_rank_holds_nothing_else(programs, baselines, tmp_path, btls):
-    """DESIGN section 4 step 3: after pre-checkpoint a rank holds only its stdio, the
-    control socket to its agent (fd 3) and two threads (main and the C/R thread). The fault
+    """docs/design.md, "The checkpoint, phase by phase", step 3: after pre-checkpoint a rank
+    holds only its stdio, the control socket to its agent (fd 3) and two threads (main and the C/R thread). The fault
     point snapc_dump_pause holds the agents 3 s before the dump, while every rank is
     suspended; the test reads /proc of each rank then. Before the checkpoint the same
     reading must show the BTLs' resources (the check is not vacuous)."""

@@ -1,6 +1,6 @@
-"""Checkpoint/restart with bad input and faults (issue "Bad input and faults", DESIGN
-section 8): each case must give a clear message, the job must keep running where that is
-possible, and no committed snapshot may be lost or damaged.
+"""Checkpoint/restart with bad input and faults (docs/design.md, "Tests"): each case must
+give a clear message, the job must keep running where that is possible, and no committed
+snapshot may be lost or damaged.
 
 The job is test/cr/unmatched.c (rendezvous sends waiting for their receives) with 2 ranks,
 or 4 where the rank count matters; after a failed checkpoint the test lets it go and
