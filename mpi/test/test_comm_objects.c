@@ -332,6 +332,32 @@ static void test_dims_create(void **state)
     int one[3] = {0, 0, 0};
     assert_int_equal(MPI_Dims_create(1, 3, one), MPI_SUCCESS);
     assert_int_equal(one[0] * one[1] * one[2], 1);
+    /* As close to each other as possible (MPI-3.1 section 7.5.2), the largest first; the
+     * greedy split by prime factors gave 12 x 6 and 8 x 4 x 2. */
+    static const struct {
+        int nnodes, ndims, want[4];
+    } balanced[] = {
+        {72, 2, {9, 8}},
+        {64, 3, {4, 4, 4}},
+        {16, 3, {4, 2, 2}},
+        {30, 2, {6, 5}},
+        {36, 3, {4, 3, 3}},
+        {1024, 2, {32, 32}},
+        {2147483646, 2, {49981, 42966}},
+        {97, 3, {97, 1, 1}},
+    };
+    for (size_t i = 0; i < sizeof(balanced) / sizeof(balanced[0]); i++) {
+        int got[4] = {0, 0, 0, 0};
+        assert_int_equal(MPI_Dims_create(balanced[i].nnodes, balanced[i].ndims, got), MPI_SUCCESS);
+        for (int d = 0; d < balanced[i].ndims; d++)
+            assert_int_equal(got[d], balanced[i].want[d]);
+    }
+    int mixed[4] = {0, 0, 0, 4};
+    assert_int_equal(MPI_Dims_create(120, 4, mixed), MPI_SUCCESS);
+    assert_int_equal(mixed[0], 5);
+    assert_int_equal(mixed[1], 3);
+    assert_int_equal(mixed[2], 2);
+    assert_int_equal(mixed[3], 4);
 }
 
 static void test_cart_arithmetic(void **state)

@@ -4,6 +4,8 @@
  * row-major order (the last dimension varies fastest). `reorder` is ignored: ranks keep
  * their order of the old communicator, which MPI allows.
  */
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,15 +46,66 @@ int crmpi_topo_cart_rank(const struct crmpi_topo_s *topo, const int coords[])
     return rank;
 }
 
+/* The search of dims_fill: factors chosen so far (non-increasing) and the best found. */
+typedef struct topo_dims_search {
+    const int *divisors; /* every divisor of the number to split, largest first */
+    int num_divisors;    /* entries in divisors */
+    int *cur;            /* the factors chosen so far */
+    int *best;           /* the best complete choice */
+    int best_spread;     /* its largest minus smallest factor; INT_MAX before the first */
+} topo_dims_search_t;
+
+/* Is d^k >= n? (d >= 1, without overflow.) */
+static bool topo_pow_at_least(int d, int k, int n)
+{
+    long long p = 1;
+
+    for (int i = 0; i < k; i++) {
+        p *= d;
+        if (p >= n)
+            return true;
+    }
+    return p >= n;
+}
+
+/* Split `rem` into `k` factors, each at most `max_factor`, after `depth` chosen ones. */
+static void topo_dims_search_run(topo_dims_search_t *s, int rem, int k, int max_factor, int depth)
+{
+    if (k == 1) {
+        if (rem <= max_factor && s->cur[0] - rem < s->best_spread) {
+            s->cur[depth] = rem;
+            s->best_spread = (depth ? s->cur[0] : rem) - rem;
+            memcpy(s->best, s->cur, (size_t)(depth + 1) * sizeof(int));
+        }
+        return;
+    }
+    for (int i = 0; i < s->num_divisors; i++) {
+        int d = s->divisors[i];
+
+        if (d > max_factor || rem % d != 0)
+            continue;
+        /* The k factors are at most d each: d^k must reach rem, and smaller d won't. */
+        if (!topo_pow_at_least(d, k, rem))
+            break;
+        /* Every later factor is at most d, so the spread is at least first - d. */
+        if (depth > 0 && s->cur[0] - d >= s->best_spread)
+            break;
+        s->cur[depth] = d;
+        topo_dims_search_run(s, rem / d, k - 1, d, depth + 1);
+    }
+}
+
 /*
- * Dims_create's distribution: the prime factors of what is left, largest first, each
- * multiplied into the free dimension that is smallest so far; then the free dimensions in
- * non-increasing order (7.5.2: as close to each other as possible).
+ * Dims_create's distribution: the factorization of what is left into the free dimensions
+ * whose largest and smallest factors differ least (MPI-3.1 section 7.5.2: "as close to
+ * each other as possible"; 72 in two dimensions is 9 x 8, not 12 x 6), in non-increasing
+ * order. An exact search over the divisors: at most 1536 of them below 2^31.
  */
 int crmpi_topo_dims_fill(int nnodes, int ndims, int dims[])
 {
-    int known = 1, nfree = 0, left, factors[32], nfactors = 0;
-    int *free_dims;
+    int known = 1, nfree = 0, left, num_divisors = 0;
+    int *divisors = NULL, *cur = NULL, *best = NULL;
+    int rc = MPI_ERR_NO_MEM;
 
     for (int d = 0; d < ndims; d++) {
         if (dims[d] < 0)
@@ -67,41 +120,42 @@ int crmpi_topo_dims_fill(int nnodes, int ndims, int dims[])
     left = nnodes / known;
     if (nfree == 0)
         return left == 1 ? MPI_SUCCESS : MPI_ERR_DIMS;
-    for (int p = 2; (long)p * p <= left; p++) {
-        while (left % p == 0) {
-            factors[nfactors++] = p;
-            left /= p;
-        }
+
+    /* The divisors of left, largest first: the small ones in ascending order, then their
+     * cofactors. */
+    divisors = malloc(2 * 1536 * sizeof(int));
+    cur = calloc((size_t)nfree, sizeof(int));
+    best = calloc((size_t)nfree, sizeof(int));
+    if (!divisors || !cur || !best)
+        goto out_free;
+    int small[1536], num_small = 0;
+    for (int p = 1; (long)p * p <= left; p++) {
+        if (left % p == 0)
+            small[num_small++] = p;
     }
-    if (left > 1)
-        factors[nfactors++] = left;
-    free_dims = malloc((size_t)nfree * sizeof(int));
-    if (!free_dims)
-        return MPI_ERR_NO_MEM;
-    for (int i = 0; i < nfree; i++)
-        free_dims[i] = 1;
-    for (int f = nfactors - 1; f >= 0; f--) {
-        int smallest = 0;
-        for (int i = 1; i < nfree; i++) {
-            if (free_dims[i] < free_dims[smallest])
-                smallest = i;
-        }
-        free_dims[smallest] *= factors[f];
+    for (int i = 0; i < num_small; i++)
+        divisors[num_divisors++] = left / small[i];
+    for (int i = num_small - 1; i >= 0; i--) {
+        if (small[i] != left / small[i])
+            divisors[num_divisors++] = small[i];
     }
-    /* Non-increasing: an insertion sort of at most ndims entries. */
-    for (int i = 1; i < nfree; i++) {
-        for (int j = i; j > 0 && free_dims[j] > free_dims[j - 1]; j--) {
-            int t = free_dims[j];
-            free_dims[j] = free_dims[j - 1];
-            free_dims[j - 1] = t;
-        }
-    }
+    topo_dims_search_t search = {.divisors = divisors,
+                                 .num_divisors = num_divisors,
+                                 .cur = cur,
+                                 .best = best,
+                                 .best_spread = INT_MAX};
+    topo_dims_search_run(&search, left, nfree, left, 0);
     for (int d = 0, i = 0; d < ndims; d++) {
         if (dims[d] == 0)
-            dims[d] = free_dims[i++];
+            dims[d] = best[i++];
     }
-    free(free_dims);
-    return MPI_SUCCESS;
+    rc = MPI_SUCCESS;
+
+out_free:
+    free(divisors);
+    free(cur);
+    free(best);
+    return rc;
 }
 
 int PMPI_Dims_create(int nnodes, int ndims, int dims[])
