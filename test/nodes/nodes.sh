@@ -245,7 +245,11 @@ pick_subnet() {
 node_holder() {
     local prefix=$1 host=$2 state=$STATE_ROOT/$1 dir
     trap 'echo failed >"$state/$host.failed"' EXIT
-    [ "${CRMPI_NODES_FAULT:-}" != "$host" ] || die "$host: failing on purpose (CRMPI_NODES_FAULT)"
+    # Fault points for the self-test: a node whose setup fails, or never ends.
+    case ${CRMPI_NODES_FAULT:-} in
+    "fail:$host") die "$host: failing on purpose (CRMPI_NODES_FAULT)" ;;
+    "hang:$host") exec -a "crmpi-node:$prefix:$host" sleep infinity ;;
+    esac
     hostname "$host"
     mount -t tmpfs -o mode=1777,nosuid,nodev "shm-$host" /dev/shm
     mount -t tmpfs -o mode=1777,nosuid,nodev "tmp-$host" /tmp
