@@ -142,6 +142,11 @@ leftovers_of() {
     echo "${what[*]}"
 }
 
+# A set of nodes in words: n1..n4, or n1 alone.
+set_name() {
+    if [ "$2" -gt 1 ]; then echo "${1}1..$1$2"; else echo "${1}1"; fi
+}
+
 # The prefixes of the sets of nodes that up has made and down not removed.
 known_prefixes() {
     local dir
@@ -164,11 +169,18 @@ set_is_up() {
 # ---- removing a set of nodes --------------------------------------------------------------
 
 hosts_remove() {
-    local kept
+    local kept tmp=/etc/hosts.crmpi-nodes
     [ -n "$(hosts_lines_of "$1")" ] || return 0
     kept=$(grep -vE "[[:space:]]# crmpi-nodes $1\$" /etc/hosts || true)
-    # Rewritten in place: /etc/hosts may be a bind mount, which a rename would not replace.
-    printf '%s\n' "$kept" >/etc/hosts
+    if mountpoint -q /etc/hosts; then
+        # A bind mount (as in a container) cannot be replaced by a rename: rewrite it.
+        printf '%s\n' "$kept" >/etc/hosts
+    else
+        # Replaced at once, so that a job of other nodes never reads a half-written file.
+        cp -p /etc/hosts "$tmp"
+        printf '%s\n' "$kept" >"$tmp"
+        mv -f "$tmp" /etc/hosts
+    fi
 }
 
 # Kill every process in the namespaces listed in $1 and wait until they are gone.
@@ -334,7 +346,7 @@ cmd_up() {
     need_root
     take_lock
     if set_is_up "$prefix"; then
-        die "nodes ${prefix}1..$prefix$(cat "$STATE_ROOT/$prefix/count") are already up" \
+        die "nodes $(set_name "$prefix" "$(cat "$STATE_ROOT/$prefix/count")") are already up" \
             "(nodes.sh down --prefix $prefix first)"
     fi
     if [ -n "$(leftovers_of "$prefix")" ] && ! remove_set "$prefix"; then
@@ -398,7 +410,7 @@ cmd_down() {
 }
 
 cmd_status() {
-    local prefixes=() prefix count subnet i host pid all_up=1
+    local prefixes=() prefix count subnet i host pid left all_up=1
     case ${1:-} in
     --prefix) check_prefix "${2:?--prefix needs a name}"; prefixes=("$2") ;;
     '') mapfile -t prefixes < <(known_prefixes) ;;
@@ -410,12 +422,13 @@ cmd_status() {
     fi
     for prefix in "${prefixes[@]}"; do
         if ! count=$(cat "$STATE_ROOT/$prefix/count" 2>/dev/null); then
-            echo "nodes $prefix*: not up; left: $(leftovers_of "$prefix")"
+            left=$(leftovers_of "$prefix")
+            echo "nodes $prefix*: not up${left:+; left: $left}"
             all_up=0
             continue
         fi
         subnet=$(cat "$STATE_ROOT/$prefix/subnet")
-        echo "nodes ${prefix}1..$prefix$count: subnet $subnet.0/24, this host $subnet.$BRIDGE_HOST" \
+        echo "nodes $(set_name "$prefix" "$count"): subnet $subnet.0/24, this host $subnet.$BRIDGE_HOST" \
             "on crbr-$prefix"
         [ ! -e "$STATE_ROOT/$prefix/local" ] ||
             echo "  node-local storage $(cat "$STATE_ROOT/$prefix/local")" \

@@ -436,3 +436,4 @@ def test_up_says_when_an_earlier_run_cannot_be_removed(scratch):
     finally:
         while name in netns_names(scratch):
             subprocess.run(["ip", "netns", "del", name], capture_output=True)
+    assert left_behind(scratch) == []
