@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run every test of crmpi: the unit tests (cmocka, through `make check`) and the
-# integration tests (pytest, real jobs under the installed mpirun). The last line is
+# integration tests (pytest, real jobs under the installed mpirun, and the self-test of the
+# simulated nodes in test/nodes). The last line is
 # "N passed, N failed, N skipped" over every test case; the exit status is non-zero
 # when any test failed.
 #
@@ -62,7 +63,7 @@ junit="$build/integration-junit.xml"
 rm -f "$junit"
 # Debian's interpreter: python3-pytest is installed for it, whatever python3 is first in PATH.
 CRMPI_INSTALL="$install" /usr/bin/python3 -m pytest -q -p no:cacheprovider --junitxml="$junit" \
-    "$top/test/integration" "$@"
+    "$top/test/integration" "$top/test/nodes" "$@"
 if [ -f "$junit" ]; then
     read -r p f s < <(/usr/bin/python3 - "$junit" <<'PY'
 import sys, xml.etree.ElementTree as ET
