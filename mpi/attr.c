@@ -37,6 +37,7 @@ struct crmpi_attr_s {
 
 typedef struct attr_keyval {
     bool in_use;                              /* a keyval lives at this index */
+    bool handle_freed;                        /* MPI_Comm_free_keyval was called on it */
     int refcount;                             /* its handle (until freed) + attributes */
     MPI_Comm_copy_attr_function *copy_fn;     /* NULL: never copied */
     MPI_Comm_delete_attr_function *delete_fn; /* NULL: nothing to do */
@@ -162,14 +163,34 @@ int crmpi_attr_copy_all(MPI_Comm oldcomm, MPI_Comm newcomm)
     return MPI_SUCCESS;
 }
 
+/* Reverse a list of attributes in place. */
+static struct crmpi_attr_s *attr_list_reverse(struct crmpi_attr_s *head)
+{
+    struct crmpi_attr_s *reversed = NULL;
+
+    while (head) {
+        struct crmpi_attr_s *next = head->next;
+        head->next = reversed;
+        reversed = head;
+        head = next;
+    }
+    return reversed;
+}
+
+/* Last set, first deleted: MPI-2.2 made that order a requirement for MPI_COMM_SELF at
+ * MPI_Finalize (tools use it as an atexit), and it is as good as any for MPI_Comm_free. */
 int crmpi_attr_delete_all(MPI_Comm comm)
 {
+    comm->attrs = attr_list_reverse(comm->attrs);
     while (comm->attrs) {
         struct crmpi_attr_s *attr = comm->attrs;
         int err = attr_call_delete(comm, attr);
 
-        if (err != MPI_SUCCESS)
+        if (err != MPI_SUCCESS) {
+            /* The communicator stays, with its remaining attributes in their order. */
+            comm->attrs = attr_list_reverse(comm->attrs);
             return err;
+        }
         comm->attrs = attr->next;
         attr_keyval_release(attr->keyval);
         free(attr);
@@ -221,9 +242,12 @@ static int attr_free_keyval(int *keyval, const char *func_name)
     crmpi_mpi_require_active(func_name);
     if (keyval == NULL)
         return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_ARG, func_name, "keyval is NULL");
-    if (!attr_keyval_find(*keyval))
+    /* A keyval whose handle was freed may live on while attributes hold it: freeing the
+     * handle again (through a copy of the integer) is an error, not another release. */
+    if (!attr_keyval_find(*keyval) || attr_keyvals[*keyval].handle_freed)
         return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_KEYVAL, func_name,
                                            "no such keyval (predefined, freed or never made)");
+    attr_keyvals[*keyval].handle_freed = true;
     attr_keyval_release(*keyval);
     *keyval = MPI_KEYVAL_INVALID;
     crmpi_unlock();
@@ -279,7 +303,7 @@ static int attr_set(MPI_Comm comm, int keyval, void *value, const char *func_nam
     attr->keyval = keyval;
     attr->value = value;
     attr->next = NULL;
-    *pos = attr; /* appended: copies and deletes go in the order of setting */
+    *pos = attr; /* appended: copies go in the order of setting, deletes in reverse */
     attr_keyvals[keyval].refcount++;
     crmpi_unlock();
     return MPI_SUCCESS;

@@ -37,9 +37,16 @@ __attribute__((noreturn)) static void errhandler_fatal(MPI_Comm comm, int errcod
     }
     snprintf(message, sizeof(message), "%s: %s%s%s (%s)", func_name, text, detail ? ": " : "",
              detail ? detail : "", name);
+    /* A communicator made by the application has no name until MPI_Comm_set_name. */
+    char who[MPI_MAX_OBJECT_NAME + 64];
+    if (comm->name[0])
+        snprintf(who, sizeof(who), "%s", comm->name);
+    else
+        snprintf(who, sizeof(who), "an unnamed communicator of %d ranks (context id %u)",
+                 comm->size, comm->context_id);
     crmpi_rte_abort_job(errcode,
                         "%s; the error handler of %s is MPI_ERRORS_ARE_FATAL, so the job aborts",
-                        message, comm->name);
+                        message, who);
 }
 
 int crmpi_mpi_errhandler_invoke(MPI_Comm comm, int errcode, const char *func_name,

@@ -5,6 +5,7 @@
 
 #include "crmpi_status.h"
 #include "mpi_internal.h"
+#include "comm_internal.h"
 #include "pml.h"
 #include "coll.h"
 #include "snapc.h"
@@ -17,6 +18,13 @@ int PMPI_Finalize(void)
 
     crmpi_lock();
     crmpi_mpi_require_active(func_name);
+    /* First, as if MPI_COMM_SELF were freed, its attributes are deleted while MPI is still
+     * usable: their delete callbacks run, last set first (MPI-3.1 section 8.7.1). */
+    int err = crmpi_attr_delete_all(MPI_COMM_SELF);
+    if (err != MPI_SUCCESS)
+        return crmpi_mpi_errhandler_invoke(
+            MPI_COMM_SELF, err, func_name,
+            "a delete callback of MPI_COMM_SELF's attributes failed");
     /* No checkpoint may start once Finalize has begun; one in progress ends first (it
      * needs the lock). */
     crmpi_unlock();

@@ -60,7 +60,7 @@ struct crmpi_comm_s {
     MPI_Errhandler errhandler;      /* raised errors go here; MPI_ERRORS_ARE_FATAL by default */
     uint32_t *world_ranks;          /* rank in MPI_COMM_WORLD of each rank; `size` entries */
     void *pml;                      /* the PML's matching state (pml.h: crmpi_pml_add_comm) */
-    struct crmpi_attr_s *attrs;     /* cached attributes (attr.c), newest first */
+    struct crmpi_attr_s *attrs;     /* cached attributes (attr.c), in the order set */
     struct crmpi_topo_s *topo;      /* virtual topology (mpi/topo/), NULL when none */
     struct crmpi_info_s *info;      /* hints of Comm_set_info/dup_with_info; NULL: none */
     uint32_t idup_count;            /* MPI_Comm_idup calls on it so far: their tags */

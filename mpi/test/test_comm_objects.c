@@ -216,6 +216,12 @@ static void test_attributes(void **state)
     assert_int_equal(handle, MPI_KEYVAL_INVALID);
     assert_int_equal(MPI_Comm_get_attr(b, key, &value, &flag), MPI_SUCCESS);
     assert_true(flag);
+    /* Freeing it again through a copy of the integer is an error, and the attributes keep
+     * their keyval (a second release used to drop the attributes' reference). */
+    handle = key;
+    assert_int_equal(MPI_Comm_free_keyval(&handle), MPI_ERR_KEYVAL);
+    assert_int_equal(MPI_Comm_get_attr(b, key, &value, &flag), MPI_SUCCESS);
+    assert_true(flag);
     assert_int_equal(MPI_Comm_free(&a), MPI_SUCCESS);
     assert_int_equal(MPI_Comm_free(&b), MPI_SUCCESS);
     assert_int_equal(delete_calls, 2);

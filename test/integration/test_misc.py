@@ -51,3 +51,35 @@ def test_misc(mpi, misc_binary, tmp_path, np):
 @pytest.mark.parametrize("btls", ["self,sm", "self,tcp"])
 def test_misc_over_btls(mpi, misc_binary, tmp_path, btls):
     run_misc(mpi, misc_binary, tmp_path, 2, btls)
+
+
+SELF_ATTRS = os.path.abspath(os.path.join(HERE, "..", "misc", "self_attrs.c"))
+
+
+@pytest.mark.parametrize("np", [1, 2])
+def test_finalize_deletes_self_attributes(mpi, tmp_path, np):
+    """MPI_Finalize calls the delete callbacks of MPI_COMM_SELF's attributes first, last set
+    first, with MPI still usable (MPI-3.1 section 8.7.1); they were never called."""
+    binary = mpi.compile(SELF_ATTRS, str(tmp_path / "self_attrs"))
+    job = mpi.run(mpi.launch_args(np), binary, [])
+    lines = job.lines()
+    assert job.returncode == 0, job.report()
+    assert lines.count("deleted 3, mpi usable 1, order 3 2 1") == np, job.report()
+    assert lines.count("done") == np, job.report()
+    mpi.assert_clean(job)
+
+
+FATAL_UNNAMED = os.path.abspath(os.path.join(HERE, "..", "misc", "fatal_unnamed.c"))
+
+
+def test_fatal_error_names_an_unnamed_communicator(mpi, tmp_path):
+    """The fatal error's line names the communicator even when the program never named it
+    (it printed "the error handler of  is MPI_ERRORS_ARE_FATAL")."""
+    if not mpi.is_crmpi:
+        pytest.skip("the wording is crmpi's")
+    binary = mpi.compile(FATAL_UNNAMED, str(tmp_path / "fatal_unnamed"))
+    job = mpi.run(mpi.launch_args(2), binary, [])
+    assert job.returncode != 0, job.report()
+    assert "the error handler of an unnamed communicator of 2 ranks" in job.err, job.report()
+    assert "the error handler of  is" not in job.err, job.report()
+    mpi.assert_clean(job)
