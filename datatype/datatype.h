@@ -231,21 +231,24 @@ int64_t crmpi_datatype_basic_bytes(const struct crmpi_datatype_s *type, int64_t 
 #define CRMPI_DATATYPE_PAIR_MERGED(pair_type, first_type, second, second_type)                     \
     (offsetof(pair_type, second) == sizeof(first_type) && sizeof(first_type) == sizeof(second_type))
 
+/* The first run's length: the first member alone, or both when they merge. */
+#define CRMPI_DATATYPE_PAIR_FIRST_LEN(pair_type, first_type, second, second_type)                  \
+    (CRMPI_DATATYPE_PAIR_MERGED(pair_type, first_type, second, second_type)                        \
+         ? sizeof(first_type) + sizeof(second_type)                                                \
+         : sizeof(first_type))
+
+/* Laid out by hand: clang-format indents the second run as if it continued the first. */
+/* clang-format off */
 #define CRMPI_DATATYPE_PAIR_RUNS(pair_type, first_type, second, second_type)                       \
     {                                                                                              \
-        {                                                                                          \
-            .disp = 0,                                                                             \
-            .len = CRMPI_DATATYPE_PAIR_MERGED(pair_type, first_type, second, second_type)          \
-                       ? sizeof(first_type) + sizeof(second_type)                                  \
-                       : sizeof(first_type),                                                       \
-            .basic_size = sizeof(first_type),                                                      \
-        },                                                                                         \
-            {                                                                                      \
-                .disp = offsetof(pair_type, second),                                               \
-                .len = sizeof(second_type),                                                        \
-                .basic_size = sizeof(second_type),                                                 \
-            },                                                                                     \
+        {.disp = 0,                                                                                \
+         .len = CRMPI_DATATYPE_PAIR_FIRST_LEN(pair_type, first_type, second, second_type),         \
+         .basic_size = sizeof(first_type)},                                                        \
+        {.disp = offsetof(pair_type, second),                                                      \
+         .len = sizeof(second_type),                                                               \
+         .basic_size = sizeof(second_type)},                                                       \
     }
+/* clang-format on */
 
 #define CRMPI_DATATYPE_STATIC_PAIR(type_name, run_array, pair_type, first_type, second,            \
                                    second_type)                                                    \
