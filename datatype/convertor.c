@@ -29,7 +29,7 @@ static inline __attribute__((always_inline)) void convertor_copy_bytes(void *dst
 
 /* `n` whole runs of `len` bytes, `stride` apart in memory, to or from the stream. */
 static inline __attribute__((always_inline)) void
-convertor_copy_strided(char *stream, char *mem, size_t n, size_t len, MPI_Aint stride, bool pack)
+convertor_copy_strided(char *stream, char *mem, size_t n, size_t len, ptrdiff_t stride, bool pack)
 {
     for (size_t i = 0; i < n; i++, stream += len, mem += stride) {
         if (pack) {
@@ -50,17 +50,17 @@ convertor_copy_regular(crmpi_convertor_t *conv, char *stream, size_t max_bytes, 
 {
     const struct crmpi_datatype_s *type = conv->type;
     const size_t len = type->run_len;
-    const MPI_Aint stride = type->run_stride;
+    const ptrdiff_t stride = type->run_stride;
     size_t left = conv->total - conv->position;
     size_t todo = max_bytes < left ? max_bytes : left;
     size_t done = 0;
     size_t elem = conv->elem;
     size_t run = conv->run;
     size_t run_offset = conv->run_offset;
-    char *elem_base = conv->buf + (MPI_Aint)elem * type->extent + type->runs[0].disp;
+    char *elem_base = conv->buf + (ptrdiff_t)elem * type->extent + type->runs[0].disp;
 
     while (done < todo) {
-        char *mem = elem_base + (MPI_Aint)run * stride + run_offset;
+        char *mem = elem_base + (ptrdiff_t)run * stride + run_offset;
         size_t room = todo - done;
 
         if (run_offset != 0 || room < len) {
@@ -121,7 +121,7 @@ convertor_copy_listed(crmpi_convertor_t *conv, char *stream, size_t max_bytes, b
     size_t elem = conv->elem;
     size_t run = conv->run;
     size_t run_offset = conv->run_offset;
-    char *elem_base = conv->buf + (MPI_Aint)elem * type->extent;
+    char *elem_base = conv->buf + (ptrdiff_t)elem * type->extent;
 
     while (done < todo) {
         const crmpi_dt_run_t *current = &runs[run];
@@ -254,31 +254,4 @@ size_t crmpi_convertor_unpack_runs(crmpi_convertor_t *conv, const void *src, siz
 {
     /* The stream is only read: convertor_copy's `stream` is const in spirit when unpacking. */
     return convertor_copy(conv, (char *)(uintptr_t)src, nbytes, false);
-}
-
-MPI_Count crmpi_datatype_count_basic(const struct crmpi_datatype_s *type, size_t nbytes)
-{
-    size_t whole;
-    size_t rest;
-    MPI_Count count;
-
-    if (type->size == 0) {
-        /* No data, no basic element; any byte at all cannot belong to this type. */
-        return nbytes == 0 ? 0 : -1;
-    }
-    whole = nbytes / type->size;
-    rest = nbytes % type->size;
-    count = (MPI_Count)whole * (MPI_Count)type->basic_count;
-    /* The partial element: its runs in typemap order, each covered in full or in part. */
-    for (size_t run = 0; rest > 0; run++) {
-        const crmpi_dt_run_t *current = &type->runs[run];
-        size_t covered = rest < current->len ? rest : current->len;
-
-        if (covered % current->basic_size != 0) {
-            return -1;
-        }
-        count += (MPI_Count)(covered / current->basic_size);
-        rest -= covered;
-    }
-    return count;
 }

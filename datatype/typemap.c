@@ -10,16 +10,12 @@
  * marker, data is ignored, and there is no padding. A copy of an old type contributes its
  * lb and ub (a derived old type's ub includes its own padding, as Open MPI computes it), so
  * contiguous copies of a struct are laid out at its padded extent.
- *
- * Also here: the argument-error record the datatype calls' checks fill.
  */
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "crmpi_status.h"
-#include "datatype_internal.h"
+#include "datatype.h"
 
 void crmpi_datatype_typemap_fail(crmpi_datatype_typemap_t *map, int status, const char *detail)
 {
@@ -29,50 +25,57 @@ void crmpi_datatype_typemap_fail(crmpi_datatype_typemap_t *map, int status, cons
     }
 }
 
-crmpi_datatype_constructor_t *crmpi_datatype_typemap_init(crmpi_datatype_typemap_t *map,
-                                                          int combiner, size_t num_integers,
-                                                          size_t num_addresses,
-                                                          size_t num_datatypes)
+void crmpi_datatype_typemap_init(crmpi_datatype_typemap_t *map)
 {
-    crmpi_datatype_constructor_t *record;
-
     *map = (crmpi_datatype_typemap_t){.align = 1, .status = CRMPI_OK};
-    /* Addresses and handles first: both are pointer-aligned, the ints after them are not. */
-    record = malloc(sizeof(*record) + num_addresses * sizeof(MPI_Aint) +
-                    num_datatypes * sizeof(MPI_Datatype) + num_integers * sizeof(int));
-    if (record == NULL) {
-        return NULL;
-    }
-    record->combiner = combiner;
-    record->num_integers = num_integers;
-    record->num_addresses = num_addresses;
-    record->num_datatypes = num_datatypes;
-    record->addresses = (MPI_Aint *)(record + 1);
-    record->datatypes = (MPI_Datatype *)(record->addresses + num_addresses);
-    record->integers = (int *)(record->datatypes + num_datatypes);
-    map->constructor = record;
-    return record;
 }
 
-MPI_Aint crmpi_datatype_typemap_mul(crmpi_datatype_typemap_t *map, MPI_Aint a, MPI_Aint b)
+crmpi_datatype_args_t *crmpi_datatype_typemap_keep_args(crmpi_datatype_typemap_t *map,
+                                                        int constructor, size_t num_ints,
+                                                        size_t num_disps, size_t num_types)
 {
-    MPI_Aint product;
+    crmpi_datatype_args_t *args;
+
+    /* Displacements and type pointers first: both are pointer-aligned, the ints are not. */
+    args = malloc(sizeof(*args) + num_disps * sizeof(ptrdiff_t) +
+                  num_types * sizeof(struct crmpi_datatype_s *) + num_ints * sizeof(int));
+    if (args == NULL) {
+        crmpi_datatype_typemap_fail(map, CRMPI_ERR_OUT_OF_RESOURCE,
+                                    "out of memory for the record of the new type's arguments");
+        return NULL;
+    }
+    args->constructor = constructor;
+    args->num_ints = num_ints;
+    args->num_disps = num_disps;
+    args->num_types = num_types;
+    args->disps = (ptrdiff_t *)(args + 1);
+    args->types = (struct crmpi_datatype_s **)(args->disps + num_disps);
+    args->ints = (int *)(args->types + num_types);
+    map->args = args;
+    return args;
+}
+
+ptrdiff_t crmpi_datatype_typemap_mul(crmpi_datatype_typemap_t *map, ptrdiff_t a, ptrdiff_t b)
+{
+    ptrdiff_t product;
 
     if (__builtin_mul_overflow(a, b, &product)) {
-        crmpi_datatype_typemap_fail(map, CRMPI_ERR_BAD_PARAM,
-                                    "a displacement or extent of the new type overflows MPI_Aint");
+        crmpi_datatype_typemap_fail(
+            map, CRMPI_ERR_BAD_PARAM,
+            "a displacement or extent of the new type overflows the address range");
         return 0;
     }
     return product;
 }
 
-MPI_Aint crmpi_datatype_typemap_add(crmpi_datatype_typemap_t *map, MPI_Aint a, MPI_Aint b)
+ptrdiff_t crmpi_datatype_typemap_add(crmpi_datatype_typemap_t *map, ptrdiff_t a, ptrdiff_t b)
 {
-    MPI_Aint sum;
+    ptrdiff_t sum;
 
     if (__builtin_add_overflow(a, b, &sum)) {
-        crmpi_datatype_typemap_fail(map, CRMPI_ERR_BAD_PARAM,
-                                    "a displacement or extent of the new type overflows MPI_Aint");
+        crmpi_datatype_typemap_fail(
+            map, CRMPI_ERR_BAD_PARAM,
+            "a displacement or extent of the new type overflows the address range");
         return 0;
     }
     return sum;
@@ -118,14 +121,14 @@ err_too_many:
 }
 
 /* Add one run (room reserved), merged into the previous one when it continues it in memory
- * with the same basic type size: merging keeps typemap order and MPI_Get_elements exact. */
-static inline void datatype_typemap_push(crmpi_datatype_typemap_t *map, MPI_Aint disp, size_t len,
+ * with the same basic type size: merging keeps typemap order and count_basic exact. */
+static inline void datatype_typemap_push(crmpi_datatype_typemap_t *map, ptrdiff_t disp, size_t len,
                                          uint32_t basic_size)
 {
     if (map->num_runs > 0) {
         crmpi_dt_run_t *last = &map->runs[map->num_runs - 1];
 
-        if (last->basic_size == basic_size && last->disp + (MPI_Aint)last->len == disp) {
+        if (last->basic_size == basic_size && last->disp + (ptrdiff_t)last->len == disp) {
             last->len += len;
             return;
         }
@@ -135,14 +138,14 @@ static inline void datatype_typemap_push(crmpi_datatype_typemap_t *map, MPI_Aint
 }
 
 /* Fold the bounds of copies of `old` at displacements spanning [low_disp, high_disp]. */
-static void datatype_typemap_note_bounds(crmpi_datatype_typemap_t *map, MPI_Aint low_disp,
-                                         MPI_Aint high_disp, const struct crmpi_datatype_s *old)
+static void datatype_typemap_note_bounds(crmpi_datatype_typemap_t *map, ptrdiff_t low_disp,
+                                         ptrdiff_t high_disp, const struct crmpi_datatype_s *old)
 {
-    MPI_Aint old_ub = crmpi_datatype_typemap_add(map, old->lb, old->extent);
+    ptrdiff_t old_ub = crmpi_datatype_typemap_add(map, old->lb, old->extent);
     /* Each copy's lb and ub grow with its displacement, whatever the sign of the extent
      * (resized may make it negative): the lowest lb and the highest ub are at the ends. */
-    MPI_Aint lb = crmpi_datatype_typemap_add(map, low_disp, old->lb);
-    MPI_Aint ub = crmpi_datatype_typemap_add(map, high_disp, old_ub);
+    ptrdiff_t lb = crmpi_datatype_typemap_add(map, low_disp, old->lb);
+    ptrdiff_t ub = crmpi_datatype_typemap_add(map, high_disp, old_ub);
 
     if (map->status != CRMPI_OK) {
         return;
@@ -167,12 +170,12 @@ static void datatype_typemap_note_bounds(crmpi_datatype_typemap_t *map, MPI_Aint
 }
 
 /* Fold the data span, size and basic count of `ncopies` copies into the map. */
-static void datatype_typemap_note_data(crmpi_datatype_typemap_t *map, MPI_Aint low_disp,
-                                       MPI_Aint high_disp, size_t ncopies,
+static void datatype_typemap_note_data(crmpi_datatype_typemap_t *map, ptrdiff_t low_disp,
+                                       ptrdiff_t high_disp, size_t ncopies,
                                        const struct crmpi_datatype_s *old)
 {
-    MPI_Aint true_lb = crmpi_datatype_typemap_add(map, low_disp, old->true_lb);
-    MPI_Aint true_ub = crmpi_datatype_typemap_add(
+    ptrdiff_t true_lb = crmpi_datatype_typemap_add(map, low_disp, old->true_lb);
+    ptrdiff_t true_ub = crmpi_datatype_typemap_add(
         map, crmpi_datatype_typemap_add(map, high_disp, old->true_lb), old->true_extent);
     size_t bytes;
     size_t basics;
@@ -182,7 +185,7 @@ static void datatype_typemap_note_data(crmpi_datatype_typemap_t *map, MPI_Aint l
         __builtin_mul_overflow(ncopies, old->basic_count, &basics) ||
         __builtin_add_overflow(map->basic_count, basics, &basics)) {
         crmpi_datatype_typemap_fail(map, CRMPI_ERR_BAD_PARAM,
-                                    "the size of the new type overflows MPI_Aint");
+                                    "the size of the new type overflows the address range");
         return;
     }
     if (map->status != CRMPI_OK) {
@@ -202,12 +205,12 @@ static void datatype_typemap_note_data(crmpi_datatype_typemap_t *map, MPI_Aint l
     }
 }
 
-void crmpi_datatype_typemap_append(crmpi_datatype_typemap_t *map, MPI_Aint disp, size_t ncopies,
-                                   MPI_Aint stride, const struct crmpi_datatype_s *old)
+void crmpi_datatype_typemap_append(crmpi_datatype_typemap_t *map, ptrdiff_t disp, size_t ncopies,
+                                   ptrdiff_t stride, const struct crmpi_datatype_s *old)
 {
-    MPI_Aint last_disp;
-    MPI_Aint low_disp;
-    MPI_Aint high_disp;
+    ptrdiff_t last_disp;
+    ptrdiff_t low_disp;
+    ptrdiff_t high_disp;
 
     /* An empty typemap (no data, no markers) has no entries to copy, so it moves no bound:
      * a zero-length block is not there at all (MPI-3.1 section 4.1). */
@@ -219,7 +222,7 @@ void crmpi_datatype_typemap_append(crmpi_datatype_typemap_t *map, MPI_Aint disp,
         return;
     }
     last_disp = crmpi_datatype_typemap_add(
-        map, disp, crmpi_datatype_typemap_mul(map, (MPI_Aint)(ncopies - 1), stride));
+        map, disp, crmpi_datatype_typemap_mul(map, (ptrdiff_t)(ncopies - 1), stride));
     low_disp = stride < 0 ? last_disp : disp;
     high_disp = stride < 0 ? disp : last_disp;
     datatype_typemap_note_bounds(map, low_disp, high_disp, old);
@@ -233,7 +236,7 @@ void crmpi_datatype_typemap_append(crmpi_datatype_typemap_t *map, MPI_Aint disp,
 
     /* Copies of one run that abut (a contiguous block of a dense type) are one run: O(1)
      * whatever the count, which keeps MPI_Type_contiguous(1 << 30, MPI_BYTE) instant. */
-    if (old->num_runs == 1 && stride == (MPI_Aint)old->runs[0].len) {
+    if (old->num_runs == 1 && stride == (ptrdiff_t)old->runs[0].len) {
         if (datatype_typemap_reserve(map, 1)) {
             datatype_typemap_push(map, disp + old->runs[0].disp, old->runs[0].len * ncopies,
                                   old->runs[0].basic_size);
@@ -251,7 +254,7 @@ void crmpi_datatype_typemap_append(crmpi_datatype_typemap_t *map, MPI_Aint disp,
         return;
     }
     /* No overflow below: every copy's data lies inside the span checked above. */
-    MPI_Aint copy_disp = disp;
+    ptrdiff_t copy_disp = disp;
 
     for (size_t copy = 0; copy < ncopies; copy++, copy_disp += stride) {
         for (size_t r = 0; r < old->num_runs; r++) {
@@ -262,9 +265,10 @@ void crmpi_datatype_typemap_append(crmpi_datatype_typemap_t *map, MPI_Aint disp,
     }
 }
 
-void crmpi_datatype_typemap_set_bounds(crmpi_datatype_typemap_t *map, MPI_Aint lb, MPI_Aint extent)
+void crmpi_datatype_typemap_set_bounds(crmpi_datatype_typemap_t *map, ptrdiff_t lb,
+                                       ptrdiff_t extent)
 {
-    MPI_Aint ub = crmpi_datatype_typemap_add(map, lb, extent);
+    ptrdiff_t ub = crmpi_datatype_typemap_add(map, lb, extent);
 
     if (map->status != CRMPI_OK) {
         return;
@@ -275,11 +279,11 @@ void crmpi_datatype_typemap_set_bounds(crmpi_datatype_typemap_t *map, MPI_Aint l
 }
 
 /* lb and extent of the finished typemap (MPI-3.1 sections 4.1.6 and 4.1.7). */
-static void datatype_typemap_bounds(crmpi_datatype_typemap_t *map, MPI_Aint *lb_out,
-                                    MPI_Aint *extent_out)
+static void datatype_typemap_bounds(crmpi_datatype_typemap_t *map, ptrdiff_t *lb_out,
+                                    ptrdiff_t *extent_out)
 {
-    MPI_Aint lb = 0;
-    MPI_Aint extent = 0;
+    ptrdiff_t lb = 0;
+    ptrdiff_t extent = 0;
 
     if (map->explicit_bounds) {
         lb = map->marker_lb;
@@ -293,9 +297,9 @@ static void datatype_typemap_bounds(crmpi_datatype_typemap_t *map, MPI_Aint *lb_
         }
         /* epsilon: round the extent up to the strictest alignment, so that an array of
          * this type keeps every member aligned, as the C compiler pads a struct. */
-        MPI_Aint rest = extent % (MPI_Aint)map->align;
+        ptrdiff_t rest = extent % (ptrdiff_t)map->align;
 
-        if (rest != 0 && __builtin_add_overflow(extent, (MPI_Aint)map->align - rest, &extent)) {
+        if (rest != 0 && __builtin_add_overflow(extent, (ptrdiff_t)map->align - rest, &extent)) {
             goto err_overflow;
         }
     }
@@ -305,7 +309,7 @@ static void datatype_typemap_bounds(crmpi_datatype_typemap_t *map, MPI_Aint *lb_
 
 err_overflow:
     crmpi_datatype_typemap_fail(map, CRMPI_ERR_BAD_PARAM,
-                                "the extent of the new type overflows MPI_Aint");
+                                "the extent of the new type overflows the address range");
 }
 
 /* The length all runs share, or 0 when they differ (or there are none). */
@@ -326,9 +330,9 @@ static size_t datatype_runs_uniform_len(const crmpi_dt_run_t *runs, size_t num_r
  * the convertor computes each run's place instead of reading it (a vector packs at memory
  * speed, without streaming its run list through the cache). */
 static bool datatype_runs_regular(const crmpi_dt_run_t *runs, size_t num_runs, size_t run_len,
-                                  MPI_Aint *stride_out)
+                                  ptrdiff_t *stride_out)
 {
-    MPI_Aint stride = num_runs > 1 ? runs[1].disp - runs[0].disp : 0;
+    ptrdiff_t stride = num_runs > 1 ? runs[1].disp - runs[0].disp : 0;
 
     if (run_len == 0) {
         return false;
@@ -365,16 +369,16 @@ static size_t *datatype_index_runs(const crmpi_dt_run_t *runs, size_t num_runs)
  * without data is trivially so: its stream is empty.
  */
 static bool datatype_runs_dense(const crmpi_dt_run_t *runs, size_t num_runs, size_t size,
-                                MPI_Aint extent)
+                                ptrdiff_t extent)
 {
     if (size == 0) {
         return true;
     }
-    if ((MPI_Aint)size != extent) {
+    if ((ptrdiff_t)size != extent) {
         return false;
     }
     for (size_t r = 1; r < num_runs; r++) {
-        if (runs[r].disp != runs[r - 1].disp + (MPI_Aint)runs[r - 1].len) {
+        if (runs[r].disp != runs[r - 1].disp + (ptrdiff_t)runs[r - 1].len) {
             return false;
         }
     }
@@ -385,8 +389,8 @@ int crmpi_datatype_typemap_finish(crmpi_datatype_typemap_t *map, struct crmpi_da
 {
     struct crmpi_datatype_s *type;
     size_t *run_starts = NULL;
-    MPI_Aint lb = 0;
-    MPI_Aint extent = 0;
+    ptrdiff_t lb = 0;
+    ptrdiff_t extent = 0;
 
     datatype_typemap_bounds(map, &lb, &extent);
     if (map->status != CRMPI_OK) {
@@ -427,20 +431,20 @@ int crmpi_datatype_typemap_finish(crmpi_datatype_typemap_t *map, struct crmpi_da
     type->true_lb = map->has_data ? map->true_lb : 0;
     type->true_extent = map->has_data ? map->true_ub - map->true_lb : 0;
     type->refcount = 1;
-    type->combiner = map->constructor->combiner;
     type->runs = map->runs;
     type->num_runs = map->num_runs;
     type->basic_count = map->basic_count;
     type->contiguous = datatype_runs_dense(map->runs, map->num_runs, map->size, extent);
-    type->constructor = map->constructor;
     type->run_len = run_len;
     type->runs_regular =
         datatype_runs_regular(map->runs, map->num_runs, run_len, &type->run_stride);
     type->run_starts = run_starts;
     type->align = map->align;
     type->explicit_bounds = map->explicit_bounds;
-    for (size_t t = 0; t < map->constructor->num_datatypes; t++) {
-        crmpi_datatype_retain(map->constructor->datatypes[t]);
+    type->args = map->args;
+    /* The runs need nothing of the old types; the maker may still hand them out. */
+    for (size_t t = 0; map->args != NULL && t < map->args->num_types; t++) {
+        crmpi_datatype_retain(map->args->types[t]);
     }
     *type_out = type;
     return CRMPI_OK;
@@ -449,18 +453,10 @@ err_free_run_starts:
     free(run_starts);
 err_free_map:
     free(map->runs);
-    free(map->constructor);
+    free(map->args);
     map->runs = NULL;
-    map->constructor = NULL;
+    map->args = NULL;
     return map->status;
-}
-
-int crmpi_datatype_mpi_error(int status)
-{
-    switch (status) {
-    case CRMPI_ERR_BAD_PARAM: return MPI_ERR_ARG;
-    default: return MPI_ERR_INTERN;
-    }
 }
 
 void crmpi_datatype_retain(struct crmpi_datatype_s *type)
@@ -471,16 +467,16 @@ void crmpi_datatype_retain(struct crmpi_datatype_s *type)
     }
 }
 
-/* Free a derived type and drop the references its constructor record held. */
+/* Free a derived type and drop the references its args record held. */
 static void datatype_destroy(struct crmpi_datatype_s *type)
 {
-    crmpi_datatype_constructor_t *record = type->constructor;
+    crmpi_datatype_args_t *args = type->args;
 
-    if (record != NULL) {
-        for (size_t t = 0; t < record->num_datatypes; t++) {
-            crmpi_datatype_release(record->datatypes[t]);
+    if (args != NULL) {
+        for (size_t t = 0; t < args->num_types; t++) {
+            crmpi_datatype_release(args->types[t]);
         }
-        free(record);
+        free(args);
     }
     free(type->run_starts);
     free(type->runs);
@@ -495,21 +491,4 @@ void crmpi_datatype_release(struct crmpi_datatype_s *type)
     if (--type->refcount == 0) {
         datatype_destroy(type);
     }
-}
-
-bool crmpi_datatype_check_fail(crmpi_datatype_check_t *check, int errclass, const char *detail)
-{
-    check->errclass = errclass;
-    check->detail = detail;
-    return true;
-}
-
-bool crmpi_datatype_check_failf(crmpi_datatype_check_t *check, int errclass, const char *fmt, ...)
-{
-    va_list args;
-
-    va_start(args, fmt);
-    vsnprintf(check->text, sizeof(check->text), fmt, args);
-    va_end(args);
-    return crmpi_datatype_check_fail(check, errclass, check->text);
 }

@@ -107,8 +107,9 @@ static inline bool crmpi_mpi_comm_is_valid(MPI_Comm comm)
 }
 
 /*
- * Datatypes: struct crmpi_datatype_s is the datatype engine's (datatype/convertor.h); the
- * predefined ones are in blocks of a fixed size, for the reason of the communicators'.
+ * Datatypes: struct crmpi_datatype_s is the datatype engine's (datatype/datatype.h); the
+ * predefined ones (mpi/datatype/predefined.c) are in blocks of a fixed size, for the
+ * reason of the communicators'.
  */
 #define CRMPI_PREDEFINED_DATATYPE_BYTES 512
 struct crmpi_predefined_datatype_s {

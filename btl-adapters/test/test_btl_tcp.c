@@ -7,7 +7,7 @@
  * condition on the test's stderr and exits 1). The parent asserts every rank's exit status.
  * An alarm bounds every rank, so a deadlock fails the test instead of hanging it.
  *
- * Datatypes are built by hand from the typemap fields of convertor.h (a byte type, and a
+ * Datatypes are built by hand from the typemap fields of datatype.h (a byte type, and a
  * strided one for the pack path); the engine itself is tested with the datatypes.
  */
 #include "config.h"

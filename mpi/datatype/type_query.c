@@ -7,8 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "datatype_internal.h"
-#include "mpi_internal.h"
+#include "type_internal.h"
 
 #pragma weak MPI_Type_commit = PMPI_Type_commit
 #pragma weak MPI_Type_free = PMPI_Type_free
@@ -24,13 +23,13 @@
 
 /* The checks of the query calls: a type, and the two places the answer goes. */
 static bool datatype_check_query(MPI_Datatype datatype, const void *out1, const void *out2,
-                                 crmpi_datatype_check_t *check)
+                                 crmpi_type_check_t *check)
 {
     if (datatype == MPI_DATATYPE_NULL) {
-        return crmpi_datatype_check_fail(check, MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
+        return crmpi_type_check_fail(check, MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
     }
     if (out1 == NULL || out2 == NULL) {
-        return crmpi_datatype_check_fail(check, MPI_ERR_ARG, "an output argument is NULL");
+        return crmpi_type_check_fail(check, MPI_ERR_ARG, "an output argument is NULL");
     }
     return false;
 }
@@ -91,7 +90,7 @@ int PMPI_Type_free(MPI_Datatype *datatype)
 int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
     static const char func_name[] = "MPI_Type_get_extent";
-    crmpi_datatype_check_t check;
+    crmpi_type_check_t check;
 
     crmpi_lock();
     crmpi_mpi_require_active(func_name);
@@ -107,7 +106,7 @@ int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
 {
     static const char func_name[] = "MPI_Type_get_extent_x";
-    crmpi_datatype_check_t check;
+    crmpi_type_check_t check;
 
     crmpi_lock();
     crmpi_mpi_require_active(func_name);
@@ -123,7 +122,7 @@ int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *exte
 int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
 {
     static const char func_name[] = "MPI_Type_get_true_extent";
-    crmpi_datatype_check_t check;
+    crmpi_type_check_t check;
 
     crmpi_lock();
     crmpi_mpi_require_active(func_name);
@@ -140,7 +139,7 @@ int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint
 int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
 {
     static const char func_name[] = "MPI_Type_get_true_extent_x";
-    crmpi_datatype_check_t check;
+    crmpi_type_check_t check;
 
     crmpi_lock();
     crmpi_mpi_require_active(func_name);
@@ -157,7 +156,7 @@ int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_C
 int PMPI_Type_size(MPI_Datatype datatype, int *size)
 {
     static const char func_name[] = "MPI_Type_size";
-    crmpi_datatype_check_t check;
+    crmpi_type_check_t check;
 
     crmpi_lock();
     crmpi_mpi_require_active(func_name);
@@ -174,7 +173,7 @@ int PMPI_Type_size(MPI_Datatype datatype, int *size)
 int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
 {
     static const char func_name[] = "MPI_Type_size_x";
-    crmpi_datatype_check_t check;
+    crmpi_type_check_t check;
 
     crmpi_lock();
     crmpi_mpi_require_active(func_name);
@@ -189,7 +188,7 @@ int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
 int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
 {
     static const char func_name[] = "MPI_Type_get_name";
-    crmpi_datatype_check_t check;
+    crmpi_type_check_t check;
 
     crmpi_lock();
     crmpi_mpi_require_active(func_name);

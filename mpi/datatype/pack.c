@@ -9,8 +9,7 @@
  */
 #include <limits.h>
 
-#include "datatype_internal.h"
-#include "mpi_internal.h"
+#include "type_internal.h"
 
 #pragma weak MPI_Pack = PMPI_Pack
 #pragma weak MPI_Unpack = PMPI_Unpack
@@ -18,29 +17,29 @@
 
 /* The checks Pack and Unpack share (`packed` is outbuf of Pack, inbuf of Unpack). */
 static bool pack_check(int count, MPI_Datatype datatype, const void *packed, int bufsize,
-                       const int *position, crmpi_datatype_check_t *check)
+                       const int *position, crmpi_type_check_t *check)
 {
     if (count < 0) {
-        return crmpi_datatype_check_fail(check, MPI_ERR_COUNT, "count is negative");
+        return crmpi_type_check_fail(check, MPI_ERR_COUNT, "count is negative");
     }
     if (datatype == MPI_DATATYPE_NULL) {
-        return crmpi_datatype_check_fail(check, MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
+        return crmpi_type_check_fail(check, MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
     }
     /* Packing moves data: the type must be committed, as for communication (4.1.9). */
     if (!datatype->committed) {
-        return crmpi_datatype_check_fail(check, MPI_ERR_TYPE,
-                                         "datatype is not committed; call MPI_Type_commit");
+        return crmpi_type_check_fail(check, MPI_ERR_TYPE,
+                                     "datatype is not committed; call MPI_Type_commit");
     }
     if (position == NULL) {
-        return crmpi_datatype_check_fail(check, MPI_ERR_ARG, "position is NULL");
+        return crmpi_type_check_fail(check, MPI_ERR_ARG, "position is NULL");
     }
     if (bufsize < 0 || *position < 0) {
-        return crmpi_datatype_check_failf(check, MPI_ERR_ARG,
-                                          "the buffer size (%d) or position (%d) is negative",
-                                          bufsize, *position);
+        return crmpi_type_check_failf(check, MPI_ERR_ARG,
+                                      "the buffer size (%d) or position (%d) is negative", bufsize,
+                                      *position);
     }
     if (packed == NULL && bufsize > 0) {
-        return crmpi_datatype_check_fail(check, MPI_ERR_BUFFER, "the packed buffer is NULL");
+        return crmpi_type_check_fail(check, MPI_ERR_BUFFER, "the packed buffer is NULL");
     }
     return false;
 }
@@ -51,13 +50,13 @@ static bool pack_check(int count, MPI_Datatype datatype, const void *packed, int
  * application's buffer. Sets *nbytes_out when they fit.
  */
 static bool pack_check_room(int count, MPI_Datatype datatype, int bufsize, int position,
-                            size_t *nbytes_out, crmpi_datatype_check_t *check)
+                            size_t *nbytes_out, crmpi_type_check_t *check)
 {
     size_t nbytes;
 
     if (__builtin_mul_overflow((size_t)count, datatype->size, &nbytes) || position > bufsize ||
         nbytes > (size_t)(bufsize - position)) {
-        return crmpi_datatype_check_failf(
+        return crmpi_type_check_failf(
             check, MPI_ERR_TRUNCATE,
             "%d elements of %zu bytes do not fit in a buffer of %d bytes from position %d", count,
             datatype->size, bufsize, position);
@@ -70,7 +69,7 @@ int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbu
               int *position, MPI_Comm comm)
 {
     static const char func_name[] = "MPI_Pack";
-    crmpi_datatype_check_t check;
+    crmpi_type_check_t check;
     crmpi_convertor_t conv;
     size_t nbytes = 0;
 
@@ -101,7 +100,7 @@ int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int 
                 MPI_Datatype datatype, MPI_Comm comm)
 {
     static const char func_name[] = "MPI_Unpack";
-    crmpi_datatype_check_t check;
+    crmpi_type_check_t check;
     crmpi_convertor_t conv;
     size_t nbytes = 0;
 
@@ -130,7 +129,7 @@ int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int 
 int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
 {
     static const char func_name[] = "MPI_Pack_size";
-    crmpi_datatype_check_t check;
+    crmpi_type_check_t check;
     size_t nbytes;
 
     crmpi_lock();
@@ -154,7 +153,7 @@ int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
     /* An int cannot say how big the buffer must be: better an error than a wrong size the
      * application would allocate. */
     if (__builtin_mul_overflow((size_t)incount, datatype->size, &nbytes) || nbytes > INT_MAX) {
-        crmpi_datatype_check_failf(
+        crmpi_type_check_failf(
             &check, MPI_ERR_COUNT,
             "%d elements of %zu bytes need more than INT_MAX bytes; pack fewer at a time", incount,
             datatype->size);

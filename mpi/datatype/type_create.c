@@ -3,8 +3,9 @@
  * vector, hvector, indexed, hindexed, indexed_block, hindexed_block, struct, subarray),
  * MPI_Type_create_resized (4.1.7) and MPI_Type_dup (4.1.10).
  *
- * Each one checks its arguments, records them for MPI_Type_get_contents, and lists the
- * copies of its old type(s) in typemap order; typemap.c turns those into runs and bounds.
+ * Each one checks its arguments, has the engine keep them for MPI_Type_get_contents (in
+ * the layout of section 4.1.13, type_contents.c), and lists the copies of its old type(s)
+ * in typemap order; the engine (datatype/datatype.h) turns those into runs and bounds.
  * Errors belong to no communicator, so MPI_COMM_WORLD's handler decides (section 8.3).
  * Error classes follow Open MPI: a negative count is MPI_ERR_COUNT, a negative blocklength
  * or a bad array MPI_ERR_ARG, a null old type MPI_ERR_TYPE.
@@ -12,8 +13,7 @@
 #include <stdlib.h>
 
 #include "crmpi_status.h"
-#include "datatype_internal.h"
-#include "mpi_internal.h"
+#include "type_internal.h"
 
 #pragma weak MPI_Type_contiguous = PMPI_Type_contiguous
 #pragma weak MPI_Type_vector = PMPI_Type_vector
@@ -29,40 +29,40 @@
 
 /* The checks every constructor makes of its count, old type and result argument. */
 static bool datatype_create_check(int count, MPI_Datatype oldtype, MPI_Datatype *newtype,
-                                  crmpi_datatype_check_t *check)
+                                  crmpi_type_check_t *check)
 {
     if (count < 0) {
-        return crmpi_datatype_check_fail(check, MPI_ERR_COUNT, "count is negative");
+        return crmpi_type_check_fail(check, MPI_ERR_COUNT, "count is negative");
     }
     if (oldtype == MPI_DATATYPE_NULL) {
-        return crmpi_datatype_check_fail(check, MPI_ERR_TYPE, "oldtype is MPI_DATATYPE_NULL");
+        return crmpi_type_check_fail(check, MPI_ERR_TYPE, "oldtype is MPI_DATATYPE_NULL");
     }
     if (newtype == NULL) {
-        return crmpi_datatype_check_fail(check, MPI_ERR_ARG, "newtype is NULL");
+        return crmpi_type_check_fail(check, MPI_ERR_ARG, "newtype is NULL");
     }
     return false;
 }
 
 /* A block of negative length is an error (MPI_ERR_ARG, as in Open MPI). */
-static bool datatype_check_blocklength(int blocklength, crmpi_datatype_check_t *check)
+static bool datatype_check_blocklength(int blocklength, crmpi_type_check_t *check)
 {
     if (blocklength < 0) {
-        return crmpi_datatype_check_failf(
-            check, MPI_ERR_ARG, "blocklength is %d; it must not be negative", blocklength);
+        return crmpi_type_check_failf(check, MPI_ERR_ARG,
+                                      "blocklength is %d; it must not be negative", blocklength);
     }
     return false;
 }
 
 /* The `count` blocklengths of the indexed and struct constructors: there, none negative. */
 static bool datatype_check_blocklengths(int count, const int blocklengths[],
-                                        crmpi_datatype_check_t *check)
+                                        crmpi_type_check_t *check)
 {
     if (count > 0 && blocklengths == NULL) {
-        return crmpi_datatype_check_fail(check, MPI_ERR_ARG, "array_of_blocklengths is NULL");
+        return crmpi_type_check_fail(check, MPI_ERR_ARG, "array_of_blocklengths is NULL");
     }
     for (int i = 0; i < count; i++) {
         if (blocklengths[i] < 0) {
-            return crmpi_datatype_check_failf(
+            return crmpi_type_check_failf(
                 check, MPI_ERR_ARG, "array_of_blocklengths[%d] is %d; it must not be negative", i,
                 blocklengths[i]);
         }
@@ -70,8 +70,22 @@ static bool datatype_check_blocklengths(int count, const int blocklengths[],
     return false;
 }
 
+/*
+ * Start the typemap of a new type made by `combiner`, with room for the arguments
+ * MPI_Type_get_contents returns (MPI-3.1 section 4.1.13: integers, addresses, datatypes).
+ * @return the record to fill, or NULL when memory ran out (nothing to undo then).
+ */
+static crmpi_datatype_args_t *datatype_create_start(crmpi_datatype_typemap_t *map, int combiner,
+                                                    size_t num_integers, size_t num_addresses,
+                                                    size_t num_datatypes)
+{
+    crmpi_datatype_typemap_init(map);
+    return crmpi_datatype_typemap_keep_args(map, combiner, num_integers, num_addresses,
+                                            num_datatypes);
+}
+
 /* Raise the error a check found, on no communicator (MPI-3.1 section 8.3). */
-static int datatype_create_raise(const crmpi_datatype_check_t *check, const char *func_name)
+static int datatype_create_raise(const crmpi_type_check_t *check, const char *func_name)
 {
     return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, check->errclass, func_name, check->detail);
 }
@@ -91,7 +105,7 @@ static int datatype_create_finish(crmpi_datatype_typemap_t *map, MPI_Datatype *n
     int rc = crmpi_datatype_typemap_finish(map, &type);
 
     if (rc != CRMPI_OK) {
-        return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, crmpi_datatype_mpi_error(rc), func_name,
+        return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, crmpi_type_error_class(rc), func_name,
                                            map->error_detail);
     }
     *newtype = type;
@@ -103,20 +117,20 @@ int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     static const char func_name[] = "MPI_Type_contiguous";
     crmpi_datatype_typemap_t map;
-    crmpi_datatype_constructor_t *record;
-    crmpi_datatype_check_t check;
+    crmpi_datatype_args_t *record;
+    crmpi_type_check_t check;
 
     crmpi_lock();
     crmpi_mpi_require_active(func_name);
     if (crmpi_mpi_state.param_check && datatype_create_check(count, oldtype, newtype, &check)) {
         return datatype_create_raise(&check, func_name);
     }
-    record = crmpi_datatype_typemap_init(&map, MPI_COMBINER_CONTIGUOUS, 1, 0, 1);
+    record = datatype_create_start(&map, MPI_COMBINER_CONTIGUOUS, 1, 0, 1);
     if (record == NULL) {
         return datatype_create_fail_record(func_name);
     }
-    record->integers[0] = count;
-    record->datatypes[0] = oldtype;
+    record->ints[0] = count;
+    record->types[0] = oldtype;
     crmpi_datatype_typemap_append(&map, 0, (size_t)count, oldtype->extent, oldtype);
     return datatype_create_finish(&map, newtype, func_name);
 }
@@ -137,8 +151,8 @@ int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtyp
 {
     static const char func_name[] = "MPI_Type_vector";
     crmpi_datatype_typemap_t map;
-    crmpi_datatype_constructor_t *record;
-    crmpi_datatype_check_t check;
+    crmpi_datatype_args_t *record;
+    crmpi_type_check_t check;
 
     crmpi_lock();
     crmpi_mpi_require_active(func_name);
@@ -146,14 +160,14 @@ int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtyp
                                         datatype_check_blocklength(blocklength, &check))) {
         return datatype_create_raise(&check, func_name);
     }
-    record = crmpi_datatype_typemap_init(&map, MPI_COMBINER_VECTOR, 3, 0, 1);
+    record = datatype_create_start(&map, MPI_COMBINER_VECTOR, 3, 0, 1);
     if (record == NULL) {
         return datatype_create_fail_record(func_name);
     }
-    record->integers[0] = count;
-    record->integers[1] = blocklength;
-    record->integers[2] = stride;
-    record->datatypes[0] = oldtype;
+    record->ints[0] = count;
+    record->ints[1] = blocklength;
+    record->ints[2] = stride;
+    record->types[0] = oldtype;
     /* The stride counts elements of oldtype, that is extents (MPI-3.1 section 4.1.2). */
     datatype_append_strided(&map, count, blocklength,
                             crmpi_datatype_typemap_mul(&map, stride, oldtype->extent), oldtype);
@@ -165,8 +179,8 @@ int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Da
 {
     static const char func_name[] = "MPI_Type_create_hvector";
     crmpi_datatype_typemap_t map;
-    crmpi_datatype_constructor_t *record;
-    crmpi_datatype_check_t check;
+    crmpi_datatype_args_t *record;
+    crmpi_type_check_t check;
 
     crmpi_lock();
     crmpi_mpi_require_active(func_name);
@@ -174,14 +188,14 @@ int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Da
                                         datatype_check_blocklength(blocklength, &check))) {
         return datatype_create_raise(&check, func_name);
     }
-    record = crmpi_datatype_typemap_init(&map, MPI_COMBINER_HVECTOR, 2, 1, 1);
+    record = datatype_create_start(&map, MPI_COMBINER_HVECTOR, 2, 1, 1);
     if (record == NULL) {
         return datatype_create_fail_record(func_name);
     }
-    record->integers[0] = count;
-    record->integers[1] = blocklength;
-    record->addresses[0] = stride;
-    record->datatypes[0] = oldtype;
+    record->ints[0] = count;
+    record->ints[1] = blocklength;
+    record->disps[0] = stride;
+    record->types[0] = oldtype;
     datatype_append_strided(&map, count, blocklength, stride, oldtype);
     return datatype_create_finish(&map, newtype, func_name);
 }
@@ -189,13 +203,13 @@ int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Da
 /* The checks of the indexed family but their blocklengths: the displacements may be NULL
  * only when there are none. */
 static bool datatype_check_indexed(int count, const void *displacements, MPI_Datatype oldtype,
-                                   MPI_Datatype *newtype, crmpi_datatype_check_t *check)
+                                   MPI_Datatype *newtype, crmpi_type_check_t *check)
 {
     if (datatype_create_check(count, oldtype, newtype, check)) {
         return true;
     }
     if (count > 0 && displacements == NULL) {
-        return crmpi_datatype_check_fail(check, MPI_ERR_ARG, "array_of_displacements is NULL");
+        return crmpi_type_check_fail(check, MPI_ERR_ARG, "array_of_displacements is NULL");
     }
     return false;
 }
@@ -206,8 +220,8 @@ int PMPI_Type_indexed(int count, const int array_of_blocklengths[],
 {
     static const char func_name[] = "MPI_Type_indexed";
     crmpi_datatype_typemap_t map;
-    crmpi_datatype_constructor_t *record;
-    crmpi_datatype_check_t check;
+    crmpi_datatype_args_t *record;
+    crmpi_type_check_t check;
 
     crmpi_lock();
     crmpi_mpi_require_active(func_name);
@@ -216,15 +230,15 @@ int PMPI_Type_indexed(int count, const int array_of_blocklengths[],
          datatype_check_blocklengths(count, array_of_blocklengths, &check))) {
         return datatype_create_raise(&check, func_name);
     }
-    record = crmpi_datatype_typemap_init(&map, MPI_COMBINER_INDEXED, 2 * (size_t)count + 1, 0, 1);
+    record = datatype_create_start(&map, MPI_COMBINER_INDEXED, 2 * (size_t)count + 1, 0, 1);
     if (record == NULL) {
         return datatype_create_fail_record(func_name);
     }
-    record->integers[0] = count;
-    record->datatypes[0] = oldtype;
+    record->ints[0] = count;
+    record->types[0] = oldtype;
     for (int i = 0; i < count; i++) {
-        record->integers[1 + i] = array_of_blocklengths[i];
-        record->integers[1 + count + i] = array_of_displacements[i];
+        record->ints[1 + i] = array_of_blocklengths[i];
+        record->ints[1 + count + i] = array_of_displacements[i];
         /* Displacements count extents of oldtype (MPI-3.1 section 4.1.2). */
         MPI_Aint disp =
             crmpi_datatype_typemap_mul(&map, array_of_displacements[i], oldtype->extent);
@@ -241,8 +255,8 @@ int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
 {
     static const char func_name[] = "MPI_Type_create_hindexed";
     crmpi_datatype_typemap_t map;
-    crmpi_datatype_constructor_t *record;
-    crmpi_datatype_check_t check;
+    crmpi_datatype_args_t *record;
+    crmpi_type_check_t check;
 
     crmpi_lock();
     crmpi_mpi_require_active(func_name);
@@ -251,16 +265,16 @@ int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
          datatype_check_blocklengths(count, array_of_blocklengths, &check))) {
         return datatype_create_raise(&check, func_name);
     }
-    record = crmpi_datatype_typemap_init(&map, MPI_COMBINER_HINDEXED, (size_t)count + 1,
-                                         (size_t)count, 1);
+    record =
+        datatype_create_start(&map, MPI_COMBINER_HINDEXED, (size_t)count + 1, (size_t)count, 1);
     if (record == NULL) {
         return datatype_create_fail_record(func_name);
     }
-    record->integers[0] = count;
-    record->datatypes[0] = oldtype;
+    record->ints[0] = count;
+    record->types[0] = oldtype;
     for (int i = 0; i < count; i++) {
-        record->integers[1 + i] = array_of_blocklengths[i];
-        record->addresses[i] = array_of_displacements[i];
+        record->ints[1 + i] = array_of_blocklengths[i];
+        record->disps[i] = array_of_displacements[i];
         crmpi_datatype_typemap_append(&map, array_of_displacements[i],
                                       (size_t)array_of_blocklengths[i], oldtype->extent, oldtype);
     }
@@ -272,8 +286,8 @@ int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_o
 {
     static const char func_name[] = "MPI_Type_create_indexed_block";
     crmpi_datatype_typemap_t map;
-    crmpi_datatype_constructor_t *record;
-    crmpi_datatype_check_t check;
+    crmpi_datatype_args_t *record;
+    crmpi_type_check_t check;
 
     crmpi_lock();
     crmpi_mpi_require_active(func_name);
@@ -282,15 +296,15 @@ int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_o
          datatype_check_blocklength(blocklength, &check))) {
         return datatype_create_raise(&check, func_name);
     }
-    record = crmpi_datatype_typemap_init(&map, MPI_COMBINER_INDEXED_BLOCK, (size_t)count + 2, 0, 1);
+    record = datatype_create_start(&map, MPI_COMBINER_INDEXED_BLOCK, (size_t)count + 2, 0, 1);
     if (record == NULL) {
         return datatype_create_fail_record(func_name);
     }
-    record->integers[0] = count;
-    record->integers[1] = blocklength;
-    record->datatypes[0] = oldtype;
+    record->ints[0] = count;
+    record->ints[1] = blocklength;
+    record->types[0] = oldtype;
     for (int i = 0; i < count; i++) {
-        record->integers[2 + i] = array_of_displacements[i];
+        record->ints[2 + i] = array_of_displacements[i];
         MPI_Aint disp =
             crmpi_datatype_typemap_mul(&map, array_of_displacements[i], oldtype->extent);
 
@@ -305,8 +319,8 @@ int PMPI_Type_create_hindexed_block(int count, int blocklength,
 {
     static const char func_name[] = "MPI_Type_create_hindexed_block";
     crmpi_datatype_typemap_t map;
-    crmpi_datatype_constructor_t *record;
-    crmpi_datatype_check_t check;
+    crmpi_datatype_args_t *record;
+    crmpi_type_check_t check;
 
     crmpi_lock();
     crmpi_mpi_require_active(func_name);
@@ -315,15 +329,15 @@ int PMPI_Type_create_hindexed_block(int count, int blocklength,
          datatype_check_blocklength(blocklength, &check))) {
         return datatype_create_raise(&check, func_name);
     }
-    record = crmpi_datatype_typemap_init(&map, MPI_COMBINER_HINDEXED_BLOCK, 2, (size_t)count, 1);
+    record = datatype_create_start(&map, MPI_COMBINER_HINDEXED_BLOCK, 2, (size_t)count, 1);
     if (record == NULL) {
         return datatype_create_fail_record(func_name);
     }
-    record->integers[0] = count;
-    record->integers[1] = blocklength;
-    record->datatypes[0] = oldtype;
+    record->ints[0] = count;
+    record->ints[1] = blocklength;
+    record->types[0] = oldtype;
     for (int i = 0; i < count; i++) {
-        record->addresses[i] = array_of_displacements[i];
+        record->disps[i] = array_of_displacements[i];
         crmpi_datatype_typemap_append(&map, array_of_displacements[i], (size_t)blocklength,
                                       oldtype->extent, oldtype);
     }
@@ -333,22 +347,22 @@ int PMPI_Type_create_hindexed_block(int count, int blocklength,
 /* The checks of MPI_Type_create_struct. */
 static bool datatype_check_struct(int count, const int blocklengths[], const MPI_Aint displs[],
                                   const MPI_Datatype types[], MPI_Datatype *newtype,
-                                  crmpi_datatype_check_t *check)
+                                  crmpi_type_check_t *check)
 {
     if (count < 0) {
-        return crmpi_datatype_check_fail(check, MPI_ERR_COUNT, "count is negative");
+        return crmpi_type_check_fail(check, MPI_ERR_COUNT, "count is negative");
     }
     if (count > 0 && (displs == NULL || types == NULL)) {
-        return crmpi_datatype_check_fail(check, MPI_ERR_ARG,
-                                         "array_of_displacements or array_of_types is NULL");
+        return crmpi_type_check_fail(check, MPI_ERR_ARG,
+                                     "array_of_displacements or array_of_types is NULL");
     }
     if (newtype == NULL) {
-        return crmpi_datatype_check_fail(check, MPI_ERR_ARG, "newtype is NULL");
+        return crmpi_type_check_fail(check, MPI_ERR_ARG, "newtype is NULL");
     }
     for (int i = 0; i < count; i++) {
         if (types[i] == MPI_DATATYPE_NULL) {
-            return crmpi_datatype_check_failf(check, MPI_ERR_TYPE,
-                                              "array_of_types[%d] is MPI_DATATYPE_NULL", i);
+            return crmpi_type_check_failf(check, MPI_ERR_TYPE,
+                                          "array_of_types[%d] is MPI_DATATYPE_NULL", i);
         }
     }
     return datatype_check_blocklengths(count, blocklengths, check);
@@ -360,8 +374,8 @@ int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
 {
     static const char func_name[] = "MPI_Type_create_struct";
     crmpi_datatype_typemap_t map;
-    crmpi_datatype_constructor_t *record;
-    crmpi_datatype_check_t check;
+    crmpi_datatype_args_t *record;
+    crmpi_type_check_t check;
 
     crmpi_lock();
     crmpi_mpi_require_active(func_name);
@@ -370,18 +384,18 @@ int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
                               newtype, &check)) {
         return datatype_create_raise(&check, func_name);
     }
-    record = crmpi_datatype_typemap_init(&map, MPI_COMBINER_STRUCT, (size_t)count + 1,
-                                         (size_t)count, (size_t)count);
+    record = datatype_create_start(&map, MPI_COMBINER_STRUCT, (size_t)count + 1, (size_t)count,
+                                   (size_t)count);
     if (record == NULL) {
         return datatype_create_fail_record(func_name);
     }
-    record->integers[0] = count;
+    record->ints[0] = count;
     for (int i = 0; i < count; i++) {
         MPI_Datatype member = array_of_types[i];
 
-        record->integers[1 + i] = array_of_blocklengths[i];
-        record->addresses[i] = array_of_displacements[i];
-        record->datatypes[i] = member;
+        record->ints[1 + i] = array_of_blocklengths[i];
+        record->disps[i] = array_of_displacements[i];
+        record->types[i] = member;
         crmpi_datatype_typemap_append(&map, array_of_displacements[i],
                                       (size_t)array_of_blocklengths[i], member->extent, member);
     }
@@ -391,21 +405,21 @@ int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
 /* The checks of MPI_Type_create_subarray (MPI-3.1 section 4.1.3). */
 static bool datatype_check_subarray(int ndims, const int sizes[], const int subsizes[],
                                     const int starts[], int order, MPI_Datatype oldtype,
-                                    MPI_Datatype *newtype, crmpi_datatype_check_t *check)
+                                    MPI_Datatype *newtype, crmpi_type_check_t *check)
 {
     if (datatype_create_check(ndims, oldtype, newtype, check)) {
         return true;
     }
     if (ndims == 0) {
-        return crmpi_datatype_check_fail(check, MPI_ERR_ARG,
-                                         "ndims is 0; an array has at least one dimension");
+        return crmpi_type_check_fail(check, MPI_ERR_ARG,
+                                     "ndims is 0; an array has at least one dimension");
     }
     if (sizes == NULL || subsizes == NULL || starts == NULL) {
-        return crmpi_datatype_check_fail(
+        return crmpi_type_check_fail(
             check, MPI_ERR_ARG, "array_of_sizes, array_of_subsizes or array_of_starts is NULL");
     }
     if (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN) {
-        return crmpi_datatype_check_failf(
+        return crmpi_type_check_failf(
             check, MPI_ERR_ARG, "order is %d; it must be MPI_ORDER_C or MPI_ORDER_FORTRAN", order);
     }
     for (int d = 0; d < ndims; d++) {
@@ -413,7 +427,7 @@ static bool datatype_check_subarray(int ndims, const int sizes[], const int subs
          * array: 0 <= starts <= sizes - subsizes. */
         if (sizes[d] < 1 || subsizes[d] < 1 || subsizes[d] > sizes[d] || starts[d] < 0 ||
             starts[d] > sizes[d] - subsizes[d]) {
-            return crmpi_datatype_check_failf(
+            return crmpi_type_check_failf(
                 check, MPI_ERR_ARG,
                 "dimension %d has size %d, subsize %d, start %d; it needs 1 <= subsize <= size "
                 "and 0 <= start <= size - subsize",
@@ -496,8 +510,8 @@ int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int a
 {
     static const char func_name[] = "MPI_Type_create_subarray";
     crmpi_datatype_typemap_t map;
-    crmpi_datatype_constructor_t *record;
-    crmpi_datatype_check_t check;
+    crmpi_datatype_args_t *record;
+    crmpi_type_check_t check;
 
     crmpi_lock();
     crmpi_mpi_require_active(func_name);
@@ -506,18 +520,18 @@ int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int a
                                 oldtype, newtype, &check)) {
         return datatype_create_raise(&check, func_name);
     }
-    record = crmpi_datatype_typemap_init(&map, MPI_COMBINER_SUBARRAY, 3 * (size_t)ndims + 2, 0, 1);
+    record = datatype_create_start(&map, MPI_COMBINER_SUBARRAY, 3 * (size_t)ndims + 2, 0, 1);
     if (record == NULL) {
         return datatype_create_fail_record(func_name);
     }
-    record->integers[0] = ndims;
+    record->ints[0] = ndims;
     for (int d = 0; d < ndims; d++) {
-        record->integers[1 + d] = array_of_sizes[d];
-        record->integers[1 + ndims + d] = array_of_subsizes[d];
-        record->integers[1 + 2 * ndims + d] = array_of_starts[d];
+        record->ints[1 + d] = array_of_sizes[d];
+        record->ints[1 + ndims + d] = array_of_subsizes[d];
+        record->ints[1 + 2 * ndims + d] = array_of_starts[d];
     }
-    record->integers[1 + 3 * ndims] = order;
-    record->datatypes[0] = oldtype;
+    record->ints[1 + 3 * ndims] = order;
+    record->types[0] = oldtype;
     datatype_append_subarray(&map, ndims, array_of_sizes, array_of_subsizes, array_of_starts, order,
                              oldtype);
     return datatype_create_finish(&map, newtype, func_name);
@@ -528,21 +542,21 @@ int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
 {
     static const char func_name[] = "MPI_Type_create_resized";
     crmpi_datatype_typemap_t map;
-    crmpi_datatype_constructor_t *record;
-    crmpi_datatype_check_t check;
+    crmpi_datatype_args_t *record;
+    crmpi_type_check_t check;
 
     crmpi_lock();
     crmpi_mpi_require_active(func_name);
     if (crmpi_mpi_state.param_check && datatype_create_check(0, oldtype, newtype, &check)) {
         return datatype_create_raise(&check, func_name);
     }
-    record = crmpi_datatype_typemap_init(&map, MPI_COMBINER_RESIZED, 0, 2, 1);
+    record = datatype_create_start(&map, MPI_COMBINER_RESIZED, 0, 2, 1);
     if (record == NULL) {
         return datatype_create_fail_record(func_name);
     }
-    record->addresses[0] = lb;
-    record->addresses[1] = extent;
-    record->datatypes[0] = oldtype;
+    record->disps[0] = lb;
+    record->disps[1] = extent;
+    record->types[0] = oldtype;
     /* Same data; the new lb and ub markers replace every bound (MPI-3.1 section 4.1.7). */
     crmpi_datatype_typemap_append(&map, 0, 1, oldtype->extent, oldtype);
     crmpi_datatype_typemap_set_bounds(&map, lb, extent);
@@ -553,9 +567,9 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     static const char func_name[] = "MPI_Type_dup";
     crmpi_datatype_typemap_t map;
-    crmpi_datatype_constructor_t *record;
+    crmpi_datatype_args_t *record;
     MPI_Datatype type;
-    crmpi_datatype_check_t check;
+    crmpi_type_check_t check;
     int rc;
 
     crmpi_lock();
@@ -563,16 +577,16 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     if (crmpi_mpi_state.param_check && datatype_create_check(0, oldtype, newtype, &check)) {
         return datatype_create_raise(&check, func_name);
     }
-    record = crmpi_datatype_typemap_init(&map, MPI_COMBINER_DUP, 0, 0, 1);
+    record = datatype_create_start(&map, MPI_COMBINER_DUP, 0, 0, 1);
     if (record == NULL) {
         return datatype_create_fail_record(func_name);
     }
-    record->datatypes[0] = oldtype;
+    record->types[0] = oldtype;
     /* One copy at 0 reproduces the runs and the bounds (markers stay markers). */
     crmpi_datatype_typemap_append(&map, 0, 1, oldtype->extent, oldtype);
     rc = crmpi_datatype_typemap_finish(&map, &type);
     if (rc != CRMPI_OK) {
-        return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, crmpi_datatype_mpi_error(rc), func_name,
+        return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, crmpi_type_error_class(rc), func_name,
                                            map.error_detail);
     }
     /* "The new type has the same committed state as the old" (MPI-3.1 section 4.1.10).
