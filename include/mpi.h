@@ -530,12 +530,6 @@ int MPI_Comm_free(MPI_Comm *comm);
 int PMPI_Comm_free(MPI_Comm *comm);
 int MPI_Comm_test_inter(MPI_Comm comm, int *flag);
 int PMPI_Comm_test_inter(MPI_Comm comm, int *flag);
-int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
-                         int remote_leader, int tag, MPI_Comm *newintercomm);
-int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
-                          int remote_leader, int tag, MPI_Comm *newintercomm);
-int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm);
-int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm);
 int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name);
 int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name);
 int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen);
@@ -1111,83 +1105,6 @@ int PMPI_T_pvar_get_num(int *num_pvar);
 int MPI_T_category_get_num(int *num_cat);
 int PMPI_T_category_get_num(int *num_cat);
 
-/*
- * MPI-IO (MPI-3.1 chapter 13) is not supported: no file can be opened, and every call
- * returns MPI_ERR_UNSUPPORTED_OPERATION through MPI_FILE_NULL's error handler
- * (MPI_ERRORS_RETURN unless MPI_File_set_errhandler chose MPI_ERRORS_ARE_FATAL). The
- * calls exist so that programs with an optional I/O path compile and link.
- */
-typedef struct crmpi_file_s *MPI_File;
-#define MPI_FILE_NULL ((MPI_File)0)
-
-/* Access modes of MPI_File_open (bits; the values match Open MPI's) */
-#define MPI_MODE_CREATE          1
-#define MPI_MODE_RDONLY          2
-#define MPI_MODE_WRONLY          4
-#define MPI_MODE_RDWR            8
-#define MPI_MODE_DELETE_ON_CLOSE 16
-#define MPI_MODE_UNIQUE_OPEN     32
-#define MPI_MODE_EXCL            64
-#define MPI_MODE_APPEND          128
-#define MPI_MODE_SEQUENTIAL      256
-
-/* Whence of MPI_File_seek, and the view displacement of shared-pointer files */
-#define MPI_SEEK_SET             600
-#define MPI_SEEK_CUR             602
-#define MPI_SEEK_END             604
-#define MPI_DISPLACEMENT_CURRENT (-54278278)
-#define MPI_MAX_DATAREP_STRING   128
-
-int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh);
-int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh);
-int MPI_File_close(MPI_File *fh);
-int PMPI_File_close(MPI_File *fh);
-int MPI_File_delete(const char *filename, MPI_Info info);
-int PMPI_File_delete(const char *filename, MPI_Info info);
-int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
-                      const char *datarep, MPI_Info info);
-int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
-                       const char *datarep, MPI_Info info);
-int MPI_File_get_size(MPI_File fh, MPI_Offset *size);
-int PMPI_File_get_size(MPI_File fh, MPI_Offset *size);
-int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence);
-int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence);
-int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status);
-int PMPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status);
-int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status);
-int PMPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
-                       MPI_Status *status);
-int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
-                     MPI_Status *status);
-int PMPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
-                      MPI_Status *status);
-int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
-                         MPI_Datatype datatype, MPI_Status *status);
-int PMPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
-                          MPI_Datatype datatype, MPI_Status *status);
-int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
-                   MPI_Status *status);
-int PMPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
-                    MPI_Status *status);
-int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
-                       MPI_Status *status);
-int PMPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
-                        MPI_Status *status);
-int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-                      MPI_Datatype datatype, MPI_Status *status);
-int PMPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-                       MPI_Datatype datatype, MPI_Status *status);
-int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-                          MPI_Datatype datatype, MPI_Status *status);
-int PMPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-                           MPI_Datatype datatype, MPI_Status *status);
-int MPI_File_sync(MPI_File fh);
-int PMPI_File_sync(MPI_File fh);
-/* Only MPI_ERRORS_RETURN and MPI_ERRORS_ARE_FATAL, and only on MPI_FILE_NULL. */
-int MPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler);
-int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler);
-int MPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler);
-int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler);
 
 #ifdef __cplusplus
 }

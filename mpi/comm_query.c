@@ -10,8 +10,6 @@
 
 #pragma weak MPI_Comm_compare = PMPI_Comm_compare
 #pragma weak MPI_Comm_test_inter = PMPI_Comm_test_inter
-#pragma weak MPI_Intercomm_create = PMPI_Intercomm_create
-#pragma weak MPI_Intercomm_merge = PMPI_Intercomm_merge
 #pragma weak MPI_Comm_set_name = PMPI_Comm_set_name
 #pragma weak MPI_Comm_get_name = PMPI_Comm_get_name
 #pragma weak MPI_Comm_set_info = PMPI_Comm_set_info
@@ -74,23 +72,6 @@ int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
     *flag = 0;
     crmpi_unlock();
     return MPI_SUCCESS;
-}
-
-int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
-                          int remote_leader, int tag, MPI_Comm *newintercomm)
-{
-    (void)local_leader, (void)peer_comm, (void)remote_leader, (void)tag, (void)newintercomm;
-    COMM_ENTER(local_comm, "MPI_Intercomm_create");
-    return crmpi_mpi_errhandler_invoke(local_comm, MPI_ERR_UNSUPPORTED_OPERATION,
-                                       "MPI_Intercomm_create", "crmpi has no intercommunicators");
-}
-
-int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
-{
-    (void)high, (void)newintracomm;
-    COMM_ENTER(intercomm, "MPI_Intercomm_merge");
-    return crmpi_mpi_errhandler_invoke(intercomm, MPI_ERR_COMM, "MPI_Intercomm_merge",
-                                       "not an intercommunicator (crmpi has none)");
 }
 
 int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name)

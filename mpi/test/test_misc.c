@@ -3,8 +3,7 @@
  * MPI_Free_mem (including pointers that did not come from MPI_Alloc_mem), MPI_Aint_add
  * and MPI_Aint_diff, MPI_Pcontrol, MPI_Status_set_elements_x and the _x type queries,
  * MPI_Type_get_envelope and MPI_Type_get_contents for every combiner crmpi's constructors
- * produce, MPI_T (initialised, with no variables), and MPI-IO (every call answers
- * MPI_ERR_UNSUPPORTED_OPERATION through MPI_FILE_NULL's handler).
+ * produce, and MPI_T (initialised, with no variables).
  *
  * The envelope/contents test rebuilds each type from what get_contents returns, recursing
  * into derived inner types the way a tool decodes a type, and compares the two typemaps:
@@ -585,114 +584,6 @@ static void test_contents_values(void **state)
     assert_int_equal(MPI_Type_free(&type), MPI_SUCCESS);
 }
 
-/*
- * MPI-IO
- */
-
-static void expect_unsupported(int rc)
-{
-    int errclass = -1;
-
-    assert_int_equal(rc, MPI_ERR_UNSUPPORTED_OPERATION);
-    assert_int_equal(MPI_Error_class(rc, &errclass), MPI_SUCCESS);
-    assert_int_equal(errclass, MPI_ERR_UNSUPPORTED_OPERATION);
-}
-
-static void ignore_error(MPI_Comm *comm, int *errcode, ...)
-{
-    (void)comm;
-    (void)errcode;
-}
-
-static void test_file_unsupported(void **state)
-{
-    MPI_File fh = MPI_FILE_NULL;
-    MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
-    MPI_Status status;
-    MPI_Offset size = -1;
-    int data[4] = {1, 2, 3, 4};
-    char *path = test_tmp_name("crmpi-test-file-XXXXXX");
-
-    (void)state;
-    /* The default handler of MPI_FILE_NULL is MPI_ERRORS_RETURN (MPI-3.1 section 13.7),
-     * whatever MPI_COMM_WORLD's is: make that one fatal to prove the file errors skip it. */
-    assert_int_equal(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL), MPI_SUCCESS);
-    assert_int_equal(MPI_File_get_errhandler(MPI_FILE_NULL, &handler), MPI_SUCCESS);
-    assert_ptr_equal(handler, MPI_ERRORS_RETURN);
-    assert_int_equal(MPI_Errhandler_free(&handler), MPI_SUCCESS);
-
-    expect_unsupported(
-        MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh));
-    assert_ptr_equal(fh, MPI_FILE_NULL);
-    /* Nothing reached the file system. */
-    assert_int_equal(access(path, F_OK), -1);
-    expect_unsupported(MPI_File_delete(path, MPI_INFO_NULL));
-    expect_unsupported(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
-    expect_unsupported(MPI_File_get_size(fh, &size));
-    assert_int_equal(size, -1);
-    expect_unsupported(MPI_File_seek(fh, 0, MPI_SEEK_SET));
-    expect_unsupported(MPI_File_read(fh, data, 4, MPI_INT, &status));
-    expect_unsupported(MPI_File_read_all(fh, data, 4, MPI_INT, &status));
-    expect_unsupported(MPI_File_read_at(fh, 0, data, 4, MPI_INT, &status));
-    expect_unsupported(MPI_File_read_at_all(fh, 0, data, 4, MPI_INT, &status));
-    expect_unsupported(MPI_File_write(fh, data, 4, MPI_INT, &status));
-    expect_unsupported(MPI_File_write_all(fh, data, 4, MPI_INT, &status));
-    expect_unsupported(MPI_File_write_at(fh, 0, data, 4, MPI_INT, &status));
-    expect_unsupported(MPI_File_write_at_all(fh, 0, data, 4, MPI_INT, MPI_STATUS_IGNORE));
-    expect_unsupported(MPI_File_sync(fh));
-    expect_unsupported(MPI_File_close(&fh));
-    assert_int_equal(data[3], 4);
-
-    assert_int_equal(MPI_File_set_errhandler((MPI_File)data, MPI_ERRORS_RETURN), MPI_ERR_FILE);
-    assert_int_equal(MPI_File_get_errhandler(MPI_FILE_NULL, NULL), MPI_ERR_ARG);
-    /* A communicator's handler cannot serve files here. */
-    MPI_Errhandler user = MPI_ERRHANDLER_NULL;
-    assert_int_equal(MPI_Comm_create_errhandler(ignore_error, &user), MPI_SUCCESS);
-    assert_int_equal(MPI_File_set_errhandler(MPI_FILE_NULL, user), MPI_ERR_ARG);
-    assert_int_equal(MPI_Errhandler_free(&user), MPI_SUCCESS);
-    assert_int_equal(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN), MPI_SUCCESS);
-    free(path);
-}
-
-/* In a child: make file errors fatal, then try to open a file. Must not return. */
-static void child_open_fatal(void)
-{
-    MPI_File fh;
-
-    if (MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_ARE_FATAL) != MPI_SUCCESS) {
-        _exit(98);
-    }
-    MPI_File_open(MPI_COMM_SELF, "never-created", MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
-}
-
-static void test_file_errors_fatal(void **state)
-{
-    int status;
-    char *text;
-
-    (void)state;
-    fflush(NULL);
-    capture_begin();
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        child_open_fatal();
-        _exit(99);
-    }
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    text = capture_end();
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != MPI_ERR_UNSUPPORTED_OPERATION ||
-        strstr(text, "MPI_File_open") == NULL ||
-        strstr(text, "MPI_ERR_UNSUPPORTED_OPERATION") == NULL) {
-        print_error("child status %d, wrote:\n%s", status, text);
-    }
-    assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), MPI_ERR_UNSUPPORTED_OPERATION);
-    assert_non_null(strstr(text, "MPI_File_open"));
-    assert_non_null(strstr(text, "MPI_ERR_UNSUPPORTED_OPERATION"));
-    free(text);
-}
-
 static void test_finalize(void **state)
 {
     (void)state;
@@ -710,8 +601,6 @@ int main(void)
         cmocka_unit_test_teardown(test_envelope_named, teardown),
         cmocka_unit_test_teardown(test_contents_every_combiner, teardown),
         cmocka_unit_test_teardown(test_contents_values, teardown),
-        cmocka_unit_test_teardown(test_file_unsupported, teardown),
-        cmocka_unit_test_teardown(test_file_errors_fatal, teardown),
         cmocka_unit_test_teardown(test_finalize, teardown),
     };
 
