@@ -22,7 +22,7 @@ die() { printf 'bootstrap: error: %s\n' "$*" >&2; exit 1; }
 debian_packages=(
     build-essential autoconf automake libtool pkg-config clang-format
     libpmix-dev libhwloc-dev libfabric-dev libucx-dev
-    libcmocka-dev python3 python3-pytest
+    libcmocka-dev python3 python3-pytest cmake autoconf-archive g++
     libjansson-dev nettle-dev
     openmpi-bin libopenmpi-dev
     # CRIU's build dependencies (docs/design.md, "Platform facts the code relies on")
