@@ -13,6 +13,7 @@
  *   -> component init: create the module, publish its modex data (crmpi_rte_modex_publish)
  *   -> [the BML runs one collective fence for every component]
  *   -> add_procs(every rank): look up the peers' modex data, say who is reachable
+ *   -> [the BML runs a fence] -> connected (every peer has attached)
  *   -> send / progress / recv callbacks ... -> del_procs -> finalize
  *   C/R (pml/bml.h, inc/inc.h): before the dump, with every channel drained, the BML
  *   finalizes every module without CRMPI_BTL_FLAG_CKPT_FRIENDLY and keeps the friendly
@@ -129,6 +130,14 @@ struct crmpi_btl_module {
      * @return the number of fragments delivered or sent (0: nothing happened)
      */
     int (*progress)(crmpi_btl_module_t *module);
+
+    /**
+     * Optional (NULL: nothing to do). Every rank of the job has run add_procs on its
+     * modules (the BML calls this after a fence that follows them): whatever the module
+     * published only so that peers could attach to it (a shared segment's name) can go
+     * now, so that nothing of the job outlives it if it is killed.
+     */
+    void (*connected)(crmpi_btl_module_t *module);
 
     /**
      * Release everything: every fd, mapping, shared segment and thread the module holds;

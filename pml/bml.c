@@ -236,10 +236,16 @@ static int bml_open_and_choose(char **unreach_msg_out)
      * on to MPI_Finalize and release its own: the BTLs close without a fence there. */
     if (crmpi_rte_connected()) {
         rc = crmpi_rte_fence(0);
-        if (rc != CRMPI_OK)
+        if (rc != CRMPI_OK) {
             crmpi_log_error("bml: fence after connecting failed: %s", crmpi_strerror(rc));
+            return rc;
+        }
     }
-    return rc;
+    for (size_t m = first; m < bml_num_modules; m++) {
+        if (bml_modules[m]->connected)
+            bml_modules[m]->connected(bml_modules[m]);
+    }
+    return CRMPI_OK;
 }
 
 int crmpi_bml_init(char **unreach_msg_out)

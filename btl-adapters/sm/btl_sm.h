@@ -13,11 +13,13 @@
  * single-consumer FIFO (btl_sm_fifo.h) per local peer, and publishes its name and geometry
  * under the modex key "btl.sm". In add_procs each local peer's segment is opened and only
  * our region of it is mapped (writable: we write records and head); the fd is closed at
- * once, so the module holds no fd after add_procs. Ranks live in separate pid namespaces,
- * so no single-copy mechanism (CMA, process_vm_readv) exists between them: every byte goes
- * through a FIFO, copy-in by the sender (the convertor packs straight into the ring) and
- * copy-out by the receiver's callback (which gets a pointer into the ring). Messages above
- * max_send_size are pipelined by the PML in fragments of that size.
+ * once, so the module holds no fd after add_procs. Once every local peer has mapped its
+ * region (the BML's `connected`), the owner unlinks the segment's name: the memory lives
+ * on in the mappings, and a job killed from then on leaves nothing in /dev/shm. Ranks live in
+ * separate pid namespaces, so no single-copy mechanism (CMA, process_vm_readv) exists between them:
+ * every byte goes through a FIFO, copy-in by the sender (the convertor packs straight into the
+ * ring) and copy-out by the receiver's callback (which gets a pointer into the ring). Messages
+ * above max_send_size are pipelined by the PML in fragments of that size.
  *
  * Memory: a rank's segment is (local ranks - 1) * (btl_sm_fifo_size + 4 KiB), allocated
  * in full at init (posix_fallocate: a full /dev/shm fails init with a warning, never a
@@ -90,6 +92,7 @@ typedef struct btl_sm_module {
     uint32_t *local_ranks;          /* their world ranks, ascending (num_local) */
     uint32_t local_index;           /* our index in local_ranks */
     char seg_name[BTL_SM_NAME_MAX]; /* shm_open name of our segment */
+    bool seg_unlinked;              /* the name is gone: every local peer had mapped it */
     char *seg_base;                 /* our segment, mapped (all regions) */
     size_t seg_size;                /* bytes mapped at seg_base */
     uint64_t ring_size;             /* bytes in each ring of our segment */

@@ -368,12 +368,23 @@ static void btl_sm_module_destroy(btl_sm_module_t *module)
     }
     if (module->seg_base) {
         munmap(module->seg_base, module->seg_size);
-        btl_sm_segment_unlink(module->seg_name, module->rank);
+        if (!module->seg_unlinked)
+            btl_sm_segment_unlink(module->seg_name, module->rank);
     }
     free(module->polled);
     free(module->peers);
     free(module->local_ranks);
     free(module);
+}
+
+/* Every local peer has mapped its region of our segment (btl.h): the name can go. The
+ * mappings stay; a job killed from now on leaves nothing in /dev/shm. */
+static void btl_sm_module_connected(crmpi_btl_module_t *base)
+{
+    btl_sm_module_t *module = (btl_sm_module_t *)base;
+
+    btl_sm_segment_unlink(module->seg_name, module->rank);
+    module->seg_unlinked = true;
 }
 
 static int btl_sm_module_finalize(crmpi_btl_module_t *base)
@@ -546,6 +557,7 @@ int btl_sm_module_create(const crmpi_rte_job_info_t *job, btl_sm_module_t **modu
         .del_procs = btl_sm_module_del_procs,
         .send = btl_sm_module_send,
         .progress = btl_sm_module_progress,
+        .connected = btl_sm_module_connected,
         .finalize = btl_sm_module_finalize,
     };
     *module_out = module;

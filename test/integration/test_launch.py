@@ -55,6 +55,11 @@ def job_processes(jobid):
     return found
 
 
+def shm_segments(jobid):
+    """The sm BTL's shared-memory files of job `jobid` in /dev/shm."""
+    return sorted(f for f in os.listdir("/dev/shm") if f.startswith("crmpi-%d-sm-" % jobid))
+
+
 def assert_clean(jobid):
     """Nothing of the job survives mpirun."""
     assert job_processes(jobid) == [], "processes of job %d left behind" % jobid
@@ -186,6 +191,9 @@ def test_mpirun_killed_hard_takes_the_job_with_it(mpi_job):
                             stderr=subprocess.PIPE, text=True)
     for _ in range(2):
         assert "ready" in proc.stdout.readline()
+    # Past MPI_Init every rank has mapped its peers' shared-memory segments, whose names
+    # are then gone: a killed job leaves nothing in /dev/shm.
+    assert shm_segments(proc.pid) == []
     proc.kill()
     proc.wait(timeout=HANG)
     deadline = time.monotonic() + HANG
