@@ -223,7 +223,7 @@ static int crs_criu_varint(const uint8_t **p, const uint8_t *end, uint64_t *valu
  * stats_entry whose field 1 is a dump_stats_entry (CRIU's images/stats.proto): varint
  * fields, 2 frozen_time, 3 memdump_time, 4 memwrite_time (microseconds), 7 pages_written.
  */
-static void crs_criu_read_stats(int dirfd, crs_ckpt_result_t *result)
+static void crs_criu_read_stats(int dirfd, crmpi_crs_ckpt_result_t *result)
 {
     uint8_t buf[512];
     int fd = openat(dirfd, "stats-dump", O_RDONLY | O_CLOEXEC);
@@ -267,9 +267,9 @@ static double crs_criu_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-int crs_criu_checkpoint(const crs_ckpt_opts_t *opts, crs_ckpt_result_t *result_out)
+int crs_criu_checkpoint(const crmpi_crs_ckpt_opts_t *opts, crmpi_crs_ckpt_result_t *result_out)
 {
-    crs_ckpt_result_t result;
+    crmpi_crs_ckpt_result_t result;
     crs_criu_meta_t meta;
     criu_opts *copts;
     char log_path[4096], quoted[CRS_CRIU_MESSAGE_MAX];
@@ -315,7 +315,7 @@ int crs_criu_checkpoint(const crs_ckpt_opts_t *opts, crs_ckpt_result_t *result_o
     }
     criu_local_set_pid(copts, opts->init_pid);
     criu_local_set_leave_running(copts, !opts->terminate);
-    for (int fd = 0; fd < CRS_NUM_FDS; fd++) {
+    for (int fd = 0; fd < CRMPI_CRS_NUM_FDS; fd++) {
         unsigned long inode;
         char external[64];
         /* The control socket's peer is the agent, outside the dumped tree (crs.h). */
@@ -370,11 +370,11 @@ err_close_images:
  * process-wide context (crs.h: calls are not concurrent).
  */
 typedef struct crs_criu_restore_ctx {
-    const crs_restart_opts_t *opts; /* the caller's options */
-    const crs_criu_meta_t *meta;    /* the record read from the images directory */
-    const cpu_set_t *new_cpuset;    /* remap target, or NULL */
-    pid_t init_pid;                 /* the restored init, from CRIU's notifications */
-    int rc;                         /* first failure at pre-resume */
+    const crmpi_crs_restart_opts_t *opts; /* the caller's options */
+    const crs_criu_meta_t *meta;          /* the record read from the images directory */
+    const cpu_set_t *new_cpuset;          /* remap target, or NULL */
+    pid_t init_pid;                       /* the restored init, from CRIU's notifications */
+    int rc;                               /* first failure at pre-resume */
 } crs_criu_restore_ctx_t;
 
 static crs_criu_restore_ctx_t *crs_criu_restore_current;
@@ -408,18 +408,18 @@ static int crs_criu_notify(char *action, criu_notify_arg_t na)
     return 0;
 }
 
-int crs_criu_restart(const crs_restart_opts_t *opts, pid_t *init_pid_out)
+int crs_criu_restart(const crmpi_crs_restart_opts_t *opts, pid_t *init_pid_out)
 {
     crs_criu_meta_t meta;
     crs_criu_restore_ctx_t ctx;
     criu_opts *copts;
     cpu_set_t new_cpuset;
     char log_path[4096], quoted[CRS_CRIU_MESSAGE_MAX];
-    int dups[CRS_NUM_FDS];
+    int dups[CRMPI_CRS_NUM_FDS];
     const char *binary;
     int work_fd, rc;
 
-    for (int i = 0; i < CRS_NUM_FDS; i++) {
+    for (int i = 0; i < CRMPI_CRS_NUM_FDS; i++) {
         dups[i] = -1;
     }
     if (!opts->images_dir) {
@@ -447,7 +447,7 @@ int crs_criu_restart(const crs_restart_opts_t *opts, pid_t *init_pid_out)
     }
     /* Every recorded descriptor needs its new one: an unmatched control socket could not
      * be restored, and a pipe CRIU recreated would connect the rank to nobody. */
-    for (int fd = 0; fd < CRS_NUM_FDS; fd++) {
+    for (int fd = 0; fd < CRMPI_CRS_NUM_FDS; fd++) {
         if (!meta.have_fd[fd]) {
             continue;
         }
@@ -475,7 +475,7 @@ int crs_criu_restart(const crs_restart_opts_t *opts, pid_t *init_pid_out)
                            strerror(errno));
         goto err_close_dups;
     }
-    for (int fd = 0; fd < CRS_NUM_FDS; fd++) {
+    for (int fd = 0; fd < CRMPI_CRS_NUM_FDS; fd++) {
         if (dups[fd] >= 0 && criu_local_add_inherit_fd(copts, dups[fd], meta.key[fd]) < 0) {
             rc = crs_criu_fail(opts->errbuf, opts->errbuf_len, CRMPI_ERR_OUT_OF_RESOURCE,
                                "crs:criu: out of memory building CRIU's options");
@@ -519,7 +519,7 @@ int crs_criu_restart(const crs_restart_opts_t *opts, pid_t *init_pid_out)
                      opts->cpuset ? opts->cpuset : "");
     criu_local_free_opts(copts);
     close(work_fd);
-    for (int fd = 0; fd < CRS_NUM_FDS; fd++) {
+    for (int fd = 0; fd < CRMPI_CRS_NUM_FDS; fd++) {
         if (dups[fd] >= 0) {
             close(dups[fd]);
         }
@@ -533,7 +533,7 @@ err_free_opts:
     criu_local_free_opts(copts);
     close(work_fd);
 err_close_dups:
-    for (int fd = 0; fd < CRS_NUM_FDS; fd++) {
+    for (int fd = 0; fd < CRMPI_CRS_NUM_FDS; fd++) {
         if (dups[fd] >= 0) {
             close(dups[fd]);
         }
@@ -564,7 +564,7 @@ static int crs_criu_query(const crmpi_component_t *component, int *priority_out,
     return CRMPI_OK;
 }
 
-static const crs_ops_t crs_criu_ops = {
+static const crmpi_crs_ops_t crs_criu_ops = {
     .checkpoint = crs_criu_checkpoint,
     .restart = crs_criu_restart,
     .recorded_key = crs_criu_recorded_key,
@@ -599,7 +599,7 @@ int crs_criu_recorded_key(const char *images_dir, int rank_fd, char *key_out, si
                         crmpi_strerror(rc));
         return rc;
     }
-    if (rank_fd < 0 || rank_fd >= CRS_NUM_FDS || !meta.have_fd[rank_fd]) {
+    if (rank_fd < 0 || rank_fd >= CRMPI_CRS_NUM_FDS || !meta.have_fd[rank_fd]) {
         crs_criu_meta_free(&meta);
         return CRMPI_ERR_NOT_FOUND;
     }

@@ -32,7 +32,7 @@
 /* Open file descriptors nftw may use while removing a tree. */
 #define SNAPSHOT_NFTW_FDS 16
 
-/* Fill `problem` (FILEM_PROBLEM_MAX bytes, may be NULL) and return `status`. */
+/* Fill `problem` (CRMPI_FILEM_PROBLEM_MAX bytes, may be NULL) and return `status`. */
 static int snapshot_problem(char *problem, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -42,7 +42,7 @@ static int snapshot_problem(char *problem, int status, const char *fmt, ...)
 
     if (problem) {
         va_start(args, fmt);
-        vsnprintf(problem, FILEM_PROBLEM_MAX, fmt, args);
+        vsnprintf(problem, CRMPI_FILEM_PROBLEM_MAX, fmt, args);
         va_end(args);
     }
     return status;
@@ -59,9 +59,9 @@ static int snapshot_errno_status(int err)
 
 /* ---- small building blocks ------------------------------------------------------------ */
 
-int filem_kv_list_add(filem_kv_list_t *list, const char *key, const char *value)
+int crmpi_filem_kv_list_add(crmpi_filem_kv_list_t *list, const char *key, const char *value)
 {
-    filem_kv_t *grown = realloc(list->items, (list->count + 1) * sizeof(*grown));
+    crmpi_filem_kv_t *grown = realloc(list->items, (list->count + 1) * sizeof(*grown));
     char *key_copy = strdup(key);
     char *value_copy = strdup(value);
 
@@ -72,32 +72,32 @@ int filem_kv_list_add(filem_kv_list_t *list, const char *key, const char *value)
         free(value_copy);
         return CRMPI_ERR_OUT_OF_RESOURCE;
     }
-    list->items[list->count++] = (filem_kv_t){.key = key_copy, .value = value_copy};
+    list->items[list->count++] = (crmpi_filem_kv_t){.key = key_copy, .value = value_copy};
     return CRMPI_OK;
 }
 
-void filem_kv_list_clear(filem_kv_list_t *list)
+void crmpi_filem_kv_list_clear(crmpi_filem_kv_list_t *list)
 {
     for (size_t i = 0; i < list->count; i++) {
         free(list->items[i].key);
         free(list->items[i].value);
     }
     free(list->items);
-    *list = (filem_kv_list_t){0};
+    *list = (crmpi_filem_kv_list_t){0};
 }
 
-void filem_rank_entry_clear(filem_rank_entry_t *entry)
+void crmpi_filem_rank_entry_clear(crmpi_filem_rank_entry_t *entry)
 {
     for (size_t i = 0; i < entry->num_files; i++)
         free(entry->files[i].path);
     free(entry->files);
     free(entry->host);
-    *entry = (filem_rank_entry_t){0};
+    *entry = (crmpi_filem_rank_entry_t){0};
 }
 
-int filem_rank_entry_copy(const filem_rank_entry_t *src, filem_rank_entry_t *dst)
+int crmpi_filem_rank_entry_copy(const crmpi_filem_rank_entry_t *src, crmpi_filem_rank_entry_t *dst)
 {
-    filem_rank_entry_t copy = {.rank = src->rank, .bytes = src->bytes};
+    crmpi_filem_rank_entry_t copy = {.rank = src->rank, .bytes = src->bytes};
 
     if (src->host && !(copy.host = strdup(src->host)))
         goto err_no_memory;
@@ -117,7 +117,7 @@ int filem_rank_entry_copy(const filem_rank_entry_t *src, filem_rank_entry_t *dst
     return CRMPI_OK;
 
 err_no_memory:
-    filem_rank_entry_clear(&copy);
+    crmpi_filem_rank_entry_clear(&copy);
     return CRMPI_ERR_OUT_OF_RESOURCE;
 }
 
@@ -146,7 +146,7 @@ static bool snapshot_path_is_safe(const char *path)
 
 static bool snapshot_sha256_is_valid(const char *hex)
 {
-    if (strlen(hex) != FILEM_SHA256_HEX_LEN)
+    if (strlen(hex) != CRMPI_FILEM_SHA256_HEX_LEN)
         return false;
     for (const char *c = hex; *c; c++)
         if (!((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f')))
@@ -270,14 +270,14 @@ static int snapshot_json_write(const char *dir, const char *name, json_t *root)
         crmpi_log_error("snapshot: out of memory encoding %s/%s", dir, name);
         return CRMPI_ERR_OUT_OF_RESOURCE;
     }
-    rc = filem_file_write_atomic(dir, name, text);
+    rc = crmpi_filem_file_write_atomic(dir, name, text);
     free(text);
     return rc;
 }
 
 /* ---- rank entries --------------------------------------------------------------------- */
 
-static json_t *snapshot_rank_entry_to_json(const filem_rank_entry_t *entry)
+static json_t *snapshot_rank_entry_to_json(const crmpi_filem_rank_entry_t *entry)
 {
     json_t *obj = json_object();
     json_t *files = json_array();
@@ -289,7 +289,7 @@ static json_t *snapshot_rank_entry_to_json(const filem_rank_entry_t *entry)
         snapshot_json_set(obj, "bytes", json_integer((json_int_t)entry->bytes)) != CRMPI_OK)
         goto err_free;
     for (size_t i = 0; i < entry->num_files; i++) {
-        const filem_file_t *file = &entry->files[i];
+        const crmpi_filem_file_t *file = &entry->files[i];
         json_t *item = json_pack("{s:s, s:I, s:s}", "path", file->path, "size",
                                  (json_int_t)file->size, "sha256", file->sha256);
         if (!item || json_array_append_new(files, item) != 0)
@@ -307,9 +307,10 @@ err_free:
 }
 
 /* Parse one rank entry; `problem` says what is wrong. */
-static int snapshot_rank_entry_from_json(json_t *obj, filem_rank_entry_t *entry_out, char *problem)
+static int snapshot_rank_entry_from_json(json_t *obj, crmpi_filem_rank_entry_t *entry_out,
+                                         char *problem)
 {
-    filem_rank_entry_t entry = {0};
+    crmpi_filem_rank_entry_t entry = {0};
     json_t *rank = json_object_get(obj, "rank");
     json_t *files = json_object_get(obj, "files");
     uint64_t total = 0;
@@ -330,7 +331,7 @@ static int snapshot_rank_entry_from_json(json_t *obj, filem_rank_entry_t *entry_
     }
     for (size_t i = 0; i < json_array_size(files); i++) {
         json_t *item = json_array_get(files, i);
-        filem_file_t *file = &entry.files[i];
+        crmpi_filem_file_t *file = &entry.files[i];
         char *sha = NULL;
 
         if (!json_is_object(item) ||
@@ -344,7 +345,7 @@ static int snapshot_rank_entry_from_json(json_t *obj, filem_rank_entry_t *entry_
             free(sha);
             goto err_bad_file;
         }
-        memcpy(file->sha256, sha, FILEM_SHA256_HEX_LEN + 1);
+        memcpy(file->sha256, sha, CRMPI_FILEM_SHA256_HEX_LEN + 1);
         free(sha);
         total += file->size;
     }
@@ -354,18 +355,18 @@ static int snapshot_rank_entry_from_json(json_t *obj, filem_rank_entry_t *entry_
 
 err_bad_file:
     rc = CRMPI_ERR_PROTO;
-    filem_rank_entry_clear(&entry);
+    crmpi_filem_rank_entry_clear(&entry);
     return snapshot_problem(problem, rc,
                             "rank %d's file list has a bad entry (a path outside the rank "
                             "directory, or no size or sha256)",
                             (int)json_integer_value(rank));
 err_bad:
-    filem_rank_entry_clear(&entry);
+    crmpi_filem_rank_entry_clear(&entry);
     return snapshot_problem(problem, rc, "rank %d's entry is malformed",
                             (int)json_integer_value(rank));
 }
 
-int filem_rank_entry_encode(const filem_rank_entry_t *entry, char **json_out)
+int crmpi_filem_rank_entry_encode(const crmpi_filem_rank_entry_t *entry, char **json_out)
 {
     json_t *obj = snapshot_rank_entry_to_json(entry);
     char *text;
@@ -380,7 +381,7 @@ int filem_rank_entry_encode(const filem_rank_entry_t *entry, char **json_out)
     return CRMPI_OK;
 }
 
-int filem_rank_entry_decode(const char *json, filem_rank_entry_t *entry_out)
+int crmpi_filem_rank_entry_decode(const char *json, crmpi_filem_rank_entry_t *entry_out)
 {
     json_error_t error;
     json_t *obj = json_loads(json, 0, &error);
@@ -395,10 +396,10 @@ int filem_rank_entry_decode(const char *json, filem_rank_entry_t *entry_out)
 
 /* ---- manifest.json -------------------------------------------------------------------- */
 
-int filem_manifest_create(uint64_t jobid, unsigned seq, size_t num_ranks,
-                          filem_manifest_t **manifest_out)
+int crmpi_filem_manifest_create(uint64_t jobid, unsigned seq, size_t num_ranks,
+                                crmpi_filem_manifest_t **manifest_out)
 {
-    filem_manifest_t *manifest = calloc(1, sizeof(*manifest));
+    crmpi_filem_manifest_t *manifest = calloc(1, sizeof(*manifest));
 
     if (!manifest)
         return CRMPI_ERR_OUT_OF_RESOURCE;
@@ -407,10 +408,10 @@ int filem_manifest_create(uint64_t jobid, unsigned seq, size_t num_ranks,
         free(manifest);
         return CRMPI_ERR_OUT_OF_RESOURCE;
     }
-    manifest->version = FILEM_MANIFEST_VERSION;
+    manifest->version = CRMPI_FILEM_MANIFEST_VERSION;
     manifest->jobid = jobid;
     manifest->seq = seq;
-    manifest->state = FILEM_STATE_COMPLETE;
+    manifest->state = CRMPI_FILEM_STATE_COMPLETE;
     manifest->num_ranks = num_ranks;
     for (size_t i = 0; i < num_ranks; i++)
         manifest->ranks[i].rank = (int)i;
@@ -418,7 +419,7 @@ int filem_manifest_create(uint64_t jobid, unsigned seq, size_t num_ranks,
     return CRMPI_OK;
 }
 
-void filem_manifest_destroy(filem_manifest_t *manifest)
+void crmpi_filem_manifest_destroy(crmpi_filem_manifest_t *manifest)
 {
     if (!manifest)
         return;
@@ -428,35 +429,37 @@ void filem_manifest_destroy(filem_manifest_t *manifest)
     for (size_t i = 0; i < manifest->argc; i++)
         free(manifest->argv[i]);
     free(manifest->argv);
-    filem_kv_list_clear(&manifest->launch);
-    filem_kv_list_clear(&manifest->mca);
+    crmpi_filem_kv_list_clear(&manifest->launch);
+    crmpi_filem_kv_list_clear(&manifest->mca);
     for (size_t i = 0; i < manifest->num_timings; i++)
         free(manifest->timings[i].phase);
     free(manifest->timings);
     for (size_t i = 0; i < manifest->num_ranks; i++)
-        filem_rank_entry_clear(&manifest->ranks[i]);
+        crmpi_filem_rank_entry_clear(&manifest->ranks[i]);
     free(manifest->ranks);
     free(manifest);
 }
 
-int filem_manifest_rank_set(filem_manifest_t *manifest, const filem_rank_entry_t *entry)
+int crmpi_filem_manifest_rank_set(crmpi_filem_manifest_t *manifest,
+                                  const crmpi_filem_rank_entry_t *entry)
 {
-    filem_rank_entry_t copy;
+    crmpi_filem_rank_entry_t copy;
     int rc;
 
     if (entry->rank < 0 || (size_t)entry->rank >= manifest->num_ranks)
         return CRMPI_ERR_BAD_PARAM;
-    rc = filem_rank_entry_copy(entry, &copy);
+    rc = crmpi_filem_rank_entry_copy(entry, &copy);
     if (rc != CRMPI_OK)
         return rc;
-    filem_rank_entry_clear(&manifest->ranks[entry->rank]);
+    crmpi_filem_rank_entry_clear(&manifest->ranks[entry->rank]);
     manifest->ranks[entry->rank] = copy;
     return CRMPI_OK;
 }
 
-int filem_manifest_timing_add(filem_manifest_t *manifest, const char *phase, double seconds)
+int crmpi_filem_manifest_timing_add(crmpi_filem_manifest_t *manifest, const char *phase,
+                                    double seconds)
 {
-    filem_timing_t *grown =
+    crmpi_filem_timing_t *grown =
         realloc(manifest->timings, (manifest->num_timings + 1) * sizeof(*grown));
     char *copy = strdup(phase);
 
@@ -466,11 +469,11 @@ int filem_manifest_timing_add(filem_manifest_t *manifest, const char *phase, dou
         free(copy);
         return CRMPI_ERR_OUT_OF_RESOURCE;
     }
-    manifest->timings[manifest->num_timings++] = (filem_timing_t){copy, seconds};
+    manifest->timings[manifest->num_timings++] = (crmpi_filem_timing_t){copy, seconds};
     return CRMPI_OK;
 }
 
-int filem_manifest_argv_set(filem_manifest_t *manifest, int argc, char *const *argv)
+int crmpi_filem_manifest_argv_set(crmpi_filem_manifest_t *manifest, int argc, char *const *argv)
 {
     char **copy = calloc((size_t)argc + 1, sizeof(*copy));
 
@@ -493,7 +496,7 @@ int filem_manifest_argv_set(filem_manifest_t *manifest, int argc, char *const *a
     return CRMPI_OK;
 }
 
-uint64_t filem_manifest_bytes(const filem_manifest_t *manifest)
+uint64_t crmpi_filem_manifest_bytes(const crmpi_filem_manifest_t *manifest)
 {
     uint64_t total = 0;
 
@@ -502,7 +505,7 @@ uint64_t filem_manifest_bytes(const filem_manifest_t *manifest)
     return total;
 }
 
-static json_t *snapshot_kv_to_json(const filem_kv_list_t *list)
+static json_t *snapshot_kv_to_json(const crmpi_filem_kv_list_t *list)
 {
     json_t *obj = json_object();
 
@@ -516,7 +519,7 @@ static json_t *snapshot_kv_to_json(const filem_kv_list_t *list)
 }
 
 /* Strings of an optional object (non-string values are shown as JSON text). */
-static int snapshot_kv_from_json(json_t *obj, filem_kv_list_t *list)
+static int snapshot_kv_from_json(json_t *obj, crmpi_filem_kv_list_t *list)
 {
     const char *key;
     json_t *value;
@@ -533,7 +536,7 @@ static int snapshot_kv_from_json(json_t *obj, filem_kv_list_t *list)
 
         if (!text)
             return CRMPI_ERR_OUT_OF_RESOURCE;
-        rc = filem_kv_list_add(list, key, text);
+        rc = crmpi_filem_kv_list_add(list, key, text);
         free(text);
         if (rc != CRMPI_OK)
             return rc;
@@ -541,9 +544,9 @@ static int snapshot_kv_from_json(json_t *obj, filem_kv_list_t *list)
     return CRMPI_OK;
 }
 
-static json_t *snapshot_manifest_to_json(const filem_manifest_t *manifest)
+static json_t *snapshot_manifest_to_json(const crmpi_filem_manifest_t *manifest)
 {
-    json_t *root = snapshot_json_header(FILEM_MANIFEST_FORMAT, FILEM_MANIFEST_VERSION);
+    json_t *root = snapshot_json_header(CRMPI_FILEM_MANIFEST_FORMAT, CRMPI_FILEM_MANIFEST_VERSION);
     json_t *argv = json_array();
     json_t *timings = json_object();
     json_t *ranks = json_array();
@@ -566,8 +569,8 @@ static json_t *snapshot_manifest_to_json(const filem_manifest_t *manifest)
     rc |= snapshot_json_set_string(root, "state", "complete");
     rc |= snapshot_json_set_string(root, "created", manifest->created);
     rc |= snapshot_json_set(root, "nranks", json_integer((json_int_t)manifest->num_ranks));
-    rc |=
-        snapshot_json_set(root, "bytes", json_integer((json_int_t)filem_manifest_bytes(manifest)));
+    rc |= snapshot_json_set(root, "bytes",
+                            json_integer((json_int_t)crmpi_filem_manifest_bytes(manifest)));
     rc |= snapshot_json_set_string(root, "crs", manifest->crs);
     rc |= snapshot_json_set_string(root, "btls", manifest->btls);
     rc |= snapshot_json_set(root, "argv", json_incref(argv));
@@ -590,7 +593,7 @@ err_free:
     return NULL;
 }
 
-void filem_time_now(char *buf, size_t size)
+void crmpi_filem_time_now(char *buf, size_t size)
 {
     time_t now = time(NULL);
     struct tm utc;
@@ -599,7 +602,7 @@ void filem_time_now(char *buf, size_t size)
     strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &utc);
 }
 
-int filem_manifest_write(const char *seq_dir, filem_manifest_t *manifest)
+int crmpi_filem_manifest_write(const char *seq_dir, crmpi_filem_manifest_t *manifest)
 {
     json_t *root;
     int rc;
@@ -607,7 +610,7 @@ int filem_manifest_write(const char *seq_dir, filem_manifest_t *manifest)
     if (!manifest->created) {
         char now[32];
 
-        filem_time_now(now, sizeof(now));
+        crmpi_filem_time_now(now, sizeof(now));
         manifest->created = strdup(now);
         if (!manifest->created)
             return CRMPI_ERR_OUT_OF_RESOURCE;
@@ -618,13 +621,13 @@ int filem_manifest_write(const char *seq_dir, filem_manifest_t *manifest)
                         manifest->seq);
         return CRMPI_ERR_OUT_OF_RESOURCE;
     }
-    rc = snapshot_json_write(seq_dir, FILEM_MANIFEST_FILE, root);
+    rc = snapshot_json_write(seq_dir, CRMPI_FILEM_MANIFEST_FILE, root);
     json_decref(root);
     return rc;
 }
 
-static int snapshot_manifest_from_json(json_t *root, const char *path, filem_manifest_t *manifest,
-                                       char *problem)
+static int snapshot_manifest_from_json(json_t *root, const char *path,
+                                       crmpi_filem_manifest_t *manifest, char *problem)
 {
     json_t *argv = json_object_get(root, "argv");
     json_t *timings = json_object_get(root, "timings");
@@ -645,7 +648,8 @@ static int snapshot_manifest_from_json(json_t *root, const char *path, filem_man
                                 "%s lacks a required field (jobid, seq, state, nranks, ranks)",
                                 path);
     manifest->seq = (unsigned)seq;
-    manifest->state = strcmp(state, "complete") == 0 ? FILEM_STATE_COMPLETE : FILEM_STATE_UNKNOWN;
+    manifest->state =
+        strcmp(state, "complete") == 0 ? CRMPI_FILEM_STATE_COMPLETE : CRMPI_FILEM_STATE_UNKNOWN;
     free(state);
     if ((rc = snapshot_json_string(root, "created", false, &manifest->created)) != CRMPI_OK ||
         (rc = snapshot_json_string(root, "crs", false, &manifest->crs)) != CRMPI_OK ||
@@ -670,8 +674,8 @@ static int snapshot_manifest_from_json(json_t *root, const char *path, filem_man
     if (json_is_object(timings)) {
         json_object_foreach(timings, key, value)
         {
-            if (json_is_number(value) &&
-                filem_manifest_timing_add(manifest, key, json_number_value(value)) != CRMPI_OK)
+            if (json_is_number(value) && crmpi_filem_manifest_timing_add(
+                                             manifest, key, json_number_value(value)) != CRMPI_OK)
                 return CRMPI_ERR_OUT_OF_RESOURCE;
         }
     }
@@ -679,7 +683,7 @@ static int snapshot_manifest_from_json(json_t *root, const char *path, filem_man
     if (!manifest->ranks)
         return CRMPI_ERR_OUT_OF_RESOURCE;
     for (size_t i = 0; i < nranks; i++) {
-        char entry_problem[FILEM_PROBLEM_MAX];
+        char entry_problem[CRMPI_FILEM_PROBLEM_MAX];
 
         rc = snapshot_rank_entry_from_json(json_array_get(ranks, i), &manifest->ranks[i],
                                            entry_problem);
@@ -694,22 +698,22 @@ static int snapshot_manifest_from_json(json_t *root, const char *path, filem_man
     return CRMPI_OK;
 }
 
-int filem_manifest_read(const char *seq_dir, bool quiet, filem_manifest_t **manifest_out,
-                        char *problem)
+int crmpi_filem_manifest_read(const char *seq_dir, bool quiet,
+                              crmpi_filem_manifest_t **manifest_out, char *problem)
 {
-    char local_problem[FILEM_PROBLEM_MAX];
+    char local_problem[CRMPI_FILEM_PROBLEM_MAX];
     char *path;
     json_t *root;
-    filem_manifest_t *manifest;
+    crmpi_filem_manifest_t *manifest;
     int version;
     int rc;
 
     if (!problem)
         problem = local_problem;
-    if (asprintf(&path, "%s/%s", seq_dir, FILEM_MANIFEST_FILE) < 0)
+    if (asprintf(&path, "%s/%s", seq_dir, CRMPI_FILEM_MANIFEST_FILE) < 0)
         return CRMPI_ERR_OUT_OF_RESOURCE;
-    rc = snapshot_json_load(path, FILEM_MANIFEST_FORMAT, FILEM_MANIFEST_VERSION, &root, &version,
-                            problem);
+    rc = snapshot_json_load(path, CRMPI_FILEM_MANIFEST_FORMAT, CRMPI_FILEM_MANIFEST_VERSION, &root,
+                            &version, problem);
     if (rc != CRMPI_OK)
         goto err_free_path;
     manifest = calloc(1, sizeof(*manifest));
@@ -722,7 +726,7 @@ int filem_manifest_read(const char *seq_dir, bool quiet, filem_manifest_t **mani
     if (rc != CRMPI_OK) {
         if (rc == CRMPI_ERR_OUT_OF_RESOURCE)
             snapshot_problem(problem, rc, "out of memory reading %s", path);
-        filem_manifest_destroy(manifest);
+        crmpi_filem_manifest_destroy(manifest);
         goto err_decref;
     }
     json_decref(root);
@@ -744,18 +748,18 @@ static const char *snapshot_file_noun(const char *path)
 {
     if (strncmp(path, "criu/", 5) == 0)
         return "image";
-    if (strcmp(path, FILEM_RANK_INFO_FILE) == 0)
-        return FILEM_RANK_INFO_FILE;
+    if (strcmp(path, CRMPI_FILEM_RANK_INFO_FILE) == 0)
+        return CRMPI_FILEM_RANK_INFO_FILE;
     return "snapshot file";
 }
 
 /* Check one file against its entry. */
-static int snapshot_file_verify(const char *seq_dir, int rank, const filem_file_t *file,
+static int snapshot_file_verify(const char *seq_dir, int rank, const crmpi_filem_file_t *file,
                                 uint8_t *buf, char *problem)
 {
     struct sha256_ctx ctx;
     uint8_t digest[SHA256_DIGEST_SIZE];
-    char hex[FILEM_SHA256_HEX_LEN + 1];
+    char hex[CRMPI_FILEM_SHA256_HEX_LEN + 1];
     const char *noun = snapshot_file_noun(file->path);
     char *path;
     struct stat st;
@@ -811,7 +815,8 @@ out_free_path:
     return rc;
 }
 
-int filem_manifest_verify(const char *seq_dir, const filem_manifest_t *manifest, char *problem)
+int crmpi_filem_manifest_verify(const char *seq_dir, const crmpi_filem_manifest_t *manifest,
+                                char *problem)
 {
     uint8_t *buf = malloc(SNAPSHOT_VERIFY_CHUNK);
     int rc = CRMPI_OK;
@@ -820,7 +825,7 @@ int filem_manifest_verify(const char *seq_dir, const filem_manifest_t *manifest,
         return snapshot_problem(problem, CRMPI_ERR_OUT_OF_RESOURCE,
                                 "out of memory verifying checksums");
     for (size_t r = 0; r < manifest->num_ranks && rc == CRMPI_OK; r++) {
-        const filem_rank_entry_t *entry = &manifest->ranks[r];
+        const crmpi_filem_rank_entry_t *entry = &manifest->ranks[r];
 
         for (size_t f = 0; f < entry->num_files && rc == CRMPI_OK; f++)
             rc = snapshot_file_verify(seq_dir, entry->rank, &entry->files[f], buf, problem);
@@ -831,7 +836,7 @@ int filem_manifest_verify(const char *seq_dir, const filem_manifest_t *manifest,
 
 /* ---- snapshot.json -------------------------------------------------------------------- */
 
-void filem_commit_destroy(filem_commit_t *commit)
+void crmpi_filem_commit_destroy(crmpi_filem_commit_t *commit)
 {
     if (!commit)
         return;
@@ -840,7 +845,7 @@ void filem_commit_destroy(filem_commit_t *commit)
     free(commit);
 }
 
-bool filem_commit_has(const filem_commit_t *commit, unsigned seq)
+bool crmpi_filem_commit_has(const crmpi_filem_commit_t *commit, unsigned seq)
 {
     for (size_t i = 0; commit && i < commit->num_seqs; i++)
         if (commit->seqs[i] == seq)
@@ -848,20 +853,20 @@ bool filem_commit_has(const filem_commit_t *commit, unsigned seq)
     return false;
 }
 
-int filem_commit_read(const char *jobdir, filem_commit_t **commit_out)
+int crmpi_filem_commit_read(const char *jobdir, crmpi_filem_commit_t **commit_out)
 {
-    char problem[FILEM_PROBLEM_MAX];
-    filem_commit_t *commit;
+    char problem[CRMPI_FILEM_PROBLEM_MAX];
+    crmpi_filem_commit_t *commit;
     json_t *root;
     json_t *seqs;
     char *path;
     int version;
     int rc;
 
-    if (asprintf(&path, "%s/%s", jobdir, FILEM_COMMIT_FILE) < 0)
+    if (asprintf(&path, "%s/%s", jobdir, CRMPI_FILEM_COMMIT_FILE) < 0)
         return CRMPI_ERR_OUT_OF_RESOURCE;
-    rc = snapshot_json_load(path, FILEM_COMMIT_FORMAT, FILEM_COMMIT_VERSION, &root, &version,
-                            problem);
+    rc = snapshot_json_load(path, CRMPI_FILEM_COMMIT_FORMAT, CRMPI_FILEM_COMMIT_VERSION, &root,
+                            &version, problem);
     if (rc != CRMPI_OK) {
         if (rc != CRMPI_ERR_NOT_FOUND)
             crmpi_log_error("snapshot: %s", problem);
@@ -894,20 +899,20 @@ int filem_commit_read(const char *jobdir, filem_commit_t **commit_out)
 
 err_malformed:
     crmpi_log_error("snapshot: %s lacks a valid jobid or list of committed sequences", path);
-    filem_commit_destroy(commit);
+    crmpi_filem_commit_destroy(commit);
     json_decref(root);
     free(path);
     return CRMPI_ERR_PROTO;
 }
 
-int filem_commit_write(const char *jobdir, const filem_commit_t *commit)
+int crmpi_filem_commit_write(const char *jobdir, const crmpi_filem_commit_t *commit)
 {
-    json_t *root = snapshot_json_header(FILEM_COMMIT_FORMAT, FILEM_COMMIT_VERSION);
+    json_t *root = snapshot_json_header(CRMPI_FILEM_COMMIT_FORMAT, CRMPI_FILEM_COMMIT_VERSION);
     json_t *seqs = json_array();
     char now[32];
     int rc = CRMPI_OK;
 
-    filem_time_now(now, sizeof(now));
+    crmpi_filem_time_now(now, sizeof(now));
     if (!root || !seqs)
         goto err_no_memory;
     for (size_t i = 0; i < commit->num_seqs; i++)
@@ -920,7 +925,7 @@ int filem_commit_write(const char *jobdir, const filem_commit_t *commit)
     rc |= snapshot_json_set_string(root, "updated", now);
     if (rc != CRMPI_OK)
         goto err_no_memory;
-    rc = snapshot_json_write(jobdir, FILEM_COMMIT_FILE, root);
+    rc = snapshot_json_write(jobdir, CRMPI_FILEM_COMMIT_FILE, root);
     json_decref(seqs);
     json_decref(root);
     return rc;
@@ -928,19 +933,19 @@ int filem_commit_write(const char *jobdir, const filem_commit_t *commit)
 err_no_memory:
     json_decref(seqs);
     json_decref(root);
-    crmpi_log_error("snapshot: out of memory encoding %s/%s", jobdir, FILEM_COMMIT_FILE);
+    crmpi_log_error("snapshot: out of memory encoding %s/%s", jobdir, CRMPI_FILEM_COMMIT_FILE);
     return CRMPI_ERR_OUT_OF_RESOURCE;
 }
 
 /* ---- listing -------------------------------------------------------------------------- */
 
-const char *filem_seq_state_name(filem_seq_state_t state)
+const char *crmpi_filem_seq_state_name(crmpi_filem_seq_state_t state)
 {
     switch (state) {
-    case FILEM_SEQ_COMMITTED: return "committed";
-    case FILEM_SEQ_UNCOMMITTED: return "complete but never committed (abandoned)";
-    case FILEM_SEQ_PARTIAL: return "partial (being written, or abandoned)";
-    case FILEM_SEQ_BROKEN: return "broken (manifest missing or unreadable)";
+    case CRMPI_FILEM_SEQ_COMMITTED: return "committed";
+    case CRMPI_FILEM_SEQ_UNCOMMITTED: return "complete but never committed (abandoned)";
+    case CRMPI_FILEM_SEQ_PARTIAL: return "partial (being written, or abandoned)";
+    case CRMPI_FILEM_SEQ_BROKEN: return "broken (manifest missing or unreadable)";
     }
     return "?";
 }
@@ -959,7 +964,7 @@ static bool snapshot_seq_name_parse(const char *name, unsigned *seq_out, bool *p
         return false;
     if (*end == '\0')
         *partial_out = false;
-    else if (strcmp(end, FILEM_PARTIAL_SUFFIX) == 0)
+    else if (strcmp(end, CRMPI_FILEM_PARTIAL_SUFFIX) == 0)
         *partial_out = true;
     else
         return false;
@@ -969,15 +974,15 @@ static bool snapshot_seq_name_parse(const char *name, unsigned *seq_out, bool *p
 
 static int snapshot_seq_status_compare(const void *a, const void *b)
 {
-    const filem_seq_status_t *left = a;
-    const filem_seq_status_t *right = b;
+    const crmpi_filem_seq_status_t *left = a;
+    const crmpi_filem_seq_status_t *right = b;
 
     if (left->seq != right->seq)
         return left->seq < right->seq ? -1 : 1;
     return (int)left->state - (int)right->state;
 }
 
-void filem_snapshot_list_free(filem_seq_status_t *list, size_t count)
+void crmpi_filem_snapshot_list_free(crmpi_filem_seq_status_t *list, size_t count)
 {
     for (size_t i = 0; i < count; i++)
         free(list[i].dir);
@@ -985,24 +990,24 @@ void filem_snapshot_list_free(filem_seq_status_t *list, size_t count)
 }
 
 /* Append one entry; takes ownership of `dir`. */
-static int snapshot_list_append(filem_seq_status_t **list, size_t *count, unsigned seq,
-                                filem_seq_state_t state, char *dir)
+static int snapshot_list_append(crmpi_filem_seq_status_t **list, size_t *count, unsigned seq,
+                                crmpi_filem_seq_state_t state, char *dir)
 {
-    filem_seq_status_t *grown = realloc(*list, (*count + 1) * sizeof(*grown));
+    crmpi_filem_seq_status_t *grown = realloc(*list, (*count + 1) * sizeof(*grown));
 
     if (!grown || !dir) {
         free(dir);
         return CRMPI_ERR_OUT_OF_RESOURCE;
     }
     *list = grown;
-    (*list)[(*count)++] = (filem_seq_status_t){.seq = seq, .state = state, .dir = dir};
+    (*list)[(*count)++] = (crmpi_filem_seq_status_t){.seq = seq, .state = state, .dir = dir};
     return CRMPI_OK;
 }
 
-int filem_snapshot_list(const char *jobdir, const filem_commit_t *commit,
-                        filem_seq_status_t **list_out, size_t *count_out)
+int crmpi_filem_snapshot_list(const char *jobdir, const crmpi_filem_commit_t *commit,
+                              crmpi_filem_seq_status_t **list_out, size_t *count_out)
 {
-    filem_seq_status_t *list = NULL;
+    crmpi_filem_seq_status_t *list = NULL;
     size_t count = 0;
     struct dirent *entry;
     DIR *dir = opendir(jobdir);
@@ -1013,8 +1018,8 @@ int filem_snapshot_list(const char *jobdir, const filem_commit_t *commit,
         return snapshot_errno_status(errno);
     }
     while (rc == CRMPI_OK && (entry = readdir(dir))) {
-        filem_manifest_t *manifest;
-        filem_seq_state_t state;
+        crmpi_filem_manifest_t *manifest;
+        crmpi_filem_seq_state_t state;
         unsigned seq;
         bool partial;
         char *path;
@@ -1026,16 +1031,16 @@ int filem_snapshot_list(const char *jobdir, const filem_commit_t *commit,
             break;
         }
         if (partial) {
-            state = FILEM_SEQ_PARTIAL;
-        } else if (filem_manifest_read(path, true, &manifest, NULL) == CRMPI_OK) {
-            bool complete = manifest->state == FILEM_STATE_COMPLETE && manifest->seq == seq;
+            state = CRMPI_FILEM_SEQ_PARTIAL;
+        } else if (crmpi_filem_manifest_read(path, true, &manifest, NULL) == CRMPI_OK) {
+            bool complete = manifest->state == CRMPI_FILEM_STATE_COMPLETE && manifest->seq == seq;
 
-            filem_manifest_destroy(manifest);
-            state = !complete                       ? FILEM_SEQ_BROKEN
-                    : filem_commit_has(commit, seq) ? FILEM_SEQ_COMMITTED
-                                                    : FILEM_SEQ_UNCOMMITTED;
+            crmpi_filem_manifest_destroy(manifest);
+            state = !complete                             ? CRMPI_FILEM_SEQ_BROKEN
+                    : crmpi_filem_commit_has(commit, seq) ? CRMPI_FILEM_SEQ_COMMITTED
+                                                          : CRMPI_FILEM_SEQ_UNCOMMITTED;
         } else {
-            state = FILEM_SEQ_BROKEN;
+            state = CRMPI_FILEM_SEQ_BROKEN;
         }
         rc = snapshot_list_append(&list, &count, seq, state, path);
     }
@@ -1046,16 +1051,17 @@ int filem_snapshot_list(const char *jobdir, const filem_commit_t *commit,
         char *path;
 
         for (size_t j = 0; j < count; j++)
-            found = found || (list[j].seq == commit->seqs[i] && list[j].state != FILEM_SEQ_PARTIAL);
+            found = found ||
+                    (list[j].seq == commit->seqs[i] && list[j].state != CRMPI_FILEM_SEQ_PARTIAL);
         if (found)
             continue;
-        rc = filem_seq_dir_path(jobdir, commit->seqs[i], false, &path);
+        rc = crmpi_filem_seq_dir_path(jobdir, commit->seqs[i], false, &path);
         if (rc == CRMPI_OK)
-            rc = snapshot_list_append(&list, &count, commit->seqs[i], FILEM_SEQ_BROKEN, path);
+            rc = snapshot_list_append(&list, &count, commit->seqs[i], CRMPI_FILEM_SEQ_BROKEN, path);
     }
     if (rc != CRMPI_OK) {
         crmpi_log_error("snapshot: out of memory listing %s", jobdir);
-        filem_snapshot_list_free(list, count);
+        crmpi_filem_snapshot_list_free(list, count);
         return rc;
     }
     if (count > 0)
@@ -1067,9 +1073,9 @@ int filem_snapshot_list(const char *jobdir, const filem_commit_t *commit,
 
 /* ---- rank.json ------------------------------------------------------------------------ */
 
-struct filem_rank_info {
+struct crmpi_filem_rank_info {
     int rank;     /* the rank these facts are about */
-    int version;  /* format version read (FILEM_RANK_INFO_VERSION when created) */
+    int version;  /* format version read (CRMPI_FILEM_RANK_INFO_VERSION when created) */
     json_t *root; /* the whole file: format, version, rank, then one object per section */
 };
 
@@ -1079,24 +1085,24 @@ static bool snapshot_rank_info_is_header(const char *key)
     return strcmp(key, "format") == 0 || strcmp(key, "version") == 0 || strcmp(key, "rank") == 0;
 }
 
-int filem_rank_info_create(int rank, filem_rank_info_t **info_out)
+int crmpi_filem_rank_info_create(int rank, crmpi_filem_rank_info_t **info_out)
 {
-    filem_rank_info_t *info = calloc(1, sizeof(*info));
+    crmpi_filem_rank_info_t *info = calloc(1, sizeof(*info));
 
     if (!info)
         return CRMPI_ERR_OUT_OF_RESOURCE;
     info->rank = rank;
-    info->version = FILEM_RANK_INFO_VERSION;
-    info->root = snapshot_json_header(FILEM_RANK_INFO_FORMAT, FILEM_RANK_INFO_VERSION);
+    info->version = CRMPI_FILEM_RANK_INFO_VERSION;
+    info->root = snapshot_json_header(CRMPI_FILEM_RANK_INFO_FORMAT, CRMPI_FILEM_RANK_INFO_VERSION);
     if (!info->root || snapshot_json_set(info->root, "rank", json_integer(rank)) != CRMPI_OK) {
-        filem_rank_info_destroy(info);
+        crmpi_filem_rank_info_destroy(info);
         return CRMPI_ERR_OUT_OF_RESOURCE;
     }
     *info_out = info;
     return CRMPI_OK;
 }
 
-void filem_rank_info_destroy(filem_rank_info_t *info)
+void crmpi_filem_rank_info_destroy(crmpi_filem_rank_info_t *info)
 {
     if (!info)
         return;
@@ -1104,14 +1110,14 @@ void filem_rank_info_destroy(filem_rank_info_t *info)
     free(info);
 }
 
-int filem_rank_info_rank(const filem_rank_info_t *info)
+int crmpi_filem_rank_info_rank(const crmpi_filem_rank_info_t *info)
 {
     return info->rank;
 }
 
 /* Set section.key to `value` (a new reference, consumed). */
-static int snapshot_rank_info_set(filem_rank_info_t *info, const char *section, const char *key,
-                                  json_t *value)
+static int snapshot_rank_info_set(crmpi_filem_rank_info_t *info, const char *section,
+                                  const char *key, json_t *value)
 {
     json_t *obj;
 
@@ -1132,20 +1138,20 @@ static int snapshot_rank_info_set(filem_rank_info_t *info, const char *section, 
     return json_object_set_new(obj, key, value) == 0 ? CRMPI_OK : CRMPI_ERR_OUT_OF_RESOURCE;
 }
 
-int filem_rank_info_set_string(filem_rank_info_t *info, const char *section, const char *key,
-                               const char *value)
+int crmpi_filem_rank_info_set_string(crmpi_filem_rank_info_t *info, const char *section,
+                                     const char *key, const char *value)
 {
     return snapshot_rank_info_set(info, section, key, json_string(value));
 }
 
-int filem_rank_info_set_int(filem_rank_info_t *info, const char *section, const char *key,
-                            int64_t value)
+int crmpi_filem_rank_info_set_int(crmpi_filem_rank_info_t *info, const char *section,
+                                  const char *key, int64_t value)
 {
     return snapshot_rank_info_set(info, section, key, json_integer(value));
 }
 
-int filem_rank_info_set_json(filem_rank_info_t *info, const char *section, const char *key,
-                             const char *json_text)
+int crmpi_filem_rank_info_set_json(crmpi_filem_rank_info_t *info, const char *section,
+                                   const char *key, const char *json_text)
 {
     json_error_t error;
     json_t *value = json_loads(json_text, JSON_DECODE_ANY, &error);
@@ -1155,7 +1161,7 @@ int filem_rank_info_set_json(filem_rank_info_t *info, const char *section, const
     return snapshot_rank_info_set(info, section, key, value);
 }
 
-static json_t *snapshot_rank_info_get(const filem_rank_info_t *info, const char *section,
+static json_t *snapshot_rank_info_get(const crmpi_filem_rank_info_t *info, const char *section,
                                       const char *key)
 {
     json_t *obj = json_object_get(info->root, section);
@@ -1163,8 +1169,8 @@ static json_t *snapshot_rank_info_get(const filem_rank_info_t *info, const char 
     return json_is_object(obj) ? json_object_get(obj, key) : NULL;
 }
 
-int filem_rank_info_get_string(const filem_rank_info_t *info, const char *section, const char *key,
-                               const char **value_out)
+int crmpi_filem_rank_info_get_string(const crmpi_filem_rank_info_t *info, const char *section,
+                                     const char *key, const char **value_out)
 {
     json_t *value = snapshot_rank_info_get(info, section, key);
 
@@ -1176,8 +1182,8 @@ int filem_rank_info_get_string(const filem_rank_info_t *info, const char *sectio
     return CRMPI_OK;
 }
 
-int filem_rank_info_get_int(const filem_rank_info_t *info, const char *section, const char *key,
-                            int64_t *value_out)
+int crmpi_filem_rank_info_get_int(const crmpi_filem_rank_info_t *info, const char *section,
+                                  const char *key, int64_t *value_out)
 {
     json_t *value = snapshot_rank_info_get(info, section, key);
 
@@ -1189,10 +1195,10 @@ int filem_rank_info_get_int(const filem_rank_info_t *info, const char *section, 
     return CRMPI_OK;
 }
 
-int filem_rank_info_foreach(const filem_rank_info_t *info,
-                            int (*fn)(const char *section, const char *key, const char *value_text,
-                                      void *arg),
-                            void *arg)
+int crmpi_filem_rank_info_foreach(const crmpi_filem_rank_info_t *info,
+                                  int (*fn)(const char *section, const char *key,
+                                            const char *value_text, void *arg),
+                                  void *arg)
 {
     const char *section;
     json_t *obj;
@@ -1221,25 +1227,25 @@ int filem_rank_info_foreach(const filem_rank_info_t *info,
     return CRMPI_OK;
 }
 
-int filem_rank_info_write(const filem_rank_info_t *info, const char *dir)
+int crmpi_filem_rank_info_write(const crmpi_filem_rank_info_t *info, const char *dir)
 {
-    return snapshot_json_write(dir, FILEM_RANK_INFO_FILE, info->root);
+    return snapshot_json_write(dir, CRMPI_FILEM_RANK_INFO_FILE, info->root);
 }
 
-int filem_rank_info_read(const char *dir, filem_rank_info_t **info_out)
+int crmpi_filem_rank_info_read(const char *dir, crmpi_filem_rank_info_t **info_out)
 {
-    char problem[FILEM_PROBLEM_MAX];
-    filem_rank_info_t *info;
+    char problem[CRMPI_FILEM_PROBLEM_MAX];
+    crmpi_filem_rank_info_t *info;
     json_t *root;
     json_t *rank;
     char *path;
     int version;
     int rc;
 
-    if (asprintf(&path, "%s/%s", dir, FILEM_RANK_INFO_FILE) < 0)
+    if (asprintf(&path, "%s/%s", dir, CRMPI_FILEM_RANK_INFO_FILE) < 0)
         return CRMPI_ERR_OUT_OF_RESOURCE;
-    rc = snapshot_json_load(path, FILEM_RANK_INFO_FORMAT, FILEM_RANK_INFO_VERSION, &root, &version,
-                            problem);
+    rc = snapshot_json_load(path, CRMPI_FILEM_RANK_INFO_FORMAT, CRMPI_FILEM_RANK_INFO_VERSION,
+                            &root, &version, problem);
     if (rc == CRMPI_OK) {
         rank = json_object_get(root, "rank");
         if (!json_is_integer(rank)) {
@@ -1267,27 +1273,27 @@ int filem_rank_info_read(const char *dir, filem_rank_info_t **info_out)
 
 /* ---- helpers -------------------------------------------------------------------------- */
 
-int filem_jobdir_path(const char *global_dir, uint64_t jobid, char **jobdir_out)
+int crmpi_filem_jobdir_path(const char *global_dir, uint64_t jobid, char **jobdir_out)
 {
     return asprintf(jobdir_out, "%s/%" PRIu64 ".ckpt", global_dir, jobid) < 0
                ? CRMPI_ERR_OUT_OF_RESOURCE
                : CRMPI_OK;
 }
 
-int filem_seq_dir_path(const char *jobdir, unsigned seq, bool partial, char **dir_out)
+int crmpi_filem_seq_dir_path(const char *jobdir, unsigned seq, bool partial, char **dir_out)
 {
-    return asprintf(dir_out, "%s/%u%s", jobdir, seq, partial ? FILEM_PARTIAL_SUFFIX : "") < 0
+    return asprintf(dir_out, "%s/%u%s", jobdir, seq, partial ? CRMPI_FILEM_PARTIAL_SUFFIX : "") < 0
                ? CRMPI_ERR_OUT_OF_RESOURCE
                : CRMPI_OK;
 }
 
-int filem_rank_dir_path(const char *seq_dir, int rank, char **dir_out)
+int crmpi_filem_rank_dir_path(const char *seq_dir, int rank, char **dir_out)
 {
     return asprintf(dir_out, "%s/rank.%d", seq_dir, rank) < 0 ? CRMPI_ERR_OUT_OF_RESOURCE
                                                               : CRMPI_OK;
 }
 
-int filem_dir_sync(const char *dir)
+int crmpi_filem_dir_sync(const char *dir)
 {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
@@ -1303,7 +1309,7 @@ int filem_dir_sync(const char *dir)
     return CRMPI_OK;
 }
 
-int filem_file_write_atomic(const char *dir, const char *name, const char *text)
+int crmpi_filem_file_write_atomic(const char *dir, const char *name, const char *text)
 {
     size_t left = strlen(text);
     char *tmp_path;
@@ -1346,7 +1352,7 @@ int filem_file_write_atomic(const char *dir, const char *name, const char *text)
     }
     free(tmp_path);
     free(path);
-    return filem_dir_sync(dir);
+    return crmpi_filem_dir_sync(dir);
 
 err_unlink:
     if (fd >= 0)
@@ -1370,7 +1376,7 @@ static int snapshot_tree_remove_one(const char *path, const struct stat *st, int
     return 0;
 }
 
-int filem_tree_remove(const char *path)
+int crmpi_filem_tree_remove(const char *path)
 {
     struct stat st;
 

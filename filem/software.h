@@ -17,15 +17,15 @@
  * Record in `info` every regular file process `pid` maps (program, libraries, locale data),
  * with its size and, for ELF files that have one, its build-id.
  * @return CRMPI_OK, CRMPI_ERR_IO (the process's maps cannot be read) or an error of
- *         filem_rank_info_set_json
+ *         crmpi_filem_rank_info_set_json
  */
-int filem_software_record(filem_rank_info_t *info, pid_t pid);
+int crmpi_filem_software_record(crmpi_filem_rank_info_t *info, pid_t pid);
 
 /**
  * Check that every file `info` records is here, unchanged (the same build-id, when one was
  * recorded, and the same size). @return CRMPI_OK, or CRMPI_ERR_NOT_FOUND (a file is
  * missing) or CRMPI_ERR_BAD_PARAM (a file differs), with `problem` saying which and how.
  */
-int filem_software_check(const filem_rank_info_t *info, char *problem, size_t len);
+int crmpi_filem_software_check(const crmpi_filem_rank_info_t *info, char *problem, size_t len);
 
 #endif /* CRMPI_FILEM_SOFTWARE_H */

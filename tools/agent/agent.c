@@ -50,7 +50,7 @@ typedef struct agent_state {
     pmix_proc_t self;                    /* this rank's PMIx identity */
     crmpi_rte_job_info_t info;           /* job facts handed to the rank */
     int hnp_fd;                          /* control connection to mpirun */
-    agent_ns_child_t child;              /* the rank's namespace */
+    crmpi_agent_ns_child_t child;        /* the rank's namespace */
     int rank_status;                     /* raw wait status from the init */
     int have_rank_status;                /* rank_status is valid */
     int fence_efd;                       /* eventfd the PMIx thread writes when a fence completes */
@@ -588,13 +588,13 @@ static void agent_usage(FILE *out)
  */
 static int agent_restore(agent_state_t *st, const char *seq_dir, const char *cpuset)
 {
-    char problem[FILEM_PROBLEM_MAX], local[4096], images[4200], err[1024];
-    filem_manifest_t *manifest = NULL;
-    const filem_ops_t *ops;
+    char problem[CRMPI_FILEM_PROBLEM_MAX], local[4096], images[4200], err[1024];
+    crmpi_filem_manifest_t *manifest = NULL;
+    const crmpi_filem_ops_t *ops;
     char *src = NULL;
     int rc;
 
-    rc = filem_manifest_read(seq_dir, false, &manifest, problem);
+    rc = crmpi_filem_manifest_read(seq_dir, false, &manifest, problem);
     if (rc != CRMPI_OK) {
         crmpi_log_error("cannot restore rank %u: %s", st->info.rank, problem);
         return rc;
@@ -602,34 +602,35 @@ static int agent_restore(agent_state_t *st, const char *seq_dir, const char *cpu
     if (manifest->num_ranks != st->info.size) {
         crmpi_log_error("cannot restore: the snapshot %s has %zu ranks, this job %u", seq_dir,
                         manifest->num_ranks, st->info.size);
-        filem_manifest_destroy(manifest);
+        crmpi_filem_manifest_destroy(manifest);
         return CRMPI_ERR_BAD_PARAM;
     }
     st->restart_seq = manifest->seq;
     snprintf(local, sizeof(local), "%s/restore", st->info.session_dir);
     if (mkdir(local, 0700) < 0 && errno != EEXIST) {
         crmpi_log_error("cannot create %s: %s", local, strerror(errno));
-        filem_manifest_destroy(manifest);
+        crmpi_filem_manifest_destroy(manifest);
         return CRMPI_ERR_IO;
     }
     snprintf(local, sizeof(local), "%s/restore/rank.%u", st->info.session_dir, st->info.rank);
     snprintf(images, sizeof(images), "%s/criu", local);
-    rc = filem_rank_dir_path(seq_dir, (int)st->info.rank, &src);
+    rc = crmpi_filem_rank_dir_path(seq_dir, (int)st->info.rank, &src);
     if (rc == CRMPI_OK)
-        rc = filem_base_open(&ops);
+        rc = crmpi_filem_base_open(&ops);
     if (rc == CRMPI_OK) {
-        filem_transfer_t transfer = {.rank = (int)st->info.rank, .src_dir = src, .dest_dir = local};
+        crmpi_filem_transfer_t transfer = {
+            .rank = (int)st->info.rank, .src_dir = src, .dest_dir = local};
 
-        filem_tree_remove(local);
+        crmpi_filem_tree_remove(local);
         rc = ops->get(&transfer, &manifest->ranks[st->info.rank]);
-        filem_base_close();
+        crmpi_filem_base_close();
     }
     free(src);
-    filem_manifest_destroy(manifest);
+    crmpi_filem_manifest_destroy(manifest);
     if (rc != CRMPI_OK)
         return rc; /* FileM said which file */
     rc = agent_crs_restore(images, cpuset, &st->child, err, sizeof(err));
-    filem_tree_remove(local);
+    crmpi_filem_tree_remove(local);
     if (rc != CRMPI_OK)
         crmpi_log_error("cannot restore rank %u: %s", st->info.rank, err);
     return rc;
@@ -671,7 +672,7 @@ int main(int argc, char **argv)
     pmix_status_t prc;
 
     if (argc > 1 && strcmp(argv[1], "--ns-init") == 0) {
-        agent_ns_init_run(argc, argv); /* the rank's init (agent_ns.h) */
+        crmpi_agent_ns_init_run(argc, argv); /* the rank's init (agent_ns.h) */
     }
     memset(&st, 0, sizeof(st));
     st.hnp_fd = -1;
@@ -744,7 +745,7 @@ int main(int argc, char **argv)
         if (restore_dir)
             rc = agent_restore(&st, restore_dir, cpuset);
         else
-            rc = agent_ns_start(argv[argi], argv + argi, rank_env, getpid(), &st.child);
+            rc = crmpi_agent_ns_start(argv[argi], argv + argi, rank_env, getpid(), &st.child);
         if (rc == CRMPI_OK) {
             st.init_alive = 1;
             st.snapc.hnp_fd = st.hnp_fd;

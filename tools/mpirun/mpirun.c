@@ -470,7 +470,7 @@ static void mpirun_event_loop(mpirun_state_t *st)
 
 static void mpirun_tree_remove(const char *path)
 {
-    if (filem_tree_remove(path) != CRMPI_OK)
+    if (crmpi_filem_tree_remove(path) != CRMPI_OK)
         crmpi_log_warn("cannot remove the session directory %s: %s", path, strerror(errno));
 }
 
@@ -704,7 +704,7 @@ static void mpirun_snapc_terminate(void *arg)
 }
 
 /* What a restart needs to launch the job again, for each snapshot's manifest. */
-static void mpirun_snapc_manifest(void *arg, filem_manifest_t *manifest)
+static void mpirun_snapc_manifest(void *arg, crmpi_filem_manifest_t *manifest)
 {
     mpirun_state_t *st = arg;
     const mpirun_options_t *opts = st->job.opts;
@@ -712,14 +712,14 @@ static void mpirun_snapc_manifest(void *arg, filem_manifest_t *manifest)
     static const char *const bind_to[] = {"none", "core", "socket", "numa"};
     char np[16];
 
-    filem_manifest_argv_set(manifest, opts->argc, opts->argv);
-    filem_kv_list_add(&manifest->launch, "program", st->job.program);
+    crmpi_filem_manifest_argv_set(manifest, opts->argc, opts->argv);
+    crmpi_filem_kv_list_add(&manifest->launch, "program", st->job.program);
     snprintf(np, sizeof(np), "%d", st->job.map.np);
-    filem_kv_list_add(&manifest->launch, "np", np);
-    filem_kv_list_add(&manifest->launch, "map-by", map_by[opts->map_by]);
-    filem_kv_list_add(&manifest->launch, "bind-to", bind_to[opts->bind_to]);
+    crmpi_filem_kv_list_add(&manifest->launch, "np", np);
+    crmpi_filem_kv_list_add(&manifest->launch, "map-by", map_by[opts->map_by]);
+    crmpi_filem_kv_list_add(&manifest->launch, "bind-to", bind_to[opts->bind_to]);
     for (size_t m = 0; m < opts->num_mca; m++)
-        filem_kv_list_add(&manifest->mca, opts->mca_names[m], opts->mca_values[m]);
+        crmpi_filem_kv_list_add(&manifest->mca, opts->mca_names[m], opts->mca_values[m]);
 }
 
 /* The global checkpoint coordinator; with --with-ft cr the ranks run their C/R thread. */
@@ -742,9 +742,9 @@ static int mpirun_snapc_create(mpirun_state_t *st, const mpirun_options_t *opts)
     if (opts->with_ft_cr) {
         /* The ranks learn it through the environment, like every --mca override. */
         if (crmpi_param_set_override("ft_cr_enable", "true") != CRMPI_OK ||
-            filem_base_global_dir(&global_dir) != CRMPI_OK ||
-            filem_base_keep(&params.keep) != CRMPI_OK ||
-            filem_jobdir_path(global_dir, st->job.jobid, &jobdir) != CRMPI_OK) {
+            crmpi_filem_base_global_dir(&global_dir) != CRMPI_OK ||
+            crmpi_filem_base_keep(&params.keep) != CRMPI_OK ||
+            crmpi_filem_jobdir_path(global_dir, st->job.jobid, &jobdir) != CRMPI_OK) {
             free(global_dir);
             return CRMPI_ERR_BAD_PARAM;
         }
@@ -763,9 +763,9 @@ static int mpirun_snapc_create(mpirun_state_t *st, const mpirun_options_t *opts)
 /* --restore: the snapshot's rank count is the job's (a restart cannot change it). */
 static int mpirun_restore_check(mpirun_options_t *opts)
 {
-    char problem[FILEM_PROBLEM_MAX];
-    filem_manifest_t *manifest;
-    int rc = filem_manifest_read(opts->restore, false, &manifest, problem);
+    char problem[CRMPI_FILEM_PROBLEM_MAX];
+    crmpi_filem_manifest_t *manifest;
+    int rc = crmpi_filem_manifest_read(opts->restore, false, &manifest, problem);
 
     if (rc != CRMPI_OK) {
         crmpi_log_error("--restore %s: %s", opts->restore, problem);
@@ -779,7 +779,7 @@ static int mpirun_restore_check(mpirun_options_t *opts)
     } else {
         opts->np = (int)manifest->num_ranks;
     }
-    filem_manifest_destroy(manifest);
+    crmpi_filem_manifest_destroy(manifest);
     return rc;
 }
 

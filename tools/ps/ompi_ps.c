@@ -28,17 +28,17 @@ static const char ompi_ps_usage[] =
 /* "2 (seq 1, 2)" or "none" */
 static void ompi_ps_snapshots(const crmpi_job_status_t *status, char *buf, size_t len)
 {
-    filem_commit_t *commit;
+    crmpi_filem_commit_t *commit;
     size_t used;
 
-    if (!status->cr || filem_commit_read(status->jobdir, &commit) != CRMPI_OK) {
+    if (!status->cr || crmpi_filem_commit_read(status->jobdir, &commit) != CRMPI_OK) {
         snprintf(buf, len, "none");
         return;
     }
     used = (size_t)snprintf(buf, len, "%s seq", status->jobdir);
     for (size_t i = 0; i < commit->num_seqs && used < len; i++)
         used += (size_t)snprintf(buf + used, len - used, "%s%u", i ? "," : " ", commit->seqs[i]);
-    filem_commit_destroy(commit);
+    crmpi_filem_commit_destroy(commit);
 }
 
 int main(int argc, char **argv)
