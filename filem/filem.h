@@ -42,7 +42,8 @@
 #include <stdint.h>
 
 #include "component.h"
-#include "snapshot.h"
+#include "snapshot_entry.h"
+#include "snapshot_manifest.h"
 
 /**
  * Progress of a copy: `done` of `total` bytes of `rank`'s files have been copied.

@@ -13,6 +13,11 @@
 
 #include "filem.h"
 #include "filem_posix.h"
+#include "snapshot.h"
+#include "snapshot_entry.h"
+#include "snapshot_manifest.h"
+#include "snapshot_commit.h"
+#include "filem_fs.h"
 
 #include <dirent.h>
 #include <errno.h>

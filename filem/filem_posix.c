@@ -12,6 +12,9 @@
 
 #include "filem.h"
 #include "filem_posix.h"
+#include "snapshot.h"
+#include "snapshot_entry.h"
+#include "filem_fs.h"
 
 #include <dirent.h>
 #include <errno.h>

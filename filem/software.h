@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "snapshot.h"
+#include "snapshot_rank_info.h"
 
 /**
  * Record in `info` every regular file process `pid` maps (program, libraries, locale data),

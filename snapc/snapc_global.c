@@ -17,7 +17,10 @@
 #include "filem.h"
 #include "log.h"
 #include "snapc_global.h"
-#include "snapshot.h"
+#include "snapshot_entry.h"
+#include "snapshot_manifest.h"
+#include "snapshot_commit.h"
+#include "filem_fs.h"
 
 /* What the coordinator waits for. */
 typedef enum {

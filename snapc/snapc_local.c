@@ -24,7 +24,9 @@
 #include "log.h"
 #include "snapc.h"
 #include "snapc_local.h"
-#include "snapshot.h"
+#include "snapshot_entry.h"
+#include "snapshot_rank_info.h"
+#include "filem_fs.h"
 #include "software.h"
 
 /* How long the fault points snapc_dump_pause and filem_copy_pause hold the dump or the copy

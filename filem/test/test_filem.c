@@ -32,6 +32,11 @@
 #include "filem_posix.h"
 #include "log.h"
 #include "snapshot.h"
+#include "snapshot_entry.h"
+#include "snapshot_manifest.h"
+#include "snapshot_commit.h"
+#include "snapshot_rank_info.h"
+#include "filem_fs.h"
 #include "software.h"
 #include "test_capture.h"
 

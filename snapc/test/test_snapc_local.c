@@ -31,7 +31,8 @@
 #include "log.h"
 #include "param.h"
 #include "snapc_local.h"
-#include "snapshot.h"
+#include "snapshot_entry.h"
+#include "filem_fs.h"
 #include "test_capture.h"
 
 /* The checkpoint the tests copy. */

@@ -40,6 +40,8 @@
 #include "filem.h"
 #include "snapc_local.h"
 #include "snapshot.h"
+#include "snapshot_manifest.h"
+#include "filem_fs.h"
 
 extern char **environ;
 

@@ -26,7 +26,7 @@
 #include "param.h"
 #include "session.h"
 #include "snapc.h"
-#include "snapshot.h"
+#include "snapshot_commit.h"
 
 static const char ompi_checkpoint_usage[] =
     "Usage: ompi-checkpoint [OPTION]... JOBID\n"

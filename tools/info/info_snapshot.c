@@ -20,6 +20,11 @@
 #include "info.h"
 #include "log.h"
 #include "snapshot.h"
+#include "snapshot_entry.h"
+#include "snapshot_manifest.h"
+#include "snapshot_commit.h"
+#include "snapshot_rank_info.h"
+#include "filem_fs.h"
 
 /* What one sequence's verification found, for the closing lines. */
 typedef struct info_snapshot_tally {

@@ -32,6 +32,8 @@
 #include "ctl.h"
 #include "filem.h"
 #include "snapshot.h"
+#include "snapshot_manifest.h"
+#include "filem_fs.h"
 #include "snapc_global.h"
 #include "log.h"
 #include "param.h"

@@ -17,7 +17,7 @@
 #include "param.h"
 #include "session.h"
 #include "snapc.h"
-#include "snapshot.h"
+#include "snapshot_commit.h"
 
 static const char ompi_ps_usage[] =
     "Usage: ompi-ps [--mca NAME VALUE]...\n"

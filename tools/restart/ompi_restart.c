@@ -23,7 +23,9 @@
 #include "filem.h"
 #include "log.h"
 #include "param.h"
-#include "snapshot.h"
+#include "snapshot_manifest.h"
+#include "snapshot_rank_info.h"
+#include "filem_fs.h"
 #include "software.h"
 
 static const char ompi_restart_usage[] =
