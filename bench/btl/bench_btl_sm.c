@@ -20,7 +20,7 @@
  *     $M/btl-adapters/sm/btl_sm_{component,module,segment,fifo}.c \
  *     $M/btl-adapters/btl_base.c $M/datatype/convertor.c \
  *     $M/runtime/{status,param,log,component,catalog,core_params}.c \
- *     $M/tools/mpirun/plm_info.c $M/pml/pml_info.c $M/btl-adapters/btl_info.c \
+ *     $M/plm/plm_info.c $M/pml/pml_info.c $M/btl-adapters/btl_info.c \
  *     $M/btl-adapters/{self,sm,tcp}/btl_*_info.c -lpthread
  * Run: ./bench_btl_sm [iterations-scale]   (pin nothing: the two ranks take both cores)
  */
