@@ -408,6 +408,51 @@ static int crs_criu_notify(char *action, criu_notify_arg_t na)
     return 0;
 }
 
+/*
+ * Every recorded descriptor needs its new one: an unmatched control socket could not be
+ * restored, and a pipe CRIU recreated would connect the rank to nobody. The caller's
+ * descriptors stay the caller's: CRIU gets duplicates (dups_out, -1 where none recorded).
+ */
+static int crs_criu_restart_dup_fds(const crmpi_crs_restart_opts_t *opts,
+                                    const crs_criu_meta_t *meta, int *dups_out)
+{
+    for (int fd = 0; fd < CRMPI_CRS_NUM_FDS; fd++) {
+        if (!meta->have_fd[fd])
+            continue;
+        for (size_t i = 0; i < opts->num_inherit; i++) {
+            if (opts->inherit[i].rank_fd == fd) {
+                dups_out[fd] = fcntl(opts->inherit[i].fd, F_DUPFD, 10);
+                break;
+            }
+        }
+        if (dups_out[fd] < 0)
+            return crs_criu_fail(opts->errbuf, opts->errbuf_len, CRMPI_ERR_BAD_PARAM,
+                                 "crs:criu: restart: no usable new descriptor for the rank's fd "
+                                 "%d (%s)",
+                                 fd, meta->key[fd]);
+    }
+    return CRMPI_OK;
+}
+
+/* Run CRIU's restore with the pre-resume context; @return the restored init's pid, or
+ * libcriu's negative error. */
+static int crs_criu_restore_run(criu_opts *copts, crs_criu_restore_ctx_t *ctx)
+{
+    sigset_t chld, saved;
+    int pid;
+
+    criu_local_set_notify_cb(copts, crs_criu_notify);
+    /* libcriu wants SIGCHLD blocked while it forks criu and the tree comes back. */
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    pthread_sigmask(SIG_BLOCK, &chld, &saved);
+    crs_criu_restore_current = ctx;
+    pid = criu_local_restore_child(copts);
+    crs_criu_restore_current = NULL;
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    return pid;
+}
+
 int crs_criu_restart(const crmpi_crs_restart_opts_t *opts, pid_t *init_pid_out)
 {
     crs_criu_meta_t meta;
@@ -417,93 +462,59 @@ int crs_criu_restart(const crmpi_crs_restart_opts_t *opts, pid_t *init_pid_out)
     char log_path[4096], quoted[CRS_CRIU_MESSAGE_MAX];
     int dups[CRMPI_CRS_NUM_FDS];
     const char *binary;
-    int work_fd, rc;
+    int images_fd, work_fd, pid, rc;
 
-    for (int i = 0; i < CRMPI_CRS_NUM_FDS; i++) {
+    for (int i = 0; i < CRMPI_CRS_NUM_FDS; i++)
         dups[i] = -1;
-    }
-    if (!opts->images_dir) {
+    if (!opts->images_dir)
         return crs_criu_fail(opts->errbuf, opts->errbuf_len, CRMPI_ERR_BAD_PARAM,
                              "crs:criu: restart needs an images directory");
-    }
-    if (opts->cpuset && crs_criu_cpulist_parse(opts->cpuset, &new_cpuset) != CRMPI_OK) {
+    if (opts->cpuset && crs_criu_cpulist_parse(opts->cpuset, &new_cpuset) != CRMPI_OK)
         return crs_criu_fail(opts->errbuf, opts->errbuf_len, CRMPI_ERR_BAD_PARAM,
                              "crs:criu: restart: '%s' is not a CPU list", opts->cpuset);
-    }
-    if ((rc = crs_criu_binary(&binary, opts->errbuf, opts->errbuf_len)) != CRMPI_OK) {
+    if ((rc = crs_criu_binary(&binary, opts->errbuf, opts->errbuf_len)) != CRMPI_OK)
         return rc;
-    }
-    int images_fd = open(opts->images_dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
-    if (images_fd < 0) {
+    images_fd = open(opts->images_dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+    if (images_fd < 0)
         return crs_criu_fail(opts->errbuf, opts->errbuf_len, CRMPI_ERR_IO,
                              "crs:criu: cannot open the images directory %s: %s", opts->images_dir,
                              strerror(errno));
-    }
     if ((rc = crs_criu_meta_read(images_fd, &meta)) != CRMPI_OK) {
         rc = crs_criu_fail(opts->errbuf, opts->errbuf_len, rc,
                            "crs:criu: %s has no usable %s (%s); was it written by a checkpoint?",
                            opts->images_dir, CRS_CRIU_META_FILE, crmpi_strerror(rc));
-        goto err_close_images;
+        goto out_close_images;
     }
-    /* Every recorded descriptor needs its new one: an unmatched control socket could not
-     * be restored, and a pipe CRIU recreated would connect the rank to nobody. */
-    for (int fd = 0; fd < CRMPI_CRS_NUM_FDS; fd++) {
-        if (!meta.have_fd[fd]) {
-            continue;
-        }
-        for (size_t i = 0; i < opts->num_inherit; i++) {
-            if (opts->inherit[i].rank_fd == fd) {
-                dups[fd] = fcntl(opts->inherit[i].fd, F_DUPFD, 10);
-                break;
-            }
-        }
-        if (dups[fd] < 0) {
-            rc = crs_criu_fail(opts->errbuf, opts->errbuf_len, CRMPI_ERR_BAD_PARAM,
-                               "crs:criu: restart: no usable new descriptor for the rank's fd "
-                               "%d (%s)",
-                               fd, meta.key[fd]);
-            goto err_close_dups;
-        }
-    }
-    snprintf(log_path, sizeof(log_path), "%s", opts->log_path ? opts->log_path : "");
-    if (!opts->log_path) {
+    if ((rc = crs_criu_restart_dup_fds(opts, &meta, dups)) != CRMPI_OK)
+        goto out_close_dups;
+    if (opts->log_path)
+        snprintf(log_path, sizeof(log_path), "%s", opts->log_path);
+    else
         snprintf(log_path, sizeof(log_path), "%s/restore.log", opts->images_dir);
-    }
     if ((rc = crs_criu_opts_create(binary, images_fd, log_path, &work_fd, &copts)) != CRMPI_OK) {
         rc = crs_criu_fail(opts->errbuf, opts->errbuf_len, rc,
                            "crs:criu: cannot prepare CRIU's options (log %s): %s", log_path,
                            strerror(errno));
-        goto err_close_dups;
+        goto out_close_dups;
     }
     for (int fd = 0; fd < CRMPI_CRS_NUM_FDS; fd++) {
         if (dups[fd] >= 0 && criu_local_add_inherit_fd(copts, dups[fd], meta.key[fd]) < 0) {
             rc = crs_criu_fail(opts->errbuf, opts->errbuf_len, CRMPI_ERR_OUT_OF_RESOURCE,
                                "crs:criu: out of memory building CRIU's options");
-            goto err_free_opts;
+            goto out_free_opts;
         }
     }
     memset(&ctx, 0, sizeof(ctx));
     ctx.opts = opts;
     ctx.meta = &meta;
     ctx.new_cpuset = opts->cpuset ? &new_cpuset : NULL;
-    criu_local_set_notify_cb(copts, crs_criu_notify);
-
-    /* libcriu wants SIGCHLD blocked while it forks criu and the tree comes back. */
-    sigset_t chld, saved;
-    sigemptyset(&chld);
-    sigaddset(&chld, SIGCHLD);
-    pthread_sigmask(SIG_BLOCK, &chld, &saved);
-    crs_criu_restore_current = &ctx;
-    int pid = criu_local_restore_child(copts);
-    crs_criu_restore_current = NULL;
-    pthread_sigmask(SIG_SETMASK, &saved, NULL);
-
+    pid = crs_criu_restore_run(copts, &ctx);
     if (pid < 0) {
         crs_criu_quote_errors(log_path, quoted, sizeof(quoted));
         rc = crs_criu_fail(opts->errbuf, opts->errbuf_len, CRMPI_ERROR,
                            "crs:criu: restore from %s failed (%s): %s (CRIU log: %s)",
                            opts->images_dir, crs_criu_strerror(pid), quoted, log_path);
-        goto err_free_opts;
+        goto out_free_opts;
     }
     if (ctx.rc != CRMPI_OK) {
         kill(pid, SIGKILL);
@@ -512,34 +523,25 @@ int crs_criu_restart(const crmpi_crs_restart_opts_t *opts, pid_t *init_pid_out)
                            "crs:criu: restore from %s stopped at pre-resume (%s); the restored "
                            "rank was killed",
                            opts->images_dir, crmpi_strerror(ctx.rc));
-        goto err_free_opts;
+        goto out_free_opts;
     }
     crmpi_fw_verbose(&crmpi_crs_framework, 10, "crs:criu: restored %s as init %d%s%s",
                      opts->images_dir, pid, opts->cpuset ? ", remapped onto CPUs " : "",
                      opts->cpuset ? opts->cpuset : "");
-    criu_local_free_opts(copts);
-    close(work_fd);
-    for (int fd = 0; fd < CRMPI_CRS_NUM_FDS; fd++) {
-        if (dups[fd] >= 0) {
-            close(dups[fd]);
-        }
-    }
-    crs_criu_meta_free(&meta);
-    close(images_fd);
     *init_pid_out = (pid_t)pid;
-    return CRMPI_OK;
+    rc = CRMPI_OK;
 
-err_free_opts:
+    /* The same cleanup on success and failure: CRIU's options, the duplicates (the
+     * restored tree has its own copies), the record, the images directory. */
+out_free_opts:
     criu_local_free_opts(copts);
     close(work_fd);
-err_close_dups:
-    for (int fd = 0; fd < CRMPI_CRS_NUM_FDS; fd++) {
-        if (dups[fd] >= 0) {
+out_close_dups:
+    for (int fd = 0; fd < CRMPI_CRS_NUM_FDS; fd++)
+        if (dups[fd] >= 0)
             close(dups[fd]);
-        }
-    }
     crs_criu_meta_free(&meta);
-err_close_images:
+out_close_images:
     close(images_fd);
     return rc;
 }
