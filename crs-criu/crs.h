@@ -1,6 +1,6 @@
 /*
- * crs.h: checkpoint/restart service (CRS) of one rank, used by crmpi-agent only
- * (DESIGN sections 2, 4 and 5). Component "criu": CRIU 4.x through libcriu.
+ * crs.h: checkpoint/restart service (CRS) of one rank, used by crmpi-agent only.
+ * Component "criu": CRIU 4.x through libcriu.
  *
  *   crmpi-agent (host pid namespace)
  *      |  crmpi_agent_ns_start(): stdio pipes + control socket (fd 3)
@@ -42,7 +42,7 @@
  * The keys are those of the last checkpoint: a restored rank holds the new agent's pipes
  * and socket, whose inodes the next checkpoint records anew.
  *
- * Affinity (CRIU restores neither affinity nor memory policy, DESIGN section 9): at
+ * Affinity (CRIU restores neither affinity nor memory policy): at
  * checkpoint, for every thread of every process in the namespace, crs-criu.meta gets
  * "thread <ns pid> <ns tid> <cpus> <mems>" (namespace ids, CPU list of
  * sched_getaffinity, Mems_allowed_list of /proc/.../status), plus "cpuset <cpus>", the

@@ -1,5 +1,5 @@
 /*
- * software.h: the software image a rank's checkpoint depends on (DESIGN section 9). A
+ * software.h: the software image a rank's checkpoint depends on. A
  * restored rank maps the same program and shared objects, at the same paths, that it had
  * mapped when it was dumped; CRIU refuses a file that changed, late and per rank. So each
  * rank's rank.json lists them (section "software": path -> size and ELF build-id), and

@@ -1,7 +1,7 @@
 /*
  * progress.h: the progress engine and the library lock (libmpi side).
  *
- * One lock guards every internal structure of libmpi (DESIGN section 3). Blocking MPI
+ * One lock guards every internal structure of libmpi. Blocking MPI
  * calls are loops of (lock, progress, test, unlock), so the C/R thread can take the lock
  * between two iterations while the application computes or waits.
  *

@@ -1,6 +1,6 @@
 /*
  * snapc.h: snapshot coordination, the contract between the three coordinators of a
- * checkpoint and the protocol they speak (DESIGN sections 4 and 5).
+ * checkpoint and the protocol they speak.
  *
  *   ompi-checkpoint --TOOL_CKPT--> mpirun: GLOBAL coordinator (snapc_global.c)
  *                                    |  one checkpoint at a time, sequence numbers, the

@@ -1,5 +1,5 @@
 /*
- * agent_ns.h: start the rank in its own pid namespace (DESIGN sections 2 and 9).
+ * agent_ns.h: start the rank in its own pid namespace.
  *
  *   agent --clone(CLONE_NEWPID)--> init (pid 1: setsid, reap, forward signals)
  *                                    --clone3(set_tid = node-unique pid)--> rank (exec)

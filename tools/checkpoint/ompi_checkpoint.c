@@ -1,8 +1,7 @@
 /*
- * ompi_checkpoint.c: ompi-checkpoint, a global snapshot of a running job (DESIGN section
- * 1). It asks the job's mpirun, whose global coordinator runs the checkpoint (snapc.h),
- * shows progress when the checkpoint takes more than a second, and prints the snapshot
- * handle as the last line of its standard output.
+ * ompi_checkpoint.c: ompi-checkpoint, a global snapshot of a running job. It asks the job's mpirun,
+ * whose global coordinator runs the checkpoint (snapc.h), shows progress when the checkpoint takes
+ * more than a second, and prints the snapshot handle as the last line of its standard output.
  *
  * Interrupting it (Ctrl-C) before the images are written aborts the checkpoint; the job
  * goes on.

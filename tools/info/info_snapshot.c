@@ -1,6 +1,6 @@
 /*
  * info_snapshot.c: crmpi_info --snapshot HANDLE [--verify] (info.h): a snapshot in human
- * form, decoded with snapshot.h (DESIGN section 6: "a decoder prints any snapshot").
+ * form, decoded with snapshot.h's readers: every snapshot file can be printed.
  *
  * Every sequence directory is shown, committed or not, because a user who asks is often
  * looking for what went wrong; --verify reads every file of every committed sequence and

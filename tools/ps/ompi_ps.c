@@ -1,6 +1,6 @@
 /*
  * ompi_ps.c: ompi-ps, this user's crmpi jobs on this node, their checkpoint state and their
- * snapshots (DESIGN section 1). It finds the jobs by their mpirun's control socket in the
+ * snapshots. It finds the jobs by their mpirun's control socket in the
  * session directories and asks each for its state (TOOL_STATUS).
  */
 #include "config.h"

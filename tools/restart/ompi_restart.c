@@ -1,5 +1,5 @@
 /*
- * ompi_restart.c: ompi-restart, a job restarted from a snapshot (DESIGN sections 1 and 4).
+ * ompi_restart.c: ompi-restart, a job restarted from a snapshot.
  *
  * It opens the snapshot (checking every checksum of the chosen sequence, and falling back
  * to the previous committed sequence when one is damaged), checks that the program and
