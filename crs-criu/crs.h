@@ -1,9 +1,9 @@
 /*
- * crs.h: checkpoint/restart service (CRS) of one rank, used by crmpi-agent only
- * (DESIGN sections 2, 4 and 5). Component "criu": CRIU 4.x through libcriu.
+ * crs.h: checkpoint/restart service (CRS) of one rank, used by crmpi-agent only.
+ * Component "criu": CRIU 4.x through libcriu.
  *
  *   crmpi-agent (host pid namespace)
- *      |  agent_ns_start(): stdio pipes + control socket (fd 3)
+ *      |  crmpi_agent_ns_start(): stdio pipes + control socket (fd 3)
  *      v
  *   [pid namespace]  init (pid 1, setsid) --> rank (application + libmpi)
  *
@@ -42,7 +42,7 @@
  * The keys are those of the last checkpoint: a restored rank holds the new agent's pipes
  * and socket, whose inodes the next checkpoint records anew.
  *
- * Affinity (CRIU restores neither affinity nor memory policy, DESIGN section 9): at
+ * Affinity (CRIU restores neither affinity nor memory policy): at
  * checkpoint, for every thread of every process in the namespace, crs-criu.meta gets
  * "thread <ns pid> <ns tid> <cpus> <mems>" (namespace ids, CPU list of
  * sched_getaffinity, Mems_allowed_list of /proc/.../status), plus "cpuset <cpus>", the
@@ -69,8 +69,8 @@
  * log file, which is kept. A failed checkpoint leaves the rank running: CRIU resumes
  * every task it froze, whatever went wrong.
  */
-#ifndef CRS_H
-#define CRS_H
+#ifndef CRMPI_CRS_H
+#define CRMPI_CRS_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -78,15 +78,13 @@
 
 #include "component.h"
 
-/* Name of the record this component writes beside the image, inside the images dir. */
-#define CRS_CRIU_META_FILE "crs-criu.meta"
 /* Descriptors of the init recorded as inherit keys: stdin, stdout, stderr, control. */
-#define CRS_NUM_FDS 4
+#define CRMPI_CRS_NUM_FDS 4
 /* Longest inherit key ("socket:[4294967295]" and the like). */
-#define CRS_KEY_MAX 48
+#define CRMPI_CRS_KEY_MAX 48
 
 /* What a checkpoint measured (set only on success). */
-typedef struct crs_ckpt_result {
+typedef struct crmpi_crs_ckpt_result {
     double dump_seconds;    /* wall time of criu's dump, freeze to last image byte */
     uint64_t image_bytes;   /* bytes of every file in the images dir after the dump */
     unsigned num_threads;   /* threads whose affinity was recorded */
@@ -95,16 +93,16 @@ typedef struct crs_ckpt_result {
     uint64_t memdump_us;    /* CRIU: time spent collecting memory pages */
     uint64_t memwrite_us;   /* CRIU: time spent writing memory pages */
     uint64_t pages_written; /* CRIU: pages written to the image */
-} crs_ckpt_result_t;
+} crmpi_crs_ckpt_result_t;
 
-typedef struct crs_ckpt_opts {
-    pid_t init_pid;         /* the namespace's init as the caller sees it (agent_ns_child_t) */
+typedef struct crmpi_crs_ckpt_opts {
+    pid_t init_pid; /* the namespace's init as the caller sees it (crmpi_agent_ns_child_t) */
     const char *images_dir; /* existing directory, empty or to be overwritten */
     const char *log_path;   /* CRIU's log; NULL means "<images_dir>/dump.log" */
     int terminate;          /* 0: leave the rank running; 1: CRIU kills it after the dump */
     char *errbuf;           /* on failure, the one-line message (may be NULL) */
     size_t errbuf_len;      /* bytes at errbuf */
-} crs_ckpt_opts_t;
+} crmpi_crs_ckpt_opts_t;
 
 /**
  * Dump the rank's whole pid namespace (the init and everything under it).
@@ -113,31 +111,32 @@ typedef struct crs_ckpt_opts {
  *         meta file), CRMPI_ERR_NOT_SUPPORTED (the criu binary cannot run), CRMPI_ERROR
  *         (CRIU failed: its Error lines are quoted). On every error the rank keeps running.
  */
-typedef int (*crs_checkpoint_fn_t)(const crs_ckpt_opts_t *opts, crs_ckpt_result_t *result_out);
+typedef int (*crmpi_crs_checkpoint_fn_t)(const crmpi_crs_ckpt_opts_t *opts,
+                                         crmpi_crs_ckpt_result_t *result_out);
 
 /** One descriptor to hand to the restored tree. */
-typedef struct crs_inherit {
+typedef struct crmpi_crs_inherit {
     int rank_fd; /* descriptor number in the init at checkpoint: 0, 1, 2 or 3 */
     int fd;      /* the caller's new descriptor for it; stays the caller's (crs dups it) */
-} crs_inherit_t;
+} crmpi_crs_inherit_t;
 
 /**
  * Called at CRIU's "pre-resume", after affinity was re-applied, while every restored task
  * is stopped. Return CRMPI_OK, or an error to abort: the restored tree is then killed.
  */
-typedef int (*crs_pre_resume_fn_t)(pid_t init_pid, void *arg);
+typedef int (*crmpi_crs_pre_resume_fn_t)(pid_t init_pid, void *arg);
 
-typedef struct crs_restart_opts {
-    const char *images_dir;         /* a directory written by checkpoint */
-    const char *log_path;           /* NULL means "<images_dir>/restore.log" */
-    const crs_inherit_t *inherit;   /* one entry per "fd" line of the meta file */
-    size_t num_inherit;             /* entries in inherit */
-    const char *cpuset;             /* CPU list to remap onto ("0-1"); NULL: as recorded */
-    crs_pre_resume_fn_t pre_resume; /* may be NULL */
-    void *pre_resume_arg;           /* passed to pre_resume */
-    char *errbuf;                   /* on failure, the one-line message (may be NULL) */
-    size_t errbuf_len;              /* bytes at errbuf */
-} crs_restart_opts_t;
+typedef struct crmpi_crs_restart_opts {
+    const char *images_dir;               /* a directory written by checkpoint */
+    const char *log_path;                 /* NULL means "<images_dir>/restore.log" */
+    const crmpi_crs_inherit_t *inherit;   /* one entry per "fd" line of the meta file */
+    size_t num_inherit;                   /* entries in inherit */
+    const char *cpuset;                   /* CPU list to remap onto ("0-1"); NULL: as recorded */
+    crmpi_crs_pre_resume_fn_t pre_resume; /* may be NULL */
+    void *pre_resume_arg;                 /* passed to pre_resume */
+    char *errbuf;                         /* on failure, the one-line message (may be NULL) */
+    size_t errbuf_len;                    /* bytes at errbuf */
+} crmpi_crs_restart_opts_t;
 
 /**
  * Restore the images as a new pid namespace whose init becomes the caller's child.
@@ -147,27 +146,27 @@ typedef struct crs_restart_opts {
  *         run), CRMPI_ERROR (CRIU failed, Error lines quoted; nothing was left running),
  *         or the pre_resume hook's error (the restored tree was killed and reaped).
  */
-typedef int (*crs_restart_fn_t)(const crs_restart_opts_t *opts, pid_t *init_pid_out);
+typedef int (*crmpi_crs_restart_fn_t)(const crmpi_crs_restart_opts_t *opts, pid_t *init_pid_out);
 
 /**
  * The inherit key recorded for descriptor `rank_fd` of the init ("pipe:[1234]").
  * @return CRMPI_OK, CRMPI_ERR_NOT_FOUND (no such line), CRMPI_ERR_IO (meta file).
  */
-typedef int (*crs_recorded_key_fn_t)(const char *images_dir, int rank_fd, char *key_out,
-                                     size_t key_len);
+typedef int (*crmpi_crs_recorded_key_fn_t)(const char *images_dir, int rank_fd, char *key_out,
+                                           size_t key_len);
 
 /* A component's operations (every slot is required). */
-typedef struct crs_ops {
-    crs_checkpoint_fn_t checkpoint;     /* dump a rank */
-    crs_restart_fn_t restart;           /* restore one */
-    crs_recorded_key_fn_t recorded_key; /* read back an inherit key */
-} crs_ops_t;
+typedef struct crmpi_crs_ops {
+    crmpi_crs_checkpoint_fn_t checkpoint;     /* dump a rank */
+    crmpi_crs_restart_fn_t restart;           /* restore one */
+    crmpi_crs_recorded_key_fn_t recorded_key; /* read back an inherit key */
+} crmpi_crs_ops_t;
 
 /**
  * The crs framework as linked into crmpi-agent (components: criu). Use it like any other:
  * crmpi_framework_open(&crmpi_crs_framework), crmpi_framework_select_one() (criu's query
  * fails, saying why, when the crs_criu_binary program cannot be run), then the selected
- * component's `ops` is a `const crs_ops_t *`.
+ * component's `ops` is a `const crmpi_crs_ops_t *`.
  */
 extern crmpi_framework_t crmpi_crs_framework;
 
@@ -175,4 +174,4 @@ extern crmpi_framework_t crmpi_crs_framework;
 extern const crmpi_framework_info_t crmpi_crs_framework_info;
 extern const crmpi_component_info_t crmpi_crs_criu_info;
 
-#endif /* CRS_H */
+#endif /* CRMPI_CRS_H */

@@ -223,7 +223,7 @@ static int crs_criu_varint(const uint8_t **p, const uint8_t *end, uint64_t *valu
  * stats_entry whose field 1 is a dump_stats_entry (CRIU's images/stats.proto): varint
  * fields, 2 frozen_time, 3 memdump_time, 4 memwrite_time (microseconds), 7 pages_written.
  */
-static void crs_criu_read_stats(int dirfd, crs_ckpt_result_t *result)
+static void crs_criu_read_stats(int dirfd, crmpi_crs_ckpt_result_t *result)
 {
     uint8_t buf[512];
     int fd = openat(dirfd, "stats-dump", O_RDONLY | O_CLOEXEC);
@@ -267,9 +267,9 @@ static double crs_criu_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-int crs_criu_checkpoint(const crs_ckpt_opts_t *opts, crs_ckpt_result_t *result_out)
+int crs_criu_checkpoint(const crmpi_crs_ckpt_opts_t *opts, crmpi_crs_ckpt_result_t *result_out)
 {
-    crs_ckpt_result_t result;
+    crmpi_crs_ckpt_result_t result;
     crs_criu_meta_t meta;
     criu_opts *copts;
     char log_path[4096], quoted[CRS_CRIU_MESSAGE_MAX];
@@ -315,7 +315,7 @@ int crs_criu_checkpoint(const crs_ckpt_opts_t *opts, crs_ckpt_result_t *result_o
     }
     criu_local_set_pid(copts, opts->init_pid);
     criu_local_set_leave_running(copts, !opts->terminate);
-    for (int fd = 0; fd < CRS_NUM_FDS; fd++) {
+    for (int fd = 0; fd < CRMPI_CRS_NUM_FDS; fd++) {
         unsigned long inode;
         char external[64];
         /* The control socket's peer is the agent, outside the dumped tree (crs.h). */
@@ -370,11 +370,11 @@ err_close_images:
  * process-wide context (crs.h: calls are not concurrent).
  */
 typedef struct crs_criu_restore_ctx {
-    const crs_restart_opts_t *opts; /* the caller's options */
-    const crs_criu_meta_t *meta;    /* the record read from the images directory */
-    const cpu_set_t *new_cpuset;    /* remap target, or NULL */
-    pid_t init_pid;                 /* the restored init, from CRIU's notifications */
-    int rc;                         /* first failure at pre-resume */
+    const crmpi_crs_restart_opts_t *opts; /* the caller's options */
+    const crs_criu_meta_t *meta;          /* the record read from the images directory */
+    const cpu_set_t *new_cpuset;          /* remap target, or NULL */
+    pid_t init_pid;                       /* the restored init, from CRIU's notifications */
+    int rc;                               /* first failure at pre-resume */
 } crs_criu_restore_ctx_t;
 
 static crs_criu_restore_ctx_t *crs_criu_restore_current;
@@ -408,102 +408,113 @@ static int crs_criu_notify(char *action, criu_notify_arg_t na)
     return 0;
 }
 
-int crs_criu_restart(const crs_restart_opts_t *opts, pid_t *init_pid_out)
+/*
+ * Every recorded descriptor needs its new one: an unmatched control socket could not be
+ * restored, and a pipe CRIU recreated would connect the rank to nobody. The caller's
+ * descriptors stay the caller's: CRIU gets duplicates (dups_out, -1 where none recorded).
+ */
+static int crs_criu_restart_dup_fds(const crmpi_crs_restart_opts_t *opts,
+                                    const crs_criu_meta_t *meta, int *dups_out)
+{
+    for (int fd = 0; fd < CRMPI_CRS_NUM_FDS; fd++) {
+        if (!meta->have_fd[fd])
+            continue;
+        for (size_t i = 0; i < opts->num_inherit; i++) {
+            if (opts->inherit[i].rank_fd == fd) {
+                dups_out[fd] = fcntl(opts->inherit[i].fd, F_DUPFD, 10);
+                break;
+            }
+        }
+        if (dups_out[fd] < 0)
+            return crs_criu_fail(opts->errbuf, opts->errbuf_len, CRMPI_ERR_BAD_PARAM,
+                                 "crs:criu: restart: no usable new descriptor for the rank's fd "
+                                 "%d (%s)",
+                                 fd, meta->key[fd]);
+    }
+    return CRMPI_OK;
+}
+
+/* Run CRIU's restore with the pre-resume context; @return the restored init's pid, or
+ * libcriu's negative error. */
+static int crs_criu_restore_run(criu_opts *copts, crs_criu_restore_ctx_t *ctx)
+{
+    sigset_t chld, saved;
+    int pid;
+
+    criu_local_set_notify_cb(copts, crs_criu_notify);
+    /* libcriu wants SIGCHLD blocked while it forks criu and the tree comes back. */
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    pthread_sigmask(SIG_BLOCK, &chld, &saved);
+    crs_criu_restore_current = ctx;
+    pid = criu_local_restore_child(copts);
+    crs_criu_restore_current = NULL;
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    return pid;
+}
+
+int crs_criu_restart(const crmpi_crs_restart_opts_t *opts, pid_t *init_pid_out)
 {
     crs_criu_meta_t meta;
     crs_criu_restore_ctx_t ctx;
     criu_opts *copts;
     cpu_set_t new_cpuset;
     char log_path[4096], quoted[CRS_CRIU_MESSAGE_MAX];
-    int dups[CRS_NUM_FDS];
+    int dups[CRMPI_CRS_NUM_FDS];
     const char *binary;
-    int work_fd, rc;
+    int images_fd, work_fd, pid, rc;
 
-    for (int i = 0; i < CRS_NUM_FDS; i++) {
+    for (int i = 0; i < CRMPI_CRS_NUM_FDS; i++)
         dups[i] = -1;
-    }
-    if (!opts->images_dir) {
+    if (!opts->images_dir)
         return crs_criu_fail(opts->errbuf, opts->errbuf_len, CRMPI_ERR_BAD_PARAM,
                              "crs:criu: restart needs an images directory");
-    }
-    if (opts->cpuset && crs_criu_cpulist_parse(opts->cpuset, &new_cpuset) != CRMPI_OK) {
+    if (opts->cpuset && crs_criu_cpulist_parse(opts->cpuset, &new_cpuset) != CRMPI_OK)
         return crs_criu_fail(opts->errbuf, opts->errbuf_len, CRMPI_ERR_BAD_PARAM,
                              "crs:criu: restart: '%s' is not a CPU list", opts->cpuset);
-    }
-    if ((rc = crs_criu_binary(&binary, opts->errbuf, opts->errbuf_len)) != CRMPI_OK) {
+    if ((rc = crs_criu_binary(&binary, opts->errbuf, opts->errbuf_len)) != CRMPI_OK)
         return rc;
-    }
-    int images_fd = open(opts->images_dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
-    if (images_fd < 0) {
+    images_fd = open(opts->images_dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+    if (images_fd < 0)
         return crs_criu_fail(opts->errbuf, opts->errbuf_len, CRMPI_ERR_IO,
                              "crs:criu: cannot open the images directory %s: %s", opts->images_dir,
                              strerror(errno));
-    }
     if ((rc = crs_criu_meta_read(images_fd, &meta)) != CRMPI_OK) {
         rc = crs_criu_fail(opts->errbuf, opts->errbuf_len, rc,
                            "crs:criu: %s has no usable %s (%s); was it written by a checkpoint?",
                            opts->images_dir, CRS_CRIU_META_FILE, crmpi_strerror(rc));
-        goto err_close_images;
+        goto out_close_images;
     }
-    /* Every recorded descriptor needs its new one: an unmatched control socket could not
-     * be restored, and a pipe CRIU recreated would connect the rank to nobody. */
-    for (int fd = 0; fd < CRS_NUM_FDS; fd++) {
-        if (!meta.have_fd[fd]) {
-            continue;
-        }
-        for (size_t i = 0; i < opts->num_inherit; i++) {
-            if (opts->inherit[i].rank_fd == fd) {
-                dups[fd] = fcntl(opts->inherit[i].fd, F_DUPFD, 10);
-                break;
-            }
-        }
-        if (dups[fd] < 0) {
-            rc = crs_criu_fail(opts->errbuf, opts->errbuf_len, CRMPI_ERR_BAD_PARAM,
-                               "crs:criu: restart: no usable new descriptor for the rank's fd "
-                               "%d (%s)",
-                               fd, meta.key[fd]);
-            goto err_close_dups;
-        }
-    }
-    snprintf(log_path, sizeof(log_path), "%s", opts->log_path ? opts->log_path : "");
-    if (!opts->log_path) {
+    if ((rc = crs_criu_restart_dup_fds(opts, &meta, dups)) != CRMPI_OK)
+        goto out_close_dups;
+    if (opts->log_path)
+        snprintf(log_path, sizeof(log_path), "%s", opts->log_path);
+    else
         snprintf(log_path, sizeof(log_path), "%s/restore.log", opts->images_dir);
-    }
     if ((rc = crs_criu_opts_create(binary, images_fd, log_path, &work_fd, &copts)) != CRMPI_OK) {
         rc = crs_criu_fail(opts->errbuf, opts->errbuf_len, rc,
                            "crs:criu: cannot prepare CRIU's options (log %s): %s", log_path,
                            strerror(errno));
-        goto err_close_dups;
+        goto out_close_dups;
     }
-    for (int fd = 0; fd < CRS_NUM_FDS; fd++) {
+    for (int fd = 0; fd < CRMPI_CRS_NUM_FDS; fd++) {
         if (dups[fd] >= 0 && criu_local_add_inherit_fd(copts, dups[fd], meta.key[fd]) < 0) {
             rc = crs_criu_fail(opts->errbuf, opts->errbuf_len, CRMPI_ERR_OUT_OF_RESOURCE,
                                "crs:criu: out of memory building CRIU's options");
-            goto err_free_opts;
+            goto out_free_opts;
         }
     }
     memset(&ctx, 0, sizeof(ctx));
     ctx.opts = opts;
     ctx.meta = &meta;
     ctx.new_cpuset = opts->cpuset ? &new_cpuset : NULL;
-    criu_local_set_notify_cb(copts, crs_criu_notify);
-
-    /* libcriu wants SIGCHLD blocked while it forks criu and the tree comes back. */
-    sigset_t chld, saved;
-    sigemptyset(&chld);
-    sigaddset(&chld, SIGCHLD);
-    pthread_sigmask(SIG_BLOCK, &chld, &saved);
-    crs_criu_restore_current = &ctx;
-    int pid = criu_local_restore_child(copts);
-    crs_criu_restore_current = NULL;
-    pthread_sigmask(SIG_SETMASK, &saved, NULL);
-
+    pid = crs_criu_restore_run(copts, &ctx);
     if (pid < 0) {
         crs_criu_quote_errors(log_path, quoted, sizeof(quoted));
         rc = crs_criu_fail(opts->errbuf, opts->errbuf_len, CRMPI_ERROR,
                            "crs:criu: restore from %s failed (%s): %s (CRIU log: %s)",
                            opts->images_dir, crs_criu_strerror(pid), quoted, log_path);
-        goto err_free_opts;
+        goto out_free_opts;
     }
     if (ctx.rc != CRMPI_OK) {
         kill(pid, SIGKILL);
@@ -512,34 +523,25 @@ int crs_criu_restart(const crs_restart_opts_t *opts, pid_t *init_pid_out)
                            "crs:criu: restore from %s stopped at pre-resume (%s); the restored "
                            "rank was killed",
                            opts->images_dir, crmpi_strerror(ctx.rc));
-        goto err_free_opts;
+        goto out_free_opts;
     }
     crmpi_fw_verbose(&crmpi_crs_framework, 10, "crs:criu: restored %s as init %d%s%s",
                      opts->images_dir, pid, opts->cpuset ? ", remapped onto CPUs " : "",
                      opts->cpuset ? opts->cpuset : "");
-    criu_local_free_opts(copts);
-    close(work_fd);
-    for (int fd = 0; fd < CRS_NUM_FDS; fd++) {
-        if (dups[fd] >= 0) {
-            close(dups[fd]);
-        }
-    }
-    crs_criu_meta_free(&meta);
-    close(images_fd);
     *init_pid_out = (pid_t)pid;
-    return CRMPI_OK;
+    rc = CRMPI_OK;
 
-err_free_opts:
+    /* The same cleanup on success and failure: CRIU's options, the duplicates (the
+     * restored tree has its own copies), the record, the images directory. */
+out_free_opts:
     criu_local_free_opts(copts);
     close(work_fd);
-err_close_dups:
-    for (int fd = 0; fd < CRS_NUM_FDS; fd++) {
-        if (dups[fd] >= 0) {
+out_close_dups:
+    for (int fd = 0; fd < CRMPI_CRS_NUM_FDS; fd++)
+        if (dups[fd] >= 0)
             close(dups[fd]);
-        }
-    }
     crs_criu_meta_free(&meta);
-err_close_images:
+out_close_images:
     close(images_fd);
     return rc;
 }
@@ -564,7 +566,7 @@ static int crs_criu_query(const crmpi_component_t *component, int *priority_out,
     return CRMPI_OK;
 }
 
-static const crs_ops_t crs_criu_ops = {
+static const crmpi_crs_ops_t crs_criu_ops = {
     .checkpoint = crs_criu_checkpoint,
     .restart = crs_criu_restart,
     .recorded_key = crs_criu_recorded_key,
@@ -599,7 +601,7 @@ int crs_criu_recorded_key(const char *images_dir, int rank_fd, char *key_out, si
                         crmpi_strerror(rc));
         return rc;
     }
-    if (rank_fd < 0 || rank_fd >= CRS_NUM_FDS || !meta.have_fd[rank_fd]) {
+    if (rank_fd < 0 || rank_fd >= CRMPI_CRS_NUM_FDS || !meta.have_fd[rank_fd]) {
         crs_criu_meta_free(&meta);
         return CRMPI_ERR_NOT_FOUND;
     }

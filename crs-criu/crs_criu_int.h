@@ -11,11 +11,13 @@
 
 #include "crs.h"
 
-/* The component's operations (crs.h documents them as crs_ops_t slots). */
-int crs_criu_checkpoint(const crs_ckpt_opts_t *opts, crs_ckpt_result_t *result_out);
-int crs_criu_restart(const crs_restart_opts_t *opts, pid_t *init_pid_out);
+/* The component's operations (crs.h documents them as crmpi_crs_ops_t slots). */
+int crs_criu_checkpoint(const crmpi_crs_ckpt_opts_t *opts, crmpi_crs_ckpt_result_t *result_out);
+int crs_criu_restart(const crmpi_crs_restart_opts_t *opts, pid_t *init_pid_out);
 int crs_criu_recorded_key(const char *images_dir, int rank_fd, char *key_out, size_t key_len);
 
+/* Name of the record this component writes beside the image, inside the images dir. */
+#define CRS_CRIU_META_FILE "crs-criu.meta"
 /* First line of crs-criu.meta: format name and version. Unknown later lines are ignored. */
 #define CRS_CRIU_META_MAGIC   "crmpi-crs-criu"
 #define CRS_CRIU_META_VERSION 1
@@ -30,11 +32,11 @@ typedef struct crs_criu_thread_rec {
 
 /* The whole record. */
 typedef struct crs_criu_meta {
-    cpu_set_t cpuset;                   /* the init's mask: what positions refer to */
-    int have_fd[CRS_NUM_FDS];           /* an "fd" line exists for this number */
-    char key[CRS_NUM_FDS][CRS_KEY_MAX]; /* its inherit key */
-    crs_criu_thread_rec_t *threads;     /* malloc'ed, num_threads entries */
-    size_t num_threads;                 /* entries in threads */
+    cpu_set_t cpuset;                               /* the init's mask: what positions refer to */
+    int have_fd[CRMPI_CRS_NUM_FDS];                 /* an "fd" line exists for this number */
+    char key[CRMPI_CRS_NUM_FDS][CRMPI_CRS_KEY_MAX]; /* its inherit key */
+    crs_criu_thread_rec_t *threads;                 /* malloc'ed, num_threads entries */
+    size_t num_threads;                             /* entries in threads */
 } crs_criu_meta_t;
 
 /**

@@ -124,13 +124,13 @@ static int crs_criu_collect_thread(pid_t host_pid, pid_t host_tid, void *arg)
 int crs_criu_meta_collect(pid_t init_pid, crs_criu_meta_t *meta_out)
 {
     crs_criu_meta_t meta;
-    char path[64], target[CRS_KEY_MAX];
+    char path[64], target[CRMPI_CRS_KEY_MAX];
     memset(&meta, 0, sizeof(meta));
 
     if (sched_getaffinity(init_pid, sizeof(meta.cpuset), &meta.cpuset) < 0) {
         return CRMPI_ERR_NOT_FOUND;
     }
-    for (int fd = 0; fd < CRS_NUM_FDS; fd++) {
+    for (int fd = 0; fd < CRMPI_CRS_NUM_FDS; fd++) {
         snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)init_pid, fd);
         ssize_t len = readlink(path, target, sizeof(target) - 1);
         if (len < 0) {
@@ -233,7 +233,7 @@ int crs_criu_meta_write(int dirfd, const crs_criu_meta_t *meta)
     fprintf(f, "# fd <number in the init> <inherit key>\n");
     fprintf(f, "# thread <ns pid> <ns tid> <cpus> <mems allowed>\n");
     fprintf(f, "cpuset %s\n", cpus);
-    for (int i = 0; i < CRS_NUM_FDS; i++) {
+    for (int i = 0; i < CRMPI_CRS_NUM_FDS; i++) {
         if (meta->have_fd[i]) {
             fprintf(f, "fd %d %s\n", i, meta->key[i]);
         }
@@ -282,11 +282,11 @@ int crs_criu_meta_read(int dirfd, crs_criu_meta_t *meta_out)
         if (sscanf(line, "cpuset %1023s", a) == 1) {
             rc = crs_criu_cpulist_parse(a, &meta.cpuset);
         } else if (sscanf(line, "fd %d %47s", &fdnum, b) == 2) {
-            if (fdnum < 0 || fdnum >= CRS_NUM_FDS) {
+            if (fdnum < 0 || fdnum >= CRMPI_CRS_NUM_FDS) {
                 rc = CRMPI_ERR_PROTO;
                 break;
             }
-            memcpy(meta.key[fdnum], b, CRS_KEY_MAX);
+            memcpy(meta.key[fdnum], b, CRMPI_CRS_KEY_MAX);
             meta.have_fd[fdnum] = 1;
         } else if (sscanf(line, "thread %d %d %1023s %63s", &ns_pid, &ns_tid, a, b) == 4) {
             crs_criu_thread_rec_t *grown =

@@ -1,63 +1,65 @@
 /*
- * filem.h: file management, moving snapshots between node-local and stable storage
- * (DESIGN sections 4 step 7 and 6). The on-disk format itself is snapshot.h.
+ * filem.h: file management, moving snapshots between node-local and stable storage. The
+ * on-disk format itself is snapshot.h.
  *
  *   checkpoint, sequence N of job J (jobdir = <snapc_base_global_snapshot_dir>/J.ckpt):
  *
- *   mpirun (global coordinator)        crmpi-agent (local coordinator), one per rank
- *   filem_seq_begin(jobdir, N)  ---->  CRS dumps into a node-local dir; rank.json written
- *     creates <N>.partial/             ops->put(local dir -> <N>.partial/rank.<r>/)
- *                                        sha256 while copying, fsync, per-file report
- *                               <----  the rank's filem_rank_entry_t (encoded as JSON)
- *   filem_manifest_rank_set() per rank
- *   filem_seq_commit(jobdir, manifest, keep)
+ *   mpirun (global coordinator)          crmpi-agent (local coordinator), one per rank
+ *   crmpi_filem_seq_begin(jobdir, N) -->  CRS dumps into a node-local dir; rank.json written
+ *     creates <N>.partial/                ops->put(local dir -> <N>.partial/rank.<r>/)
+ *                                           sha256 while copying, fsync, per-file report
+ *                                   <--   the rank's crmpi_filem_rank_entry_t (as JSON)
+ *   crmpi_filem_manifest_rank_set() per rank
+ *   crmpi_filem_seq_commit(jobdir, manifest, keep)
  *     manifest.json in <N>.partial, fsync; rename <N>.partial -> <N>, fsync jobdir;
  *     snapshot.json replaced (temp, fsync, rename, fsync): THE commit point;
  *     then sequences beyond `keep` and abandoned attempts are removed
- *   on any failure: filem_seq_abort(jobdir, N)  (the committed snapshot is untouched)
+ *   on any failure: crmpi_filem_seq_abort(jobdir, N) (the committed snapshot is untouched)
  *
  *   restart:
- *   ompi-restart: filem_restart_open(handle, seq or -1)  verifies every checksum of the
- *     chosen sequence; on a damaged or missing file falls back to the previous committed
- *     sequence, saying which file; fails clearly when none is intact
+ *   ompi-restart: crmpi_filem_restart_open(handle, seq or -1) verifies every checksum of
+ *     the chosen sequence; on a damaged or missing file falls back to the previous
+ *     committed sequence, saying which file; fails clearly when none is intact
  *   crmpi-agent:  ops->get(<seq>/rank.<r>/ -> node-local dir), checked again while copying
  *
  * Invariant: the committed snapshot (what snapshot.json names) is never modified; a crash
  * at any point leaves either the old commit record or the new one, each naming complete,
  * durable sequences.
  *
- * Lifecycle: filem_base_open() (selects the component by the `filem` parameter) ->
- * ops->put / ops->get, any number of times -> filem_base_close(). The coordinator functions
- * (filem_seq_*) and filem_restart_* need no open: they only touch the global directory.
+ * Lifecycle: crmpi_filem_base_open() (selects the component by the `filem` parameter) ->
+ * ops->put / ops->get, any number of times -> crmpi_filem_base_close(). The coordinator
+ * functions (crmpi_filem_seq_*) and crmpi_filem_restart_* need no open: they only touch the
+ * global directory.
  *
  * Threading: put and get block until the copy is durable; they may run in a thread of
- * their own (the semi-blocking mode of DESIGN section 4), one copy per thread. Nothing
- * here is called by a rank: the CRS and FileM run in the agent and never link libmpi.
+ * their own (the agent copies while its rank runs), one copy per thread. Nothing here is
+ * called by a rank: the CRS and FileM run in the agent and never link libmpi.
  */
-#ifndef FILEM_H
-#define FILEM_H
+#ifndef CRMPI_FILEM_H
+#define CRMPI_FILEM_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "component.h"
-#include "snapshot.h"
+#include "snapshot_entry.h"
+#include "snapshot_manifest.h"
 
 /**
  * Progress of a copy: `done` of `total` bytes of `rank`'s files have been copied.
  * Called after each chunk and once at the end (done == total); never after an error.
  * Runs in the copying thread; must not call back into FileM.
  */
-typedef void (*filem_progress_fn_t)(void *arg, int rank, uint64_t done, uint64_t total);
+typedef void (*crmpi_filem_progress_fn_t)(void *arg, int rank, uint64_t done, uint64_t total);
 
 /* One rank's copy, in either direction. */
-typedef struct filem_transfer {
-    int rank;                     /* whose files (for messages and the report) */
-    const char *src_dir;          /* directory to copy from */
-    const char *dest_dir;         /* directory to create and fill; must not exist */
-    filem_progress_fn_t progress; /* NULL: no progress reports */
-    void *progress_arg;           /* passed to progress */
-} filem_transfer_t;
+typedef struct crmpi_filem_transfer {
+    int rank;                           /* whose files (for messages and the report) */
+    const char *src_dir;                /* directory to copy from */
+    const char *dest_dir;               /* directory to create and fill; must not exist */
+    crmpi_filem_progress_fn_t progress; /* NULL: no progress reports */
+    void *progress_arg;                 /* passed to progress */
+} crmpi_filem_transfer_t;
 
 /**
  * Copy every regular file under src_dir (recursively) into dest_dir, computing each file's
@@ -69,7 +71,8 @@ typedef struct filem_transfer {
  *         once, naming the file, and dest_dir is removed with whatever was copied.
  * Thread safety: any thread; distinct transfers may run at the same time.
  */
-typedef int (*filem_put_fn_t)(const filem_transfer_t *transfer, filem_rank_entry_t *entry_out);
+typedef int (*crmpi_filem_put_fn_t)(const crmpi_filem_transfer_t *transfer,
+                                    crmpi_filem_rank_entry_t *entry_out);
 
 /**
  * Copy the files that `entry` lists from src_dir (a committed rank.<r>/) into dest_dir
@@ -77,24 +80,24 @@ typedef int (*filem_put_fn_t)(const filem_transfer_t *transfer, filem_rank_entry
  * @return CRMPI_OK; CRMPI_ERR_IO (a checksum or size does not match: logged with the
  *         file, dest_dir removed); the other errors of put.
  */
-typedef int (*filem_get_fn_t)(const filem_transfer_t *transfer, const filem_rank_entry_t *entry);
+typedef int (*crmpi_filem_get_fn_t)(const crmpi_filem_transfer_t *transfer,
+                                    const crmpi_filem_rank_entry_t *entry);
 
-typedef struct filem_ops {
-    filem_put_fn_t put; /* node-local -> stable storage, after the dump */
-    filem_get_fn_t get; /* stable storage -> node-local, before the restore */
-} filem_ops_t;
+typedef struct crmpi_filem_ops {
+    crmpi_filem_put_fn_t put; /* node-local -> stable storage, after the dump */
+    crmpi_filem_get_fn_t get; /* stable storage -> node-local, before the restore */
+} crmpi_filem_ops_t;
 
-/** Descriptors (filem_info.c) and the one component (filem_posix.c). */
+/** The framework's descriptor (filem_info.c), for the catalog. */
 extern const crmpi_framework_info_t crmpi_filem_framework_info;
-extern const crmpi_component_t filem_posix_component;
 
 /**
  * Open the filem framework and select a component (parameter `filem`).
  * Parameters must be declared (crmpi_catalog_register_all).
  * @return CRMPI_OK with *ops_out, or CRMPI_ERR_NOT_FOUND (logged: no usable component)
  */
-int filem_base_open(const filem_ops_t **ops_out);
-void filem_base_close(void);
+int crmpi_filem_base_open(const crmpi_filem_ops_t **ops_out);
+void crmpi_filem_base_close(void);
 
 /* ---- the global directory --------------------------------------------------------------- */
 
@@ -102,13 +105,13 @@ void filem_base_close(void);
  * snapc_base_global_snapshot_dir with a leading "$HOME" or "~" expanded (malloc'ed).
  * Parameters must be declared. @return CRMPI_OK, CRMPI_ERR_BAD_PARAM (logged: no HOME)
  */
-int filem_base_global_dir(char **dir_out);
+int crmpi_filem_base_global_dir(char **dir_out);
 
 /**
- * snapc_base_keep, checked: how many committed sequences filem_seq_commit keeps (0: all).
+ * snapc_base_keep, checked: how many committed sequences crmpi_filem_seq_commit keeps (0: all).
  * @return CRMPI_OK, CRMPI_ERR_BAD_PARAM (logged: negative)
  */
-int filem_base_keep(unsigned *keep_out);
+int crmpi_filem_base_keep(unsigned *keep_out);
 
 /**
  * What a user typed as a snapshot handle -> the <jobid>.ckpt directory (malloc'ed):
@@ -116,7 +119,7 @@ int filem_base_keep(unsigned *keep_out);
  * up in the global snapshot directory when parameters are declared.
  * @return CRMPI_OK, CRMPI_ERR_NOT_FOUND (logged: "snapshot handle X does not exist ...")
  */
-int filem_handle_resolve(const char *handle, char **jobdir_out);
+int crmpi_filem_handle_resolve(const char *handle, char **jobdir_out);
 
 /* ---- the coordinator's side of a checkpoint ----------------------------------------------- */
 
@@ -128,7 +131,7 @@ int filem_handle_resolve(const char *handle, char **jobdir_out);
  * @return CRMPI_OK; CRMPI_ERR_EXISTS (logged: <seq> is already committed);
  *         CRMPI_ERR_OUT_OF_RESOURCE / CRMPI_ERR_IO (logged)
  */
-int filem_seq_begin(const char *jobdir, unsigned seq, char **seq_partial_dir_out);
+int crmpi_filem_seq_begin(const char *jobdir, unsigned seq, char **seq_partial_dir_out);
 
 /**
  * Commit `manifest` (every rank filled): the sequence becomes the newest committed one.
@@ -138,13 +141,13 @@ int filem_seq_begin(const char *jobdir, unsigned seq, char **seq_partial_dir_out
  *         CRMPI_ERR_BAD_PARAM (logged: a rank has no entry); CRMPI_ERR_NOT_FOUND (logged:
  *         a reported file is missing or of another size); the errors of the writes, in
  *         which case the previous commit record still stands and the caller should call
- *         filem_seq_abort().
+ *         crmpi_filem_seq_abort().
  * Fault point: snapc_commit_crash, after the sequence's rename and before the commit record.
  */
-int filem_seq_commit(const char *jobdir, filem_manifest_t *manifest, unsigned keep);
+int crmpi_filem_seq_commit(const char *jobdir, crmpi_filem_manifest_t *manifest, unsigned keep);
 
 /** Remove <seq>.partial (an aborted checkpoint). Never touches committed sequences. */
-int filem_seq_abort(const char *jobdir, unsigned seq);
+int crmpi_filem_seq_abort(const char *jobdir, unsigned seq);
 
 /**
  * Remove the committed sequences beyond the newest `keep` (0: none) and every sequence
@@ -152,26 +155,26 @@ int filem_seq_abort(const char *jobdir, unsigned seq);
  * then rewrite snapshot.json if it listed more than `keep`. Without a commit record it
  * removes nothing. @return CRMPI_OK, or an I/O error (logged as a warning)
  */
-int filem_seq_cleanup(const char *jobdir, unsigned keep);
+int crmpi_filem_seq_cleanup(const char *jobdir, unsigned keep);
 
 /* ---- restart ---------------------------------------------------------------------------- */
 
 /* An opened snapshot, one verified sequence chosen for restart. */
-typedef struct filem_restart {
-    char *jobdir;               /* the <jobid>.ckpt directory */
-    unsigned seq;               /* the sequence restarted from */
-    char *seq_dir;              /* "<jobdir>/<seq>" */
-    filem_manifest_t *manifest; /* its manifest */
-    bool fell_back;             /* seq is older than the one asked for (or the newest) */
-} filem_restart_t;
+typedef struct crmpi_filem_restart {
+    char *jobdir;                     /* the <jobid>.ckpt directory */
+    unsigned seq;                     /* the sequence restarted from */
+    char *seq_dir;                    /* "<jobdir>/<seq>" */
+    crmpi_filem_manifest_t *manifest; /* its manifest */
+    bool fell_back;                   /* seq is older than the one asked for (or the newest) */
+} crmpi_filem_restart_t;
 
-/* Flags of filem_restart_open. */
+/* Flags of crmpi_filem_restart_open. */
 enum {
-    FILEM_RESTART_NO_VERIFY = 1 << 0, /* trust the files: read the manifest, check nothing */
+    CRMPI_FILEM_RESTART_NO_VERIFY = 1 << 0, /* trust the files: read the manifest, check nothing */
 };
 
 /**
- * Open `handle` (see filem_handle_resolve) for restart and choose a sequence: `seq`, or the
+ * Open `handle` (see crmpi_filem_handle_resolve) for restart and choose a sequence: `seq`, or the
  * newest committed one when seq < 0. Every file of the chosen sequence is verified; when one
  * is missing or damaged, a warning names it and the previous committed sequence is tried
  * ("rank 3's image checksum does not match (rank.3/criu/pages-1.img); restarting from
@@ -180,7 +183,8 @@ enum {
  *         commit record, or seq is not committed); CRMPI_ERR_IO (no committed sequence is
  *         intact); CRMPI_ERR_NOT_SUPPORTED (a newer format). Every error is logged once.
  */
-int filem_restart_open(const char *handle, long seq, unsigned flags, filem_restart_t **restart_out);
-void filem_restart_close(filem_restart_t *restart);
+int crmpi_filem_restart_open(const char *handle, long seq, unsigned flags,
+                             crmpi_filem_restart_t **restart_out);
+void crmpi_filem_restart_close(crmpi_filem_restart_t *restart);
 
-#endif /* FILEM_H */
+#endif /* CRMPI_FILEM_H */

@@ -12,6 +12,12 @@
 #include "config.h"
 
 #include "filem.h"
+#include "filem_posix.h"
+#include "snapshot.h"
+#include "snapshot_entry.h"
+#include "snapshot_manifest.h"
+#include "snapshot_commit.h"
+#include "filem_fs.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -38,7 +44,7 @@ static crmpi_framework_t filem_framework = {
     .components = filem_components,
 };
 
-int filem_base_open(const filem_ops_t **ops_out)
+int crmpi_filem_base_open(const crmpi_filem_ops_t **ops_out)
 {
     const crmpi_component_t *selected;
     int rc;
@@ -56,7 +62,7 @@ int filem_base_open(const filem_ops_t **ops_out)
     return CRMPI_OK;
 }
 
-void filem_base_close(void)
+void crmpi_filem_base_close(void)
 {
     if (filem_framework.is_open)
         crmpi_framework_close(&filem_framework);
@@ -64,7 +70,7 @@ void filem_base_close(void)
 
 /* ---- the global directory --------------------------------------------------------------- */
 
-int filem_base_global_dir(char **dir_out)
+int crmpi_filem_base_global_dir(char **dir_out)
 {
     const char *value;
     const char *home = getenv("HOME");
@@ -101,7 +107,7 @@ static bool filem_is_dir(const char *path)
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-int filem_handle_resolve(const char *handle, char **jobdir_out)
+int crmpi_filem_handle_resolve(const char *handle, char **jobdir_out)
 {
     char *global_dir = NULL;
     char *candidate = NULL;
@@ -114,7 +120,7 @@ int filem_handle_resolve(const char *handle, char **jobdir_out)
     /* A bare name ("4711", "4711.ckpt") is looked up where ompi-checkpoint puts snapshots. */
     if (!strchr(handle, '/') && handle[0] &&
         crmpi_param_get_string("snapc_base_global_snapshot_dir", &value) == CRMPI_OK &&
-        filem_base_global_dir(&global_dir) == CRMPI_OK) {
+        crmpi_filem_base_global_dir(&global_dir) == CRMPI_OK) {
         bool digits = strspn(handle, "0123456789") == strlen(handle);
 
         if (asprintf(&candidate, "%s/%s%s", global_dir, handle, digits ? ".ckpt" : "") < 0)
@@ -175,36 +181,36 @@ static int filem_dir_create_parents(const char *dir)
  * Remove every sequence directory of `jobdir` that `commit` does not list (commit == NULL:
  * nothing is committed, so none is kept).
  */
-static int filem_unlisted_remove(const char *jobdir, const filem_commit_t *commit)
+static int filem_unlisted_remove(const char *jobdir, const crmpi_filem_commit_t *commit)
 {
-    filem_seq_status_t *list;
+    crmpi_filem_seq_status_t *list;
     size_t count;
     int rc;
 
-    rc = filem_snapshot_list(jobdir, commit, &list, &count);
+    rc = crmpi_filem_snapshot_list(jobdir, commit, &list, &count);
     if (rc != CRMPI_OK)
         return rc;
     for (size_t i = 0; i < count; i++) {
-        if (list[i].state != FILEM_SEQ_PARTIAL && filem_commit_has(commit, list[i].seq))
+        if (list[i].state != CRMPI_FILEM_SEQ_PARTIAL && crmpi_filem_commit_has(commit, list[i].seq))
             continue;
         if (access(list[i].dir, F_OK) != 0)
             continue;
-        if (filem_tree_remove(list[i].dir) != CRMPI_OK) {
+        if (crmpi_filem_tree_remove(list[i].dir) != CRMPI_OK) {
             crmpi_log_warn("filem: could not remove the abandoned sequence directory %s",
                            list[i].dir);
             rc = CRMPI_ERR_IO;
         }
     }
-    filem_snapshot_list_free(list, count);
+    crmpi_filem_snapshot_list_free(list, count);
     return rc;
 }
 
-int filem_seq_cleanup(const char *jobdir, unsigned keep)
+int crmpi_filem_seq_cleanup(const char *jobdir, unsigned keep)
 {
-    filem_commit_t *commit;
+    crmpi_filem_commit_t *commit;
     int rc;
 
-    rc = filem_commit_read(jobdir, &commit);
+    rc = crmpi_filem_commit_read(jobdir, &commit);
     if (rc == CRMPI_ERR_NOT_FOUND)
         return CRMPI_OK;
     if (rc != CRMPI_OK) {
@@ -218,22 +224,22 @@ int filem_seq_cleanup(const char *jobdir, unsigned keep)
         memmove(commit->seqs, commit->seqs + (commit->num_seqs - keep),
                 keep * sizeof(commit->seqs[0]));
         commit->num_seqs = keep;
-        rc = filem_commit_write(jobdir, commit);
+        rc = crmpi_filem_commit_write(jobdir, commit);
         if (rc != CRMPI_OK) {
-            filem_commit_destroy(commit);
+            crmpi_filem_commit_destroy(commit);
             return rc;
         }
     }
     rc = filem_unlisted_remove(jobdir, commit);
-    filem_commit_destroy(commit);
+    crmpi_filem_commit_destroy(commit);
     if (rc == CRMPI_OK)
-        rc = filem_dir_sync(jobdir);
+        rc = crmpi_filem_dir_sync(jobdir);
     return rc;
 }
 
 /* ---- the coordinator's side ------------------------------------------------------------- */
 
-int filem_base_keep(unsigned *keep_out)
+int crmpi_filem_base_keep(unsigned *keep_out)
 {
     int64_t keep;
     int rc;
@@ -251,29 +257,29 @@ int filem_base_keep(unsigned *keep_out)
     return CRMPI_OK;
 }
 
-int filem_seq_begin(const char *jobdir, unsigned seq, char **seq_partial_dir_out)
+int crmpi_filem_seq_begin(const char *jobdir, unsigned seq, char **seq_partial_dir_out)
 {
-    filem_commit_t *commit = NULL;
+    crmpi_filem_commit_t *commit = NULL;
     char *partial_dir;
     int rc;
 
     rc = filem_dir_create_parents(jobdir);
     if (rc != CRMPI_OK)
         return rc;
-    rc = filem_commit_read(jobdir, &commit);
+    rc = crmpi_filem_commit_read(jobdir, &commit);
     if (rc != CRMPI_OK && rc != CRMPI_ERR_NOT_FOUND)
         return rc;
-    if (filem_commit_has(commit, seq)) {
+    if (crmpi_filem_commit_has(commit, seq)) {
         crmpi_log_error("filem: sequence %u of %s is already committed", seq, jobdir);
-        filem_commit_destroy(commit);
+        crmpi_filem_commit_destroy(commit);
         return CRMPI_ERR_EXISTS;
     }
     /* What crashed attempts left behind goes now, before new files compete for space. */
     rc = filem_unlisted_remove(jobdir, commit);
-    filem_commit_destroy(commit);
+    crmpi_filem_commit_destroy(commit);
     if (rc == CRMPI_ERR_OUT_OF_RESOURCE)
         return rc;
-    rc = filem_seq_dir_path(jobdir, seq, true, &partial_dir);
+    rc = crmpi_filem_seq_dir_path(jobdir, seq, true, &partial_dir);
     if (rc != CRMPI_OK)
         return rc;
     if (mkdir(partial_dir, FILEM_DIR_MODE) != 0) {
@@ -283,9 +289,9 @@ int filem_seq_begin(const char *jobdir, unsigned seq, char **seq_partial_dir_out
         free(partial_dir);
         return err == ENOSPC || err == EDQUOT ? CRMPI_ERR_OUT_OF_RESOURCE : CRMPI_ERR_IO;
     }
-    rc = filem_dir_sync(jobdir);
+    rc = crmpi_filem_dir_sync(jobdir);
     if (rc != CRMPI_OK) {
-        filem_tree_remove(partial_dir);
+        crmpi_filem_tree_remove(partial_dir);
         free(partial_dir);
         return rc;
     }
@@ -293,15 +299,15 @@ int filem_seq_begin(const char *jobdir, unsigned seq, char **seq_partial_dir_out
     return CRMPI_OK;
 }
 
-int filem_seq_abort(const char *jobdir, unsigned seq)
+int crmpi_filem_seq_abort(const char *jobdir, unsigned seq)
 {
     char *partial_dir;
     int rc;
 
-    rc = filem_seq_dir_path(jobdir, seq, true, &partial_dir);
+    rc = crmpi_filem_seq_dir_path(jobdir, seq, true, &partial_dir);
     if (rc != CRMPI_OK)
         return rc;
-    rc = filem_tree_remove(partial_dir);
+    rc = crmpi_filem_tree_remove(partial_dir);
     if (rc != CRMPI_OK)
         crmpi_log_warn("filem: could not remove the aborted sequence %s; the next checkpoint "
                        "removes it",
@@ -313,11 +319,11 @@ int filem_seq_abort(const char *jobdir, unsigned seq)
 /* The new commit record: the old one's sequences plus `seq`, newest last. */
 static int filem_commit_append(const char *jobdir, uint64_t jobid, unsigned seq)
 {
-    filem_commit_t *commit = NULL;
+    crmpi_filem_commit_t *commit = NULL;
     unsigned *grown;
     int rc;
 
-    rc = filem_commit_read(jobdir, &commit);
+    rc = crmpi_filem_commit_read(jobdir, &commit);
     if (rc == CRMPI_ERR_NOT_FOUND) {
         commit = calloc(1, sizeof(*commit));
         if (!commit)
@@ -328,14 +334,14 @@ static int filem_commit_append(const char *jobdir, uint64_t jobid, unsigned seq)
     }
     grown = realloc(commit->seqs, (commit->num_seqs + 1) * sizeof(*grown));
     if (!grown) {
-        filem_commit_destroy(commit);
+        crmpi_filem_commit_destroy(commit);
         return CRMPI_ERR_OUT_OF_RESOURCE;
     }
     commit->seqs = grown;
     commit->seqs[commit->num_seqs++] = seq;
     commit->jobid = jobid;
-    rc = filem_commit_write(jobdir, commit);
-    filem_commit_destroy(commit);
+    rc = crmpi_filem_commit_write(jobdir, commit);
+    crmpi_filem_commit_destroy(commit);
     return rc;
 }
 
@@ -344,7 +350,7 @@ static int filem_commit_append(const char *jobdir, uint64_t jobid, unsigned seq)
  * wrote it from other nodes: a global directory that is not shared storage shows here as
  * missing files, and must not be committed.
  */
-static int filem_commit_rank_check(const char *partial_dir, const filem_rank_entry_t *entry)
+static int filem_commit_rank_check(const char *partial_dir, const crmpi_filem_rank_entry_t *entry)
 {
     if (entry->num_files == 0) {
         crmpi_log_error("filem: %s cannot be committed: rank %d reported no files", partial_dir,
@@ -375,21 +381,21 @@ static int filem_commit_rank_check(const char *partial_dir, const filem_rank_ent
     return CRMPI_OK;
 }
 
-int filem_seq_commit(const char *jobdir, filem_manifest_t *manifest, unsigned keep)
+int crmpi_filem_seq_commit(const char *jobdir, crmpi_filem_manifest_t *manifest, unsigned keep)
 {
     char *partial_dir = NULL;
     char *seq_dir = NULL;
     int rc;
 
-    if ((rc = filem_seq_dir_path(jobdir, manifest->seq, true, &partial_dir)) != CRMPI_OK ||
-        (rc = filem_seq_dir_path(jobdir, manifest->seq, false, &seq_dir)) != CRMPI_OK)
+    if ((rc = crmpi_filem_seq_dir_path(jobdir, manifest->seq, true, &partial_dir)) != CRMPI_OK ||
+        (rc = crmpi_filem_seq_dir_path(jobdir, manifest->seq, false, &seq_dir)) != CRMPI_OK)
         goto out_free;
     for (size_t i = 0; i < manifest->num_ranks && rc == CRMPI_OK; i++)
         rc = filem_commit_rank_check(partial_dir, &manifest->ranks[i]);
     if (rc != CRMPI_OK)
         goto out_free;
-    manifest->state = FILEM_STATE_COMPLETE;
-    rc = filem_manifest_write(partial_dir, manifest);
+    manifest->state = CRMPI_FILEM_STATE_COMPLETE;
+    rc = crmpi_filem_manifest_write(partial_dir, manifest);
     if (rc != CRMPI_OK)
         goto out_free;
     if (rename(partial_dir, seq_dir) != 0) {
@@ -397,7 +403,7 @@ int filem_seq_commit(const char *jobdir, filem_manifest_t *manifest, unsigned ke
         rc = CRMPI_ERR_IO;
         goto out_free;
     }
-    rc = filem_dir_sync(jobdir);
+    rc = crmpi_filem_dir_sync(jobdir);
     if (rc != CRMPI_OK)
         goto out_free;
     /* The window the commit record closes: a complete sequence nobody has committed. */
@@ -406,11 +412,11 @@ int filem_seq_commit(const char *jobdir, filem_manifest_t *manifest, unsigned ke
     if (rc != CRMPI_OK) {
         /* Whether the new record landed is unknown (the rename may be durable even if the
          * directory's fsync failed), so <seq> stays as it is: either committed, or unlisted
-         * and removed by the next filem_seq_begin. Renaming it back could break a commit. */
+         * and removed by the next crmpi_filem_seq_begin. Renaming it back could break a commit. */
         goto out_free;
     }
     /* Committed. What follows only frees space; a failure there is a warning. */
-    filem_seq_cleanup(jobdir, keep);
+    crmpi_filem_seq_cleanup(jobdir, keep);
 out_free:
     free(partial_dir);
     free(seq_dir);
@@ -419,11 +425,11 @@ out_free:
 
 /* ---- restart ---------------------------------------------------------------------------- */
 
-void filem_restart_close(filem_restart_t *restart)
+void crmpi_filem_restart_close(crmpi_filem_restart_t *restart)
 {
     if (!restart)
         return;
-    filem_manifest_destroy(restart->manifest);
+    crmpi_filem_manifest_destroy(restart->manifest);
     free(restart->seq_dir);
     free(restart->jobdir);
     free(restart);
@@ -431,25 +437,25 @@ void filem_restart_close(filem_restart_t *restart)
 
 /* Read and check sequence `seq`; on failure `problem` says what is wrong. */
 static int filem_restart_try(const char *jobdir, unsigned seq, unsigned flags,
-                             filem_restart_t *restart, char *problem)
+                             crmpi_filem_restart_t *restart, char *problem)
 {
-    filem_manifest_t *manifest = NULL;
+    crmpi_filem_manifest_t *manifest = NULL;
     char *seq_dir;
     int rc;
 
-    rc = filem_seq_dir_path(jobdir, seq, false, &seq_dir);
+    rc = crmpi_filem_seq_dir_path(jobdir, seq, false, &seq_dir);
     if (rc != CRMPI_OK)
         return rc;
-    rc = filem_manifest_read(seq_dir, true, &manifest, problem);
-    if (rc == CRMPI_OK && (manifest->state != FILEM_STATE_COMPLETE || manifest->seq != seq)) {
-        snprintf(problem, FILEM_PROBLEM_MAX,
+    rc = crmpi_filem_manifest_read(seq_dir, true, &manifest, problem);
+    if (rc == CRMPI_OK && (manifest->state != CRMPI_FILEM_STATE_COMPLETE || manifest->seq != seq)) {
+        snprintf(problem, CRMPI_FILEM_PROBLEM_MAX,
                  "sequence %u's manifest does not describe a complete sequence %u", seq, seq);
         rc = CRMPI_ERR_PROTO;
     }
-    if (rc == CRMPI_OK && !(flags & FILEM_RESTART_NO_VERIFY))
-        rc = filem_manifest_verify(seq_dir, manifest, problem);
+    if (rc == CRMPI_OK && !(flags & CRMPI_FILEM_RESTART_NO_VERIFY))
+        rc = crmpi_filem_manifest_verify(seq_dir, manifest, problem);
     if (rc != CRMPI_OK) {
-        filem_manifest_destroy(manifest);
+        crmpi_filem_manifest_destroy(manifest);
         free(seq_dir);
         return rc;
     }
@@ -465,7 +471,7 @@ static void filem_restart_explain_uncommitted(const char *jobdir)
     char *manifest_path;
     bool is_sequence = false;
 
-    if (asprintf(&manifest_path, "%s/%s", jobdir, FILEM_MANIFEST_FILE) < 0)
+    if (asprintf(&manifest_path, "%s/%s", jobdir, CRMPI_FILEM_MANIFEST_FILE) < 0)
         manifest_path = NULL;
     else
         is_sequence = access(manifest_path, F_OK) == 0;
@@ -477,25 +483,26 @@ static void filem_restart_explain_uncommitted(const char *jobdir)
     else
         crmpi_log_error("%s has no committed snapshot (no %s: no checkpoint of this job "
                         "completed)",
-                        jobdir, FILEM_COMMIT_FILE);
+                        jobdir, CRMPI_FILEM_COMMIT_FILE);
     free(manifest_path);
 }
 
-int filem_restart_open(const char *handle, long seq, unsigned flags, filem_restart_t **restart_out)
+int crmpi_filem_restart_open(const char *handle, long seq, unsigned flags,
+                             crmpi_filem_restart_t **restart_out)
 {
-    char problem[FILEM_PROBLEM_MAX] = "";
-    filem_commit_t *commit = NULL;
-    filem_restart_t *restart;
+    char problem[CRMPI_FILEM_PROBLEM_MAX] = "";
+    crmpi_filem_commit_t *commit = NULL;
+    crmpi_filem_restart_t *restart;
     size_t first;
     int rc;
 
     restart = calloc(1, sizeof(*restart));
     if (!restart)
         return CRMPI_ERR_OUT_OF_RESOURCE;
-    rc = filem_handle_resolve(handle, &restart->jobdir);
+    rc = crmpi_filem_handle_resolve(handle, &restart->jobdir);
     if (rc != CRMPI_OK)
         goto err_free;
-    rc = filem_commit_read(restart->jobdir, &commit);
+    rc = crmpi_filem_commit_read(restart->jobdir, &commit);
     if (rc == CRMPI_ERR_NOT_FOUND)
         filem_restart_explain_uncommitted(restart->jobdir);
     if (rc != CRMPI_OK)
@@ -544,12 +551,12 @@ int filem_restart_open(const char *handle, long seq, unsigned flags, filem_resta
         rc = CRMPI_ERR_IO;
         goto err_free;
     }
-    filem_commit_destroy(commit);
+    crmpi_filem_commit_destroy(commit);
     *restart_out = restart;
     return CRMPI_OK;
 
 err_free:
-    filem_commit_destroy(commit);
-    filem_restart_close(restart);
+    crmpi_filem_commit_destroy(commit);
+    crmpi_filem_restart_close(restart);
     return rc;
 }

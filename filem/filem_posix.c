@@ -11,6 +11,10 @@
 #include "config.h"
 
 #include "filem.h"
+#include "filem_posix.h"
+#include "snapshot.h"
+#include "snapshot_entry.h"
+#include "filem_fs.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -35,13 +39,13 @@
 
 /* One copy in progress. */
 typedef struct filem_posix_copy {
-    const filem_transfer_t *transfer; /* what the caller asked for */
-    uint8_t *buf;                     /* the chunk buffer */
-    size_t buf_size;                  /* its size */
-    uint64_t done;                    /* bytes copied so far, all files */
-    uint64_t total;                   /* bytes to copy, all files */
-    char **dirs;                      /* directories created under dest_dir, to fsync */
-    size_t num_dirs;                  /* entries in dirs */
+    const crmpi_filem_transfer_t *transfer; /* what the caller asked for */
+    uint8_t *buf;                           /* the chunk buffer */
+    size_t buf_size;                        /* its size */
+    uint64_t done;                          /* bytes copied so far, all files */
+    uint64_t total;                         /* bytes to copy, all files */
+    char **dirs;                            /* directories created under dest_dir, to fsync */
+    size_t num_dirs;                        /* entries in dirs */
 } filem_posix_copy_t;
 
 /* A file found under the source directory. */
@@ -80,7 +84,7 @@ static void filem_posix_found_free(filem_posix_found_t *found, size_t count)
 }
 
 /* Collect every regular file under src_dir/rel (rel "" for the top). */
-static int filem_posix_walk(const filem_transfer_t *transfer, const char *rel,
+static int filem_posix_walk(const crmpi_filem_transfer_t *transfer, const char *rel,
                             filem_posix_found_t **found, size_t *count)
 {
     struct dirent *entry;
@@ -207,11 +211,11 @@ static int filem_posix_write_all(int fd, const uint8_t *data, size_t len)
  * @param expected  NULL (put: fill `file`), or the entry the copy must match (get)
  */
 static int filem_posix_file_copy(filem_posix_copy_t *copy, const char *rel,
-                                 const filem_file_t *expected, filem_file_t *file)
+                                 const crmpi_filem_file_t *expected, crmpi_filem_file_t *file)
 {
-    const filem_transfer_t *transfer = copy->transfer;
+    const crmpi_filem_transfer_t *transfer = copy->transfer;
     struct sha256_ctx ctx;
-    char hex[FILEM_SHA256_HEX_LEN + 1];
+    char hex[CRMPI_FILEM_SHA256_HEX_LEN + 1];
     char *src_path = NULL;
     char *dest_path = NULL;
     uint64_t size = 0;
@@ -329,15 +333,15 @@ static int filem_posix_dirs_sync(filem_posix_copy_t *copy)
     int rc = CRMPI_OK;
 
     for (size_t i = copy->num_dirs; i-- > 0 && rc == CRMPI_OK;)
-        rc = filem_dir_sync(copy->dirs[i]);
+        rc = crmpi_filem_dir_sync(copy->dirs[i]);
     if (rc == CRMPI_OK)
-        rc = filem_dir_sync(copy->transfer->dest_dir);
+        rc = crmpi_filem_dir_sync(copy->transfer->dest_dir);
     if (!parent)
         return CRMPI_ERR_OUT_OF_RESOURCE;
     slash = strrchr(parent, '/');
     if (rc == CRMPI_OK && slash) {
         *slash = '\0';
-        rc = filem_dir_sync(parent[0] ? parent : "/");
+        rc = crmpi_filem_dir_sync(parent[0] ? parent : "/");
     }
     free(parent);
     return rc;
@@ -352,7 +356,7 @@ static void filem_posix_copy_free(filem_posix_copy_t *copy)
 }
 
 /* Create dest_dir and set up `copy`. */
-static int filem_posix_copy_start(const filem_transfer_t *transfer, filem_posix_copy_t *copy)
+static int filem_posix_copy_start(const crmpi_filem_transfer_t *transfer, filem_posix_copy_t *copy)
 {
     *copy = (filem_posix_copy_t){.transfer = transfer, .buf_size = filem_posix_buffer_size()};
     copy->buf = malloc(copy->buf_size);
@@ -373,14 +377,15 @@ static int filem_posix_copy_start(const filem_transfer_t *transfer, filem_posix_
 /* After a failed copy: nothing of it may stay. */
 static void filem_posix_copy_undo(filem_posix_copy_t *copy)
 {
-    if (filem_tree_remove(copy->transfer->dest_dir) != CRMPI_OK)
+    if (crmpi_filem_tree_remove(copy->transfer->dest_dir) != CRMPI_OK)
         crmpi_log_warn("filem:posix: rank %d: could not remove the partial copy %s",
                        copy->transfer->rank, copy->transfer->dest_dir);
 }
 
-static int filem_posix_put(const filem_transfer_t *transfer, filem_rank_entry_t *entry_out)
+static int filem_posix_put(const crmpi_filem_transfer_t *transfer,
+                           crmpi_filem_rank_entry_t *entry_out)
 {
-    filem_rank_entry_t entry = {.rank = transfer->rank};
+    crmpi_filem_rank_entry_t entry = {.rank = transfer->rank};
     filem_posix_found_t *found = NULL;
     filem_posix_copy_t copy;
     char host[256];
@@ -428,13 +433,14 @@ static int filem_posix_put(const filem_transfer_t *transfer, filem_rank_entry_t 
 err_undo:
     filem_posix_copy_undo(&copy);
     filem_posix_copy_free(&copy);
-    filem_rank_entry_clear(&entry);
+    crmpi_filem_rank_entry_clear(&entry);
 err_free_found:
     filem_posix_found_free(found, count);
     return rc;
 }
 
-static int filem_posix_get(const filem_transfer_t *transfer, const filem_rank_entry_t *entry)
+static int filem_posix_get(const crmpi_filem_transfer_t *transfer,
+                           const crmpi_filem_rank_entry_t *entry)
 {
     filem_posix_copy_t copy;
     int rc;
@@ -462,7 +468,7 @@ err_undo:
     return rc;
 }
 
-static const filem_ops_t filem_posix_ops = {
+static const crmpi_filem_ops_t filem_posix_ops = {
     .put = filem_posix_put,
     .get = filem_posix_get,
 };

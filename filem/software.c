@@ -64,7 +64,7 @@ static void software_build_id(const char *path, char *hex, size_t len)
     close(fd);
 }
 
-int filem_software_record(filem_rank_info_t *info, pid_t pid)
+int crmpi_filem_software_record(crmpi_filem_rank_info_t *info, pid_t pid)
 {
     char maps[64], line[4608], path[4096], build_id[129], value[4400];
     FILE *f;
@@ -85,7 +85,7 @@ int filem_software_record(filem_rank_info_t *info, pid_t pid)
         software_build_id(path, build_id, sizeof(build_id));
         snprintf(value, sizeof(value), "{\"size\": %lld, \"build_id\": \"%s\"}",
                  (long long)st.st_size, build_id);
-        rc = filem_rank_info_set_json(info, SOFTWARE_SECTION, path, value);
+        rc = crmpi_filem_rank_info_set_json(info, SOFTWARE_SECTION, path, value);
     }
     fclose(f);
     return rc;
@@ -136,10 +136,10 @@ static int software_check_one(const char *section, const char *path, const char 
     return check->rc != CRMPI_OK;
 }
 
-int filem_software_check(const filem_rank_info_t *info, char *problem, size_t len)
+int crmpi_filem_software_check(const crmpi_filem_rank_info_t *info, char *problem, size_t len)
 {
     software_check_t check = {.rc = CRMPI_OK, .problem = problem, .len = len};
-    int rc = filem_rank_info_foreach(info, software_check_one, &check);
+    int rc = crmpi_filem_rank_info_foreach(info, software_check_one, &check);
 
     return rc != CRMPI_OK ? rc : check.rc;
 }

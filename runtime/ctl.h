@@ -1,5 +1,5 @@
 /*
- * ctl.h: the control protocol between crmpi's processes (docs/design.md, "Interfaces").
+ * ctl.h: the control protocol between crmpi's processes.
  *
  *   tools --unix--> mpirun (HNP) <--stream--> crmpi-agent (one per rank) <--socketpair--> rank
  *                                                   ^ also the rank's init (exit status)

@@ -1,5 +1,5 @@
 /*
- * fault.h: named fault-injection points (docs/design.md, "Tests"), so that error paths run in
+ * fault.h: named fault-injection points, so that error paths run in
  * tests and CI, not only in production.
  *
  *   code:   if (crmpi_fault_hit("filem_copy_enospc")) { errno = ENOSPC; goto err_write; }

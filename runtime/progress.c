@@ -23,7 +23,7 @@ static size_t progress_num_fns;
 /* Entries allocated in progress_fns. */
 static size_t progress_cap_fns;
 
-/* The library lock (docs/design.md, "Layers inside a rank"): one mutex, not recursive. */
+/* The library lock (progress.h): one mutex, not recursive. */
 static pthread_mutex_t progress_library_lock = PTHREAD_MUTEX_INITIALIZER;
 
 int crmpi_progress_register(crmpi_progress_fn_t fn)

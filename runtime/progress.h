@@ -1,9 +1,9 @@
 /*
  * progress.h: the progress engine and the library lock (libmpi side).
  *
- * One lock guards every internal structure of libmpi (docs/design.md, "Layers inside a rank").
- * Blocking MPI calls are loops of (lock, progress, test, unlock), so the C/R thread can take the
- * lock between two iterations while the application computes or waits.
+ * One lock guards every internal structure of libmpi. Blocking MPI
+ * calls are loops of (lock, progress, test, unlock), so the C/R thread can take the lock
+ * between two iterations while the application computes or waits.
  *
  * Progress functions are registered by layers (PML, BTLs) and called in registration
  * order by crmpi_progress(), always with the library lock held.

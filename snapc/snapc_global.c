@@ -17,7 +17,10 @@
 #include "filem.h"
 #include "log.h"
 #include "snapc_global.h"
-#include "snapshot.h"
+#include "snapshot_entry.h"
+#include "snapshot_manifest.h"
+#include "snapshot_commit.h"
+#include "filem_fs.h"
 
 /* What the coordinator waits for. */
 typedef enum {
@@ -40,20 +43,20 @@ typedef struct snapc_marks {
 
 struct crmpi_snapc_global {
     crmpi_snapc_global_params_t params;
-    char *jobdir;                    /* owned copy of params.jobdir */
-    snapc_step_t step;               /* IDLE or what is awaited */
-    uint32_t seq;                    /* current (or last) checkpoint */
-    uint32_t flags;                  /* its CRMPI_SNAPC_* flags */
-    int tool_fd;                     /* the tool that asked, -1 when gone */
-    bool *answered;                  /* per rank: answered the current step */
-    int num_answered;                /* of np */
-    snapc_marks_t *marks;            /* per rank, from CKPT_BOOKMARKS */
-    char *partial_dir;               /* <jobdir>/<seq>.partial while a checkpoint runs */
-    filem_manifest_t *manifest;      /* the sequence being written */
-    double step_started;             /* CLOCK_MONOTONIC seconds */
-    double started;                  /* the checkpoint's start */
-    double phase_s[SNAPC_NUM_STEPS]; /* wall time of each step, by snapc_step_t */
-    uint64_t image_bytes;            /* sum of CKPT_DUMPED */
+    char *jobdir;                     /* owned copy of params.jobdir */
+    snapc_step_t step;                /* IDLE or what is awaited */
+    uint32_t seq;                     /* current (or last) checkpoint */
+    uint32_t flags;                   /* its CRMPI_SNAPC_* flags */
+    int tool_fd;                      /* the tool that asked, -1 when gone */
+    bool *answered;                   /* per rank: answered the current step */
+    int num_answered;                 /* of np */
+    snapc_marks_t *marks;             /* per rank, from CKPT_BOOKMARKS */
+    char *partial_dir;                /* <jobdir>/<seq>.partial while a checkpoint runs */
+    crmpi_filem_manifest_t *manifest; /* the sequence being written */
+    double step_started;              /* CLOCK_MONOTONIC seconds */
+    double started;                   /* the checkpoint's start */
+    double phase_s[SNAPC_NUM_STEPS];  /* wall time of each step, by snapc_step_t */
+    uint64_t image_bytes;             /* sum of CKPT_DUMPED */
 };
 
 static const char *snapc_global_step_name(snapc_step_t step)
@@ -76,7 +79,7 @@ int crmpi_snapc_global_create(const crmpi_snapc_global_params_t *params,
                               crmpi_snapc_global_t **global_out)
 {
     crmpi_snapc_global_t *global = calloc(1, sizeof(*global));
-    filem_commit_t *commit;
+    crmpi_filem_commit_t *commit;
 
     if (!global)
         return CRMPI_ERR_OUT_OF_RESOURCE;
@@ -90,9 +93,9 @@ int crmpi_snapc_global_create(const crmpi_snapc_global_params_t *params,
         return CRMPI_ERR_OUT_OF_RESOURCE;
     }
     /* A jobid is a pid, and pids come back: number after what an earlier job committed. */
-    if (params->enabled && filem_commit_read(global->jobdir, &commit) == CRMPI_OK) {
+    if (params->enabled && crmpi_filem_commit_read(global->jobdir, &commit) == CRMPI_OK) {
         global->seq = commit->seqs[commit->num_seqs - 1];
-        filem_commit_destroy(commit);
+        crmpi_filem_commit_destroy(commit);
     }
     *global_out = global;
     return CRMPI_OK;
@@ -110,7 +113,7 @@ static void snapc_global_marks_free(crmpi_snapc_global_t *global)
 static void snapc_global_end(crmpi_snapc_global_t *global)
 {
     snapc_global_marks_free(global);
-    filem_manifest_destroy(global->manifest);
+    crmpi_filem_manifest_destroy(global->manifest);
     global->manifest = NULL;
     free(global->partial_dir);
     global->partial_dir = NULL;
@@ -229,7 +232,7 @@ static void snapc_global_abort_job(crmpi_snapc_global_t *global, const char *why
         global->params.send_fn(global->params.arg, rank, CRMPI_CTL_CKPT_ABORT, global->seq, NULL);
     if (global->tool_fd >= 0)
         snapc_global_tool_reply(global, global->tool_fd, global->seq, CRMPI_ERR_CKPT_ABORTED, text);
-    filem_seq_abort(global->jobdir, global->seq);
+    crmpi_filem_seq_abort(global->jobdir, global->seq);
     snapc_global_end(global);
 }
 
@@ -303,9 +306,9 @@ void crmpi_snapc_global_tool(crmpi_snapc_global_t *global, int fd, crmpi_ctl_msg
         return;
     }
     global->seq++;
-    if (filem_seq_begin(global->jobdir, global->seq, &global->partial_dir) != CRMPI_OK ||
-        filem_manifest_create(global->params.jobid, global->seq, (size_t)global->params.np,
-                              &global->manifest) != CRMPI_OK) {
+    if (crmpi_filem_seq_begin(global->jobdir, global->seq, &global->partial_dir) != CRMPI_OK ||
+        crmpi_filem_manifest_create(global->params.jobid, global->seq, (size_t)global->params.np,
+                                    &global->manifest) != CRMPI_OK) {
         char text[600];
 
         snprintf(text, sizeof(text),
@@ -401,10 +404,10 @@ static void snapc_global_commit(crmpi_snapc_global_t *global)
     global->phase_s[SNAPC_STEP_STORED] = crmpi_clock_s() - global->step_started;
     for (int step = SNAPC_STEP_BOOKMARKS; step < SNAPC_NUM_STEPS; step++) {
         if (global->phase_s[step] > 0)
-            filem_manifest_timing_add(global->manifest, phases[step], global->phase_s[step]);
+            crmpi_filem_manifest_timing_add(global->manifest, phases[step], global->phase_s[step]);
     }
-    filem_manifest_timing_add(global->manifest, "total", crmpi_clock_s() - global->started);
-    rc = filem_seq_commit(global->jobdir, global->manifest, global->params.keep);
+    crmpi_filem_manifest_timing_add(global->manifest, "total", crmpi_clock_s() - global->started);
+    rc = crmpi_filem_seq_commit(global->jobdir, global->manifest, global->params.keep);
     if (rc != CRMPI_OK) {
         snapc_global_abort(global, "the snapshot could not be committed (mpirun says why)");
         return;
@@ -452,7 +455,7 @@ static void snapc_global_store(crmpi_snapc_global_t *global)
         char *dir = NULL;
 
         crmpi_buf_init(&buf);
-        if (filem_rank_dir_path(global->partial_dir, rank, &dir) == CRMPI_OK)
+        if (crmpi_filem_rank_dir_path(global->partial_dir, rank, &dir) == CRMPI_OK)
             crmpi_buf_put_str(&buf, dir);
         global->params.send_fn(global->params.arg, rank, CRMPI_CTL_CKPT_STORE, global->seq, &buf);
         crmpi_buf_free(&buf);
@@ -542,18 +545,18 @@ static int snapc_global_keep_marks(crmpi_snapc_global_t *global, int rank,
 static int snapc_global_keep_entry(crmpi_snapc_global_t *global, int rank,
                                    const crmpi_ctl_msg_t *msg)
 {
-    filem_rank_entry_t entry = {0};
+    crmpi_filem_rank_entry_t entry = {0};
     const char *json = NULL;
     crmpi_buf_t buf;
     int rc;
 
     crmpi_buf_init_read(&buf, msg->payload, msg->hdr.len);
     if (crmpi_buf_get_str(&buf, &json) != CRMPI_OK || crmpi_buf_get_done(&buf) != CRMPI_OK ||
-        filem_rank_entry_decode(json, &entry) != CRMPI_OK || entry.rank != rank)
+        crmpi_filem_rank_entry_decode(json, &entry) != CRMPI_OK || entry.rank != rank)
         rc = CRMPI_ERR_PROTO;
     else
-        rc = filem_manifest_rank_set(global->manifest, &entry);
-    filem_rank_entry_clear(&entry);
+        rc = crmpi_filem_manifest_rank_set(global->manifest, &entry);
+    crmpi_filem_rank_entry_clear(&entry);
     return rc;
 }
 
@@ -575,7 +578,7 @@ void crmpi_snapc_global_agent_msg(crmpi_snapc_global_t *global, int rank, crmpi_
          * a full disk) has now filled rank.<r>/ of the partial sequence the abort removed:
          * remove it again, or its files hold the space until the next checkpoint. */
         if (msg->hdr.type == CRMPI_CTL_CKPT_STORED)
-            filem_seq_abort(global->jobdir, msg->hdr.seq);
+            crmpi_filem_seq_abort(global->jobdir, msg->hdr.seq);
         return;
     }
     if (msg->hdr.type != expected_type[global->step] || global->answered[rank]) {

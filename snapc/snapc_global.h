@@ -31,9 +31,9 @@ typedef int (*crmpi_snapc_send_fn_t)(void *arg, int rank, crmpi_ctl_type_t type,
                                      const crmpi_buf_t *payload);
 /** A --term checkpoint is committed: end the job, successfully. */
 typedef void (*crmpi_snapc_terminate_fn_t)(void *arg);
-struct filem_manifest;
+struct crmpi_filem_manifest;
 /** Fill a new sequence's manifest with the job's launch facts (argv, options, MCA). */
-typedef void (*crmpi_snapc_manifest_fn_t)(void *arg, struct filem_manifest *manifest);
+typedef void (*crmpi_snapc_manifest_fn_t)(void *arg, struct crmpi_filem_manifest *manifest);
 
 typedef struct crmpi_snapc_global_params {
     int np;                                  /* ranks */

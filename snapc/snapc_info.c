@@ -1,7 +1,7 @@
 /*
  * snapc_info.c: catalog descriptors of the snapc (snapshot coordination) framework, its
  * base parameters (where global snapshots go, how many are kept, how long a step may
- * take: DESIGN sections 5 and 6) and its one component, full, after Open MPI 1.x's: a
+ * take) and its one component, full, after Open MPI 1.x's: a
  * global (mpirun), a local (agent) and an application (rank) coordinator. Pure data,
  * linked into every binary so crmpi_info and unknown-parameter checks see it.
  */

@@ -24,7 +24,9 @@
 #include "log.h"
 #include "snapc.h"
 #include "snapc_local.h"
-#include "snapshot.h"
+#include "snapshot_entry.h"
+#include "snapshot_rank_info.h"
+#include "filem_fs.h"
 #include "software.h"
 
 /* How long the fault points snapc_dump_pause and filem_copy_pause hold the dump or the copy
@@ -35,16 +37,17 @@
  * starts the thread; the thread sets `status` and `json` and writes done_fd last; the loop
  * reads them after pthread_join. */
 struct crmpi_snapc_local_copy {
-    pthread_t thread;       /* runs snapc_local_copy_run */
-    int done_fd;            /* eventfd: written by the thread when it is done */
-    uint32_t seq;           /* the checkpoint */
-    int rank;               /* whose images, for FileM's messages */
-    const filem_ops_t *ops; /* FileM, opened by the loop (filem_base_open is not thread-safe) */
-    char src_dir[4096];     /* the node-local images; removed by the thread */
-    char *dest_dir;         /* the rank's directory of <seq>.partial */
-    bool aborted;           /* mpirun aborted the checkpoint (atomic: set by the loop) */
-    int status;             /* the copy's result */
-    char *json;             /* on success: the rank's files (filem_rank_entry_encode) */
+    pthread_t thread; /* runs snapc_local_copy_run */
+    int done_fd;      /* eventfd: written by the thread when it is done */
+    uint32_t seq;     /* the checkpoint */
+    int rank;         /* whose images, for FileM's messages */
+    const crmpi_filem_ops_t
+        *ops;           /* FileM, opened by the loop (crmpi_filem_base_open is not thread-safe) */
+    char src_dir[4096]; /* the node-local images; removed by the thread */
+    char *dest_dir;     /* the rank's directory of <seq>.partial */
+    bool aborted;       /* mpirun aborted the checkpoint (atomic: set by the loop) */
+    int status;         /* the copy's result */
+    char *json;         /* on success: the rank's files (crmpi_filem_rank_entry_encode) */
 };
 
 static int snapc_local_send(int fd, crmpi_ctl_type_t type, uint32_t seq, int status,
@@ -113,27 +116,27 @@ static pid_t snapc_local_rank_pid(const crmpi_snapc_local_t *local)
 static int snapc_local_rank_info(const crmpi_snapc_local_t *local, const char *dir,
                                  const crmpi_snapc_dump_result_t *result)
 {
-    filem_rank_info_t *info;
-    int rc = filem_rank_info_create(local->rank, &info);
+    crmpi_filem_rank_info_t *info;
+    int rc = crmpi_filem_rank_info_create(local->rank, &info);
 
     if (rc != CRMPI_OK)
         return rc;
-    filem_rank_info_set_string(info, "versions", "crmpi", PACKAGE_VERSION);
-    filem_rank_info_set_string(info, "crs", "component", "criu");
+    crmpi_filem_rank_info_set_string(info, "versions", "crmpi", PACKAGE_VERSION);
+    crmpi_filem_rank_info_set_string(info, "crs", "component", "criu");
     char seconds[32];
     snprintf(seconds, sizeof(seconds), "%.6f", result->dump_seconds);
-    filem_rank_info_set_json(info, "crs", "dump_seconds", seconds);
-    filem_rank_info_set_int(info, "crs", "image_bytes", (int64_t)result->image_bytes);
+    crmpi_filem_rank_info_set_json(info, "crs", "dump_seconds", seconds);
+    crmpi_filem_rank_info_set_int(info, "crs", "image_bytes", (int64_t)result->image_bytes);
     if (local->drain_stats[0])
-        filem_rank_info_set_json(info, "crcp", "drain", local->drain_stats);
+        crmpi_filem_rank_info_set_json(info, "crcp", "drain", local->drain_stats);
     /* The rank is its init's one child; without the list, a restart is checked by CRIU only. */
     pid_t rank_pid = snapc_local_rank_pid(local);
-    if (rank_pid <= 0 || filem_software_record(info, rank_pid) != CRMPI_OK)
+    if (rank_pid <= 0 || crmpi_filem_software_record(info, rank_pid) != CRMPI_OK)
         crmpi_log_warn("snapc: cannot list the files rank %d maps; ompi-restart will not check "
                        "them",
                        local->rank);
-    rc = filem_rank_info_write(info, dir);
-    filem_rank_info_destroy(info);
+    rc = crmpi_filem_rank_info_write(info, dir);
+    crmpi_filem_rank_info_destroy(info);
     return rc;
 }
 
@@ -173,7 +176,7 @@ static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq, uint32_t 
     }
     snapc_local_dir(local, seq, NULL, dir, sizeof(dir));
     snapc_local_dir(local, seq, "criu", images, sizeof(images));
-    filem_tree_remove(dir); /* what an earlier, failed attempt may have left */
+    crmpi_filem_tree_remove(dir); /* what an earlier, failed attempt may have left */
     if (snapc_local_mkdirs(images) != CRMPI_OK) {
         snprintf(result.error, sizeof(result.error), "cannot create %.400s: %s", images,
                  strerror(errno));
@@ -207,7 +210,7 @@ static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq, uint32_t 
             snprintf(result.error, sizeof(result.error), "the rank ended during its dump");
             rc = CRMPI_ERR_PEER_GONE; /* mpirun says what happens to the job */
         }
-        filem_tree_remove(dir);
+        crmpi_filem_tree_remove(dir);
         snapc_local_refuse(local, CRMPI_CTL_CKPT_DUMPED, seq, rc, result.error);
         return;
     }
@@ -226,9 +229,9 @@ static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq, uint32_t 
 static void *snapc_local_copy_run(void *arg)
 {
     crmpi_snapc_local_copy_t *copy = arg;
-    filem_transfer_t transfer = {
+    crmpi_filem_transfer_t transfer = {
         .rank = copy->rank, .src_dir = copy->src_dir, .dest_dir = copy->dest_dir};
-    filem_rank_entry_t entry = {0};
+    crmpi_filem_rank_entry_t entry = {0};
     uint64_t one = 1;
 
     /* Fault point: a slow copy, while the rank runs. */
@@ -240,9 +243,9 @@ static void *snapc_local_copy_run(void *arg)
     else
         copy->status = copy->ops->put(&transfer, &entry);
     if (copy->status == CRMPI_OK)
-        copy->status = filem_rank_entry_encode(&entry, &copy->json);
-    filem_rank_entry_clear(&entry);
-    filem_tree_remove(copy->src_dir);
+        copy->status = crmpi_filem_rank_entry_encode(&entry, &copy->json);
+    crmpi_filem_rank_entry_clear(&entry);
+    crmpi_filem_tree_remove(copy->src_dir);
     while (write(copy->done_fd, &one, sizeof(one)) < 0 && errno == EINTR) {
     }
     return NULL;
@@ -290,7 +293,7 @@ static void snapc_local_store(crmpi_snapc_local_t *local, uint32_t seq, const ch
         rc = CRMPI_ERROR;
         goto err_free_copy;
     }
-    rc = filem_base_open(&copy->ops);
+    rc = crmpi_filem_base_open(&copy->ops);
     if (rc != CRMPI_OK)
         goto err_free_copy;
     rc = pthread_create(&copy->thread, NULL, snapc_local_copy_run, copy);
@@ -303,7 +306,7 @@ static void snapc_local_store(crmpi_snapc_local_t *local, uint32_t seq, const ch
     return;
 
 err_close_filem:
-    filem_base_close();
+    crmpi_filem_base_close();
 err_free_copy:
     if (copy->done_fd >= 0)
         close(copy->done_fd);
@@ -311,7 +314,7 @@ err_free_copy:
     free(copy);
 err_refuse:
     snapc_local_dir(local, seq, NULL, dir, sizeof(dir));
-    filem_tree_remove(dir);
+    crmpi_filem_tree_remove(dir);
     local->images_pending = false;
     snapc_local_stored(local, seq, dest, rc, NULL);
 }
@@ -329,7 +332,7 @@ void crmpi_snapc_local_copy_done(crmpi_snapc_local_t *local)
     if (!copy || read(copy->done_fd, &count, sizeof(count)) != sizeof(count))
         return; /* not over yet */
     pthread_join(copy->thread, NULL);
-    filem_base_close();
+    crmpi_filem_base_close();
     local->copy = NULL;
     local->images_pending = false;
     /* An ending agent reports nothing: mpirun, tearing the job down, would still commit a
@@ -418,7 +421,7 @@ void crmpi_snapc_local_from_hnp(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg
             __atomic_store_n(&local->copy->aborted, true, __ATOMIC_RELEASE);
         } else {
             snapc_local_dir(local, msg->hdr.seq, NULL, dir, sizeof(dir));
-            filem_tree_remove(dir);
+            crmpi_filem_tree_remove(dir);
             /* A copy of an earlier checkpoint may still run (this one was refused). */
             local->images_pending = local->copy != NULL;
         }

@@ -38,6 +38,25 @@ if [ "$check_rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
     failed=$((failed + 1))
 fi
 
+echo "== symbols (test/check-symbols.py: names across folders, libmpi.so's exports)"
+# Reads the objects that make check built. It fails only on violations of the naming rule;
+# a build it cannot read (make check failed, counted above) is skipped.
+/usr/bin/python3 "$top/test/check-symbols.py" "$build" >"$build/check-symbols.out" 2>&1
+case $? in
+0)
+    echo "   every symbol follows the naming rule"
+    passed=$((passed + 1))
+    ;;
+1)
+    sed 's/^/   /' "$build/check-symbols.out"
+    failed=$((failed + 1))
+    ;;
+*)
+    echo "   skipped: $(tail -n 1 "$build/check-symbols.out")"
+    skipped=$((skipped + 1))
+    ;;
+esac
+
 echo "== style (clang-format, .clang-format at the top)"
 unformatted=$(cd "$top" && git ls-files '*.c' '*.h' 2>/dev/null | while read -r f; do
     clang-format --style=file "$f" | cmp -s - "$f" || echo "$f"; done)

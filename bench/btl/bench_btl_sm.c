@@ -19,8 +19,9 @@
  *     -o bench_btl_sm $M/bench/btl/bench_btl_sm.c $M/btl-adapters/test/fake_rte.c \
  *     $M/btl-adapters/sm/btl_sm_{component,module,segment,fifo}.c \
  *     $M/btl-adapters/btl_base.c $M/datatype/convertor.c \
- *     $M/runtime/{status,param,log,component,catalog,core_params}.c \
- *     $M/tools/mpirun/plm_info.c $M/pml/pml_info.c $M/btl-adapters/btl_info.c \
+ *     $M/runtime/{status,param,param_parse,param_file,param_unknown,log}.c \
+ *     $M/runtime/{component,catalog,core_params}.c \
+ *     $M/plm/plm_info.c $M/pml/pml_info.c $M/btl-adapters/btl_info.c \
  *     $M/btl-adapters/{self,sm,tcp}/btl_*_info.c -lpthread
  * Run: ./bench_btl_sm [iterations-scale]   (pin nothing: the two ranks take both cores)
  */

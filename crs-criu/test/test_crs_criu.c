@@ -1,7 +1,7 @@
 /*
  * test_crs_criu.c: the criu CRS end to end (crs.h), with the test in the agent's place.
  *
- * crs_target runs as a rank started by agent_ns_start() (its own pid namespace under an
+ * crs_target runs as a rank started by crmpi_agent_ns_start() (its own pid namespace under an
  * init), keeps a counter, 1 MiB of heap, an open file and a worker thread, and answers on
  * its control socket. The steps run in order and share one rank:
  *   leave-running checkpoint, the rank goes on; affinity set on the worker thread;
@@ -38,6 +38,7 @@
 #include "component.h"
 #include "crmpi_status.h"
 #include "crs.h"
+#include "crs_criu_int.h"
 #include "param.h"
 
 #define TST_RANK_PID      4242
@@ -57,7 +58,7 @@ static char tst_base[256];   /* scratch directory of this run */
 static char tst_target[512]; /* the crs_target program */
 static char tst_file[300];   /* the file the rank keeps open */
 static char tst_skip_reason[256];
-static const crs_ops_t *tst_ops; /* the selected crs component's operations */
+static const crmpi_crs_ops_t *tst_ops; /* the selected crs component's operations */
 
 /* Read one line from fd within the timeout; returns its length or -1. */
 static int tst_read_line(int fd, char *line, size_t len)
@@ -150,16 +151,16 @@ static void tst_dir(const char *name, char *path, size_t len)
     mkdir(path, 0700);
 }
 
-static int tst_checkpoint(const char *name, int terminate, crs_ckpt_result_t *result, char *errbuf,
-                          size_t errlen)
+static int tst_checkpoint(const char *name, int terminate, crmpi_crs_ckpt_result_t *result,
+                          char *errbuf, size_t errlen)
 {
     char dir[300];
     tst_dir(name, dir, sizeof(dir));
-    crs_ckpt_opts_t opts = {.init_pid = tst_rank.init_pid,
-                            .images_dir = dir,
-                            .terminate = terminate,
-                            .errbuf = errbuf,
-                            .errbuf_len = errlen};
+    crmpi_crs_ckpt_opts_t opts = {.init_pid = tst_rank.init_pid,
+                                  .images_dir = dir,
+                                  .terminate = terminate,
+                                  .errbuf = errbuf,
+                                  .errbuf_len = errlen};
     return tst_ops->checkpoint(&opts, result);
 }
 
@@ -186,7 +187,7 @@ static int tst_pre_resume(pid_t init_pid, void *arg)
 /* Restore `name` with fresh pipes and a fresh socketpair, as a new agent would; the
  * descriptor `omit_fd` of the rank is not given (-1: all are). On success the restored
  * rank becomes tst_rank. */
-static int tst_restore_with(const char *name, const char *cpuset, crs_pre_resume_fn_t hook,
+static int tst_restore_with(const char *name, const char *cpuset, crmpi_crs_pre_resume_fn_t hook,
                             int omit_fd, char *errbuf, size_t errlen)
 {
     int in_pipe[2], out_pipe[2], err_pipe[2], ctl[2];
@@ -198,25 +199,25 @@ static int tst_restore_with(const char *name, const char *cpuset, crs_pre_resume
     assert_int_equal(pipe2(out_pipe, O_CLOEXEC), 0);
     assert_int_equal(pipe2(err_pipe, O_CLOEXEC), 0);
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl), 0);
-    crs_inherit_t inherit[4], all[] = {
-                                  {.rank_fd = 0, .fd = in_pipe[0]},
-                                  {.rank_fd = 1, .fd = out_pipe[1]},
-                                  {.rank_fd = 2, .fd = err_pipe[1]},
-                                  {.rank_fd = 3, .fd = ctl[1]},
-                              };
+    crmpi_crs_inherit_t inherit[4], all[] = {
+                                        {.rank_fd = 0, .fd = in_pipe[0]},
+                                        {.rank_fd = 1, .fd = out_pipe[1]},
+                                        {.rank_fd = 2, .fd = err_pipe[1]},
+                                        {.rank_fd = 3, .fd = ctl[1]},
+                                    };
     size_t num = 0;
     for (size_t i = 0; i < 4; i++) {
         if (all[i].rank_fd != omit_fd) {
             inherit[num++] = all[i];
         }
     }
-    crs_restart_opts_t opts = {.images_dir = dir,
-                               .inherit = inherit,
-                               .num_inherit = num,
-                               .cpuset = cpuset,
-                               .pre_resume = hook,
-                               .errbuf = errbuf,
-                               .errbuf_len = errlen};
+    crmpi_crs_restart_opts_t opts = {.images_dir = dir,
+                                     .inherit = inherit,
+                                     .num_inherit = num,
+                                     .cpuset = cpuset,
+                                     .pre_resume = hook,
+                                     .errbuf = errbuf,
+                                     .errbuf_len = errlen};
     tst_hook_pid = -1;
     int rc = tst_ops->restart(&opts, &init_pid);
     close(in_pipe[0]);
@@ -272,8 +273,8 @@ static void test_start(void **state)
     (void)state;
     char *argv[] = {tst_target, tst_file, NULL};
     char *envp[] = {NULL};
-    agent_ns_child_t child;
-    assert_int_equal(agent_ns_start(tst_target, argv, envp, TST_RANK_PID, &child), CRMPI_OK);
+    crmpi_agent_ns_child_t child;
+    assert_int_equal(crmpi_agent_ns_start(tst_target, argv, envp, TST_RANK_PID, &child), CRMPI_OK);
     tst_rank.init_pid = child.init_pid;
     tst_rank.ctl_fd = child.ctl_fd;
     tst_rank.out_fd = child.out_fd;
@@ -287,7 +288,7 @@ static void test_start(void **state)
 static void test_checkpoint_leave_running(void **state)
 {
     (void)state;
-    crs_ckpt_result_t result;
+    crmpi_crs_ckpt_result_t result;
     char errbuf[1024];
     if (tst_checkpoint("first", 0, &result, errbuf, sizeof(errbuf)) != CRMPI_OK) {
         fail_msg("checkpoint failed: %s", errbuf);
@@ -307,8 +308,8 @@ static void test_checkpoint_leave_running(void **state)
 static void test_restore_new_fds(void **state)
 {
     (void)state;
-    crs_ckpt_result_t result;
-    char errbuf[1024], key[CRS_KEY_MAX], dir[300];
+    crmpi_crs_ckpt_result_t result;
+    char errbuf[1024], key[CRMPI_CRS_KEY_MAX], dir[300];
     cpu_set_t one;
     CPU_ZERO(&one);
     CPU_SET(1, &one);
@@ -354,7 +355,7 @@ static void test_restore_twice_remapped(void **state)
 static void test_checkpoint_term(void **state)
 {
     (void)state;
-    crs_ckpt_result_t result;
+    crmpi_crs_ckpt_result_t result;
     char errbuf[1024];
     int status;
     assert_int_equal(tst_tick().n, 7);
@@ -375,7 +376,7 @@ static void test_checkpoint_term(void **state)
 static void test_criu_failure_quoted(void **state)
 {
     (void)state;
-    crs_ckpt_result_t result;
+    crmpi_crs_ckpt_result_t result;
     char errbuf[1024], reply[64], log_path[300];
     int extra[2];
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, extra), 0);
@@ -405,7 +406,7 @@ static void test_criu_failure_quoted(void **state)
 static void test_missing_binary(void **state)
 {
     (void)state;
-    crs_ckpt_result_t result;
+    crmpi_crs_ckpt_result_t result;
     char errbuf[1024], missing[300];
     const char *saved = NULL;
     assert_int_equal(crmpi_param_get_string("crs_criu_binary", &saved), CRMPI_OK);
@@ -473,7 +474,7 @@ static void test_restore_failures(void **state)
 static void test_bad_pid(void **state)
 {
     (void)state;
-    crs_ckpt_result_t result;
+    crmpi_crs_ckpt_result_t result;
     char errbuf[1024], dir[300];
     pid_t gone = fork();
     if (gone == 0) {
@@ -481,7 +482,7 @@ static void test_bad_pid(void **state)
     }
     waitpid(gone, NULL, 0);
     tst_dir("badpid", dir, sizeof(dir));
-    crs_ckpt_opts_t opts = {
+    crmpi_crs_ckpt_opts_t opts = {
         .init_pid = gone, .images_dir = dir, .errbuf = errbuf, .errbuf_len = sizeof(errbuf)};
     assert_int_equal(tst_ops->checkpoint(&opts, &result), CRMPI_ERR_NOT_FOUND);
     assert_non_null(strstr(errbuf, "no rank namespace"));
@@ -528,9 +529,9 @@ static const char *tst_unusable(void)
 
 int main(int argc, char **argv)
 {
-    /* agent_ns_start's init executes this program again, as it does the agent. */
+    /* crmpi_agent_ns_start's init executes this program again, as it does the agent. */
     if (argc > 1 && strcmp(argv[1], "--ns-init") == 0)
-        agent_ns_init_run(argc, argv);
+        crmpi_agent_ns_init_run(argc, argv);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_start),           cmocka_unit_test(test_checkpoint_leave_running),
         cmocka_unit_test(test_restore_new_fds), cmocka_unit_test(test_restore_twice_remapped),

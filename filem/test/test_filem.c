@@ -29,8 +29,14 @@
 #include "fault.h"
 #include "param.h"
 #include "filem.h"
+#include "filem_posix.h"
 #include "log.h"
 #include "snapshot.h"
+#include "snapshot_entry.h"
+#include "snapshot_manifest.h"
+#include "snapshot_commit.h"
+#include "snapshot_rank_info.h"
+#include "filem_fs.h"
 #include "software.h"
 #include "test_capture.h"
 
@@ -39,9 +45,9 @@
 
 /* A scratch tree per test: local snapshots and the global directory. */
 typedef struct fixture {
-    char *top;              /* mkdtemp'ed directory, removed in teardown */
-    char *jobdir;           /* <top>/global/4711.ckpt */
-    const filem_ops_t *ops; /* the posix component */
+    char *top;                    /* mkdtemp'ed directory, removed in teardown */
+    char *jobdir;                 /* <top>/global/4711.ckpt */
+    const crmpi_filem_ops_t *ops; /* the posix component */
 } fixture_t;
 
 static void path_write(const char *path, const void *data, size_t len)
@@ -56,7 +62,7 @@ static void path_write(const char *path, const void *data, size_t len)
 /* A node-local snapshot as the CRS and CRCP would leave it: criu/ images and rank.json. */
 static char *fake_local_snapshot(fixture_t *fx, unsigned seq, int rank, size_t pages_bytes)
 {
-    filem_rank_info_t *info;
+    crmpi_filem_rank_info_t *info;
     char *dir;
     char *criu;
     char *path;
@@ -79,31 +85,31 @@ static char *fake_local_snapshot(fixture_t *fx, unsigned seq, int rank, size_t p
     path_write(path, pages, pages_bytes);
     free(path);
     free(pages);
-    assert_int_equal(filem_rank_info_create(rank, &info), CRMPI_OK);
-    assert_int_equal(filem_rank_info_set_string(info, "crs", "affinity", "0-1"), CRMPI_OK);
-    assert_int_equal(filem_rank_info_set_json(info, "crs", "masks", "[\"0x1\", \"0x2\"]"),
+    assert_int_equal(crmpi_filem_rank_info_create(rank, &info), CRMPI_OK);
+    assert_int_equal(crmpi_filem_rank_info_set_string(info, "crs", "affinity", "0-1"), CRMPI_OK);
+    assert_int_equal(crmpi_filem_rank_info_set_json(info, "crs", "masks", "[\"0x1\", \"0x2\"]"),
                      CRMPI_OK);
-    assert_int_equal(filem_rank_info_set_int(info, "crcp", "drained", 3 + rank), CRMPI_OK);
-    assert_int_equal(filem_rank_info_write(info, dir), CRMPI_OK);
-    filem_rank_info_destroy(info);
+    assert_int_equal(crmpi_filem_rank_info_set_int(info, "crcp", "drained", 3 + rank), CRMPI_OK);
+    assert_int_equal(crmpi_filem_rank_info_write(info, dir), CRMPI_OK);
+    crmpi_filem_rank_info_destroy(info);
     free(criu);
     return dir;
 }
 
 /* Put one rank of sequence `seq` into `partial_dir`; returns put's status. */
 static int put_rank(fixture_t *fx, const char *partial_dir, unsigned seq, int rank,
-                    size_t pages_bytes, filem_rank_entry_t *entry_out)
+                    size_t pages_bytes, crmpi_filem_rank_entry_t *entry_out)
 {
     char *local = fake_local_snapshot(fx, seq, rank, pages_bytes);
     char *dest;
-    filem_transfer_t transfer;
+    crmpi_filem_transfer_t transfer;
     int rc;
 
-    assert_int_equal(filem_rank_dir_path(partial_dir, rank, &dest), CRMPI_OK);
-    transfer = (filem_transfer_t){.rank = rank, .src_dir = local, .dest_dir = dest};
+    assert_int_equal(crmpi_filem_rank_dir_path(partial_dir, rank, &dest), CRMPI_OK);
+    transfer = (crmpi_filem_transfer_t){.rank = rank, .src_dir = local, .dest_dir = dest};
     rc = fx->ops->put(&transfer, entry_out);
     free(dest);
-    filem_tree_remove(local);
+    crmpi_filem_tree_remove(local);
     free(local);
     return rc;
 }
@@ -111,29 +117,29 @@ static int put_rank(fixture_t *fx, const char *partial_dir, unsigned seq, int ra
 /* A whole checkpoint of `nranks` ranks as the coordinators do it; returns commit's status. */
 static int checkpoint(fixture_t *fx, unsigned seq, size_t nranks, unsigned keep)
 {
-    filem_manifest_t *manifest;
+    crmpi_filem_manifest_t *manifest;
     char *partial_dir;
     char *argv[] = {"./ring", "-n", "5"};
     int rc;
 
-    assert_int_equal(filem_seq_begin(fx->jobdir, seq, &partial_dir), CRMPI_OK);
-    assert_int_equal(filem_manifest_create(4711, seq, nranks, &manifest), CRMPI_OK);
+    assert_int_equal(crmpi_filem_seq_begin(fx->jobdir, seq, &partial_dir), CRMPI_OK);
+    assert_int_equal(crmpi_filem_manifest_create(4711, seq, nranks, &manifest), CRMPI_OK);
     for (size_t r = 0; r < nranks; r++) {
-        filem_rank_entry_t entry;
+        crmpi_filem_rank_entry_t entry;
 
         assert_int_equal(put_rank(fx, partial_dir, seq, (int)r, 3000 + r, &entry), CRMPI_OK);
-        assert_int_equal(filem_manifest_rank_set(manifest, &entry), CRMPI_OK);
-        filem_rank_entry_clear(&entry);
+        assert_int_equal(crmpi_filem_manifest_rank_set(manifest, &entry), CRMPI_OK);
+        crmpi_filem_rank_entry_clear(&entry);
     }
-    assert_int_equal(filem_manifest_argv_set(manifest, 3, argv), CRMPI_OK);
-    assert_int_equal(filem_kv_list_add(&manifest->launch, "map-by", "core"), CRMPI_OK);
-    assert_int_equal(filem_kv_list_add(&manifest->mca, "btl", "self,sm"), CRMPI_OK);
+    assert_int_equal(crmpi_filem_manifest_argv_set(manifest, 3, argv), CRMPI_OK);
+    assert_int_equal(crmpi_filem_kv_list_add(&manifest->launch, "map-by", "core"), CRMPI_OK);
+    assert_int_equal(crmpi_filem_kv_list_add(&manifest->mca, "btl", "self,sm"), CRMPI_OK);
     manifest->btls = strdup("self,sm");
     manifest->crs = strdup("criu 4.1.1");
-    assert_int_equal(filem_manifest_timing_add(manifest, "dump", 0.25), CRMPI_OK);
-    assert_int_equal(filem_manifest_timing_add(manifest, "filem", 0.5), CRMPI_OK);
-    rc = filem_seq_commit(fx->jobdir, manifest, keep);
-    filem_manifest_destroy(manifest);
+    assert_int_equal(crmpi_filem_manifest_timing_add(manifest, "dump", 0.25), CRMPI_OK);
+    assert_int_equal(crmpi_filem_manifest_timing_add(manifest, "filem", 0.5), CRMPI_OK);
+    rc = crmpi_filem_seq_commit(fx->jobdir, manifest, keep);
+    crmpi_filem_manifest_destroy(manifest);
     free(partial_dir);
     return rc;
 }
@@ -143,7 +149,7 @@ static bool seq_dir_exists(fixture_t *fx, unsigned seq, bool partial)
     char *dir;
     bool exists;
 
-    assert_int_equal(filem_seq_dir_path(fx->jobdir, seq, partial, &dir), CRMPI_OK);
+    assert_int_equal(crmpi_filem_seq_dir_path(fx->jobdir, seq, partial, &dir), CRMPI_OK);
     exists = access(dir, F_OK) == 0;
     free(dir);
     return exists;
@@ -152,14 +158,14 @@ static bool seq_dir_exists(fixture_t *fx, unsigned seq, bool partial)
 /* The committed sequences as "1,2,3". */
 static void commit_seqs(fixture_t *fx, char *buf, size_t size)
 {
-    filem_commit_t *commit;
+    crmpi_filem_commit_t *commit;
     size_t used = 0;
 
     buf[0] = '\0';
-    assert_int_equal(filem_commit_read(fx->jobdir, &commit), CRMPI_OK);
+    assert_int_equal(crmpi_filem_commit_read(fx->jobdir, &commit), CRMPI_OK);
     for (size_t i = 0; i < commit->num_seqs; i++)
         used += (size_t)snprintf(buf + used, size - used, "%s%u", i ? "," : "", commit->seqs[i]);
-    filem_commit_destroy(commit);
+    crmpi_filem_commit_destroy(commit);
 }
 
 /* Edit a JSON file in place: `edit` changes the parsed root. */
@@ -203,7 +209,7 @@ static int teardown(void **state)
         umount2(mnt, MNT_DETACH);
         free(mnt);
     }
-    filem_tree_remove(fx->top);
+    crmpi_filem_tree_remove(fx->top);
     free(fx->top);
     free(fx->jobdir);
     free(fx);
@@ -215,21 +221,21 @@ static int teardown(void **state)
 static void test_write_commit_read(void **state)
 {
     fixture_t *fx = *state;
-    filem_restart_t *restart;
-    filem_rank_info_t *info;
+    crmpi_filem_restart_t *restart;
+    crmpi_filem_rank_info_t *info;
     const char *text;
     int64_t drained;
     char seqs[64];
     char *rank_dir;
     char *local;
-    filem_transfer_t transfer;
+    crmpi_filem_transfer_t transfer;
 
     assert_int_equal(checkpoint(fx, 1, 2, 2), CRMPI_OK);
     commit_seqs(fx, seqs, sizeof(seqs));
     assert_string_equal(seqs, "1");
     assert_false(seq_dir_exists(fx, 1, true));
 
-    assert_int_equal(filem_restart_open(fx->jobdir, -1, 0, &restart), CRMPI_OK);
+    assert_int_equal(crmpi_filem_restart_open(fx->jobdir, -1, 0, &restart), CRMPI_OK);
     assert_int_equal(restart->seq, 1);
     assert_false(restart->fell_back);
     assert_int_equal(restart->manifest->jobid, 4711);
@@ -245,7 +251,7 @@ static void test_write_commit_read(void **state)
     assert_true(restart->manifest->timings[1].seconds == 0.5);
     assert_non_null(restart->manifest->created);
     for (size_t r = 0; r < 2; r++) {
-        const filem_rank_entry_t *entry = &restart->manifest->ranks[r];
+        const crmpi_filem_rank_entry_t *entry = &restart->manifest->ranks[r];
 
         assert_int_equal(entry->num_files, FAKE_FILES_PER_RANK);
         assert_string_equal(entry->files[2].path, "criu/pages-1.img");
@@ -254,72 +260,73 @@ static void test_write_commit_read(void **state)
         assert_non_null(entry->host);
     }
     /* rank.json went through as a file like the others, and reads back. */
-    assert_int_equal(filem_rank_dir_path(restart->seq_dir, 1, &rank_dir), CRMPI_OK);
-    assert_int_equal(filem_rank_info_read(rank_dir, &info), CRMPI_OK);
-    assert_int_equal(filem_rank_info_rank(info), 1);
-    assert_int_equal(filem_rank_info_get_string(info, "crs", "affinity", &text), CRMPI_OK);
+    assert_int_equal(crmpi_filem_rank_dir_path(restart->seq_dir, 1, &rank_dir), CRMPI_OK);
+    assert_int_equal(crmpi_filem_rank_info_read(rank_dir, &info), CRMPI_OK);
+    assert_int_equal(crmpi_filem_rank_info_rank(info), 1);
+    assert_int_equal(crmpi_filem_rank_info_get_string(info, "crs", "affinity", &text), CRMPI_OK);
     assert_string_equal(text, "0-1");
-    assert_int_equal(filem_rank_info_get_int(info, "crcp", "drained", &drained), CRMPI_OK);
+    assert_int_equal(crmpi_filem_rank_info_get_int(info, "crcp", "drained", &drained), CRMPI_OK);
     assert_int_equal(drained, 4);
-    assert_int_equal(filem_rank_info_get_int(info, "crcp", "absent", &drained),
+    assert_int_equal(crmpi_filem_rank_info_get_int(info, "crcp", "absent", &drained),
                      CRMPI_ERR_NOT_FOUND);
-    filem_rank_info_destroy(info);
+    crmpi_filem_rank_info_destroy(info);
 
     /* get brings the rank back to node-local storage, checked on the way. */
     assert_true(asprintf(&local, "%s/restored", fx->top) > 0);
-    transfer = (filem_transfer_t){.rank = 1, .src_dir = rank_dir, .dest_dir = local};
+    transfer = (crmpi_filem_transfer_t){.rank = 1, .src_dir = rank_dir, .dest_dir = local};
     assert_int_equal(fx->ops->get(&transfer, &restart->manifest->ranks[1]), CRMPI_OK);
     free(rank_dir);
-    assert_int_equal(filem_rank_info_read(local, &info), CRMPI_OK);
-    filem_rank_info_destroy(info);
+    assert_int_equal(crmpi_filem_rank_info_read(local, &info), CRMPI_OK);
+    crmpi_filem_rank_info_destroy(info);
     free(local);
-    filem_restart_close(restart);
+    crmpi_filem_restart_close(restart);
 }
 
 static void test_core_image_checksum(void **state)
 {
     fixture_t *fx = *state;
-    filem_manifest_t *manifest;
+    crmpi_filem_manifest_t *manifest;
     char *seq_dir;
 
     assert_int_equal(checkpoint(fx, 1, 1, 2), CRMPI_OK);
-    assert_int_equal(filem_seq_dir_path(fx->jobdir, 1, false, &seq_dir), CRMPI_OK);
-    assert_int_equal(filem_manifest_read(seq_dir, false, &manifest, NULL), CRMPI_OK);
+    assert_int_equal(crmpi_filem_seq_dir_path(fx->jobdir, 1, false, &seq_dir), CRMPI_OK);
+    assert_int_equal(crmpi_filem_manifest_read(seq_dir, false, &manifest, NULL), CRMPI_OK);
     /* printf core | sha256sum */
     assert_string_equal(manifest->ranks[0].files[0].sha256,
                         "0d45f5fd462b8c70bffb10021ac1bcff3f58f29b1faf7568595095427d42812c");
-    filem_manifest_destroy(manifest);
+    crmpi_filem_manifest_destroy(manifest);
     free(seq_dir);
 }
 
 static void test_rank_entry_codec(void **state)
 {
-    filem_file_t files[] = {{.path = "criu/a.img", .size = 5}};
-    filem_rank_entry_t entry = {
+    crmpi_filem_file_t files[] = {{.path = "criu/a.img", .size = 5}};
+    crmpi_filem_rank_entry_t entry = {
         .rank = 2, .host = "n1", .files = files, .num_files = 1, .bytes = 5};
-    filem_rank_entry_t back;
+    crmpi_filem_rank_entry_t back;
     char *json;
 
-    memset(files[0].sha256, 'a', FILEM_SHA256_HEX_LEN);
-    files[0].sha256[FILEM_SHA256_HEX_LEN] = '\0';
-    assert_int_equal(filem_rank_entry_encode(&entry, &json), CRMPI_OK);
+    memset(files[0].sha256, 'a', CRMPI_FILEM_SHA256_HEX_LEN);
+    files[0].sha256[CRMPI_FILEM_SHA256_HEX_LEN] = '\0';
+    assert_int_equal(crmpi_filem_rank_entry_encode(&entry, &json), CRMPI_OK);
     assert_null(strchr(json, '\n'));
-    assert_int_equal(filem_rank_entry_decode(json, &back), CRMPI_OK);
+    assert_int_equal(crmpi_filem_rank_entry_decode(json, &back), CRMPI_OK);
     assert_int_equal(back.rank, 2);
     assert_string_equal(back.host, "n1");
     assert_int_equal(back.num_files, 1);
     assert_string_equal(back.files[0].path, "criu/a.img");
     assert_int_equal(back.bytes, 5);
-    filem_rank_entry_clear(&back);
+    crmpi_filem_rank_entry_clear(&back);
     free(json);
     /* A path leading outside the rank directory is refused. */
-    assert_int_equal(filem_rank_entry_decode("{\"rank\":0,\"files\":[{\"path\":\"../x\","
-                                             "\"size\":1,\"sha256\":\"" /* 64 a */
-                                             "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-                                             "aaaaaaaaaaaa\"}]}",
-                                             &back),
-                     CRMPI_ERR_PROTO);
-    assert_int_equal(filem_rank_entry_decode("not json", &back), CRMPI_ERR_PROTO);
+    assert_int_equal(
+        crmpi_filem_rank_entry_decode("{\"rank\":0,\"files\":[{\"path\":\"../x\","
+                                      "\"size\":1,\"sha256\":\"" /* 64 a */
+                                      "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                                      "aaaaaaaaaaaa\"}]}",
+                                      &back),
+        CRMPI_ERR_PROTO);
+    assert_int_equal(crmpi_filem_rank_entry_decode("not json", &back), CRMPI_ERR_PROTO);
     (void)state;
 }
 
@@ -354,7 +361,7 @@ static void test_keep_two(void **state)
         char *partial;
 
         capture_begin();
-        assert_int_equal(filem_seq_begin(fx->jobdir, 4, &partial), CRMPI_ERR_EXISTS);
+        assert_int_equal(crmpi_filem_seq_begin(fx->jobdir, 4, &partial), CRMPI_ERR_EXISTS);
         free(capture_end());
     }
 }
@@ -364,11 +371,11 @@ static void test_keep_two(void **state)
 static void test_commit_crash(void **state)
 {
     fixture_t *fx = *state;
-    filem_manifest_t *manifest;
-    filem_seq_status_t *list;
-    filem_restart_t *restart;
-    filem_commit_t *commit;
-    filem_rank_entry_t entry;
+    crmpi_filem_manifest_t *manifest;
+    crmpi_filem_seq_status_t *list;
+    crmpi_filem_restart_t *restart;
+    crmpi_filem_commit_t *commit;
+    crmpi_filem_rank_entry_t entry;
     char *partial_dir;
     char seqs[64];
     size_t count;
@@ -376,11 +383,11 @@ static void test_commit_crash(void **state)
     pid_t child;
 
     assert_int_equal(checkpoint(fx, 1, 1, 2), CRMPI_OK);
-    assert_int_equal(filem_seq_begin(fx->jobdir, 2, &partial_dir), CRMPI_OK);
+    assert_int_equal(crmpi_filem_seq_begin(fx->jobdir, 2, &partial_dir), CRMPI_OK);
     assert_int_equal(put_rank(fx, partial_dir, 2, 0, 100, &entry), CRMPI_OK);
-    assert_int_equal(filem_manifest_create(4711, 2, 1, &manifest), CRMPI_OK);
-    assert_int_equal(filem_manifest_rank_set(manifest, &entry), CRMPI_OK);
-    filem_rank_entry_clear(&entry);
+    assert_int_equal(crmpi_filem_manifest_create(4711, 2, 1, &manifest), CRMPI_OK);
+    assert_int_equal(crmpi_filem_manifest_rank_set(manifest, &entry), CRMPI_OK);
+    crmpi_filem_rank_entry_clear(&entry);
 
     fflush(NULL);
     child = fork();
@@ -390,34 +397,34 @@ static void test_commit_crash(void **state)
 
         dup2(null_fd, STDERR_FILENO);
         crmpi_fault_configure("snapc_commit_crash");
-        filem_seq_commit(fx->jobdir, manifest, 2);
+        crmpi_filem_seq_commit(fx->jobdir, manifest, 2);
         _exit(0); /* the crash point did not fire: the parent fails on the status */
     }
     assert_int_equal(waitpid(child, &status, 0), child);
     assert_true(WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), CRMPI_FAULT_EXIT_STATUS);
-    filem_manifest_destroy(manifest);
+    crmpi_filem_manifest_destroy(manifest);
     free(partial_dir);
 
     /* The manifest is in place under the final name, but the commit never happened. */
     assert_true(seq_dir_exists(fx, 2, false));
     commit_seqs(fx, seqs, sizeof(seqs));
     assert_string_equal(seqs, "1");
-    assert_int_equal(filem_commit_read(fx->jobdir, &commit), CRMPI_OK);
-    assert_int_equal(filem_snapshot_list(fx->jobdir, commit, &list, &count), CRMPI_OK);
+    assert_int_equal(crmpi_filem_commit_read(fx->jobdir, &commit), CRMPI_OK);
+    assert_int_equal(crmpi_filem_snapshot_list(fx->jobdir, commit, &list, &count), CRMPI_OK);
     assert_int_equal(count, 2);
-    assert_int_equal(list[0].state, FILEM_SEQ_COMMITTED);
+    assert_int_equal(list[0].state, CRMPI_FILEM_SEQ_COMMITTED);
     assert_int_equal(list[1].seq, 2);
-    assert_int_equal(list[1].state, FILEM_SEQ_UNCOMMITTED);
-    filem_snapshot_list_free(list, count);
-    filem_commit_destroy(commit);
+    assert_int_equal(list[1].state, CRMPI_FILEM_SEQ_UNCOMMITTED);
+    crmpi_filem_snapshot_list_free(list, count);
+    crmpi_filem_commit_destroy(commit);
 
     /* Restart ignores it. */
-    assert_int_equal(filem_restart_open(fx->jobdir, -1, 0, &restart), CRMPI_OK);
+    assert_int_equal(crmpi_filem_restart_open(fx->jobdir, -1, 0, &restart), CRMPI_OK);
     assert_int_equal(restart->seq, 1);
-    filem_restart_close(restart);
+    crmpi_filem_restart_close(restart);
     capture_begin();
-    assert_int_equal(filem_restart_open(fx->jobdir, 2, 0, &restart), CRMPI_ERR_NOT_FOUND);
+    assert_int_equal(crmpi_filem_restart_open(fx->jobdir, 2, 0, &restart), CRMPI_ERR_NOT_FOUND);
     {
         char *err = capture_end();
         assert_non_null(strstr(err, "has no committed sequence 2 (committed: 1)"));
@@ -428,7 +435,7 @@ static void test_commit_crash(void **state)
     {
         char *stale;
 
-        assert_int_equal(filem_seq_dir_path(fx->jobdir, 7, true, &stale), CRMPI_OK);
+        assert_int_equal(crmpi_filem_seq_dir_path(fx->jobdir, 7, true, &stale), CRMPI_OK);
         assert_int_equal(mkdir(stale, 0700), 0);
         free(stale);
     }
@@ -457,8 +464,8 @@ static void test_unreadable_commit_record(void **state)
     }
     free(path);
     capture_begin();
-    assert_int_equal(filem_seq_begin(fx->jobdir, 2, &partial), CRMPI_ERR_PROTO);
-    assert_int_not_equal(filem_seq_cleanup(fx->jobdir, 1), CRMPI_OK);
+    assert_int_equal(crmpi_filem_seq_begin(fx->jobdir, 2, &partial), CRMPI_ERR_PROTO);
+    assert_int_not_equal(crmpi_filem_seq_cleanup(fx->jobdir, 1), CRMPI_OK);
     err = capture_end();
     assert_non_null(strstr(err, "snapshot.json is not valid JSON"));
     assert_non_null(strstr(err, "not cleaning"));
@@ -471,34 +478,34 @@ static void test_unreadable_commit_record(void **state)
 static void test_commit_checks_reported_files(void **state)
 {
     fixture_t *fx = *state;
-    filem_manifest_t *manifest;
-    filem_rank_entry_t entry;
+    crmpi_filem_manifest_t *manifest;
+    crmpi_filem_rank_entry_t entry;
     char *partial_dir;
     char *path;
     char *err;
     char seqs[64];
 
     assert_int_equal(checkpoint(fx, 1, 1, 2), CRMPI_OK);
-    assert_int_equal(filem_seq_begin(fx->jobdir, 2, &partial_dir), CRMPI_OK);
+    assert_int_equal(crmpi_filem_seq_begin(fx->jobdir, 2, &partial_dir), CRMPI_OK);
     assert_int_equal(put_rank(fx, partial_dir, 2, 0, 100, &entry), CRMPI_OK);
-    assert_int_equal(filem_manifest_create(4711, 2, 1, &manifest), CRMPI_OK);
-    assert_int_equal(filem_manifest_rank_set(manifest, &entry), CRMPI_OK);
-    filem_rank_entry_clear(&entry);
+    assert_int_equal(crmpi_filem_manifest_create(4711, 2, 1, &manifest), CRMPI_OK);
+    assert_int_equal(crmpi_filem_manifest_rank_set(manifest, &entry), CRMPI_OK);
+    crmpi_filem_rank_entry_clear(&entry);
     assert_true(asprintf(&path, "%s/rank.0/criu/pages-1.img", partial_dir) > 0);
     assert_int_equal(unlink(path), 0);
     free(path);
     capture_begin();
-    assert_int_equal(filem_seq_commit(fx->jobdir, manifest, 2), CRMPI_ERR_NOT_FOUND);
+    assert_int_equal(crmpi_filem_seq_commit(fx->jobdir, manifest, 2), CRMPI_ERR_NOT_FOUND);
     err = capture_end();
     assert_non_null(strstr(err, "rank 0's criu/pages-1.img is not in"));
     assert_non_null(strstr(err, "No such file or directory"));
     free(err);
-    assert_int_equal(filem_seq_abort(fx->jobdir, 2), CRMPI_OK);
+    assert_int_equal(crmpi_filem_seq_abort(fx->jobdir, 2), CRMPI_OK);
     commit_seqs(fx, seqs, sizeof(seqs));
     assert_string_equal(seqs, "1");
     assert_false(seq_dir_exists(fx, 2, true));
     assert_false(seq_dir_exists(fx, 2, false));
-    filem_manifest_destroy(manifest);
+    crmpi_filem_manifest_destroy(manifest);
     free(partial_dir);
 }
 
@@ -507,7 +514,7 @@ static void test_commit_checks_reported_files(void **state)
 static void test_corrupt_fallback(void **state)
 {
     fixture_t *fx = *state;
-    filem_restart_t *restart;
+    crmpi_filem_restart_t *restart;
     char *err;
 
     assert_int_equal(checkpoint(fx, 4, 2, 3), CRMPI_OK);
@@ -521,7 +528,7 @@ static void test_corrupt_fallback(void **state)
     free(err);
 
     capture_begin();
-    assert_int_equal(filem_restart_open(fx->jobdir, -1, 0, &restart), CRMPI_OK);
+    assert_int_equal(crmpi_filem_restart_open(fx->jobdir, -1, 0, &restart), CRMPI_OK);
     err = capture_end();
     assert_int_equal(restart->seq, 4);
     assert_true(restart->fell_back);
@@ -530,19 +537,20 @@ static void test_corrupt_fallback(void **state)
                                 "instead"));
     assert_int_equal(count_lines(err), 1);
     free(err);
-    filem_restart_close(restart);
+    crmpi_filem_restart_close(restart);
 
     /* Skipping verification trusts the newest. */
-    assert_int_equal(filem_restart_open(fx->jobdir, -1, FILEM_RESTART_NO_VERIFY, &restart),
-                     CRMPI_OK);
+    assert_int_equal(
+        crmpi_filem_restart_open(fx->jobdir, -1, CRMPI_FILEM_RESTART_NO_VERIFY, &restart),
+        CRMPI_OK);
     assert_int_equal(restart->seq, 5);
-    filem_restart_close(restart);
+    crmpi_filem_restart_close(restart);
 }
 
 static void test_missing_file_fallback(void **state)
 {
     fixture_t *fx = *state;
-    filem_restart_t *restart;
+    crmpi_filem_restart_t *restart;
     char *path;
     char *err;
 
@@ -552,20 +560,20 @@ static void test_missing_file_fallback(void **state)
     assert_int_equal(unlink(path), 0);
     free(path);
     capture_begin();
-    assert_int_equal(filem_restart_open(fx->jobdir, -1, 0, &restart), CRMPI_OK);
+    assert_int_equal(crmpi_filem_restart_open(fx->jobdir, -1, 0, &restart), CRMPI_OK);
     err = capture_end();
     assert_int_equal(restart->seq, 1);
     assert_non_null(strstr(err, "rank 0's image is missing (rank.0/criu/core-1.img); "
                                 "restarting from sequence 1 instead"));
     free(err);
-    filem_restart_close(restart);
+    crmpi_filem_restart_close(restart);
 
     /* Damage the only fallback too: restart fails, naming the last problem. */
     assert_true(asprintf(&path, "%s/1/rank.1/rank.json", fx->jobdir) > 0);
     path_write(path, "{}", 2);
     free(path);
     capture_begin();
-    assert_int_equal(filem_restart_open(fx->jobdir, -1, 0, &restart), CRMPI_ERR_IO);
+    assert_int_equal(crmpi_filem_restart_open(fx->jobdir, -1, 0, &restart), CRMPI_ERR_IO);
     err = capture_end();
     assert_non_null(strstr(err, "rank 1's rank.json has 2 bytes, the manifest says"));
     assert_non_null(strstr(err, "no older committed sequence"));
@@ -577,12 +585,12 @@ static void test_missing_file_fallback(void **state)
 static void test_missing_handle(void **state)
 {
     fixture_t *fx = *state;
-    filem_restart_t *restart;
+    crmpi_filem_restart_t *restart;
     char *empty;
     char *err;
 
     capture_begin();
-    assert_int_equal(filem_restart_open("/nonexistent/4711.ckpt", -1, 0, &restart),
+    assert_int_equal(crmpi_filem_restart_open("/nonexistent/4711.ckpt", -1, 0, &restart),
                      CRMPI_ERR_NOT_FOUND);
     err = capture_end();
     assert_non_null(strstr(err, "snapshot handle '/nonexistent/4711.ckpt' does not exist"));
@@ -592,7 +600,7 @@ static void test_missing_handle(void **state)
     assert_true(asprintf(&empty, "%s/empty.ckpt", fx->top) > 0);
     assert_int_equal(mkdir(empty, 0700), 0);
     capture_begin();
-    assert_int_equal(filem_restart_open(empty, -1, 0, &restart), CRMPI_ERR_NOT_FOUND);
+    assert_int_equal(crmpi_filem_restart_open(empty, -1, 0, &restart), CRMPI_ERR_NOT_FOUND);
     err = capture_end();
     assert_non_null(strstr(err, "has no committed snapshot"));
     free(err);
@@ -623,7 +631,7 @@ static void make_version_two(json_t *root)
 static void test_unknown_fields_ignored(void **state)
 {
     fixture_t *fx = *state;
-    filem_restart_t *restart;
+    crmpi_filem_restart_t *restart;
     char *path;
 
     assert_int_equal(checkpoint(fx, 1, 2, 2), CRMPI_OK);
@@ -637,18 +645,19 @@ static void test_unknown_fields_ignored(void **state)
     json_file_edit(path, add_unknown_fields);
     free(path);
     /* rank.json changed size: verification would rightly fail, so read without it. */
-    assert_int_equal(filem_restart_open(fx->jobdir, -1, FILEM_RESTART_NO_VERIFY, &restart),
-                     CRMPI_OK);
+    assert_int_equal(
+        crmpi_filem_restart_open(fx->jobdir, -1, CRMPI_FILEM_RESTART_NO_VERIFY, &restart),
+        CRMPI_OK);
     assert_int_equal(restart->seq, 1);
     assert_int_equal(restart->manifest->ranks[0].num_files, FAKE_FILES_PER_RANK);
-    filem_restart_close(restart);
+    crmpi_filem_restart_close(restart);
 }
 
 static void test_version_too_new(void **state)
 {
     fixture_t *fx = *state;
-    filem_restart_t *restart;
-    filem_commit_t *commit;
+    crmpi_filem_restart_t *restart;
+    crmpi_filem_commit_t *commit;
     char *path;
     char *err;
 
@@ -659,7 +668,8 @@ static void test_version_too_new(void **state)
     free(path);
     /* A newer format is refused, not skipped in favour of an older sequence. */
     capture_begin();
-    assert_int_equal(filem_restart_open(fx->jobdir, -1, 0, &restart), CRMPI_ERR_NOT_SUPPORTED);
+    assert_int_equal(crmpi_filem_restart_open(fx->jobdir, -1, 0, &restart),
+                     CRMPI_ERR_NOT_SUPPORTED);
     err = capture_end();
     assert_non_null(strstr(err, "has format version 2; this crmpi reads crmpi-snapshot-manifest "
                                 "up to version 1"));
@@ -669,7 +679,7 @@ static void test_version_too_new(void **state)
     json_file_edit(path, make_version_two);
     free(path);
     capture_begin();
-    assert_int_equal(filem_commit_read(fx->jobdir, &commit), CRMPI_ERR_NOT_SUPPORTED);
+    assert_int_equal(crmpi_filem_commit_read(fx->jobdir, &commit), CRMPI_ERR_NOT_SUPPORTED);
     err = capture_end();
     assert_non_null(strstr(err, "snapshot.json has format version 2"));
     free(err);
@@ -680,14 +690,14 @@ static void test_version_too_new(void **state)
 static void test_enospc_fault(void **state)
 {
     fixture_t *fx = *state;
-    filem_restart_t *restart;
-    filem_rank_entry_t entry;
+    crmpi_filem_restart_t *restart;
+    crmpi_filem_rank_entry_t entry;
     char *partial_dir;
     char *rank_dir;
     char *err;
 
     assert_int_equal(checkpoint(fx, 1, 2, 2), CRMPI_OK);
-    assert_int_equal(filem_seq_begin(fx->jobdir, 2, &partial_dir), CRMPI_OK);
+    assert_int_equal(crmpi_filem_seq_begin(fx->jobdir, 2, &partial_dir), CRMPI_OK);
     assert_int_equal(crmpi_fault_configure("filem_copy_enospc:2"), CRMPI_OK);
     capture_begin();
     assert_int_equal(put_rank(fx, partial_dir, 2, 0, 5000, &entry), CRMPI_ERR_OUT_OF_RESOURCE);
@@ -695,24 +705,24 @@ static void test_enospc_fault(void **state)
     assert_non_null(strstr(err, "fault injected: filem_copy_enospc"));
     assert_non_null(strstr(err, "rank 0: no space left on the device of"));
     free(err);
-    assert_int_equal(filem_rank_dir_path(partial_dir, 0, &rank_dir), CRMPI_OK);
+    assert_int_equal(crmpi_filem_rank_dir_path(partial_dir, 0, &rank_dir), CRMPI_OK);
     assert_int_not_equal(access(rank_dir, F_OK), 0);
     free(rank_dir);
-    assert_int_equal(filem_seq_abort(fx->jobdir, 2), CRMPI_OK);
+    assert_int_equal(crmpi_filem_seq_abort(fx->jobdir, 2), CRMPI_OK);
     assert_false(seq_dir_exists(fx, 2, true));
     free(partial_dir);
-    assert_int_equal(filem_restart_open(fx->jobdir, -1, 0, &restart), CRMPI_OK);
+    assert_int_equal(crmpi_filem_restart_open(fx->jobdir, -1, 0, &restart), CRMPI_OK);
     assert_int_equal(restart->seq, 1);
-    filem_restart_close(restart);
+    crmpi_filem_restart_close(restart);
 }
 
 static void test_enospc_tmpfs(void **state)
 {
     fixture_t *fx = *state;
-    filem_restart_t *restart;
-    filem_rank_entry_t entry;
-    filem_seq_status_t *list;
-    filem_commit_t *commit;
+    crmpi_filem_restart_t *restart;
+    crmpi_filem_rank_entry_t entry;
+    crmpi_filem_seq_status_t *list;
+    crmpi_filem_commit_t *commit;
     char *mnt;
     char *partial_dir;
     char *err;
@@ -730,27 +740,27 @@ static void test_enospc_tmpfs(void **state)
     }
     /* A small committed sequence fits; a 2 MiB rank does not. */
     assert_int_equal(checkpoint(fx, 1, 2, 2), CRMPI_OK);
-    assert_int_equal(filem_seq_begin(fx->jobdir, 2, &partial_dir), CRMPI_OK);
+    assert_int_equal(crmpi_filem_seq_begin(fx->jobdir, 2, &partial_dir), CRMPI_OK);
     capture_begin();
     assert_int_equal(put_rank(fx, partial_dir, 2, 0, 2u << 20, &entry), CRMPI_ERR_OUT_OF_RESOURCE);
     err = capture_end();
     assert_non_null(strstr(err, "no space left on the device of"));
     assert_non_null(strstr(err, "criu/pages-1.img"));
     free(err);
-    assert_int_equal(filem_seq_abort(fx->jobdir, 2), CRMPI_OK);
+    assert_int_equal(crmpi_filem_seq_abort(fx->jobdir, 2), CRMPI_OK);
     free(partial_dir);
 
     /* Nothing of the failed sequence is left; the committed one is intact. */
-    assert_int_equal(filem_commit_read(fx->jobdir, &commit), CRMPI_OK);
-    assert_int_equal(filem_snapshot_list(fx->jobdir, commit, &list, &count), CRMPI_OK);
+    assert_int_equal(crmpi_filem_commit_read(fx->jobdir, &commit), CRMPI_OK);
+    assert_int_equal(crmpi_filem_snapshot_list(fx->jobdir, commit, &list, &count), CRMPI_OK);
     assert_int_equal(count, 1);
     assert_int_equal(list[0].seq, 1);
-    assert_int_equal(list[0].state, FILEM_SEQ_COMMITTED);
-    filem_snapshot_list_free(list, count);
-    filem_commit_destroy(commit);
-    assert_int_equal(filem_restart_open(fx->jobdir, -1, 0, &restart), CRMPI_OK);
+    assert_int_equal(list[0].state, CRMPI_FILEM_SEQ_COMMITTED);
+    crmpi_filem_snapshot_list_free(list, count);
+    crmpi_filem_commit_destroy(commit);
+    assert_int_equal(crmpi_filem_restart_open(fx->jobdir, -1, 0, &restart), CRMPI_OK);
     assert_int_equal(restart->seq, 1);
-    filem_restart_close(restart);
+    crmpi_filem_restart_close(restart);
 
     assert_int_equal(umount2(mnt, MNT_DETACH), 0);
     free(mnt);
@@ -837,17 +847,17 @@ static void test_progress(void **state)
 {
     fixture_t *fx = *state;
     progress_seen_t seen = {.monotonic = true};
-    filem_rank_entry_t entry;
-    filem_transfer_t transfer;
+    crmpi_filem_rank_entry_t entry;
+    crmpi_filem_transfer_t transfer;
     char *local = fake_local_snapshot(fx, 1, 0, 3u << 20);
     char *dest;
 
     assert_true(asprintf(&dest, "%s/copy", fx->top) > 0);
-    transfer = (filem_transfer_t){.rank = 0,
-                                  .src_dir = local,
-                                  .dest_dir = dest,
-                                  .progress = progress_record,
-                                  .progress_arg = &seen};
+    transfer = (crmpi_filem_transfer_t){.rank = 0,
+                                        .src_dir = local,
+                                        .dest_dir = dest,
+                                        .progress = progress_record,
+                                        .progress_arg = &seen};
     assert_int_equal(fx->ops->put(&transfer, &entry), CRMPI_OK);
     assert_true(seen.calls >= 3);
     assert_true(seen.monotonic);
@@ -857,7 +867,7 @@ static void test_progress(void **state)
     capture_begin();
     assert_int_equal(fx->ops->put(&transfer, &entry), CRMPI_ERR_EXISTS);
     free(capture_end());
-    filem_rank_entry_clear(&entry);
+    crmpi_filem_rank_entry_clear(&entry);
     free(dest);
     free(local);
 }
@@ -867,8 +877,8 @@ static void test_progress(void **state)
 static void test_parameters(void **state)
 {
     fixture_t *fx = *state;
-    filem_restart_t *restart;
-    const filem_ops_t *ops;
+    crmpi_filem_restart_t *restart;
+    const crmpi_filem_ops_t *ops;
     char *saved_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
     char *global;
     char *dir;
@@ -878,23 +888,23 @@ static void test_parameters(void **state)
     test_env_clear_mca();
     setenv("CRMPI_PARAM_FILE", "", 1);
     assert_int_equal(crmpi_catalog_register_all(), CRMPI_OK);
-    assert_int_equal(filem_base_open(&ops), CRMPI_OK);
+    assert_int_equal(crmpi_filem_base_open(&ops), CRMPI_OK);
     assert_ptr_equal(ops, filem_posix_component.ops);
-    filem_base_close();
+    crmpi_filem_base_close();
 
     /* The default lives under $HOME. */
     setenv("HOME", "/home/someone", 1);
-    assert_int_equal(filem_base_global_dir(&dir), CRMPI_OK);
+    assert_int_equal(crmpi_filem_base_global_dir(&dir), CRMPI_OK);
     assert_string_equal(dir, "/home/someone/crmpi_snapshots");
     free(dir);
-    assert_int_equal(filem_base_keep(&keep), CRMPI_OK);
+    assert_int_equal(crmpi_filem_base_keep(&keep), CRMPI_OK);
     assert_int_equal(keep, 2);
     crmpi_param_finalize();
 
     setenv("CRMPI_MCA_snapc_base_keep", "-1", 1);
     assert_int_equal(crmpi_catalog_register_all(), CRMPI_OK);
     capture_begin();
-    assert_int_equal(filem_base_keep(&keep), CRMPI_ERR_BAD_PARAM);
+    assert_int_equal(crmpi_filem_base_keep(&keep), CRMPI_ERR_BAD_PARAM);
     err = capture_end();
     assert_non_null(strstr(err, "snapc_base_keep is -1"));
     free(err);
@@ -906,11 +916,11 @@ static void test_parameters(void **state)
     setenv("CRMPI_MCA_snapc_base_global_snapshot_dir", global, 1);
     assert_int_equal(crmpi_catalog_register_all(), CRMPI_OK);
     assert_int_equal(checkpoint(fx, 1, 1, 2), CRMPI_OK);
-    assert_int_equal(filem_restart_open("4711", -1, 0, &restart), CRMPI_OK);
+    assert_int_equal(crmpi_filem_restart_open("4711", -1, 0, &restart), CRMPI_OK);
     assert_string_equal(restart->jobdir, fx->jobdir);
-    filem_restart_close(restart);
+    crmpi_filem_restart_close(restart);
     capture_begin();
-    assert_int_equal(filem_restart_open("4712", -1, 0, &restart), CRMPI_ERR_NOT_FOUND);
+    assert_int_equal(crmpi_filem_restart_open("4712", -1, 0, &restart), CRMPI_ERR_NOT_FOUND);
     err = capture_end();
     assert_non_null(strstr(err, "snapshot handle '4712' does not exist (neither a directory "
                                 "here nor "));
@@ -920,7 +930,7 @@ static void test_parameters(void **state)
     /* A sequence directory given as the handle gets a hint, not a riddle. */
     assert_true(asprintf(&dir, "%s/1", fx->jobdir) > 0);
     capture_begin();
-    assert_int_equal(filem_restart_open(dir, -1, 0, &restart), CRMPI_ERR_NOT_FOUND);
+    assert_int_equal(crmpi_filem_restart_open(dir, -1, 0, &restart), CRMPI_ERR_NOT_FOUND);
     err = capture_end();
     assert_non_null(strstr(err, "is one sequence of a snapshot, not a snapshot handle"));
     free(err);
@@ -949,29 +959,30 @@ static int software_find_libc(const char *section, const char *key, const char *
 static void test_software(void **state)
 {
     fixture_t *fx = *state;
-    filem_rank_info_t *info;
+    crmpi_filem_rank_info_t *info;
     char libc[4096] = "", problem[4600], path[4096], value[4400];
     struct stat st;
 
-    assert_int_equal(filem_rank_info_create(0, &info), CRMPI_OK);
-    assert_int_equal(filem_software_record(info, getpid()), CRMPI_OK);
-    assert_int_equal(filem_software_check(info, problem, sizeof(problem)), CRMPI_OK);
-    filem_rank_info_foreach(info, software_find_libc, libc);
+    assert_int_equal(crmpi_filem_rank_info_create(0, &info), CRMPI_OK);
+    assert_int_equal(crmpi_filem_software_record(info, getpid()), CRMPI_OK);
+    assert_int_equal(crmpi_filem_software_check(info, problem, sizeof(problem)), CRMPI_OK);
+    crmpi_filem_rank_info_foreach(info, software_find_libc, libc);
     assert_non_null(strstr(libc, "\"build_id\":\"")); /* Debian's libc has a build-id */
     assert_null(strstr(libc, "\"build_id\":\"\""));
-    filem_rank_info_destroy(info);
+    crmpi_filem_rank_info_destroy(info);
 
     /* Another build of a library: its build-id differs. */
     *strchr(libc, '|') = '\0';
     assert_int_equal(stat(libc, &st), 0);
-    assert_int_equal(filem_rank_info_create(0, &info), CRMPI_OK);
+    assert_int_equal(crmpi_filem_rank_info_create(0, &info), CRMPI_OK);
     snprintf(value, sizeof(value), "{\"size\": %lld, \"build_id\": \"00ff\"}",
              (long long)st.st_size);
-    assert_int_equal(filem_rank_info_set_json(info, "software", libc, value), CRMPI_OK);
-    assert_int_equal(filem_software_check(info, problem, sizeof(problem)), CRMPI_ERR_BAD_PARAM);
+    assert_int_equal(crmpi_filem_rank_info_set_json(info, "software", libc, value), CRMPI_OK);
+    assert_int_equal(crmpi_filem_software_check(info, problem, sizeof(problem)),
+                     CRMPI_ERR_BAD_PARAM);
     assert_non_null(strstr(problem, "build-id"));
     assert_non_null(strstr(problem, "00ff"));
-    filem_rank_info_destroy(info);
+    crmpi_filem_rank_info_destroy(info);
 
     /* A file without a build-id that grew, then went away. */
     snprintf(path, sizeof(path), "%s/data", fx->top);
@@ -979,20 +990,22 @@ static void test_software(void **state)
     assert_non_null(f);
     fputs("0123456789", f);
     fclose(f);
-    assert_int_equal(filem_rank_info_create(0, &info), CRMPI_OK);
-    assert_int_equal(
-        filem_rank_info_set_json(info, "software", path, "{\"size\": 10, \"build_id\": \"\"}"),
-        CRMPI_OK);
-    assert_int_equal(filem_software_check(info, problem, sizeof(problem)), CRMPI_OK);
+    assert_int_equal(crmpi_filem_rank_info_create(0, &info), CRMPI_OK);
+    assert_int_equal(crmpi_filem_rank_info_set_json(info, "software", path,
+                                                    "{\"size\": 10, \"build_id\": \"\"}"),
+                     CRMPI_OK);
+    assert_int_equal(crmpi_filem_software_check(info, problem, sizeof(problem)), CRMPI_OK);
     f = fopen(path, "a");
     fputs("!", f);
     fclose(f);
-    assert_int_equal(filem_software_check(info, problem, sizeof(problem)), CRMPI_ERR_BAD_PARAM);
+    assert_int_equal(crmpi_filem_software_check(info, problem, sizeof(problem)),
+                     CRMPI_ERR_BAD_PARAM);
     assert_non_null(strstr(problem, "11 bytes"));
     unlink(path);
-    assert_int_equal(filem_software_check(info, problem, sizeof(problem)), CRMPI_ERR_NOT_FOUND);
+    assert_int_equal(crmpi_filem_software_check(info, problem, sizeof(problem)),
+                     CRMPI_ERR_NOT_FOUND);
     assert_non_null(strstr(problem, "is not here"));
-    filem_rank_info_destroy(info);
+    crmpi_filem_rank_info_destroy(info);
 }
 
 int main(void)

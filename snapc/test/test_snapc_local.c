@@ -31,7 +31,8 @@
 #include "log.h"
 #include "param.h"
 #include "snapc_local.h"
-#include "snapshot.h"
+#include "snapshot_entry.h"
+#include "filem_fs.h"
 #include "test_capture.h"
 
 /* The checkpoint the tests copy. */
@@ -80,7 +81,7 @@ static int setup(void **state)
     assert_true(asprintf(&criu, "%s/criu", fx->images) > 0);
     assert_true(asprintf(&partial, "%s/global/%d.partial", fx->top, TEST_SEQ) > 0);
     assert_true(asprintf(&fx->dest, "%s/rank.0", partial) > 0);
-    /* As the dump and mpirun's filem_seq_begin leave them. */
+    /* As the dump and mpirun's crmpi_filem_seq_begin leave them. */
     char *dirs[] = {"ckpt",   "ckpt/7",          "ckpt/7/rank.0", "ckpt/7/rank.0/criu",
                     "global", "global/7.partial"};
     for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
@@ -122,7 +123,7 @@ static int teardown(void **state)
     close(fx->local.rank_fd);
     close(fx->hnp_peer);
     close(fx->rank_peer);
-    filem_tree_remove(fx->top);
+    crmpi_filem_tree_remove(fx->top);
     free(fx->top);
     free(fx->images);
     free(fx->dest);
@@ -192,7 +193,7 @@ static void copy_wait(fixture_t *fx)
 static void test_store_in_thread(void **state)
 {
     fixture_t *fx = *state;
-    filem_rank_entry_t entry = {0};
+    crmpi_filem_rank_entry_t entry = {0};
     char *text;
 
     assert_int_equal(crmpi_snapc_local_copy_fd(&fx->local), -1);
@@ -221,12 +222,12 @@ static void test_store_in_thread(void **state)
 
     copy_wait(fx);
     hnp_expect(fx, CRMPI_CTL_CKPT_STORED, TEST_SEQ, CRMPI_OK, &text);
-    assert_int_equal(filem_rank_entry_decode(text, &entry), CRMPI_OK);
+    assert_int_equal(crmpi_filem_rank_entry_decode(text, &entry), CRMPI_OK);
     free(text);
     assert_int_equal(entry.rank, 0);
     assert_int_equal(entry.num_files, 3);
     assert_string_equal(entry.files[1].path, "criu/pages-1.img");
-    filem_rank_entry_clear(&entry);
+    crmpi_filem_rank_entry_clear(&entry);
     assert_true(path_exists(fx->dest));
     assert_false(hnp_has_message(fx, 0));
 }

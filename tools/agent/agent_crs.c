@@ -13,7 +13,7 @@
 #include "crs.h"
 #include "session.h"
 
-static const crs_ops_t *agent_crs_ops;
+static const crmpi_crs_ops_t *agent_crs_ops;
 
 static int agent_crs_dump_locked(pid_t init_pid, const char *dir,
                                  crmpi_snapc_dump_result_t *result);
@@ -52,8 +52,8 @@ static int agent_crs_dump(pid_t init_pid, const char *dir, crmpi_snapc_dump_resu
 
 static int agent_crs_dump_locked(pid_t init_pid, const char *dir, crmpi_snapc_dump_result_t *result)
 {
-    crs_ckpt_result_t ckpt = {0};
-    crs_ckpt_opts_t opts = {
+    crmpi_crs_ckpt_result_t ckpt = {0};
+    crmpi_crs_ckpt_opts_t opts = {
         .init_pid = init_pid,
         .images_dir = dir,
         .terminate = 0, /* --term ends the job after the commit, not here */
@@ -83,10 +83,10 @@ void agent_crs_init(crmpi_snapc_local_t *local)
     local->dump = agent_crs_dump;
 }
 
-int agent_crs_restore(const char *images_dir, const char *cpuset, agent_ns_child_t *child_out,
+int agent_crs_restore(const char *images_dir, const char *cpuset, crmpi_agent_ns_child_t *child_out,
                       char *err, size_t err_len)
 {
-    agent_ns_fds_t fds;
+    crmpi_agent_ns_fds_t fds;
     pid_t init_pid;
     int rc;
 
@@ -94,30 +94,30 @@ int agent_crs_restore(const char *images_dir, const char *cpuset, agent_ns_child
         snprintf(err, err_len, "CRIU cannot run here (crs_base_verbose 10 says why)");
         return CRMPI_ERR_NOT_SUPPORTED;
     }
-    rc = agent_ns_fds_open(&fds);
+    rc = crmpi_agent_ns_fds_open(&fds);
     if (rc != CRMPI_OK) {
         snprintf(err, err_len, "cannot create the rank's pipes and socket");
         return rc;
     }
-    crs_inherit_t inherit[CRS_NUM_FDS];
-    for (int fd = 0; fd < CRS_NUM_FDS; fd++)
-        inherit[fd] = (crs_inherit_t){.rank_fd = fd, .fd = fds.rank_end[fd]};
-    crs_restart_opts_t opts = {
+    crmpi_crs_inherit_t inherit[CRMPI_CRS_NUM_FDS];
+    for (int fd = 0; fd < CRMPI_CRS_NUM_FDS; fd++)
+        inherit[fd] = (crmpi_crs_inherit_t){.rank_fd = fd, .fd = fds.rank_end[fd]};
+    crmpi_crs_restart_opts_t opts = {
         .images_dir = images_dir,
         .inherit = inherit,
-        .num_inherit = CRS_NUM_FDS,
+        .num_inherit = CRMPI_CRS_NUM_FDS,
         .cpuset = cpuset,
         .errbuf = err,
         .errbuf_len = err_len,
     };
     rc = agent_crs_ops->restart(&opts, &init_pid);
     if (rc != CRMPI_OK) {
-        agent_ns_fds_close(&fds);
+        crmpi_agent_ns_fds_close(&fds);
         return rc;
     }
     /* The rank's ends are the restored tree's now (crs passed copies). */
-    *child_out = (agent_ns_child_t){.init_pid = init_pid};
-    agent_ns_fds_handover(&fds, child_out);
+    *child_out = (crmpi_agent_ns_child_t){.init_pid = init_pid};
+    crmpi_agent_ns_fds_handover(&fds, child_out);
     return CRMPI_OK;
 }
 

@@ -22,7 +22,7 @@ void agent_crs_finalize(void);
  * @return CRMPI_OK, CRMPI_ERR_NOT_SUPPORTED (no checkpointer), or the CRS's error, with
  *         `err` saying why
  */
-int agent_crs_restore(const char *images_dir, const char *cpuset, agent_ns_child_t *child_out,
+int agent_crs_restore(const char *images_dir, const char *cpuset, crmpi_agent_ns_child_t *child_out,
                       char *err, size_t err_len);
 
 #endif /* AGENT_CRS_H */

@@ -16,7 +16,7 @@ void agent_crs_finalize(void)
 {
 }
 
-int agent_crs_restore(const char *images_dir, const char *cpuset, agent_ns_child_t *child_out,
+int agent_crs_restore(const char *images_dir, const char *cpuset, crmpi_agent_ns_child_t *child_out,
                       char *err, size_t err_len)
 {
     (void)images_dir;

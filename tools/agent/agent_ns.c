@@ -112,16 +112,16 @@ static __attribute__((noreturn)) void agent_ns_init_exec(const char *self_exe,
     /* The namespace must not outlive its agent, whoever kills the agent and how. */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (agent_ns_place_fd(in_fd, 0) < 0 || agent_ns_place_fd(out_fd, 1) < 0 ||
-        agent_ns_place_fd(err_fd, 2) < 0 || agent_ns_place_fd(ctl_fd, AGENT_NS_CTL_FD) < 0) {
+        agent_ns_place_fd(err_fd, 2) < 0 || agent_ns_place_fd(ctl_fd, CRMPI_AGENT_NS_CTL_FD) < 0) {
         _exit(126);
     }
-    syscall(SYS_close_range, AGENT_NS_CTL_FD + 1, ~0U, 0);
+    syscall(SYS_close_range, CRMPI_AGENT_NS_CTL_FD + 1, ~0U, 0);
     execve(self_exe, init_argv, envp);
     agent_ns_write_str(2, "crmpi-agent: cannot execute the rank's init\n");
     _exit(126);
 }
 
-void agent_ns_init_run(int argc, char **argv)
+void crmpi_agent_ns_init_run(int argc, char **argv)
 {
     struct sigaction forward = {.sa_handler = agent_ns_init_forward};
     sigset_t none;
@@ -182,11 +182,11 @@ void agent_ns_init_run(int argc, char **argv)
         }
     }
     int32_t raw = status;
-    crmpi_ctl_send(AGENT_NS_CTL_FD, CRMPI_CTL_INIT_EXIT, 0, CRMPI_OK, &raw, sizeof(raw));
+    crmpi_ctl_send(CRMPI_AGENT_NS_CTL_FD, CRMPI_CTL_INIT_EXIT, 0, CRMPI_OK, &raw, sizeof(raw));
     _exit(0);
 }
 
-int agent_ns_fds_open(agent_ns_fds_t *fds)
+int crmpi_agent_ns_fds_open(crmpi_agent_ns_fds_t *fds)
 {
     int in_pipe[2], out_pipe[2], err_pipe[2], ctl[2];
 
@@ -202,7 +202,7 @@ int agent_ns_fds_open(agent_ns_fds_t *fds)
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) < 0) {
         goto err_close_err;
     }
-    *fds = (agent_ns_fds_t){
+    *fds = (crmpi_agent_ns_fds_t){
         .rank_end = {in_pipe[0], out_pipe[1], err_pipe[1], ctl[1]},
         .stdin_write = in_pipe[1],
         .out_fd = out_pipe[0],
@@ -225,7 +225,7 @@ err_report:
     return errno == ENOMEM || errno == EMFILE ? CRMPI_ERR_OUT_OF_RESOURCE : CRMPI_ERR_IO;
 }
 
-void agent_ns_fds_handover(agent_ns_fds_t *fds, agent_ns_child_t *child)
+void crmpi_agent_ns_fds_handover(crmpi_agent_ns_fds_t *fds, crmpi_agent_ns_child_t *child)
 {
     for (int i = 0; i < 4; i++) {
         close(fds->rank_end[i]);
@@ -236,21 +236,21 @@ void agent_ns_fds_handover(agent_ns_fds_t *fds, agent_ns_child_t *child)
     child->err_fd = fds->err_fd;
 }
 
-void agent_ns_fds_close(agent_ns_fds_t *fds)
+void crmpi_agent_ns_fds_close(crmpi_agent_ns_fds_t *fds)
 {
-    agent_ns_child_t unused;
+    crmpi_agent_ns_child_t unused;
 
-    agent_ns_fds_handover(fds, &unused);
+    crmpi_agent_ns_fds_handover(fds, &unused);
     close(fds->ctl_fd);
     close(fds->out_fd);
     close(fds->err_fd);
 }
 
-int agent_ns_start(const char *program, char *const argv[], char *const envp[], pid_t wanted_pid,
-                   agent_ns_child_t *child_out)
+int crmpi_agent_ns_start(const char *program, char *const argv[], char *const envp[],
+                         pid_t wanted_pid, crmpi_agent_ns_child_t *child_out)
 {
     char self_exe[4096], pid_text[16];
-    agent_ns_fds_t fds;
+    crmpi_agent_ns_fds_t fds;
     char **init_argv;
     size_t argc = 0;
     int rc;
@@ -278,7 +278,7 @@ int agent_ns_start(const char *program, char *const argv[], char *const envp[], 
     for (size_t a = 1; a < argc; a++) {
         init_argv[4 + a] = argv[a];
     }
-    rc = agent_ns_fds_open(&fds);
+    rc = crmpi_agent_ns_fds_open(&fds);
     if (rc != CRMPI_OK) {
         free(init_argv);
         return rc;
@@ -292,11 +292,11 @@ int agent_ns_start(const char *program, char *const argv[], char *const envp[], 
     if (pid < 0) {
         crmpi_log_error("cannot start the rank's namespace: %s", strerror(errno));
         rc = errno == ENOMEM ? CRMPI_ERR_OUT_OF_RESOURCE : CRMPI_ERR_IO;
-        agent_ns_fds_close(&fds);
+        crmpi_agent_ns_fds_close(&fds);
         return rc;
     }
     child_out->init_pid = (pid_t)pid;
     child_out->rank_pid = wanted_pid;
-    agent_ns_fds_handover(&fds, child_out);
+    crmpi_agent_ns_fds_handover(&fds, child_out);
     return CRMPI_OK;
 }

@@ -1,5 +1,5 @@
 /*
- * agent_ns.h: start the rank in its own pid namespace (DESIGN sections 2 and 9).
+ * agent_ns.h: start the rank in its own pid namespace.
  *
  *   agent --clone(CLONE_NEWPID)--> init (pid 1: setsid, reap, forward signals)
  *                                    --clone3(set_tid = node-unique pid)--> rank (exec)
@@ -12,43 +12,43 @@
  *
  * The init dies with the agent (PR_SET_PDEATHSIG), and the namespace with the init.
  */
-#ifndef AGENT_NS_H
-#define AGENT_NS_H
+#ifndef CRMPI_AGENT_NS_H
+#define CRMPI_AGENT_NS_H
 
 #include <sys/types.h>
 
 /* Descriptor the rank finds its control socket on. */
-#define AGENT_NS_CTL_FD 3
+#define CRMPI_AGENT_NS_CTL_FD 3
 
-typedef struct agent_ns_child {
+typedef struct crmpi_agent_ns_child {
     pid_t init_pid; /* the namespace's init, as the agent sees it */
     pid_t rank_pid; /* the rank's pid inside its namespace (what getpid() returns there) */
     int ctl_fd;     /* agent's end of the control socket */
     int out_fd;     /* read end of the rank's stdout */
     int err_fd;     /* read end of the rank's stderr */
-} agent_ns_child_t;
+} crmpi_agent_ns_child_t;
 
 /*
  * The rank's descriptors: pipes for its stdin, stdout and stderr and the control
  * socketpair, every one close-on-exec. The rank's ends become its 0, 1, 2 and 3 (at start,
  * or through CRIU's inherit-fd at a restore); the agent keeps the other ends.
  */
-typedef struct agent_ns_fds {
+typedef struct crmpi_agent_ns_fds {
     int rank_end[4]; /* stdin read end, stdout and stderr write ends, control socket end */
     int stdin_write; /* closed once the rank has its copy: the rank reads end-of-file */
     int out_fd;      /* agent's read end of stdout */
     int err_fd;      /* agent's read end of stderr */
     int ctl_fd;      /* agent's end of the control socket */
-} agent_ns_fds_t;
+} crmpi_agent_ns_fds_t;
 
 /** Make them. @return CRMPI_OK, or CRMPI_ERR_IO / CRMPI_ERR_OUT_OF_RESOURCE (logged;
  *  nothing left open). */
-int agent_ns_fds_open(agent_ns_fds_t *fds);
+int crmpi_agent_ns_fds_open(crmpi_agent_ns_fds_t *fds);
 /** The rank has its copies: close the rank's ends and stdin's write end, and give the
  *  agent's ends to `child`. */
-void agent_ns_fds_handover(agent_ns_fds_t *fds, agent_ns_child_t *child);
+void crmpi_agent_ns_fds_handover(crmpi_agent_ns_fds_t *fds, crmpi_agent_ns_child_t *child);
 /** Nothing came of it: close every descriptor. */
-void agent_ns_fds_close(agent_ns_fds_t *fds);
+void crmpi_agent_ns_fds_close(crmpi_agent_ns_fds_t *fds);
 
 /**
  * Start `program` (argv, envp prepared by the caller) as the rank.
@@ -57,15 +57,15 @@ void agent_ns_fds_close(agent_ns_fds_t *fds);
  *                    says so
  * @return CRMPI_OK (child_out filled) or CRMPI_ERR_IO / CRMPI_ERR_OUT_OF_RESOURCE (logged).
  */
-int agent_ns_start(const char *program, char *const argv[], char *const envp[], pid_t wanted_pid,
-                   agent_ns_child_t *child_out);
+int crmpi_agent_ns_start(const char *program, char *const argv[], char *const envp[],
+                         pid_t wanted_pid, crmpi_agent_ns_child_t *child_out);
 
 /**
- * The init's own life, after agent_ns_start's init has executed the agent's program again
+ * The init's own life, after crmpi_agent_ns_start's init has executed the agent's program again
  * as "crmpi-agent --ns-init PID -- PROGRAM [ARG]...": create the rank with pid PID, forward
  * signals to it, reap, and report its wait status on the control socket. Never returns.
  * Called by main() before anything else when argv[1] is "--ns-init".
  */
-__attribute__((noreturn)) void agent_ns_init_run(int argc, char **argv);
+__attribute__((noreturn)) void crmpi_agent_ns_init_run(int argc, char **argv);
 
-#endif /* AGENT_NS_H */
+#endif /* CRMPI_AGENT_NS_H */

@@ -1,8 +1,7 @@
 /*
- * ompi_checkpoint.c: ompi-checkpoint, a global snapshot of a running job (DESIGN section
- * 1). It asks the job's mpirun, whose global coordinator runs the checkpoint (snapc.h),
- * shows progress when the checkpoint takes more than a second, and prints the snapshot
- * handle as the last line of its standard output.
+ * ompi_checkpoint.c: ompi-checkpoint, a global snapshot of a running job. It asks the job's mpirun,
+ * whose global coordinator runs the checkpoint (snapc.h), shows progress when the checkpoint takes
+ * more than a second, and prints the snapshot handle as the last line of its standard output.
  *
  * Interrupting it (Ctrl-C) before the images are written aborts the checkpoint; the job
  * goes on.
@@ -26,7 +25,7 @@
 #include "param.h"
 #include "session.h"
 #include "snapc.h"
-#include "snapshot.h"
+#include "snapshot_commit.h"
 
 static const char ompi_checkpoint_usage[] =
     "Usage: ompi-checkpoint [OPTION]... JOBID\n"
@@ -136,7 +135,7 @@ static int ompi_checkpoint_connect(uint64_t jobid)
 static int ompi_checkpoint_status(const ompi_checkpoint_options_t *opts)
 {
     crmpi_job_status_t status;
-    filem_commit_t *commit = NULL;
+    crmpi_filem_commit_t *commit = NULL;
     int fd = ompi_checkpoint_connect(opts->jobid);
 
     if (fd < 0)
@@ -161,14 +160,14 @@ static int ompi_checkpoint_status(const ompi_checkpoint_options_t *opts)
                crmpi_snapc_state_name((crmpi_snapc_state_t)status.state), note);
     }
     if (opts->list) {
-        if (!status.cr || filem_commit_read(status.jobdir, &commit) != CRMPI_OK) {
+        if (!status.cr || crmpi_filem_commit_read(status.jobdir, &commit) != CRMPI_OK) {
             printf("job %llu: no committed snapshot\n", (unsigned long long)status.jobid);
             return 0;
         }
         for (size_t i = 0; i < commit->num_seqs; i++)
             printf("%s --seq %u%s\n", status.jobdir, commit->seqs[i],
                    i + 1 == commit->num_seqs ? " (newest)" : "");
-        filem_commit_destroy(commit);
+        crmpi_filem_commit_destroy(commit);
     }
     return 0;
 }

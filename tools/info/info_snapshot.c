@@ -1,6 +1,6 @@
 /*
  * info_snapshot.c: crmpi_info --snapshot HANDLE [--verify] (info.h): a snapshot in human
- * form, decoded with snapshot.h (DESIGN section 6: "a decoder prints any snapshot").
+ * form, decoded with snapshot.h's readers: every snapshot file can be printed.
  *
  * Every sequence directory is shown, committed or not, because a user who asks is often
  * looking for what went wrong; --verify reads every file of every committed sequence and
@@ -20,6 +20,11 @@
 #include "info.h"
 #include "log.h"
 #include "snapshot.h"
+#include "snapshot_entry.h"
+#include "snapshot_manifest.h"
+#include "snapshot_commit.h"
+#include "snapshot_rank_info.h"
+#include "filem_fs.h"
 
 /* What one sequence's verification found, for the closing lines. */
 typedef struct info_snapshot_tally {
@@ -59,7 +64,7 @@ static void info_snapshot_size(uint64_t bytes, char *buf, size_t size)
         snprintf(buf, size, "%.1f %s (%" PRIu64 " bytes)", value, units[unit], bytes);
 }
 
-static void info_snapshot_kv_print(const char *label, const filem_kv_list_t *list)
+static void info_snapshot_kv_print(const char *label, const crmpi_filem_kv_list_t *list)
 {
     char text[2048] = "";
     size_t used = 0;
@@ -80,10 +85,10 @@ static int info_snapshot_rank_info_visit(const char *section, const char *key,
 }
 
 /* One rank: host, files, size, and its rank.json when the directory has one. */
-static void info_snapshot_rank_print(const char *seq_dir, const filem_rank_entry_t *entry,
+static void info_snapshot_rank_print(const char *seq_dir, const crmpi_filem_rank_entry_t *entry,
                                      bool show_files)
 {
-    filem_rank_info_t *info;
+    crmpi_filem_rank_info_t *info;
     char label[32];
     char size[64];
     char *rank_dir;
@@ -96,39 +101,39 @@ static void info_snapshot_rank_print(const char *seq_dir, const filem_rank_entry
         for (size_t i = 0; i < entry->num_files; i++)
             printf("%*s%s  %" PRIu64 "  %s\n", INFO_LABEL_WIDTH + 4, "", entry->files[i].sha256,
                    entry->files[i].size, entry->files[i].path);
-    if (filem_rank_dir_path(seq_dir, entry->rank, &rank_dir) != CRMPI_OK)
+    if (crmpi_filem_rank_dir_path(seq_dir, entry->rank, &rank_dir) != CRMPI_OK)
         return;
     for (size_t i = 0; i < entry->num_files; i++) {
-        if (strcmp(entry->files[i].path, FILEM_RANK_INFO_FILE) != 0)
+        if (strcmp(entry->files[i].path, CRMPI_FILEM_RANK_INFO_FILE) != 0)
             continue;
-        if (filem_rank_info_read(rank_dir, &info) == CRMPI_OK) {
-            filem_rank_info_foreach(info, info_snapshot_rank_info_visit, NULL);
-            filem_rank_info_destroy(info);
+        if (crmpi_filem_rank_info_read(rank_dir, &info) == CRMPI_OK) {
+            crmpi_filem_rank_info_foreach(info, info_snapshot_rank_info_visit, NULL);
+            crmpi_filem_rank_info_destroy(info);
         }
     }
     free(rank_dir);
 }
 
 /* Everything about one sequence directory. */
-static void info_snapshot_seq_print(const filem_seq_status_t *status, bool newest, bool show_files,
-                                    info_snapshot_tally_t *tally)
+static void info_snapshot_seq_print(const crmpi_filem_seq_status_t *status, bool newest,
+                                    bool show_files, info_snapshot_tally_t *tally)
 {
-    char problem[FILEM_PROBLEM_MAX];
-    filem_manifest_t *manifest;
+    char problem[CRMPI_FILEM_PROBLEM_MAX];
+    crmpi_filem_manifest_t *manifest;
     char label[48];
     char size[64];
     int rc;
 
     snprintf(label, sizeof(label), "Sequence %u", status->seq);
-    info_snapshot_line(label, "%s%s", filem_seq_state_name(status->state),
+    info_snapshot_line(label, "%s%s", crmpi_filem_seq_state_name(status->state),
                        newest ? " (newest)" : "");
     info_snapshot_line("Directory", "%s", status->dir);
-    if (status->state == FILEM_SEQ_PARTIAL)
+    if (status->state == CRMPI_FILEM_SEQ_PARTIAL)
         return;
-    rc = filem_manifest_read(status->dir, true, &manifest, problem);
+    rc = crmpi_filem_manifest_read(status->dir, true, &manifest, problem);
     if (rc != CRMPI_OK) {
         info_snapshot_line("Manifest", "%s", problem);
-        if (status->state == FILEM_SEQ_COMMITTED || status->state == FILEM_SEQ_BROKEN)
+        if (status->state == CRMPI_FILEM_SEQ_COMMITTED || status->state == CRMPI_FILEM_SEQ_BROKEN)
             tally->num_damaged += tally->verify;
         return;
     }
@@ -136,7 +141,7 @@ static void info_snapshot_seq_print(const filem_seq_status_t *status, bool newes
         info_snapshot_line("Created", "%s", manifest->created);
     info_snapshot_line("Manifest", "format version %d, job %" PRIu64, manifest->version,
                        manifest->jobid);
-    info_snapshot_size(filem_manifest_bytes(manifest), size, sizeof(size));
+    info_snapshot_size(crmpi_filem_manifest_bytes(manifest), size, sizeof(size));
     info_snapshot_line("Ranks", "%zu, %s in all", manifest->num_ranks, size);
     if (manifest->argc > 0) {
         char text[2048] = "";
@@ -164,42 +169,42 @@ static void info_snapshot_seq_print(const filem_seq_status_t *status, bool newes
     }
     if (!tally->verify) {
         info_snapshot_line("Checksums", "not verified (add --verify to read every file)");
-    } else if (filem_manifest_verify(status->dir, manifest, problem) == CRMPI_OK) {
+    } else if (crmpi_filem_manifest_verify(status->dir, manifest, problem) == CRMPI_OK) {
         size_t files = 0;
 
         for (size_t i = 0; i < manifest->num_ranks; i++)
             files += manifest->ranks[i].num_files;
         info_snapshot_line("Checksums", "verified: all %zu files intact", files);
-        if (status->state == FILEM_SEQ_COMMITTED && tally->restart_seq < 0)
+        if (status->state == CRMPI_FILEM_SEQ_COMMITTED && tally->restart_seq < 0)
             tally->restart_seq = status->seq;
     } else {
         info_snapshot_line("Checksums", "DAMAGED: %s", problem);
-        tally->num_damaged += status->state == FILEM_SEQ_COMMITTED;
+        tally->num_damaged += status->state == CRMPI_FILEM_SEQ_COMMITTED;
     }
     for (size_t i = 0; i < manifest->num_ranks; i++)
         info_snapshot_rank_print(status->dir, &manifest->ranks[i], show_files);
-    filem_manifest_destroy(manifest);
+    crmpi_filem_manifest_destroy(manifest);
 }
 
 int info_snapshot_print(const char *handle, bool verify, bool show_files)
 {
     info_snapshot_tally_t tally = {.verify = verify, .restart_seq = -1};
-    filem_commit_t *commit = NULL;
+    crmpi_filem_commit_t *commit = NULL;
     bool committed;
-    filem_seq_status_t *list;
+    crmpi_filem_seq_status_t *list;
     size_t count;
     char *jobdir;
     int rc;
 
-    if (filem_handle_resolve(handle, &jobdir) != CRMPI_OK)
+    if (crmpi_filem_handle_resolve(handle, &jobdir) != CRMPI_OK)
         return INFO_EXIT_ERROR;
-    rc = filem_commit_read(jobdir, &commit);
+    rc = crmpi_filem_commit_read(jobdir, &commit);
     if (rc != CRMPI_OK && rc != CRMPI_ERR_NOT_FOUND) {
         free(jobdir);
         return INFO_EXIT_ERROR;
     }
-    if (filem_snapshot_list(jobdir, commit, &list, &count) != CRMPI_OK) {
-        filem_commit_destroy(commit);
+    if (crmpi_filem_snapshot_list(jobdir, commit, &list, &count) != CRMPI_OK) {
+        crmpi_filem_commit_destroy(commit);
         free(jobdir);
         return INFO_EXIT_ERROR;
     }
@@ -218,13 +223,14 @@ int info_snapshot_print(const char *handle, bool verify, bool show_files)
                            commit->seqs[commit->num_seqs - 1]);
     } else {
         info_snapshot_line("Committed sequences",
-                           "none (no %s: no checkpoint of this job completed)", FILEM_COMMIT_FILE);
+                           "none (no %s: no checkpoint of this job completed)",
+                           CRMPI_FILEM_COMMIT_FILE);
     }
     /* Newest first: that is the one a restart tries first. */
     for (size_t i = count; i-- > 0;) {
         putchar('\n');
         info_snapshot_seq_print(&list[i],
-                                commit && list[i].state == FILEM_SEQ_COMMITTED &&
+                                commit && list[i].state == CRMPI_FILEM_SEQ_COMMITTED &&
                                     list[i].seq == commit->seqs[commit->num_seqs - 1],
                                 show_files, &tally);
     }
@@ -236,8 +242,8 @@ int info_snapshot_print(const char *handle, bool verify, bool show_files)
             info_snapshot_line("Restart would use", "nothing: no committed sequence is intact");
     }
     committed = commit != NULL;
-    filem_snapshot_list_free(list, count);
-    filem_commit_destroy(commit);
+    crmpi_filem_snapshot_list_free(list, count);
+    crmpi_filem_commit_destroy(commit);
     free(jobdir);
     if (!committed || (verify && (tally.num_damaged > 0 || tally.restart_seq < 0)))
         return INFO_EXIT_ERROR;

@@ -125,7 +125,7 @@ int mpirun_map_compute(const mpirun_options_t *opts, hwloc_topology_t topo, cons
     }
     map.num_nodes = 1;
     for (int rank = 0; rank < map.np; rank++) {
-        mpirun_placement_t *place = &map.placement[rank];
+        crmpi_plm_placement_t *place = &map.placement[rank];
         place->node_id = 0;
         if (opts->bind_to == MPIRUN_BIND_TO_NONE) {
             continue;

@@ -12,17 +12,13 @@
 #include <stdint.h>
 
 #include "mpirun_options.h"
-
-typedef struct mpirun_placement {
-    uint32_t node_id; /* index into the job's node list (always 0 with the local launcher) */
-    char *cpuset;     /* hwloc list string ("0-1") to bind to; NULL when not bound */
-} mpirun_placement_t;
+#include "plm.h"
 
 typedef struct mpirun_map {
-    int np;                        /* ranks in the job */
-    mpirun_placement_t *placement; /* np entries */
-    char **nodes;                  /* node names, num_nodes entries */
-    uint32_t num_nodes;
+    int np;                           /* ranks in the job */
+    crmpi_plm_placement_t *placement; /* np entries (node_id is 0 with the local launcher) */
+    char **nodes;                     /* node names, num_nodes entries */
+    uint32_t num_nodes;               /* entries in nodes */
 } mpirun_map_t;
 
 /**

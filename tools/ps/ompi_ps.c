@@ -1,6 +1,6 @@
 /*
  * ompi_ps.c: ompi-ps, this user's crmpi jobs on this node, their checkpoint state and their
- * snapshots (DESIGN section 1). It finds the jobs by their mpirun's control socket in the
+ * snapshots. It finds the jobs by their mpirun's control socket in the
  * session directories and asks each for its state (TOOL_STATUS).
  */
 #include "config.h"
@@ -17,7 +17,7 @@
 #include "param.h"
 #include "session.h"
 #include "snapc.h"
-#include "snapshot.h"
+#include "snapshot_commit.h"
 
 static const char ompi_ps_usage[] =
     "Usage: ompi-ps [--mca NAME VALUE]...\n"
@@ -28,17 +28,17 @@ static const char ompi_ps_usage[] =
 /* "2 (seq 1, 2)" or "none" */
 static void ompi_ps_snapshots(const crmpi_job_status_t *status, char *buf, size_t len)
 {
-    filem_commit_t *commit;
+    crmpi_filem_commit_t *commit;
     size_t used;
 
-    if (!status->cr || filem_commit_read(status->jobdir, &commit) != CRMPI_OK) {
+    if (!status->cr || crmpi_filem_commit_read(status->jobdir, &commit) != CRMPI_OK) {
         snprintf(buf, len, "none");
         return;
     }
     used = (size_t)snprintf(buf, len, "%s seq", status->jobdir);
     for (size_t i = 0; i < commit->num_seqs && used < len; i++)
         used += (size_t)snprintf(buf + used, len - used, "%s%u", i ? "," : " ", commit->seqs[i]);
-    filem_commit_destroy(commit);
+    crmpi_filem_commit_destroy(commit);
 }
 
 int main(int argc, char **argv)

@@ -1,5 +1,5 @@
 /*
- * ompi_restart.c: ompi-restart, a job restarted from a snapshot (DESIGN sections 1 and 4).
+ * ompi_restart.c: ompi-restart, a job restarted from a snapshot.
  *
  * It opens the snapshot (checking every checksum of the chosen sequence, and falling back
  * to the previous committed sequence when one is damaged), checks that the program and
@@ -23,7 +23,9 @@
 #include "filem.h"
 #include "log.h"
 #include "param.h"
-#include "snapshot.h"
+#include "snapshot_manifest.h"
+#include "snapshot_rank_info.h"
+#include "filem_fs.h"
 #include "software.h"
 
 static const char ompi_restart_usage[] =
@@ -132,7 +134,7 @@ static int ompi_restart_parse(int argc, char **argv, ompi_restart_options_t *opt
 }
 
 /* The value of `key` in a manifest's key/value list, or NULL. */
-static const char *ompi_restart_kv(const filem_kv_list_t *list, const char *key)
+static const char *ompi_restart_kv(const crmpi_filem_kv_list_t *list, const char *key)
 {
     for (size_t i = 0; i < list->count; i++) {
         if (strcmp(list->items[i].key, key) == 0)
@@ -155,22 +157,22 @@ static bool ompi_restart_mca_given(const ompi_restart_options_t *opts, const cha
  * Every file a rank mapped at its dump (rank.json's "software" section) is here, unchanged:
  * otherwise CRIU would refuse each rank's image, after the job was launched.
  */
-static int ompi_restart_software_check(const filem_restart_t *restart)
+static int ompi_restart_software_check(const crmpi_filem_restart_t *restart)
 {
     char problem[4600];
 
     for (size_t rank = 0; rank < restart->manifest->num_ranks; rank++) {
-        filem_rank_info_t *info = NULL;
+        crmpi_filem_rank_info_t *info = NULL;
         char *rank_dir = NULL;
-        int rc = filem_rank_dir_path(restart->seq_dir, (int)rank, &rank_dir);
+        int rc = crmpi_filem_rank_dir_path(restart->seq_dir, (int)rank, &rank_dir);
 
         if (rc == CRMPI_OK)
-            rc = filem_rank_info_read(rank_dir, &info); /* older snapshots: no rank.json */
+            rc = crmpi_filem_rank_info_read(rank_dir, &info); /* older snapshots: no rank.json */
         free(rank_dir);
         if (rc != CRMPI_OK)
             continue;
-        rc = filem_software_check(info, problem, sizeof(problem));
-        filem_rank_info_destroy(info);
+        rc = crmpi_filem_software_check(info, problem, sizeof(problem));
+        crmpi_filem_rank_info_destroy(info);
         if (rc != CRMPI_OK) {
             crmpi_log_error("cannot restart rank %zu: %s; a restart needs the same software "
                             "image (program and libraries at the same paths) as the "
@@ -199,7 +201,7 @@ static int ompi_restart_mpirun_path(char *path, size_t len)
 int main(int argc, char **argv)
 {
     ompi_restart_options_t opts = {0};
-    filem_restart_t *restart = NULL;
+    crmpi_filem_restart_t *restart = NULL;
     char mpirun[PATH_MAX], np[16];
     const char *program;
     char **cmd;
@@ -215,7 +217,7 @@ int main(int argc, char **argv)
     /* The snapshot directory parameter may be among them. */
     for (size_t i = 0; i < opts.num_mca; i += 2)
         crmpi_param_set_override(opts.mca[i], opts.mca[i + 1]);
-    if (filem_restart_open(opts.handle, opts.seq, 0, &restart) != CRMPI_OK)
+    if (crmpi_filem_restart_open(opts.handle, opts.seq, 0, &restart) != CRMPI_OK)
         return 1; /* FileM said why */
     program = ompi_restart_kv(&restart->manifest->launch, "program");
     if (!program || restart->manifest->argc == 0) {
@@ -274,7 +276,7 @@ int main(int argc, char **argv)
         cmd[n++] = (char *)opts.hostfile;
     }
     for (size_t i = 0; i < restart->manifest->mca.count; i++) {
-        const filem_kv_t *kv = &restart->manifest->mca.items[i];
+        const crmpi_filem_kv_t *kv = &restart->manifest->mca.items[i];
 
         if (ompi_restart_mca_given(&opts, kv->key))
             continue;

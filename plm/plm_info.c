@@ -1,6 +1,7 @@
 /*
- * plm_info.c: catalog descriptors of the plm (process launch) framework, used by mpirun.
- * Pure data, linked into every binary so crmpi_info and unknown-parameter checks see it.
+ * plm_info.c: catalog descriptors of the plm (process launch) framework (plm.h), used by
+ * mpirun. Pure data, linked into every binary so crmpi_info and unknown-parameter checks
+ * see it.
  */
 #include "component.h"
 

@@ -1,0 +1,191 @@
+/*
+ * plm_base.c: the plm framework's selection (plm.h) and what its components share
+ * (plm_base.h): the agent's program, command line and environment.
+ */
+#include "config.h"
+
+#include "plm_base.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "crmpi_status.h"
+#include "log.h"
+#include "param.h"
+#include "plm_local.h"
+
+extern char **environ;
+
+/* Components linked into mpirun, in preference order. */
+static const crmpi_component_t *const plm_base_components[] = {&plm_local_component, NULL};
+
+static crmpi_framework_t plm_base_framework = {
+    .info = &crmpi_plm_framework_info,
+    .components = plm_base_components,
+};
+
+int crmpi_plm_base_open(const crmpi_plm_ops_t **ops_out)
+{
+    const crmpi_component_t *selected;
+    int rc = crmpi_framework_open(&plm_base_framework);
+
+    if (rc != CRMPI_OK)
+        return rc;
+    rc = crmpi_framework_select_one(&plm_base_framework, &selected);
+    if (rc != CRMPI_OK) {
+        crmpi_framework_close(&plm_base_framework);
+        return rc;
+    }
+    crmpi_fw_verbose(&plm_base_framework, 10, "selected component %s", selected->info->name);
+    *ops_out = selected->ops;
+    return CRMPI_OK;
+}
+
+void crmpi_plm_base_close(void)
+{
+    if (plm_base_framework.is_open)
+        crmpi_framework_close(&plm_base_framework);
+}
+
+int plm_base_agent_path(const char *configured, const char *param_name, char **path_out)
+{
+    char self[PATH_MAX], path[PATH_MAX];
+
+    if (configured && *configured) {
+        snprintf(path, sizeof(path), "%s", configured);
+    } else {
+        ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        char *slash;
+
+        if (len < 0) {
+            crmpi_log_error("plm: cannot find mpirun's own path: %s", strerror(errno));
+            return CRMPI_ERR_NOT_FOUND;
+        }
+        self[len] = '\0';
+        slash = strrchr(self, '/');
+        if (slash)
+            *slash = '\0';
+        if ((size_t)snprintf(path, sizeof(path), "%s/crmpi-agent", self) >= sizeof(path)) {
+            crmpi_log_error("plm: mpirun's directory %s is too long", self);
+            return CRMPI_ERR_NOT_FOUND;
+        }
+    }
+    if (access(path, X_OK) < 0) {
+        crmpi_log_error("cannot run the agent %s: %s (set %s)", path, strerror(errno), param_name);
+        return CRMPI_ERR_NOT_FOUND;
+    }
+    *path_out = strdup(path);
+    return *path_out ? CRMPI_OK : CRMPI_ERR_OUT_OF_RESOURCE;
+}
+
+/* The agent's own options before "--": at most --cpuset LIST --membind --restore DIR. */
+#define PLM_BASE_AGENT_OPTIONS 5
+
+int plm_base_agent_argv(const crmpi_plm_job_t *job, int rank, const char *agent_path,
+                        char ***argv_out)
+{
+    const char *cpuset = job->placement[rank].cpuset;
+    /* agent, options, "--", program, its arguments, NULL */
+    size_t cap = 1 + PLM_BASE_AGENT_OPTIONS + 2 + (size_t)job->num_args + 1;
+    char **argv = calloc(cap, sizeof(*argv));
+    size_t argc = 0;
+
+    if (!argv)
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    argv[argc++] = (char *)agent_path;
+    if (cpuset) {
+        argv[argc++] = "--cpuset";
+        argv[argc++] = (char *)cpuset;
+        if (job->membind)
+            argv[argc++] = "--membind";
+    }
+    if (job->restore) {
+        argv[argc++] = "--restore";
+        argv[argc++] = (char *)job->restore;
+    }
+    argv[argc++] = "--";
+    argv[argc++] = (char *)job->program;
+    for (int a = 0; a < job->num_args; a++)
+        argv[argc++] = job->args[a];
+    argv[argc] = NULL;
+    *argv_out = argv;
+    return CRMPI_OK;
+}
+
+void plm_base_env_free(char **env)
+{
+    for (char **entry = env; entry && *entry; entry++)
+        free(*entry);
+    free(env);
+}
+
+/* Put "NAME=value" (owned by env afterwards) into env[0..*count), replacing an entry of
+ * the same name: later sources win. */
+static void plm_base_env_set(char **env, size_t *count, char *entry)
+{
+    size_t name_len = strcspn(entry, "=") + 1;
+
+    for (size_t i = 0; i < *count; i++) {
+        if (strncmp(env[i], entry, name_len) == 0) {
+            free(env[i]);
+            env[i] = entry;
+            return;
+        }
+    }
+    env[(*count)++] = entry;
+}
+
+static size_t plm_base_env_count(char *const *env)
+{
+    size_t count = 0;
+
+    while (env && env[count])
+        count++;
+    return count;
+}
+
+int plm_base_agent_env(const crmpi_plm_job_t *job, char *const *launcher_env, char ***env_out)
+{
+    char **overrides = crmpi_param_overrides_as_env();
+    char *const *sources[] = {environ, overrides, launcher_env, job->env};
+    char *facts[3] = {NULL, NULL, NULL};
+    size_t cap = 3 + 1, count = 0;
+    char **env;
+    int failed = 0;
+
+    for (size_t s = 0; s < sizeof(sources) / sizeof(sources[0]); s++)
+        cap += plm_base_env_count(sources[s]);
+    env = calloc(cap, sizeof(*env));
+    if (!env) {
+        crmpi_param_free_env(overrides);
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    }
+    for (size_t s = 0; s < sizeof(sources) / sizeof(sources[0]); s++) {
+        for (char *const *entry = sources[s]; entry && *entry; entry++) {
+            char *copy = strdup(*entry);
+
+            failed |= !copy;
+            if (copy)
+                plm_base_env_set(env, &count, copy);
+        }
+    }
+    /* How an agent finds mpirun, its job and its node-local scratch directory. */
+    if (asprintf(&facts[0], "CRMPI_HNP_URI=%s", job->hnp_uri) < 0 ||
+        asprintf(&facts[1], "CRMPI_JOBID=%llu", (unsigned long long)job->jobid) < 0 ||
+        asprintf(&facts[2], "CRMPI_SESSION_DIR=%s", job->session_dir) < 0)
+        failed = 1;
+    for (size_t f = 0; f < 3; f++)
+        if (facts[f])
+            plm_base_env_set(env, &count, facts[f]);
+    crmpi_param_free_env(overrides);
+    if (failed) {
+        plm_base_env_free(env);
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    }
+    *env_out = env;
+    return CRMPI_OK;
+}

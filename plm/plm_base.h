@@ -1,0 +1,41 @@
+/*
+ * plm_base.h: what the plm components share (plm_base.c), inside plm/ only: the agent's
+ * program, command line and environment, which are the same whichever way it is started.
+ */
+#ifndef PLM_BASE_H
+#define PLM_BASE_H
+
+#include "plm.h"
+
+/**
+ * The crmpi-agent program: `configured` (a component's parameter) when not empty, else the
+ * crmpi-agent installed beside mpirun. Checked executable.
+ * @param path_out  malloc'ed, on CRMPI_OK
+ * @return CRMPI_OK, CRMPI_ERR_NOT_FOUND (logged, naming `param_name` to set),
+ *         CRMPI_ERR_OUT_OF_RESOURCE
+ */
+int plm_base_agent_path(const char *configured, const char *param_name, char **path_out);
+
+/**
+ * Rank `rank`'s agent command line:
+ *   AGENT [--cpuset LIST [--membind]] [--restore SEQDIR] -- PROGRAM [ARG]...
+ * @param argv_out  malloc'ed, NULL-terminated; its strings are borrowed from `job` and
+ *                  `agent_path` (free the array only)
+ * @return CRMPI_OK or CRMPI_ERR_OUT_OF_RESOURCE
+ */
+int plm_base_agent_argv(const crmpi_plm_job_t *job, int rank, const char *agent_path,
+                        char ***argv_out);
+
+/**
+ * An agent's environment: mpirun's own, the --mca overrides, the launcher's own variables
+ * (`launcher_env`, may be NULL: PMIx's for the local component), the job's -x settings,
+ * and how the agent finds mpirun (CRMPI_HNP_URI, CRMPI_JOBID, CRMPI_SESSION_DIR); a later
+ * source wins over an earlier one for the same name.
+ * @param env_out  malloc'ed NULL-terminated array of malloc'ed "NAME=value"; free it with
+ *                 plm_base_env_free
+ * @return CRMPI_OK or CRMPI_ERR_OUT_OF_RESOURCE
+ */
+int plm_base_agent_env(const crmpi_plm_job_t *job, char *const *launcher_env, char ***env_out);
+void plm_base_env_free(char **env);
+
+#endif /* PLM_BASE_H */

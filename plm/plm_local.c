@@ -1,0 +1,180 @@
+/*
+ * plm_local.c: the local launch component (plm.h): fork one crmpi-agent per rank on this
+ * node; the ranks' job facts and fences come from a PMIx server embedded in mpirun
+ * (plm_local_pmix.c).
+ *
+ * Each agent leads a process group of its own, so that a terminal's Ctrl-C reaches mpirun
+ * alone (which forwards it), and dies with mpirun (PR_SET_PDEATHSIG), even when mpirun is
+ * killed with SIGKILL; its rank's namespace dies with the agent.
+ */
+#include "config.h"
+
+#include "plm_local.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "crmpi_status.h"
+#include "log.h"
+#include "param.h"
+#include "plm_base.h"
+
+/* plm_local_kill_grace when it cannot be read or is negative. */
+#define PLM_LOCAL_KILL_GRACE_DEFAULT_MS 2000
+
+static int plm_local_init(crmpi_plm_job_t *job)
+{
+    plm_local_state_t *state = calloc(1, sizeof(*state));
+    const char *configured = NULL;
+    int rc;
+
+    if (!state)
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    job->state = state;
+    if (crmpi_param_get_int("plm_local_kill_grace", &job->kill_grace_ms) != CRMPI_OK ||
+        job->kill_grace_ms < 0)
+        job->kill_grace_ms = PLM_LOCAL_KILL_GRACE_DEFAULT_MS;
+    crmpi_param_get_string("plm_local_agent", &configured);
+    rc = plm_base_agent_path(configured, "plm_local_agent", &state->agent_path);
+    if (rc != CRMPI_OK)
+        return rc;
+    return plm_local_pmix_init(job, state);
+}
+
+/*
+ * The child's side of the fork: only async-signal-safe calls from here to exec (mpirun
+ * has threads: the PMIx server's).
+ */
+static void plm_local_exec(const char *agent_path, int out_fd, int err_fd, char **argv, char **env)
+{
+    static const char msg[] = "mpirun: cannot start crmpi-agent\n";
+    int null_fd = open("/dev/null", O_RDONLY);
+    sigset_t none;
+    ssize_t ignored;
+
+    if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
+        _exit(127);
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    /* mpirun died between the fork and the prctl: nobody would end this agent. */
+    if (getppid() == 1)
+        _exit(127);
+    /* mpirun blocks the signals it reads through its signalfd; the agent must not. */
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    execve(agent_path, argv, env);
+    ignored = write(2, msg, sizeof(msg) - 1);
+    (void)ignored;
+    _exit(127);
+}
+
+static int plm_local_spawn(crmpi_plm_job_t *job, plm_local_state_t *state, int rank)
+{
+    crmpi_plm_agent_t *agent = &job->agents[rank];
+    char **pmix_env = NULL, **env = NULL, **argv = NULL;
+    int out_pipe[2], err_pipe[2];
+    pid_t pid;
+    int rc;
+
+    rc = plm_local_pmix_client(state, rank, &pmix_env);
+    if (rc != CRMPI_OK)
+        return rc;
+    rc = plm_base_agent_env(job, pmix_env, &env);
+    plm_base_env_free(pmix_env);
+    if (rc == CRMPI_OK)
+        rc = plm_base_agent_argv(job, rank, state->agent_path, &argv);
+    if (rc != CRMPI_OK) {
+        crmpi_log_error("plm:local: out of memory preparing the agent of rank %d", rank);
+        plm_base_env_free(env);
+        return rc;
+    }
+    if (pipe2(out_pipe, O_CLOEXEC) < 0)
+        goto err_free_env;
+    if (pipe2(err_pipe, O_CLOEXEC) < 0)
+        goto err_close_out;
+    pid = fork();
+    if (pid < 0)
+        goto err_close_err;
+    if (pid == 0)
+        plm_local_exec(state->agent_path, out_pipe[1], err_pipe[1], argv, env);
+    close(out_pipe[1]);
+    close(err_pipe[1]);
+    agent->pid = pid;
+    agent->out_fd = out_pipe[0];
+    agent->err_fd = err_pipe[0];
+    free(argv);
+    plm_base_env_free(env);
+    return CRMPI_OK;
+
+err_close_err:
+    close(err_pipe[0]);
+    close(err_pipe[1]);
+err_close_out:
+    close(out_pipe[0]);
+    close(out_pipe[1]);
+err_free_env:
+    crmpi_log_error("plm:local: cannot start the agent of rank %d: %s", rank, strerror(errno));
+    free(argv);
+    plm_base_env_free(env);
+    return CRMPI_ERR_OUT_OF_RESOURCE;
+}
+
+static int plm_local_launch(crmpi_plm_job_t *job)
+{
+    plm_local_state_t *state = job->state;
+
+    for (int rank = 0; rank < job->np; rank++) {
+        int rc = plm_local_spawn(job, state, rank);
+
+        if (rc != CRMPI_OK)
+            return rc;
+    }
+    return CRMPI_OK;
+}
+
+static int plm_local_signal(crmpi_plm_job_t *job, int rank, int sig)
+{
+    pid_t pid = job->agents[rank].pid;
+
+    if (pid <= 0)
+        return CRMPI_ERR_NOT_FOUND;
+    /* SIGKILL goes to the agent's whole process group first (its rank's init dies with the
+     * agent through PR_SET_PDEATHSIG, and with the init the rank's pid namespace). */
+    if (sig == SIGKILL)
+        kill(-pid, SIGKILL);
+    return kill(pid, sig) == 0 || errno != ESRCH ? CRMPI_OK : CRMPI_ERR_NOT_FOUND;
+}
+
+static void plm_local_finalize(crmpi_plm_job_t *job)
+{
+    plm_local_state_t *state = job->state;
+
+    if (!state)
+        return;
+    plm_local_pmix_finalize(state);
+    free(state->agent_path);
+    free(state);
+    job->state = NULL;
+}
+
+static const crmpi_plm_ops_t plm_local_ops = {
+    .init = plm_local_init,
+    .launch = plm_local_launch,
+    .signal = plm_local_signal,
+    .finalize = plm_local_finalize,
+};
+
+extern const crmpi_component_info_t crmpi_plm_local_info;
+
+const crmpi_component_t plm_local_component = {
+    .info = &crmpi_plm_local_info,
+    .query = NULL, /* always available: fork and an embedded PMIx server need nothing else */
+    .ops = &plm_local_ops,
+};

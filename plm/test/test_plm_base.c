@@ -1,0 +1,200 @@
+/*
+ * test_plm_base.c: the plm framework's selection and what every component gives an agent
+ * (plm_base.h): its command line and environment; and the local component's signal slot
+ * on a forked stand-in for an agent.
+ */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "component.h"
+#include "crmpi_status.h"
+#include "param.h"
+#include "plm.h"
+#include "plm_base.h"
+#include "test_capture.h"
+
+static const crmpi_plm_placement_t test_bound[] = {{.node_id = 0, .cpuset = "2-3"}};
+static const crmpi_plm_placement_t test_unbound[] = {{.node_id = 0, .cpuset = NULL}};
+static char *test_args[] = {"-n", "5"};
+
+static crmpi_plm_job_t test_job(const crmpi_plm_placement_t *placement)
+{
+    return (crmpi_plm_job_t){
+        .jobid = 4711,
+        .np = 1,
+        .placement = placement,
+        .program = "/bin/app",
+        .args = test_args,
+        .num_args = 2,
+        .session_dir = "/tmp/session",
+        .hnp_uri = "unix:/tmp/session/hnp.sock",
+    };
+}
+
+static int test_setup(void **state)
+{
+    test_env_clear_mca();
+    crmpi_param_finalize();
+    assert_int_equal(crmpi_catalog_register_all(), CRMPI_OK);
+    return 0;
+}
+
+static int test_teardown(void **state)
+{
+    capture_abandon();
+    crmpi_param_finalize();
+    unsetenv("TEST_PLM_VAR");
+    return 0;
+}
+
+static void test_argv_bound_restore(void **state)
+{
+    crmpi_plm_job_t job = test_job(test_bound);
+    const char *expected[] = {
+        "/opt/crmpi-agent", "--cpuset", "2-3", "--membind", "--restore", "/snap/3", "--",
+        "/bin/app",         "-n",       "5",   NULL};
+    char **argv;
+
+    job.membind = true;
+    job.restore = "/snap/3";
+    assert_int_equal(plm_base_agent_argv(&job, 0, "/opt/crmpi-agent", &argv), CRMPI_OK);
+    for (size_t i = 0; expected[i]; i++)
+        assert_string_equal(argv[i], expected[i]);
+    assert_null(argv[sizeof(expected) / sizeof(expected[0]) - 1]);
+    free(argv);
+}
+
+/* --membind means memory near the cpuset: without a cpuset the agent gets neither. */
+static void test_argv_unbound(void **state)
+{
+    crmpi_plm_job_t job = test_job(test_unbound);
+    const char *expected[] = {"agent", "--", "/bin/app", "-n", "5", NULL};
+    char **argv;
+
+    job.membind = true;
+    assert_int_equal(plm_base_agent_argv(&job, 0, "agent", &argv), CRMPI_OK);
+    for (size_t i = 0; expected[i]; i++)
+        assert_string_equal(argv[i], expected[i]);
+    assert_null(argv[5]);
+    free(argv);
+}
+
+static const char *test_env_get(char **env, const char *name)
+{
+    size_t len = strlen(name);
+    const char *found = NULL;
+
+    for (char **entry = env; *entry; entry++) {
+        if (strncmp(*entry, name, len) == 0 && (*entry)[len] == '=') {
+            assert_null(found); /* each name once */
+            found = *entry + len + 1;
+        }
+    }
+    return found;
+}
+
+/* Later sources win: mpirun's environment, --mca, the launcher's, -x; then mpirun's facts. */
+static void test_env_precedence(void **state)
+{
+    crmpi_plm_job_t job = test_job(test_unbound);
+    char *launcher_env[] = {"TEST_PLM_VAR=launcher", "PMIX_TEST=1", "CRMPI_JOBID=1", NULL};
+    char *x_env[] = {"TEST_PLM_VAR=x", NULL};
+    char **env;
+
+    setenv("TEST_PLM_VAR", "mpirun", 1);
+    assert_int_equal(crmpi_param_set_override("btl", "self,tcp"), CRMPI_OK);
+    assert_int_equal(plm_base_agent_env(&job, launcher_env, &env), CRMPI_OK);
+    assert_string_equal(test_env_get(env, "TEST_PLM_VAR"), "launcher");
+    assert_string_equal(test_env_get(env, "PMIX_TEST"), "1");
+    assert_string_equal(test_env_get(env, "CRMPI_MCA_btl"), "self,tcp");
+    assert_string_equal(test_env_get(env, "CRMPI_JOBID"), "4711");
+    assert_string_equal(test_env_get(env, "CRMPI_HNP_URI"), "unix:/tmp/session/hnp.sock");
+    assert_string_equal(test_env_get(env, "CRMPI_SESSION_DIR"), "/tmp/session");
+    plm_base_env_free(env);
+
+    job.env = x_env;
+    unsetenv("TEST_PLM_VAR");
+    assert_int_equal(plm_base_agent_env(&job, launcher_env, &env), CRMPI_OK);
+    assert_string_equal(test_env_get(env, "TEST_PLM_VAR"), "x");
+    plm_base_env_free(env);
+}
+
+static void test_open_selects_local(void **state)
+{
+    const crmpi_plm_ops_t *ops = NULL;
+
+    assert_int_equal(crmpi_plm_base_open(&ops), CRMPI_OK);
+    assert_non_null(ops);
+    assert_non_null(ops->init);
+    assert_non_null(ops->launch);
+    assert_non_null(ops->signal);
+    assert_non_null(ops->finalize);
+    crmpi_plm_base_close();
+}
+
+static void test_open_none_allowed(void **state)
+{
+    const crmpi_plm_ops_t *ops = NULL;
+    char *text;
+
+    assert_int_equal(crmpi_param_set_override("plm", "^local"), CRMPI_OK);
+    capture_begin();
+    assert_int_equal(crmpi_plm_base_open(&ops), CRMPI_ERR_NOT_FOUND);
+    text = capture_end();
+    assert_null(ops);
+    assert_non_null(strstr(text, "local"));
+    free(text);
+    crmpi_plm_base_close();
+}
+
+/* The local component's signal: SIGKILL ends the agent; no agent, no signal. */
+static void test_local_signal(void **state)
+{
+    const crmpi_plm_ops_t *ops = NULL;
+    crmpi_plm_agent_t agent = {.pid = 0, .out_fd = -1, .err_fd = -1};
+    crmpi_plm_job_t job = test_job(test_unbound);
+    int status;
+    pid_t child;
+
+    job.agents = &agent;
+    assert_int_equal(crmpi_plm_base_open(&ops), CRMPI_OK);
+    assert_int_equal(ops->signal(&job, 0, SIGTERM), CRMPI_ERR_NOT_FOUND);
+    child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        setpgid(0, 0);
+        pause();
+        _exit(0);
+    }
+    agent.pid = child;
+    assert_int_equal(ops->signal(&job, 0, SIGKILL), CRMPI_OK);
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_true(WIFSIGNALED(status));
+    assert_int_equal(WTERMSIG(status), SIGKILL);
+    crmpi_plm_base_close();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_argv_bound_restore, test_setup, test_teardown),
+        cmocka_unit_test_setup_teardown(test_argv_unbound, test_setup, test_teardown),
+        cmocka_unit_test_setup_teardown(test_env_precedence, test_setup, test_teardown),
+        cmocka_unit_test_setup_teardown(test_open_selects_local, test_setup, test_teardown),
+        cmocka_unit_test_setup_teardown(test_open_none_allowed, test_setup, test_teardown),
+        cmocka_unit_test_setup_teardown(test_local_signal, test_setup, test_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,227 @@
+/*
+ * agent_pmix.c: what the agent asks PMIx on its rank's behalf (agent.h). The rank never
+ * talks to PMIx itself (a PMIx client's connection could not be checkpointed): its job
+ * facts, modex keys and fences go through the agent, which is the PMIx client of the
+ * launcher's server.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "crmpi_status.h"
+#include "log.h"
+
+/* Prefix of every modex key this library puts into PMIx (keeps clear of "pmix." keys). */
+#define AGENT_MODEX_PREFIX "crmpi."
+
+static int agent_pmix_get_u32(const pmix_proc_t *proc, const char *key, uint32_t *value_out)
+{
+    pmix_value_t *val = NULL;
+    pmix_status_t prc = PMIx_Get(proc, key, NULL, 0, &val);
+    if (prc != PMIX_SUCCESS) {
+        crmpi_log_error("PMIx has no %s: %s", key, PMIx_Error_string(prc));
+        return CRMPI_ERR_NOT_FOUND;
+    }
+    int rc = CRMPI_OK;
+    switch (val->type) {
+    case PMIX_UINT32: *value_out = val->data.uint32; break;
+    case PMIX_UINT16: *value_out = val->data.uint16; break;
+    case PMIX_PROC_RANK: *value_out = val->data.rank; break;
+    case PMIX_INT: *value_out = (uint32_t)val->data.integer; break;
+    default:
+        crmpi_log_error("PMIx gave %s with unexpected type %d", key, (int)val->type);
+        rc = CRMPI_ERR_PROTO;
+    }
+    PMIX_VALUE_RELEASE(val);
+    return rc;
+}
+
+int agent_job_facts(agent_state_t *st)
+{
+    pmix_proc_t wildcard;
+    pmix_value_t *val = NULL;
+    crmpi_rte_job_info_t *info = &st->info;
+    const char *session_dir = getenv("CRMPI_SESSION_DIR");
+    int rc;
+
+    PMIX_LOAD_PROCID(&wildcard, st->self.nspace, PMIX_RANK_WILDCARD);
+    info->rank = st->self.rank;
+    if ((rc = agent_pmix_get_u32(&wildcard, PMIX_JOB_SIZE, &info->size)) != CRMPI_OK ||
+        (rc = agent_pmix_get_u32(&st->self, PMIX_LOCAL_RANK, &info->local_rank)) != CRMPI_OK ||
+        (rc = agent_pmix_get_u32(&wildcard, PMIX_LOCAL_SIZE, &info->local_size)) != CRMPI_OK ||
+        (rc = agent_pmix_get_u32(&st->self, PMIX_NODEID, &info->node_id)) != CRMPI_OK ||
+        (rc = agent_pmix_get_u32(&wildcard, PMIX_NUM_NODES, &info->num_nodes)) != CRMPI_OK) {
+        return rc;
+    }
+    if (PMIx_Get(&st->self, PMIX_HOSTNAME, NULL, 0, &val) == PMIX_SUCCESS &&
+        val->type == PMIX_STRING) {
+        snprintf(info->nodename, sizeof(info->nodename), "%s", val->data.string);
+    } else if (gethostname(info->nodename, sizeof(info->nodename)) < 0) {
+        snprintf(info->nodename, sizeof(info->nodename), "localhost");
+    }
+    if (val) {
+        PMIX_VALUE_RELEASE(val);
+    }
+    info->node_of_rank = calloc(info->size, sizeof(uint32_t));
+    if (!info->node_of_rank) {
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    }
+    for (uint32_t rank = 0; rank < info->size; rank++) {
+        pmix_proc_t peer;
+        PMIX_LOAD_PROCID(&peer, st->self.nspace, rank);
+        if ((rc = agent_pmix_get_u32(&peer, PMIX_NODEID, &info->node_of_rank[rank])) != CRMPI_OK) {
+            return rc;
+        }
+    }
+    const char *jobid = getenv("CRMPI_JOBID");
+    info->jobid = jobid ? strtoull(jobid, NULL, 10) : 0;
+    snprintf(info->session_dir, sizeof(info->session_dir), "%s", session_dir ? session_dir : "");
+    return CRMPI_OK;
+}
+
+static int agent_modex_key(const char *key, char *full, size_t full_len)
+{
+    if ((size_t)snprintf(full, full_len, AGENT_MODEX_PREFIX "%s", key) >= full_len ||
+        full_len > PMIX_MAX_KEYLEN + 1) {
+        return CRMPI_ERR_BAD_PARAM;
+    }
+    return CRMPI_OK;
+}
+
+int agent_modex_put(crmpi_buf_t *req)
+{
+    const char *key;
+    const void *data;
+    size_t len;
+    char full[PMIX_MAX_KEYLEN + 1];
+    pmix_value_t value;
+
+    crmpi_buf_get_str(req, &key);
+    crmpi_buf_get_bytes(req, &data, &len);
+    if (crmpi_buf_get_done(req) != CRMPI_OK) {
+        return CRMPI_ERR_PROTO;
+    }
+    if (agent_modex_key(key, full, sizeof(full)) != CRMPI_OK) {
+        return CRMPI_ERR_BAD_PARAM;
+    }
+    PMIX_VALUE_CONSTRUCT(&value);
+    value.type = PMIX_BYTE_OBJECT;
+    value.data.bo.bytes = (char *)data;
+    value.data.bo.size = len;
+    /* PMIx_Put copies the value. */
+    pmix_status_t prc = PMIx_Put(PMIX_GLOBAL, full, &value);
+    if (prc != PMIX_SUCCESS) {
+        crmpi_log_error("modex: PMIx_Put(%s): %s", key, PMIx_Error_string(prc));
+        return CRMPI_ERROR;
+    }
+    return CRMPI_OK;
+}
+
+/* PMIx thread: the fence finished; the main loop sends the reply (agent_fence_reply). */
+static void agent_fence_done(pmix_status_t status, void *cbdata)
+{
+    agent_state_t *st = cbdata;
+    uint64_t one = 1;
+    st->fence_status = status;
+    ssize_t ignored = write(st->fence_efd, &one, sizeof(one));
+    (void)ignored;
+}
+
+/*
+ * Start a fence without blocking: the agent must keep serving while the job's ranks
+ * gather (forward output, notice its rank's death, answer mpirun). A rank that died in a
+ * fence must be reported, or no agent would ever leave it.
+ */
+int agent_fence_start(agent_state_t *st, uint32_t seq, crmpi_buf_t *req)
+{
+    uint32_t collect;
+    bool flag;
+
+    crmpi_buf_get_u32(req, &collect);
+    if (crmpi_buf_get_done(req) != CRMPI_OK || st->fence_pending) {
+        return CRMPI_ERR_PROTO;
+    }
+    if (collect) {
+        pmix_status_t prc = PMIx_Commit();
+        if (prc != PMIX_SUCCESS) {
+            crmpi_log_error("modex: PMIx_Commit: %s", PMIx_Error_string(prc));
+            return CRMPI_ERROR;
+        }
+    }
+    flag = collect != 0;
+    PMIX_INFO_LOAD(&st->fence_info, PMIX_COLLECT_DATA, &flag, PMIX_BOOL);
+    st->fence_seq = seq;
+    st->fence_pending = 1;
+    /* NULL procs: every process of this job's namespace. */
+    pmix_status_t prc = PMIx_Fence_nb(NULL, 0, &st->fence_info, 1, agent_fence_done, st);
+    if (prc != PMIX_SUCCESS) {
+        st->fence_pending = 0;
+        crmpi_log_error("fence: %s", PMIx_Error_string(prc));
+        return CRMPI_ERROR;
+    }
+    return CRMPI_OK;
+}
+
+void agent_fence_reply(agent_state_t *st)
+{
+    uint64_t count;
+    if (read(st->fence_efd, &count, sizeof(count)) != sizeof(count) || !st->fence_pending) {
+        return;
+    }
+    st->fence_pending = 0;
+    PMIX_INFO_DESTRUCT(&st->fence_info);
+    if (st->fence_status != PMIX_SUCCESS && st->signals_received) {
+        /* The job is being torn down and the rank is being signalled: leave it waiting
+         * rather than hand it an error it would report on its way out. */
+        return;
+    }
+    if (st->fence_status != PMIX_SUCCESS) {
+        crmpi_log_error("fence: %s", PMIx_Error_string(st->fence_status));
+    }
+    agent_reply(st, st->fence_seq,
+                st->fence_status == PMIX_SUCCESS ? CRMPI_OK : CRMPI_ERR_PEER_GONE, NULL);
+}
+
+int agent_modex_get(agent_state_t *st, crmpi_buf_t *req, crmpi_buf_t *reply)
+{
+    uint32_t peer_rank;
+    const char *key;
+    char full[PMIX_MAX_KEYLEN + 1];
+    pmix_proc_t peer;
+    pmix_value_t *val = NULL;
+    pmix_info_t optional;
+    bool yes = true;
+
+    crmpi_buf_get_u32(req, &peer_rank);
+    crmpi_buf_get_str(req, &key);
+    if (crmpi_buf_get_done(req) != CRMPI_OK) {
+        return CRMPI_ERR_PROTO;
+    }
+    if (peer_rank >= st->info.size || agent_modex_key(key, full, sizeof(full)) != CRMPI_OK) {
+        return CRMPI_ERR_BAD_PARAM;
+    }
+    PMIX_LOAD_PROCID(&peer, st->self.nspace, peer_rank);
+    /* Optional: answer from what the fence collected, never wait for a key that was not
+     * published. */
+    PMIX_INFO_LOAD(&optional, PMIX_OPTIONAL, &yes, PMIX_BOOL);
+    pmix_status_t prc = PMIx_Get(&peer, full, &optional, 1, &val);
+    PMIX_INFO_DESTRUCT(&optional);
+    if (prc != PMIX_SUCCESS || !val) {
+        return CRMPI_ERR_NOT_FOUND;
+    }
+    int rc = CRMPI_OK;
+    if (val->type == PMIX_BYTE_OBJECT) {
+        crmpi_buf_put_bytes(reply, val->data.bo.bytes, val->data.bo.size);
+    } else {
+        crmpi_log_error("modex: rank %u's %s has unexpected type %d", peer_rank, key,
+                        (int)val->type);
+        rc = CRMPI_ERR_PROTO;
+    }
+    PMIX_VALUE_RELEASE(val);
+    return rc;
+}

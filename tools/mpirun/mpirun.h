@@ -1,0 +1,92 @@
+/*
+ * mpirun.h: what the files of mpirun share (tools/mpirun only).
+ *
+ *   mpirun.c          main: parse, prepare, launch through the plm (plm.h), teardown
+ *   mpirun_loop.c     the event loop: agents' messages and connections, signals, reaping,
+ *                     timeouts, teardown
+ *   mpirun_io.c       the ranks' output, forwarded (and tagged with --tag-output)
+ *   mpirun_session.c  the session directory, the control socket, leftovers of killed jobs
+ *   mpirun_cr.c       checkpoint/restart: the global coordinator (snapc_global.h) wired to
+ *                     the agents, and --restore's check of the snapshot
+ *
+ * One thread (the launcher's own aside, which never calls in here). Signals arrive through
+ * a signalfd, so every exit path goes through the same teardown.
+ */
+#ifndef MPIRUN_H
+#define MPIRUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <time.h>
+
+#include "mpirun_map.h"
+#include "mpirun_options.h"
+#include "plm.h"
+#include "snapc_global.h"
+
+/* mpirun's side of one rank's agent (the launcher's side is crmpi_plm_agent_t). */
+typedef struct mpirun_agent {
+    int ctl_fd;          /* control connection from the agent; -1 until it says hello */
+    bool exited;         /* AGENT_EXIT received or the agent was reaped */
+    char out_line[4096]; /* partial stdout line awaiting its newline (--tag-output) */
+    size_t out_len;      /* bytes in out_line */
+    char err_line[4096]; /* partial stderr line */
+    size_t err_len;      /* bytes in err_line */
+} mpirun_agent_t;
+
+typedef struct mpirun_state {
+    const mpirun_options_t *opts; /* the command line */
+    mpirun_map_t map;             /* placement and binding of each rank */
+    crmpi_plm_job_t job;          /* the job as the launcher sees it */
+    const crmpi_plm_ops_t *plm;   /* the selected launch component; NULL until selected */
+    char session_dir[512];        /* private scratch directory, removed on every exit */
+    char hnp_uri[600];            /* "unix:<session_dir>/hnp.sock" */
+    char *program;                /* absolute path of the program, checked executable */
+    char **env;                   /* -x settings as "NAME=value", NULL-terminated */
+    mpirun_agent_t *agents;       /* map.np entries, indexed by rank */
+    int listen_fd;                /* control socket the agents connect to */
+    int signal_fd;                /* SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGCONT */
+    int exit_code;                /* what mpirun will return; set by the first failure */
+    int failed;                   /* a failure was recorded (exit_code is final) */
+    int tearing_down;             /* SIGTERM was sent to the agents */
+    struct timespec kill_at;      /* when teardown escalates to SIGKILL */
+    int killed;                   /* SIGKILL was sent */
+    struct timespec timeout_at;   /* --timeout deadline */
+    crmpi_snapc_global_t *snapc;  /* the global checkpoint coordinator */
+} mpirun_state_t;
+
+/* ---- mpirun_loop.c ---------------------------------------------------------------------- */
+
+/** Record the job's outcome; only the first failure decides the exit code. */
+void mpirun_fail(mpirun_state_t *st, int exit_code);
+/** Send `sig` to every agent (each passes it to its rank) and start the grace period. */
+void mpirun_teardown(mpirun_state_t *st, int sig);
+/** SIGKILL to every agent still there. */
+void mpirun_kill_all(mpirun_state_t *st);
+/** `ts_out` = now + `seconds` on the monotonic clock. */
+void mpirun_ts_after(struct timespec *ts_out, double seconds);
+/** Run until every agent is reaped and its output drained. */
+void mpirun_event_loop(mpirun_state_t *st);
+
+/* ---- mpirun_io.c ------------------------------------------------------------------------ */
+
+/** Forward what rank `rank`'s agent wrote on stdout (or stderr when is_err). */
+void mpirun_forward(mpirun_state_t *st, int rank, int is_err);
+
+/* ---- mpirun_session.c ------------------------------------------------------------------- */
+
+/** Create the session directory (after removing those of killed mpiruns). */
+int mpirun_session_create(mpirun_state_t *st);
+/** Listen on "<session_dir>/hnp.sock"; sets listen_fd and hnp_uri. */
+int mpirun_listen(mpirun_state_t *st);
+/** Remove the session directory and the job's leftover shared-memory segments. */
+void mpirun_session_remove(mpirun_state_t *st);
+
+/* ---- mpirun_cr.c ------------------------------------------------------------------------ */
+
+/** --restore: take the snapshot's rank count as the job's (a restart cannot change it). */
+int mpirun_restore_check(mpirun_options_t *opts);
+/** The global checkpoint coordinator; with --with-ft cr the ranks run their C/R thread. */
+int mpirun_snapc_create(mpirun_state_t *st);
+
+#endif /* MPIRUN_H */

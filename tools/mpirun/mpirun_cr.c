@@ -1,0 +1,123 @@
+/*
+ * mpirun_cr.c: mpirun's part in checkpoint/restart (mpirun.h). mpirun hosts the global
+ * coordinator (snapc_global.h): this file gives it the way to the agents, the launch facts
+ * each snapshot's manifest records (what a restart needs to launch the job again), and
+ * the end of a --term checkpoint; and checks, for --restore, the snapshot it restores.
+ */
+#include "config.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crmpi_status.h"
+#include "ctl.h"
+#include "filem.h"
+#include "filem_fs.h"
+#include "log.h"
+#include "mpirun.h"
+#include "param.h"
+#include "snapshot.h"
+#include "snapshot_manifest.h"
+
+static int mpirun_snapc_send(void *arg, int rank, crmpi_ctl_type_t type, uint32_t seq,
+                             const crmpi_buf_t *payload)
+{
+    mpirun_state_t *st = arg;
+    int fd = st->agents[rank].ctl_fd;
+
+    if (fd < 0)
+        return CRMPI_ERR_PEER_GONE;
+    return crmpi_ctl_send(fd, type, seq, CRMPI_OK, payload ? payload->data : NULL,
+                          payload ? payload->len : 0);
+}
+
+/* ompi-checkpoint --term: the images are written; the job ends, successfully. */
+static void mpirun_snapc_terminate(void *arg)
+{
+    mpirun_state_t *st = arg;
+
+    crmpi_log_info("job %llu checkpointed; ending it as ompi-checkpoint --term asked",
+                   (unsigned long long)st->job.jobid);
+    mpirun_teardown(st, SIGTERM);
+}
+
+/* What a restart needs to launch the job again, for each snapshot's manifest. */
+static void mpirun_snapc_manifest(void *arg, crmpi_filem_manifest_t *manifest)
+{
+    mpirun_state_t *st = arg;
+    const mpirun_options_t *opts = st->opts;
+    static const char *const map_by[] = {"slot", "core", "socket", "numa", "node"};
+    static const char *const bind_to[] = {"none", "core", "socket", "numa"};
+    char np[16];
+
+    crmpi_filem_manifest_argv_set(manifest, opts->argc, opts->argv);
+    crmpi_filem_kv_list_add(&manifest->launch, "program", st->program);
+    snprintf(np, sizeof(np), "%d", st->map.np);
+    crmpi_filem_kv_list_add(&manifest->launch, "np", np);
+    crmpi_filem_kv_list_add(&manifest->launch, "map-by", map_by[opts->map_by]);
+    crmpi_filem_kv_list_add(&manifest->launch, "bind-to", bind_to[opts->bind_to]);
+    for (size_t m = 0; m < opts->num_mca; m++)
+        crmpi_filem_kv_list_add(&manifest->mca, opts->mca_names[m], opts->mca_values[m]);
+}
+
+int mpirun_snapc_create(mpirun_state_t *st)
+{
+    const mpirun_options_t *opts = st->opts;
+    crmpi_snapc_global_params_t params = {
+        .np = st->map.np,
+        .jobid = st->job.jobid,
+        .program = st->program,
+        .enabled = opts->with_ft_cr,
+        .send_fn = mpirun_snapc_send,
+        .terminate_fn = mpirun_snapc_terminate,
+        .manifest_fn = mpirun_snapc_manifest,
+        .arg = st,
+    };
+    char *global_dir = NULL, *jobdir = NULL;
+    int64_t timeout_s = 0;
+    int rc;
+
+    if (opts->with_ft_cr) {
+        /* The ranks learn it through the environment, like every --mca override. */
+        if (crmpi_param_set_override("ft_cr_enable", "true") != CRMPI_OK ||
+            crmpi_filem_base_global_dir(&global_dir) != CRMPI_OK ||
+            crmpi_filem_base_keep(&params.keep) != CRMPI_OK ||
+            crmpi_filem_jobdir_path(global_dir, st->job.jobid, &jobdir) != CRMPI_OK) {
+            free(global_dir);
+            return CRMPI_ERR_BAD_PARAM;
+        }
+    }
+    crmpi_param_get_int("snapc_base_timeout", &timeout_s);
+    params.jobdir = jobdir;
+    params.timeout_s = (int)timeout_s;
+    rc = crmpi_snapc_global_create(&params, &st->snapc);
+    if (rc != CRMPI_OK)
+        crmpi_log_error("out of memory for the checkpoint coordinator");
+    free(global_dir);
+    free(jobdir);
+    return rc;
+}
+
+int mpirun_restore_check(mpirun_options_t *opts)
+{
+    char problem[CRMPI_FILEM_PROBLEM_MAX];
+    crmpi_filem_manifest_t *manifest;
+    int rc = crmpi_filem_manifest_read(opts->restore, false, &manifest, problem);
+
+    if (rc != CRMPI_OK) {
+        crmpi_log_error("--restore %s: %s", opts->restore, problem);
+        return rc;
+    }
+    if (opts->np && (size_t)opts->np != manifest->num_ranks) {
+        crmpi_log_error("--restore %s: the snapshot has %zu ranks and a restart keeps them all; "
+                        "-np %d asks for %d",
+                        opts->restore, manifest->num_ranks, opts->np, opts->np);
+        rc = CRMPI_ERR_BAD_PARAM;
+    } else {
+        opts->np = (int)manifest->num_ranks;
+    }
+    crmpi_filem_manifest_destroy(manifest);
+    return rc;
+}
