@@ -207,7 +207,7 @@ static void bench_rank(const char *dir, uint32_t rank, double scale)
 
     bench.rank = rank;
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    fake_rte_setup(dir, rank, 2, NULL, &job);
+    crmpi_btl_test_rte_setup(dir, rank, 2, NULL, &job);
     crmpi_btl_register_recv(BENCH_TAG, bench_recv);
     rc = ops->init(&job, &bench.module);
     if (rc != CRMPI_OK)

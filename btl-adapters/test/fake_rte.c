@@ -25,8 +25,8 @@ static char fake_dir[512];
 /* Fences done so far. */
 static unsigned fake_fences;
 
-void fake_rte_setup(const char *dir, uint32_t rank, uint32_t size, const uint32_t *node_of_rank,
-                    crmpi_rte_job_info_t *job_out)
+void crmpi_btl_test_rte_setup(const char *dir, uint32_t rank, uint32_t size,
+                              const uint32_t *node_of_rank, crmpi_rte_job_info_t *job_out)
 {
     uint32_t local_rank = 0;
     uint32_t local_size = 0;

@@ -2,7 +2,7 @@
  * test_btl_sm.c: the sm BTL (btl-adapters/sm) between forked "ranks" of one process tree,
  * with the file-based rte of fake_rte.h.
  *
- * Each test forks 2, 3 or 4 children; each child becomes one rank (fake_rte_setup),
+ * Each test forks 2, 3 or 4 children; each child becomes one rank (crmpi_btl_test_rte_setup),
  * registers the test's receive callbacks, runs the component's init, a fence and add_procs
  * of every rank, then the test's traffic, then del_procs, finalize and a check that its
  * segment is gone from /dev/shm. A child reports a failed check by its exit status (and a
@@ -60,7 +60,7 @@ const crmpi_component_t crmpi_btl_tcp_component = {.info = &crmpi_btl_tcp_info};
 typedef struct test_rank {
     uint32_t rank;                             /* ours */
     uint32_t size;                             /* ranks in the test job */
-    crmpi_rte_job_info_t job;                  /* from fake_rte_setup */
+    crmpi_rte_job_info_t job;                  /* from crmpi_btl_test_rte_setup */
     crmpi_btl_module_t *module;                /* NULL when init said "not usable" */
     crmpi_btl_endpoint_t *eps[TEST_MAX_RANKS]; /* add_procs' answer, per world rank */
     void (*on_data)(uint32_t peer, const uint8_t *data, size_t len); /* TEST_TAG_DATA */
@@ -275,7 +275,7 @@ static void test_run(const test_job_t *job)
             memset(&test_me, 0, sizeof(test_me));
             test_me.rank = r;
             test_me.size = job->size;
-            fake_rte_setup(dir, r, job->size, job->node_of_rank, &test_me.job);
+            crmpi_btl_test_rte_setup(dir, r, job->size, job->node_of_rank, &test_me.job);
             job->child();
             _exit(0);
         }

@@ -280,7 +280,7 @@ static int test_rank_open(test_rank_t *t, uint32_t rank, uint32_t size, const ch
     crmpi_log_set_who(who);
     RANK_CHECK(crmpi_catalog_register_all() == CRMPI_OK, "catalog");
     RANK_CHECK(crmpi_framework_open(&crmpi_btl_framework) == CRMPI_OK, "btl framework");
-    fake_rte_setup(dir, rank, size, rank_node_map, &job);
+    crmpi_btl_test_rte_setup(dir, rank, size, rank_node_map, &job);
     RANK_CHECK(crmpi_btl_register_recv(TEST_TAG, test_recv_dispatch) == CRMPI_OK, "register");
     return ops->init(&job, &t->module);
 }
