@@ -1,6 +1,6 @@
 /*
- * crcp.h: the checkpoint/restart coordination protocol, component "bkmrk" (DESIGN section
- * 4, step 2): the bookmark exchange and the drain that empty every channel before a
+ * crcp.h: the checkpoint/restart coordination protocol, component "bkmrk" (docs/design.md,
+ * "The checkpoint, phase by phase", step 2): the bookmark exchange and the drain that empty every channel before a
  * checkpoint, without knowing which interconnect carries them.
  *
  *   snapc app coordinator (C/R thread, library lock held)

@@ -58,7 +58,7 @@
  * "cpuset", modulo the new set's size), so a thread pinned to the 2nd CPU of its rank's
  * old CPUs is pinned to the 2nd CPU of the new ones.
  *
- * TCP (issue 5's policy choice): sockets are closed before the dump, by INC in the rank;
+ * TCP: sockets are closed before the dump, by INC in the rank;
  * this component sets neither --tcp-established nor --tcp-close. With CRIU 4.1.1 on
  * kernels from 6.16 no AF_INET socket can be dumped at all (README.md), so a rank that
  * still holds one fails the checkpoint with CRIU's own message quoted, and keeps running.
