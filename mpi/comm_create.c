@@ -416,8 +416,9 @@ int PMPI_Comm_free(MPI_Comm *comm)
  * Freed communicators whose last request was released. That release happens deep in the
  * PML (a request completing in a BTL callback), where the PML's state of the communicator
  * must not vanish; so they are destroyed from the progress engine, at its next turn. By
- * then a request may have started on one again (a non-blocking collective's next round):
- * the PML is asked again, and calls crmpi_mpi_comm_bury again after that one.
+ * then a request may have started on one again (MPI_Mrecv of a message a matched probe
+ * took from it before it was freed): the PML is asked again, and calls crmpi_mpi_comm_bury
+ * again after that request.
  */
 typedef struct comm_grave {
     struct comm_grave *next; /* the next to destroy */
