@@ -91,8 +91,8 @@ static int init_cr_hook(crmpi_inc_phase_t phase)
     return CRMPI_OK;
 }
 
-/* A predefined communicator's PML and collective state (logged on failure). */
-static int init_comm_layers(struct crmpi_comm_s *comm)
+/* A predefined communicator's PML communicator (the PML logs a failure). */
+static int init_pml_comm(struct crmpi_comm_s *comm)
 {
     crmpi_pml_comm_params_t params = {
         .context_id = comm->context_id,
@@ -102,11 +102,8 @@ static int init_comm_layers(struct crmpi_comm_s *comm)
         .name = comm->name,
         .owner = comm,
     };
-    int rc = crmpi_pml_add_comm(&params, &comm->pml);
 
-    if (rc == CRMPI_OK)
-        rc = crmpi_coll_comm_create(comm->pml, comm->rank, comm->size, &comm->coll);
-    return rc;
+    return crmpi_pml_add_comm(&params, &comm->pml);
 }
 
 /*
@@ -184,18 +181,24 @@ static int init_run(int required, int *provided, const char *func_name)
         crmpi_rte_abort_job(MPI_ERR_OTHER, "%s: %s", func_name,
                             unreach_msg ? unreach_msg : "a peer is unreachable");
     }
+    /* Both communicators' matching state. */
+    if (rc == CRMPI_OK)
+        rc = init_pml_comm(&crmpi_mpi_comm_world.comm);
+    if (rc == CRMPI_OK)
+        rc = init_pml_comm(&crmpi_mpi_comm_self.comm);
     if (rc != CRMPI_OK) {
         crmpi_log_error("%s: cannot set up point-to-point communication (%s); the program exits",
                         func_name, crmpi_strerror(rc));
         goto err_unlock_exit;
     }
-    /* Both communicators in the PML (matching) and in coll (component choice, tags). */
-    rc = init_comm_layers(&crmpi_mpi_comm_world.comm);
+    /* The collectives of both communicators (coll.h): component choice, tag sequence. */
+    rc = crmpi_coll_comm_create(crmpi_mpi_comm_world.comm.pml, crmpi_mpi_comm_world.comm.rank,
+                                crmpi_mpi_comm_world.comm.size, &crmpi_mpi_comm_world.comm.coll);
     if (rc == CRMPI_OK)
-        rc = init_comm_layers(&crmpi_mpi_comm_self.comm);
+        rc = crmpi_coll_comm_create(crmpi_mpi_comm_self.comm.pml, 0, 1,
+                                    &crmpi_mpi_comm_self.comm.coll);
     if (rc != CRMPI_OK) {
-        crmpi_log_error("%s: cannot set up communication on MPI_COMM_WORLD and MPI_COMM_SELF "
-                        "(%s); the program exits",
+        crmpi_log_error("%s: cannot set up collective communication (%s); the program exits",
                         func_name, crmpi_strerror(rc));
         goto err_unlock_exit;
     }
