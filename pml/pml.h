@@ -4,9 +4,9 @@
  * "ob1", after Open MPI's.
  *
  *   MPI_Send/Recv/Probe/Wait... (mpi/)      -- arguments, error handlers, request arrays,
- *        |                                     the MPI communicator (its PML communicator
- *        |   crmpi_pml_*                       and owner pointer are all the PML sees)
- *        |                                  (coll/ too; crcp wraps these, only with C/R on)
+ *   collective schedules (coll/)               the MPI communicator (its PML communicator
+ *        |   crmpi_pml_*                       and owner handle are all the PML sees)
+ *        |                                  crcp: crmpi_pml_cr_* during a checkpoint
  *   pml ob1                                 -- communicators' matching state, sequence
  *        |                                     numbers, eager and rendezvous, requests and
  *        |                                     their completion, live requests per
