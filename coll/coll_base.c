@@ -125,7 +125,7 @@ int crmpi_coll_comm_create(crmpi_pml_comm_t *pml, int rank, int size, crmpi_coll
     comm->pml = pml;
     coll_base.num_comms++;
     crmpi_fw_verbose(&crmpi_coll_framework, 10,
-                     "communicator of %d ranks (this one %d): component %s", size, rank,
+                     "communicator of %d ranks (rank %d here): component %s", size, rank,
                      comm->ops->component);
     *comm_out = comm;
     return CRMPI_OK;
