@@ -1,12 +1,14 @@
 /*
  * coll.h: the collective layer, the contract between the MPI collective calls of mpi/coll/
- * and the algorithms (DESIGN section 3: collectives are point-to-point messages, so the
- * checkpoint protocol sees every byte the library moves).
+ * and the algorithms. Collectives are point-to-point messages of the PML, so the
+ * checkpoint protocol sees every byte the library moves (docs/design.md, "Layers inside a
+ * rank (libmpi)").
  *
- *   MPI_Bcast/Allreduce/Ibarrier/...  (mpi/coll/)   -- arguments, MPI_IN_PLACE, errors
- *        |   crmpi_coll_run / crmpi_coll_start
- *   coll: per-communicator table (comm->coll)       -- component "basic" or "tuned",
- *        |                                             chosen at crmpi_coll_comm_init
+ *   MPI_Bcast/Allreduce/Ibarrier/...  (mpi/coll/)   -- arguments, MPI_IN_PLACE, errors,
+ *        |   crmpi_coll_run / crmpi_coll_start         the MPI communicator and op objects
+ *        |   (crmpi_coll_comm_t, crmpi_coll_op_t)
+ *   coll: the communicator's table                  -- component "basic" or "tuned",
+ *        |                                             chosen at crmpi_coll_comm_create
  *   algorithm: builds a schedule (coll_sched.h)     -- rounds of sends, receives,
  *        |     (or, blocking and small: a direct       local reductions and copies
  *        |      fast path of blocking PML calls)
@@ -14,12 +16,18 @@
  *        |   crmpi_pml_isend/irecv                     loop on it, non-blocking ones are
  *   pml ob1                                            progressed by crmpi_progress()
  *
- * Lifecycle: crmpi_coll_comm_init(comm) once the PML knows the communicator (after
- * crmpi_pml_add_comm; MPI_Init does it for MPI_COMM_WORLD and MPI_COMM_SELF) ->
- * crmpi_coll_run / crmpi_coll_start any number of times -> crmpi_coll_comm_fini(comm)
- * before crmpi_pml_del_comm (every collective on it complete, MPI-3.1 section 6.4.3).
- * The first init registers the schedule engine's progress function, the last fini
- * unregisters it.
+ * coll/ knows nothing of the MPI layer's objects. It works on its own view of a
+ * communicator (crmpi_coll_comm_t: rank, size, the PML communicator its messages go over)
+ * and on the op object the MPI layer gives it (crmpi_coll_op_t, inside MPI's op); the
+ * reduction kernels are coll/'s (coll_op.c).
+ *
+ * Lifecycle: crmpi_coll_comm_create(pml communicator, rank, size) once the PML knows the
+ * communicator (after crmpi_pml_add_comm; MPI_Init does it for MPI_COMM_WORLD and
+ * MPI_COMM_SELF) -> crmpi_coll_run / crmpi_coll_start any number of times ->
+ * crmpi_coll_comm_destroy before crmpi_pml_del_comm (every collective on it complete:
+ * a non-blocking one counts as a live request of the PML communicator, so MPI_Comm_free
+ * waits for it, MPI-3.1 section 6.4.3). The first create registers the schedule
+ * engine's progress function, the last destroy unregisters it.
  *
  * Messages: tags -2..-999 (MPI_ANY_TAG takes only tags >= 0, so no application receive
  * can match them; tags below -999 belong to other layers). Every collective on a
@@ -33,7 +41,14 @@
  * Requests: a non-blocking collective's request is a crmpi_request_t of kind
  * CRMPI_REQUEST_COLL whose free_fn belongs to coll: MPI_Wait/Test and the rest of mpi/p2p
  * complete and free it unchanged (crmpi_pml_request_finish / crmpi_pml_request_free call
- * free_fn; a request freed while active is freed by coll when it completes).
+ * free_fn; a request freed while active is freed by coll when it completes). Its owner is
+ * the PML communicator's (pml.h), and it is live on that communicator until freed.
+ *
+ * Errors: CRMPI_ERR_* (negative) when coll could not do something (out of memory, a
+ * message the PML could not start); MPI error classes (positive) as the statuses of
+ * messages said (MPI_ERR_TRUNCATE...), or MPI_ERR_OP from a reduction step whose op is not
+ * defined on its type. The MPI layer turns both into the error it raises on the
+ * communicator; coll/ raises nothing itself.
  *
  * Threading: everything is called with the library lock held. A blocking collective waits
  * with crmpi_pml_wait_turn(), which drops the lock between progress turns, so other
@@ -48,8 +63,6 @@
 
 #include "mpi.h"
 #include "pml.h"
-
-struct crmpi_comm_s;
 
 /* The collectives, in the order of the ops table. */
 typedef enum {
@@ -73,6 +86,34 @@ typedef enum {
     CRMPI_COLL_COUNT /* number of collectives */
 } crmpi_coll_kind_t;
 
+/* Which operation an op object is. */
+typedef enum {
+    CRMPI_COLL_OP_USER,    /* MPI_Op_create's: user_fn */
+    CRMPI_COLL_OP_MAX,     /* MPI_MAX */
+    CRMPI_COLL_OP_MIN,     /* MPI_MIN */
+    CRMPI_COLL_OP_SUM,     /* MPI_SUM */
+    CRMPI_COLL_OP_PROD,    /* MPI_PROD */
+    CRMPI_COLL_OP_LAND,    /* MPI_LAND */
+    CRMPI_COLL_OP_LOR,     /* MPI_LOR */
+    CRMPI_COLL_OP_LXOR,    /* MPI_LXOR */
+    CRMPI_COLL_OP_BAND,    /* MPI_BAND */
+    CRMPI_COLL_OP_BOR,     /* MPI_BOR */
+    CRMPI_COLL_OP_BXOR,    /* MPI_BXOR */
+    CRMPI_COLL_OP_MAXLOC,  /* MPI_MAXLOC */
+    CRMPI_COLL_OP_MINLOC,  /* MPI_MINLOC */
+    CRMPI_COLL_OP_REPLACE, /* MPI_REPLACE: for accumulate only, defined on no type here */
+    CRMPI_COLL_OP_NO_OP,   /* MPI_NO_OP: likewise */
+    CRMPI_COLL_OP_COUNT    /* number of kinds */
+} crmpi_coll_op_kind_t;
+
+/* An operation as the collectives see it: the MPI layer's op object holds one (its
+ * predefined ops are constant; a user op's lives until MPI_Op_free). */
+typedef struct crmpi_coll_op {
+    crmpi_coll_op_kind_t kind;  /* which operation */
+    bool commutative;           /* a op b == b op a, so reductions may reorder operands */
+    MPI_User_function *user_fn; /* CRMPI_COLL_OP_USER: the application's function */
+} crmpi_coll_op_t;
+
 /*
  * The arguments of any collective, already checked by mpi/coll/ and with MPI_IN_PLACE
  * resolved into `in_place` (sbuf is then unused: the data are where MPI-3.1 says, in rbuf
@@ -93,12 +134,13 @@ typedef struct crmpi_coll_args {
     const int *rdispls;         /* v variants: displacements in rtype extents; w: bytes */
     const MPI_Datatype *stypes; /* alltoallw: per-rank send types */
     const MPI_Datatype *rtypes; /* alltoallw: per-rank receive types */
-    MPI_Op op;                  /* reductions: the operation */
+    const crmpi_coll_op_t *op;  /* reductions: the operation */
     int root;                   /* rooted collectives: the root's rank */
     bool in_place;              /* MPI_IN_PLACE was given (see above) */
 } crmpi_coll_args_t;
 
 typedef struct crmpi_coll_sched crmpi_coll_sched_t;
+typedef struct crmpi_coll_comm crmpi_coll_comm_t;
 
 /**
  * An algorithm: append to `sched` the rounds that perform the collective `args` describes
@@ -106,7 +148,7 @@ typedef struct crmpi_coll_sched crmpi_coll_sched_t;
  * @return CRMPI_OK, or CRMPI_ERR_OUT_OF_RESOURCE (the schedule is then freed by the caller)
  * Thread safety: lock held.
  */
-typedef int (*crmpi_coll_build_fn_t)(const crmpi_coll_args_t *args, struct crmpi_comm_s *comm,
+typedef int (*crmpi_coll_build_fn_t)(const crmpi_coll_args_t *args, crmpi_coll_comm_t *comm,
                                      crmpi_coll_sched_t *sched);
 
 /**
@@ -117,7 +159,7 @@ typedef int (*crmpi_coll_build_fn_t)(const crmpi_coll_args_t *args, struct crmpi
  *         the schedule is used), else as crmpi_coll_run
  * Thread safety: lock held.
  */
-typedef int (*crmpi_coll_direct_fn_t)(const crmpi_coll_args_t *args, struct crmpi_comm_s *comm,
+typedef int (*crmpi_coll_direct_fn_t)(const crmpi_coll_args_t *args, crmpi_coll_comm_t *comm,
                                       int tag);
 
 /* A component's table: one algorithm builder per collective (every slot is filled). */
@@ -127,25 +169,29 @@ typedef struct crmpi_coll_ops {
     crmpi_coll_direct_fn_t direct[CRMPI_COLL_COUNT]; /* optional fast paths (NULL: none) */
 } crmpi_coll_ops_t;
 
-/* A communicator's collective state (comm->coll). */
-typedef struct crmpi_coll_comm {
+/* A communicator as the collectives see it (made by crmpi_coll_comm_create; the MPI layer
+ * keeps it in its communicator and passes it to every call). */
+struct crmpi_coll_comm {
+    int rank;                    /* this process's rank in the communicator */
+    int size;                    /* its number of ranks */
+    crmpi_pml_comm_t *pml;       /* the PML communicator every message goes over */
     const crmpi_coll_ops_t *ops; /* the selected component's table */
     uint32_t sequence;           /* collectives started on the communicator so far */
-} crmpi_coll_comm_t;
+};
 
 /**
- * Set up the collectives of a communicator whose rank, size, world_ranks and PML state are
- * set: choose the component (the framework's selection parameter `coll`: "basic",
- * "^tuned", or empty for the best, tuned; coll_base_verbose 10 says which) and reset the
- * sequence. On the first call also reads the coll parameters and
- * registers the progress function.
- * @return CRMPI_OK, CRMPI_ERR_OUT_OF_RESOURCE, CRMPI_ERR_NOT_FOUND (the `coll` parameter
- *         leaves no component; logged, naming every candidate)
+ * Set up the collectives of a communicator the PML knows (crmpi_pml_add_comm made pml):
+ * choose the component (the framework's selection parameter `coll`: "basic", "^tuned", or
+ * empty for the best, tuned; coll_base_verbose 10 says which) and start the sequence. On
+ * the first call also reads the coll parameters and registers the progress function.
+ * @return CRMPI_OK with *comm_out, CRMPI_ERR_OUT_OF_RESOURCE, CRMPI_ERR_NOT_FOUND (the
+ *         `coll` parameter leaves no component; logged, naming every candidate)
  */
-int crmpi_coll_comm_init(struct crmpi_comm_s *comm);
+int crmpi_coll_comm_create(crmpi_pml_comm_t *pml, int rank, int size, crmpi_coll_comm_t **comm_out);
 
-/** Free comm->coll (no collective may be pending on it). Safe on a comm never inited. */
-void crmpi_coll_comm_fini(struct crmpi_comm_s *comm);
+/** Free a communicator's collective state (no collective may be pending on it; NULL is
+ *  fine). */
+void crmpi_coll_comm_destroy(crmpi_coll_comm_t *comm);
 
 /**
  * A blocking collective: build the schedule with the communicator's algorithm and run it
@@ -153,16 +199,15 @@ void crmpi_coll_comm_fini(struct crmpi_comm_s *comm);
  * @return CRMPI_OK; a CRMPI_ERR_* (negative) when a message could not be started; or an MPI
  *         error class (positive, e.g. MPI_ERR_TRUNCATE) a message completed with.
  */
-int crmpi_coll_run(struct crmpi_comm_s *comm, crmpi_coll_kind_t kind,
-                   const crmpi_coll_args_t *args);
+int crmpi_coll_run(crmpi_coll_comm_t *comm, crmpi_coll_kind_t kind, const crmpi_coll_args_t *args);
 
 /**
  * A non-blocking collective: build and start the schedule, progressed by crmpi_progress().
  * @return CRMPI_OK with *req_out (kind CRMPI_REQUEST_COLL; its status's MPI_ERROR is the
  *         first error of the collective), or a CRMPI_ERR_* (nothing is pending then)
  */
-int crmpi_coll_start(struct crmpi_comm_s *comm, crmpi_coll_kind_t kind,
-                     const crmpi_coll_args_t *args, crmpi_request_t **req_out);
+int crmpi_coll_start(crmpi_coll_comm_t *comm, crmpi_coll_kind_t kind, const crmpi_coll_args_t *args,
+                     crmpi_request_t **req_out);
 
 /*
  * Reductions (coll_op.c): the predefined operations' kernels for every type MPI-3.1
@@ -174,7 +219,7 @@ int crmpi_coll_start(struct crmpi_comm_s *comm, crmpi_coll_kind_t kind,
  * (MINLOC/MAXLOC on the value-index pairs); MPI_REPLACE and MPI_NO_OP on none (they are for
  * accumulate only). User ops: on every type.
  */
-bool crmpi_coll_op_defined(MPI_Op op, MPI_Datatype type);
+bool crmpi_coll_op_defined(const crmpi_coll_op_t *op, MPI_Datatype type);
 
 /**
  * inout[i] = in[i] op inout[i] for `count` elements of `type` laid out as the type says
@@ -183,6 +228,7 @@ bool crmpi_coll_op_defined(MPI_Op op, MPI_Datatype type);
  * Thread safety: lock held; a user op's function is called with the lock released (it may
  * call MPI), so callers must not rely on library state staying unchanged across the call.
  */
-int crmpi_coll_op_reduce(MPI_Op op, const void *in, void *inout, size_t count, MPI_Datatype type);
+int crmpi_coll_op_reduce(const crmpi_coll_op_t *op, const void *in, void *inout, size_t count,
+                         MPI_Datatype type);
 
 #endif /* CRMPI_COLL_H */

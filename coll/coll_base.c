@@ -11,7 +11,6 @@
 #include "component.h"
 #include "crmpi_status.h"
 #include "log.h"
-#include "mpi_internal.h"
 #include "param.h"
 #include "progress.h"
 
@@ -101,9 +100,9 @@ static int coll_base_choose(const crmpi_coll_ops_t **ops_out)
     return CRMPI_OK;
 }
 
-int crmpi_coll_comm_init(struct crmpi_comm_s *comm)
+int crmpi_coll_comm_create(crmpi_pml_comm_t *pml, int rank, int size, crmpi_coll_comm_t **comm_out)
 {
-    crmpi_coll_comm_t *state;
+    crmpi_coll_comm_t *comm;
     int rc;
 
     if (coll_base.num_comms == 0) {
@@ -112,36 +111,38 @@ int crmpi_coll_comm_init(struct crmpi_comm_s *comm)
         if (rc != CRMPI_OK && rc != CRMPI_ERR_EXISTS)
             return rc;
     }
-    state = calloc(1, sizeof(*state));
-    if (!state) {
+    comm = calloc(1, sizeof(*comm));
+    if (!comm) {
         crmpi_log_error("coll: out of memory for a communicator's collective state");
         rc = CRMPI_ERR_OUT_OF_RESOURCE;
         goto err_unregister;
     }
-    rc = coll_base_choose(&state->ops);
+    rc = coll_base_choose(&comm->ops);
     if (rc != CRMPI_OK)
-        goto err_free_state;
-    comm->coll = state;
+        goto err_free_comm;
+    comm->rank = rank;
+    comm->size = size;
+    comm->pml = pml;
     coll_base.num_comms++;
-    crmpi_fw_verbose(&crmpi_coll_framework, 10, "%s (context %u, %d ranks): component %s",
-                     comm->name[0] ? comm->name : "communicator", comm->context_id, comm->size,
-                     state->ops->component);
+    crmpi_fw_verbose(&crmpi_coll_framework, 10,
+                     "communicator of %d ranks (rank %d here): component %s", size, rank,
+                     comm->ops->component);
+    *comm_out = comm;
     return CRMPI_OK;
 
-err_free_state:
-    free(state);
+err_free_comm:
+    free(comm);
 err_unregister:
     if (coll_base.num_comms == 0)
         crmpi_progress_unregister(coll_base_progress);
     return rc;
 }
 
-void crmpi_coll_comm_fini(struct crmpi_comm_s *comm)
+void crmpi_coll_comm_destroy(crmpi_coll_comm_t *comm)
 {
-    if (!comm->coll)
+    if (!comm)
         return;
-    free(comm->coll);
-    comm->coll = NULL;
+    free(comm);
     if (--coll_base.num_comms == 0) {
         crmpi_progress_unregister(coll_base_progress);
         crmpi_framework_close(&crmpi_coll_framework);
@@ -150,22 +151,21 @@ void crmpi_coll_comm_fini(struct crmpi_comm_s *comm)
 }
 
 /* The tag of the communicator's next collective (coll.h). */
-static inline int coll_base_next_tag(crmpi_coll_comm_t *state)
+static inline int coll_base_next_tag(crmpi_coll_comm_t *comm)
 {
-    return COLL_TAG_FIRST - (int)(state->sequence++ % COLL_TAGS);
+    return COLL_TAG_FIRST - (int)(comm->sequence++ % COLL_TAGS);
 }
 
 /* Build the schedule of a collective with its tag. */
-static int coll_base_build(struct crmpi_comm_s *comm, crmpi_coll_kind_t kind,
+static int coll_base_build(crmpi_coll_comm_t *comm, crmpi_coll_kind_t kind,
                            const crmpi_coll_args_t *args, int tag, crmpi_coll_sched_t **sched_out)
 {
-    crmpi_coll_comm_t *state = comm->coll;
     crmpi_coll_sched_t *sched = crmpi_coll_sched_create(comm, tag);
     int rc;
 
     if (!sched)
         return CRMPI_ERR_OUT_OF_RESOURCE;
-    rc = state->ops->build[kind](args, comm, sched);
+    rc = comm->ops->build[kind](args, comm, sched);
     if (rc != CRMPI_OK) {
         crmpi_coll_sched_free(sched);
         return rc;
@@ -174,15 +174,14 @@ static int coll_base_build(struct crmpi_comm_s *comm, crmpi_coll_kind_t kind,
     return CRMPI_OK;
 }
 
-int crmpi_coll_run(struct crmpi_comm_s *comm, crmpi_coll_kind_t kind, const crmpi_coll_args_t *args)
+int crmpi_coll_run(crmpi_coll_comm_t *comm, crmpi_coll_kind_t kind, const crmpi_coll_args_t *args)
 {
-    crmpi_coll_comm_t *state = comm->coll;
-    int tag = coll_base_next_tag(state);
+    int tag = coll_base_next_tag(comm);
     crmpi_coll_sched_t *sched;
     int rc;
 
-    if (state->ops->direct[kind]) {
-        rc = state->ops->direct[kind](args, comm, tag);
+    if (comm->ops->direct[kind]) {
+        rc = comm->ops->direct[kind](args, comm, tag);
         if (rc != CRMPI_ERR_NOT_SUPPORTED)
             return rc;
     }
@@ -201,10 +200,20 @@ int crmpi_coll_run(struct crmpi_comm_s *comm, crmpi_coll_kind_t kind, const crmp
     return rc;
 }
 
+/* The end of a non-blocking collective's request: the communicator may go now. */
+static void coll_base_request_release(crmpi_coll_sched_t *sched)
+{
+    crmpi_pml_comm_t *pml = sched->comm->pml;
+
+    sched->req.magic = 0;
+    crmpi_coll_sched_free(sched);
+    crmpi_pml_comm_request_ended(pml);
+}
+
 /* The request's free_fn: MPI_Wait/Test finished it, or it was freed and completed. */
 static void coll_base_request_free(crmpi_request_t *req)
 {
-    crmpi_coll_sched_free((crmpi_coll_sched_t *)req);
+    coll_base_request_release((crmpi_coll_sched_t *)req);
 }
 
 static void coll_base_list_remove(crmpi_coll_sched_t *sched)
@@ -236,26 +245,27 @@ static void coll_base_complete(crmpi_coll_sched_t *sched)
     else
         req->status.MPI_ERROR = MPI_SUCCESS;
     req->complete = true;
-    if (req->free_when_complete) {
-        req->magic = 0;
-        crmpi_coll_sched_free(sched);
-    }
+    if (req->free_when_complete)
+        coll_base_request_release(sched);
 }
 
-int crmpi_coll_start(struct crmpi_comm_s *comm, crmpi_coll_kind_t kind,
-                     const crmpi_coll_args_t *args, crmpi_request_t **req_out)
+int crmpi_coll_start(crmpi_coll_comm_t *comm, crmpi_coll_kind_t kind, const crmpi_coll_args_t *args,
+                     crmpi_request_t **req_out)
 {
     crmpi_coll_sched_t *sched;
     crmpi_request_t *req;
-    int rc = coll_base_build(comm, kind, args, coll_base_next_tag(comm->coll), &sched);
+    int rc = coll_base_build(comm, kind, args, coll_base_next_tag(comm), &sched);
 
     if (rc != CRMPI_OK)
         return rc;
     req = &sched->req;
     req->magic = CRMPI_REQUEST_MAGIC;
     req->kind = CRMPI_REQUEST_COLL;
-    req->comm = comm;
+    req->owner = crmpi_pml_comm_owner(comm->pml);
     req->free_fn = coll_base_request_free;
+    /* Live on the PML communicator until freed: between two rounds no PML request of the
+     * schedule is, and MPI_Comm_free must not take the communicator away then. */
+    crmpi_pml_comm_request_started(comm->pml);
     sched->next = coll_base.active;
     sched->prev = NULL;
     if (coll_base.active)

@@ -8,7 +8,6 @@
 
 #include "coll_sched.h"
 #include "crmpi_status.h"
-#include "mpi_internal.h"
 
 #define TRY(call)                                                                                  \
     do {                                                                                           \
@@ -23,7 +22,7 @@ static inline void *elem_at(const void *buf, size_t index, MPI_Datatype type)
     return (char *)buf + (MPI_Aint)index * type->extent;
 }
 
-int coll_basic_barrier(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm, crmpi_coll_sched_t *s)
+int coll_basic_barrier(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, crmpi_coll_sched_t *s)
 {
     (void)a;
     if (comm->size == 1)
@@ -43,7 +42,7 @@ int coll_basic_barrier(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm, cr
     return crmpi_coll_sched_round(s);
 }
 
-int coll_basic_bcast(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm, crmpi_coll_sched_t *s)
+int coll_basic_bcast(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, crmpi_coll_sched_t *s)
 {
     if (comm->rank == a->root) {
         for (int r = 0; r < comm->size; r++) {
@@ -61,7 +60,7 @@ int coll_basic_bcast(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm, crmp
  * down, acc = s_r op acc, so the result is s_0 op s_1 op ... op s_{n-1} whatever the root
  * (MPI-3.1 section 5.9.1: the order of a non-commutative operation is rank order).
  */
-int coll_basic_reduce(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm, crmpi_coll_sched_t *s)
+int coll_basic_reduce(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, crmpi_coll_sched_t *s)
 {
     int n = comm->size, me = comm->rank;
     size_t count = a->rcount;
@@ -99,8 +98,7 @@ int coll_basic_reduce(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm, crm
     return crmpi_coll_sched_round(s);
 }
 
-int coll_basic_allreduce(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
-                         crmpi_coll_sched_t *s)
+int coll_basic_allreduce(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, crmpi_coll_sched_t *s)
 {
     crmpi_coll_args_t reduce = *a;
 
@@ -116,7 +114,7 @@ int coll_basic_allreduce(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
 }
 
 /* Gather and Gatherv (rcounts/rdispls set): the root receives each rank's block. */
-int coll_basic_gather(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm, crmpi_coll_sched_t *s)
+int coll_basic_gather(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, crmpi_coll_sched_t *s)
 {
     int me = comm->rank;
 
@@ -140,7 +138,7 @@ int coll_basic_gather(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm, crm
 }
 
 /* Scatter and Scatterv (scounts/sdispls set): the root sends each rank its block. */
-int coll_basic_scatter(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm, crmpi_coll_sched_t *s)
+int coll_basic_scatter(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, crmpi_coll_sched_t *s)
 {
     int me = comm->rank;
 
@@ -173,7 +171,7 @@ static void *allgather_slot(const crmpi_coll_args_t *a, int r, size_t *count_out
 }
 
 /* Allgather and Allgatherv: every rank sends its block to every other one. */
-int coll_basic_allgatherv(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
+int coll_basic_allgatherv(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
                           crmpi_coll_sched_t *s)
 {
     int me = comm->rank;
@@ -197,8 +195,7 @@ int coll_basic_allgatherv(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
     return crmpi_coll_sched_round(s);
 }
 
-int coll_basic_allgather(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
-                         crmpi_coll_sched_t *s)
+int coll_basic_allgather(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, crmpi_coll_sched_t *s)
 {
     return coll_basic_allgatherv(a, comm, s);
 }
@@ -234,8 +231,7 @@ static void alltoall_slot(const crmpi_coll_args_t *a, int r, bool is_send, void 
  * (MPI-3.1 section 5.8: the data to send are in rbuf and are replaced), each outgoing
  * block is first copied aside.
  */
-int coll_basic_alltoall(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
-                        crmpi_coll_sched_t *s)
+int coll_basic_alltoall(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, crmpi_coll_sched_t *s)
 {
     int n = comm->size, me = comm->rank;
     void **out = NULL;
@@ -289,7 +285,7 @@ int coll_basic_alltoall(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
  * rcount the count of every rank): the whole
  * vector is reduced at rank 0, which scatters the blocks.
  */
-int coll_basic_reduce_scatter(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
+int coll_basic_reduce_scatter(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
                               crmpi_coll_sched_t *s)
 {
     int n = comm->size;
@@ -335,7 +331,7 @@ int coll_basic_reduce_scatter(const crmpi_coll_args_t *a, struct crmpi_comm_s *c
  * Scan (Exscan when `exclusive`): a chain. Rank r receives the prefix of ranks 0..r-1,
  * combines its own data on the right, and passes the new prefix to r + 1.
  */
-static int basic_scan_chain(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
+static int basic_scan_chain(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
                             crmpi_coll_sched_t *s, bool exclusive)
 {
     int n = comm->size, me = comm->rank;
@@ -384,12 +380,12 @@ static int basic_scan_chain(const crmpi_coll_args_t *a, struct crmpi_comm_s *com
     return crmpi_coll_sched_round(s);
 }
 
-int coll_basic_scan(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm, crmpi_coll_sched_t *s)
+int coll_basic_scan(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, crmpi_coll_sched_t *s)
 {
     return basic_scan_chain(a, comm, s, false);
 }
 
-static int coll_basic_exscan(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
+static int coll_basic_exscan(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
                              crmpi_coll_sched_t *s)
 {
     return basic_scan_chain(a, comm, s, true);

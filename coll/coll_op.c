@@ -19,26 +19,26 @@
 
 #include "coll.h"
 #include "crmpi_status.h"
-#include "mpi_internal.h"
 #include "progress.h"
 
 typedef void (*op_kernel_fn_t)(const void *in, void *inout, size_t count);
 
-/* Rows of the kernel table, one per predefined reduction. */
+/* Columns of the kernel table: the predefined reductions, by their kind (coll.h). User
+ * ops, MPI_REPLACE and MPI_NO_OP have no kernel. */
 enum {
-    OP_MAX,
-    OP_MIN,
-    OP_SUM,
-    OP_PROD,
-    OP_LAND,
-    OP_LOR,
-    OP_LXOR,
-    OP_BAND,
-    OP_BOR,
-    OP_BXOR,
-    OP_MAXLOC,
-    OP_MINLOC,
-    OP_NUM
+    OP_MAX = CRMPI_COLL_OP_MAX,
+    OP_MIN = CRMPI_COLL_OP_MIN,
+    OP_SUM = CRMPI_COLL_OP_SUM,
+    OP_PROD = CRMPI_COLL_OP_PROD,
+    OP_LAND = CRMPI_COLL_OP_LAND,
+    OP_LOR = CRMPI_COLL_OP_LOR,
+    OP_LXOR = CRMPI_COLL_OP_LXOR,
+    OP_BAND = CRMPI_COLL_OP_BAND,
+    OP_BOR = CRMPI_COLL_OP_BOR,
+    OP_BXOR = CRMPI_COLL_OP_BXOR,
+    OP_MAXLOC = CRMPI_COLL_OP_MAXLOC,
+    OP_MINLOC = CRMPI_COLL_OP_MINLOC,
+    OP_NUM = CRMPI_COLL_OP_COUNT
 };
 
 #define KERNEL(name, ctype, expr)                                                                  \
@@ -153,7 +153,7 @@ KERNELS_LOC(ldouble, long double)
 /* One row per predefined type: its kernel for each op, NULL where the op is undefined. */
 typedef struct op_type_row {
     MPI_Datatype type;             /* the predefined type */
-    op_kernel_fn_t kernel[OP_NUM]; /* indexed by OP_* */
+    op_kernel_fn_t kernel[OP_NUM]; /* indexed by OP_* (an op's kind) */
 } op_type_row_t;
 
 #define ROW_INT(mpi_type, tname)                                                                   \
@@ -249,63 +249,44 @@ static const op_type_row_t op_rows[] = {
     ROW_LOC(MPI_LONG_DOUBLE_INT, ldouble),
 };
 
-/* The OP_* row of a predefined op, or -1 (MPI_REPLACE, MPI_NO_OP, user ops). */
-static int op_index(MPI_Op op)
-{
-    static const MPI_Op ops[OP_NUM] = {
-        [OP_MAX] = MPI_MAX,   [OP_MIN] = MPI_MIN,       [OP_SUM] = MPI_SUM,
-        [OP_PROD] = MPI_PROD, [OP_LAND] = MPI_LAND,     [OP_LOR] = MPI_LOR,
-        [OP_LXOR] = MPI_LXOR, [OP_BAND] = MPI_BAND,     [OP_BOR] = MPI_BOR,
-        [OP_BXOR] = MPI_BXOR, [OP_MAXLOC] = MPI_MAXLOC, [OP_MINLOC] = MPI_MINLOC,
-    };
-
-    for (int i = 0; i < OP_NUM; i++) {
-        if (ops[i] == op)
-            return i;
-    }
-    return -1;
-}
-
 /* The last lookup: applications reduce the same (op, type) again and again. Read and
  * written with the library lock held. */
 static struct {
-    MPI_Op op;
+    crmpi_coll_op_kind_t kind;
     MPI_Datatype type;
     op_kernel_fn_t kernel;
 } op_last;
 
-static op_kernel_fn_t op_kernel(MPI_Op op, MPI_Datatype type)
+static op_kernel_fn_t op_kernel(const crmpi_coll_op_t *op, MPI_Datatype type)
 {
-    int index;
-
-    if (op == op_last.op && type == op_last.type)
+    if (op->kind == op_last.kind && type == op_last.type)
         return op_last.kernel;
-    index = op_index(op);
-    if (index < 0)
+    if (op->kind <= CRMPI_COLL_OP_USER || op->kind >= CRMPI_COLL_OP_COUNT)
         return NULL;
     for (size_t r = 0; r < sizeof(op_rows) / sizeof(op_rows[0]); r++) {
         if (op_rows[r].type == type) {
-            op_last.op = op;
+            op_last.kind = op->kind;
             op_last.type = type;
-            op_last.kernel = op_rows[r].kernel[index];
+            op_last.kernel = op_rows[r].kernel[op->kind];
             return op_last.kernel;
         }
     }
     return NULL;
 }
 
-bool crmpi_coll_op_defined(MPI_Op op, MPI_Datatype type)
+bool crmpi_coll_op_defined(const crmpi_coll_op_t *op, MPI_Datatype type)
 {
-    if (op->user_fn)
+    if (op->kind == CRMPI_COLL_OP_USER)
         return true;
     return op_kernel(op, type) != NULL;
 }
 
-int crmpi_coll_op_reduce(MPI_Op op, const void *in, void *inout, size_t count, MPI_Datatype type)
+int crmpi_coll_op_reduce(const crmpi_coll_op_t *op, const void *in, void *inout, size_t count,
+                         MPI_Datatype type)
 {
     if (count == 0)
         return CRMPI_OK;
-    if (op->user_fn) {
+    if (op->kind == CRMPI_COLL_OP_USER) {
         /* The user function takes an int count: call it in pieces that fit. */
         while (count > 0) {
             int len = count > INT_MAX ? INT_MAX : (int)count;

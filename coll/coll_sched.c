@@ -9,9 +9,8 @@
 #include "coll_sched.h"
 #include "crmpi_status.h"
 #include "log.h"
-#include "mpi_internal.h"
 
-crmpi_coll_sched_t *crmpi_coll_sched_create(struct crmpi_comm_s *comm, int tag)
+crmpi_coll_sched_t *crmpi_coll_sched_create(crmpi_coll_comm_t *comm, int tag)
 {
     crmpi_coll_sched_t *sched = calloc(1, sizeof(*sched));
 
@@ -120,7 +119,7 @@ int crmpi_coll_sched_copy(crmpi_coll_sched_t *sched, const void *src, size_t sco
 }
 
 int crmpi_coll_sched_reduce(crmpi_coll_sched_t *sched, const void *src, void *dst, size_t count,
-                            MPI_Datatype type, MPI_Op op)
+                            MPI_Datatype type, const crmpi_coll_op_t *op)
 {
     coll_step_t *step;
 
@@ -216,7 +215,7 @@ static void sched_round_start(crmpi_coll_sched_t *sched)
         switch (step->kind) {
         case COLL_STEP_SEND:
             rc = crmpi_pml_isend(step->src, step->count, step->type, step->peer, sched->tag,
-                                 CRMPI_PML_SEND_STANDARD, sched->comm, &step->req);
+                                 CRMPI_PML_SEND_STANDARD, sched->comm->pml, &step->req);
             if (rc != CRMPI_OK) {
                 step->req = NULL;
                 sched_fail(sched, rc);
@@ -224,7 +223,7 @@ static void sched_round_start(crmpi_coll_sched_t *sched)
             break;
         case COLL_STEP_RECV:
             rc = crmpi_pml_irecv(step->dst, step->count, step->type, step->peer, sched->tag,
-                                 sched->comm, &step->req);
+                                 sched->comm->pml, &step->req);
             if (rc != CRMPI_OK) {
                 step->req = NULL;
                 sched_fail(sched, rc);

@@ -32,40 +32,40 @@ typedef enum {
 } coll_step_kind_t;
 
 typedef struct coll_step {
-    coll_step_kind_t kind; /* what the step does */
-    const void *src;       /* send / copy / reduce: the data read */
-    void *dst;             /* recv / copy / reduce: the data written */
-    size_t count;          /* send, recv, reduce: elements; copy: of stype */
-    size_t dcount;         /* copy: elements of dtype */
-    MPI_Datatype type;     /* send, recv, reduce: the type; copy: the source type */
-    MPI_Datatype dtype;    /* copy: the destination type */
-    MPI_Op op;             /* reduce: the operation */
-    int peer;              /* send, recv: the rank in the communicator */
-    crmpi_request_t *req;  /* send, recv: the PML request while the round runs */
+    coll_step_kind_t kind;     /* what the step does */
+    const void *src;           /* send / copy / reduce: the data read */
+    void *dst;                 /* recv / copy / reduce: the data written */
+    size_t count;              /* send, recv, reduce: elements; copy: of stype */
+    size_t dcount;             /* copy: elements of dtype */
+    MPI_Datatype type;         /* send, recv, reduce: the type; copy: the source type */
+    MPI_Datatype dtype;        /* copy: the destination type */
+    const crmpi_coll_op_t *op; /* reduce: the operation */
+    int peer;                  /* send, recv: the rank in the communicator */
+    crmpi_request_t *req;      /* send, recv: the PML request while the round runs */
 } coll_step_t;
 
 struct crmpi_coll_sched {
-    crmpi_request_t req;       /* non-blocking: the request the application holds */
-    struct crmpi_comm_s *comm; /* the communicator */
-    int tag;                   /* the collective's tag (coll.h) */
-    coll_step_t *steps;        /* the steps, rounds separated by COLL_STEP_ROUND */
-    size_t num_steps;          /* used entries of steps */
-    size_t max_steps;          /* allocated entries of steps */
-    size_t round_start;        /* first step of the running round */
-    size_t round_end;          /* one past its last step */
-    bool running;              /* a round is running (its messages may be pending) */
-    bool done;                 /* every round ran */
-    int error;                 /* first error: CRMPI_ERR_* (< 0) or MPI class (> 0) */
-    void **tmps;               /* temporary buffers, freed with the schedule */
-    size_t num_tmps;           /* entries of tmps */
-    crmpi_coll_sched_t *next;  /* in the engine's list of non-blocking schedules */
-    crmpi_coll_sched_t *prev;  /* ditto */
-    bool listed;               /* on that list */
-    bool busy;                 /* being progressed (a user op runs without the lock) */
+    crmpi_request_t req;      /* non-blocking: the request the application holds */
+    crmpi_coll_comm_t *comm;  /* the communicator */
+    int tag;                  /* the collective's tag (coll.h) */
+    coll_step_t *steps;       /* the steps, rounds separated by COLL_STEP_ROUND */
+    size_t num_steps;         /* used entries of steps */
+    size_t max_steps;         /* allocated entries of steps */
+    size_t round_start;       /* first step of the running round */
+    size_t round_end;         /* one past its last step */
+    bool running;             /* a round is running (its messages may be pending) */
+    bool done;                /* every round ran */
+    int error;                /* first error: CRMPI_ERR_* (< 0) or MPI class (> 0) */
+    void **tmps;              /* temporary buffers, freed with the schedule */
+    size_t num_tmps;          /* entries of tmps */
+    crmpi_coll_sched_t *next; /* in the engine's list of non-blocking schedules */
+    crmpi_coll_sched_t *prev; /* ditto */
+    bool listed;              /* on that list */
+    bool busy;                /* being progressed (a user op runs without the lock) */
 };
 
 /** A new empty schedule on comm with tag. @return NULL when out of memory (logged). */
-crmpi_coll_sched_t *crmpi_coll_sched_create(struct crmpi_comm_s *comm, int tag);
+crmpi_coll_sched_t *crmpi_coll_sched_create(crmpi_coll_comm_t *comm, int tag);
 /** Free a schedule that has no message pending, with its temporary buffers. */
 void crmpi_coll_sched_free(crmpi_coll_sched_t *sched);
 
@@ -78,7 +78,7 @@ int crmpi_coll_sched_recv(crmpi_coll_sched_t *sched, void *buf, size_t count, MP
 int crmpi_coll_sched_copy(crmpi_coll_sched_t *sched, const void *src, size_t scount,
                           MPI_Datatype stype, void *dst, size_t dcount, MPI_Datatype dtype);
 int crmpi_coll_sched_reduce(crmpi_coll_sched_t *sched, const void *src, void *dst, size_t count,
-                            MPI_Datatype type, MPI_Op op);
+                            MPI_Datatype type, const crmpi_coll_op_t *op);
 /** End the current round (an empty round is dropped). */
 int crmpi_coll_sched_round(crmpi_coll_sched_t *sched);
 
@@ -109,30 +109,27 @@ void crmpi_coll_copy(const void *src, size_t scount, MPI_Datatype stype, void *d
 extern const crmpi_coll_ops_t crmpi_coll_basic_ops;
 extern const crmpi_coll_ops_t crmpi_coll_tuned_ops;
 /* The tuned component's fast paths (coll_tuned_direct.c). */
-int coll_tuned_direct_barrier(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm, int tag);
-int coll_tuned_direct_bcast(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm, int tag);
-int coll_tuned_direct_allreduce(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm, int tag);
-int coll_tuned_direct_alltoall(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm, int tag);
+int coll_tuned_direct_barrier(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, int tag);
+int coll_tuned_direct_bcast(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, int tag);
+int coll_tuned_direct_allreduce(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, int tag);
+int coll_tuned_direct_alltoall(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, int tag);
 
 /* Basic builders the tuned ones fall back to. */
-int coll_basic_barrier(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
-                       crmpi_coll_sched_t *s);
-int coll_basic_bcast(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm, crmpi_coll_sched_t *s);
-int coll_basic_reduce(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm, crmpi_coll_sched_t *s);
-int coll_basic_allreduce(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
+int coll_basic_barrier(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, crmpi_coll_sched_t *s);
+int coll_basic_bcast(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, crmpi_coll_sched_t *s);
+int coll_basic_reduce(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, crmpi_coll_sched_t *s);
+int coll_basic_allreduce(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
                          crmpi_coll_sched_t *s);
-int coll_basic_gather(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm, crmpi_coll_sched_t *s);
-int coll_basic_scatter(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
-                       crmpi_coll_sched_t *s);
-int coll_basic_allgather(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
+int coll_basic_gather(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, crmpi_coll_sched_t *s);
+int coll_basic_scatter(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, crmpi_coll_sched_t *s);
+int coll_basic_allgather(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
                          crmpi_coll_sched_t *s);
-int coll_basic_allgatherv(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
+int coll_basic_allgatherv(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
                           crmpi_coll_sched_t *s);
-int coll_basic_alltoall(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
-                        crmpi_coll_sched_t *s);
-int coll_basic_reduce_scatter(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
+int coll_basic_alltoall(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, crmpi_coll_sched_t *s);
+int coll_basic_reduce_scatter(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
                               crmpi_coll_sched_t *s);
-int coll_basic_scan(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm, crmpi_coll_sched_t *s);
+int coll_basic_scan(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, crmpi_coll_sched_t *s);
 
 /* The tuned component's forced algorithms (coll_tuned_<coll>_algorithm; 0: decide). */
 typedef struct coll_tuned_params {
@@ -140,9 +137,9 @@ typedef struct coll_tuned_params {
 } coll_tuned_params_t;
 extern coll_tuned_params_t coll_tuned_params;
 /** The bcast algorithm the tuned component uses for these arguments (1, 2 or 3). */
-int coll_tuned_bcast_decide(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm);
+int coll_tuned_bcast_decide(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm);
 /** The alltoall algorithm the tuned component uses for these arguments (1, 2 or 3). */
-int coll_tuned_alltoall_decide(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm);
+int coll_tuned_alltoall_decide(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm);
 /** Read the coll_tuned_* parameters (coll_base.c calls it once). */
 void coll_tuned_read_params(void);
 

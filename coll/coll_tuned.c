@@ -24,7 +24,6 @@
 
 #include "coll_sched.h"
 #include "crmpi_status.h"
-#include "mpi_internal.h"
 #include "param.h"
 
 #define TRY(call)                                                                                  \
@@ -96,7 +95,7 @@ static inline int pow2_floor(int n)
  * Barrier: dissemination. In round k every rank signals rank + 2^k and waits for rank - 2^k;
  * after ceil(log2 n) rounds each has heard, indirectly, from all.
  */
-static int tuned_barrier_dissemination(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
+static int tuned_barrier_dissemination(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
                                        crmpi_coll_sched_t *s)
 {
     int n = comm->size, me = comm->rank;
@@ -111,7 +110,7 @@ static int tuned_barrier_dissemination(const crmpi_coll_args_t *a, struct crmpi_
 }
 
 /* Bcast: binomial tree over ranks relative to the root. */
-static int tuned_bcast_binomial(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
+static int tuned_bcast_binomial(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
                                 crmpi_coll_sched_t *s)
 {
     int n = comm->size;
@@ -141,7 +140,7 @@ static int tuned_bcast_binomial(const crmpi_coll_args_t *a, struct crmpi_comm_s 
  * op may root the tree at the root itself. The accumulator moves to the received buffer
  * (reduce writes into its right operand), so the send buffer is never written.
  */
-static int tuned_reduce_binomial(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
+static int tuned_reduce_binomial(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
                                  crmpi_coll_sched_t *s)
 {
     int n = comm->size, me = comm->rank;
@@ -199,7 +198,7 @@ static int allreduce_init_acc(const crmpi_coll_args_t *a, crmpi_coll_sched_t *s)
  * 2*rem ranks, each even one sends its vector to the odd one above and sits out. Returns
  * our virtual rank among the p2 remaining, or -1 when we sit out.
  */
-static int fold_in(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm, crmpi_coll_sched_t *s,
+static int fold_in(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, crmpi_coll_sched_t *s,
                    int p2)
 {
     int me = comm->rank, rem = comm->size - p2;
@@ -227,7 +226,7 @@ static inline int fold_real_rank(int vrank, int rem)
 }
 
 /* Give the result to the ranks that sat out. */
-static int fold_out(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm, crmpi_coll_sched_t *s,
+static int fold_out(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, crmpi_coll_sched_t *s,
                     int p2)
 {
     int me = comm->rank, rem = comm->size - p2;
@@ -245,7 +244,7 @@ static int fold_out(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm, crmpi
  * Allreduce: recursive doubling. Partners exchange whole vectors; the lower one's data goes
  * on the left, so the order of any op is rank order (the blocks are contiguous ranges).
  */
-static int tuned_allreduce_recdbl(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
+static int tuned_allreduce_recdbl(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
                                   crmpi_coll_sched_t *s)
 {
     int p2 = pow2_floor(comm->size), rem = comm->size - p2;
@@ -293,7 +292,7 @@ static void segment(size_t count, int parts, int index, size_t *lo_out, size_t *
  * rank its segment, then the segments circulate; the root sends about 2m instead of the
  * binomial tree's m log2 n.
  */
-static int tuned_bcast_scatter_allgather(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
+static int tuned_bcast_scatter_allgather(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
                                          crmpi_coll_sched_t *s)
 {
     int n = comm->size;
@@ -336,7 +335,7 @@ static int tuned_bcast_scatter_allgather(const crmpi_coll_args_t *a, struct crmp
  * Allreduce: ring. n - 1 steps of reduce-scatter (segment s finishes at rank s - 1) and
  * n - 1 steps of allgather; each rank sends 2 (n - 1) / n of the vector. Commutative ops.
  */
-static int tuned_allreduce_ring(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
+static int tuned_allreduce_ring(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
                                 crmpi_coll_sched_t *s)
 {
     int n = comm->size, me = comm->rank;
@@ -378,7 +377,7 @@ static int tuned_allreduce_ring(const crmpi_coll_args_t *a, struct crmpi_comm_s 
  * Allreduce: Rabenseifner. Recursive halving leaves each of the p2 ranks with its share
  * of the reduced vector, recursive doubling gathers the shares. Commutative ops.
  */
-static int tuned_allreduce_rabenseifner(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
+static int tuned_allreduce_rabenseifner(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
                                         crmpi_coll_sched_t *s)
 {
     int p2 = pow2_floor(comm->size), rem = comm->size - p2;
@@ -435,7 +434,7 @@ static int tuned_allreduce_rabenseifner(const crmpi_coll_args_t *a, struct crmpi
  * to block (rank - k - 2); after n - 1 steps block `rank` holds everyone's contribution.
  * Each rank sends (n - 1) / n of the vector instead of gathering it at one rank.
  */
-static int tuned_reduce_scatter_ring(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
+static int tuned_reduce_scatter_ring(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
                                      crmpi_coll_sched_t *s)
 {
     int n = comm->size, me = comm->rank;
@@ -488,7 +487,7 @@ static void *allgather_slot(const crmpi_coll_args_t *a, int r, size_t *count_out
 }
 
 /* Allgather(v): ring; in step k each rank forwards the block it received in step k - 1. */
-static int tuned_allgather_ring(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
+static int tuned_allgather_ring(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
                                 crmpi_coll_sched_t *s)
 {
     int n = comm->size, me = comm->rank;
@@ -511,7 +510,7 @@ static int tuned_allgather_ring(const crmpi_coll_args_t *a, struct crmpi_comm_s 
 }
 
 /* Allgather: recursive doubling (power-of-two sizes): blocks of 2^k ranks are swapped. */
-static int tuned_allgather_recdbl(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
+static int tuned_allgather_recdbl(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
                                   crmpi_coll_sched_t *s)
 {
     int n = comm->size, me = comm->rank;
@@ -537,7 +536,7 @@ static int tuned_allgather_recdbl(const crmpi_coll_args_t *a, struct crmpi_comm_
 }
 
 /* Alltoall(v): pairwise exchange, one peer per round (bounded memory and contention). */
-static int tuned_alltoall_pairwise(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
+static int tuned_alltoall_pairwise(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
                                    crmpi_coll_sched_t *s)
 {
     int n = comm->size, me = comm->rank;
@@ -571,7 +570,7 @@ static int tuned_alltoall_pairwise(const crmpi_coll_args_t *a, struct crmpi_comm
  * block whose index has bit k goes to rank me + k (packed together); at the end block i
  * holds the data of rank me - i.
  */
-static int tuned_alltoall_bruck(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
+static int tuned_alltoall_bruck(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
                                 crmpi_coll_sched_t *s)
 {
     int n = comm->size, me = comm->rank;
@@ -619,7 +618,7 @@ static int tuned_alltoall_bruck(const crmpi_coll_args_t *a, struct crmpi_comm_s 
  * Scan and Exscan: recursive doubling. `partial` is the reduction of the block of ranks
  * exchanged so far; a lower partner's partial goes on the left of ours and into the result.
  */
-static int tuned_scan_recdbl_common(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
+static int tuned_scan_recdbl_common(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
                                     crmpi_coll_sched_t *s, bool exclusive)
 {
     int n = comm->size, me = comm->rank;
@@ -664,13 +663,13 @@ static int tuned_scan_recdbl_common(const crmpi_coll_args_t *a, struct crmpi_com
     return CRMPI_OK;
 }
 
-static int tuned_scan_recdbl(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
+static int tuned_scan_recdbl(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
                              crmpi_coll_sched_t *s)
 {
     return tuned_scan_recdbl_common(a, comm, s, false);
 }
 
-static int tuned_exscan_recdbl(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
+static int tuned_exscan_recdbl(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
                                crmpi_coll_sched_t *s)
 {
     return tuned_scan_recdbl_common(a, comm, s, true);
@@ -686,15 +685,14 @@ static inline size_t msg_bytes(size_t count, MPI_Datatype type)
  * The per-collective decisions. forced[k] = 1 is the basic algorithm; an algorithm number
  * the collective does not have is treated as 0 (decide).
  */
-static int tuned_barrier(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
-                         crmpi_coll_sched_t *s)
+static int tuned_barrier(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, crmpi_coll_sched_t *s)
 {
     if (coll_tuned_params.forced[CRMPI_COLL_BARRIER] == 1)
         return coll_basic_barrier(a, comm, s);
     return tuned_barrier_dissemination(a, comm, s);
 }
 
-int coll_tuned_bcast_decide(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm)
+int coll_tuned_bcast_decide(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm)
 {
     int64_t alg = coll_tuned_params.forced[CRMPI_COLL_BCAST];
 
@@ -708,7 +706,7 @@ int coll_tuned_bcast_decide(const crmpi_coll_args_t *a, struct crmpi_comm_s *com
     return 2;
 }
 
-static int tuned_bcast(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm, crmpi_coll_sched_t *s)
+static int tuned_bcast(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, crmpi_coll_sched_t *s)
 {
     switch (coll_tuned_bcast_decide(a, comm)) {
     case 1: return coll_basic_bcast(a, comm, s);
@@ -717,15 +715,14 @@ static int tuned_bcast(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm, cr
     }
 }
 
-static int tuned_reduce(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
-                        crmpi_coll_sched_t *s)
+static int tuned_reduce(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, crmpi_coll_sched_t *s)
 {
     if (coll_tuned_params.forced[CRMPI_COLL_REDUCE] == 1)
         return coll_basic_reduce(a, comm, s);
     return tuned_reduce_binomial(a, comm, s);
 }
 
-static int tuned_allreduce(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
+static int tuned_allreduce(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
                            crmpi_coll_sched_t *s)
 {
     int64_t alg = coll_tuned_params.forced[CRMPI_COLL_ALLREDUCE];
@@ -754,7 +751,7 @@ static int tuned_allreduce(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm
     return tuned_allreduce_recdbl(a, comm, s);
 }
 
-static int tuned_allgather(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
+static int tuned_allgather(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
                            crmpi_coll_sched_t *s)
 {
     int64_t alg = coll_tuned_params.forced[CRMPI_COLL_ALLGATHER];
@@ -771,7 +768,7 @@ static int tuned_allgather(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm
     }
 }
 
-static int tuned_allgatherv(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
+static int tuned_allgatherv(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
                             crmpi_coll_sched_t *s)
 {
     if (coll_tuned_params.forced[CRMPI_COLL_ALLGATHERV] == 1)
@@ -779,7 +776,7 @@ static int tuned_allgatherv(const crmpi_coll_args_t *a, struct crmpi_comm_s *com
     return tuned_allgather_ring(a, comm, s);
 }
 
-int coll_tuned_alltoall_decide(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm)
+int coll_tuned_alltoall_decide(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm)
 {
     int64_t alg = coll_tuned_params.forced[CRMPI_COLL_ALLTOALL];
 
@@ -793,7 +790,7 @@ int coll_tuned_alltoall_decide(const crmpi_coll_args_t *a, struct crmpi_comm_s *
     return alg >= 1 && alg <= 3 ? (int)alg : 1;
 }
 
-static int tuned_alltoall(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
+static int tuned_alltoall(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
                           crmpi_coll_sched_t *s)
 {
     switch (coll_tuned_alltoall_decide(a, comm)) {
@@ -803,7 +800,7 @@ static int tuned_alltoall(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
     }
 }
 
-static int tuned_alltoallv(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
+static int tuned_alltoallv(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
                            crmpi_coll_sched_t *s)
 {
     if (coll_tuned_params.forced[CRMPI_COLL_ALLTOALLV] == 2)
@@ -811,7 +808,7 @@ static int tuned_alltoallv(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm
     return coll_basic_alltoall(a, comm, s);
 }
 
-static int tuned_reduce_scatter(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
+static int tuned_reduce_scatter(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
                                 crmpi_coll_sched_t *s)
 {
     /* One parameter for both forms: they are the same algorithms. */
@@ -828,15 +825,14 @@ static int tuned_reduce_scatter(const crmpi_coll_args_t *a, struct crmpi_comm_s 
     return alg == 2 ? tuned_reduce_scatter_ring(a, comm, s) : coll_basic_reduce_scatter(a, comm, s);
 }
 
-static int tuned_scan(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm, crmpi_coll_sched_t *s)
+static int tuned_scan(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, crmpi_coll_sched_t *s)
 {
     if (coll_tuned_params.forced[CRMPI_COLL_SCAN] == 1)
         return coll_basic_scan(a, comm, s);
     return tuned_scan_recdbl(a, comm, s);
 }
 
-static int tuned_exscan(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm,
-                        crmpi_coll_sched_t *s)
+static int tuned_exscan(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, crmpi_coll_sched_t *s)
 {
     if (coll_tuned_params.forced[CRMPI_COLL_EXSCAN] == 1)
         return crmpi_coll_basic_ops.build[CRMPI_COLL_EXSCAN](a, comm, s);

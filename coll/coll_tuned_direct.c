@@ -11,17 +11,16 @@
 
 #include "coll_sched.h"
 #include "crmpi_status.h"
-#include "mpi_internal.h"
 
 /* Largest allreduce done here: its partner's vector sits on the stack. */
 #define DIRECT_ALLREDUCE_MAX 2048
 
 /* Finish a receive: its status's error (MPI_ERR_TRUNCATE...) as a positive class. */
 static int direct_recv(void *buf, size_t count, MPI_Datatype type, int peer, int tag,
-                       struct crmpi_comm_s *comm)
+                       crmpi_coll_comm_t *comm)
 {
     MPI_Status status;
-    int rc = crmpi_pml_recv(buf, count, type, peer, tag, comm, &status);
+    int rc = crmpi_pml_recv(buf, count, type, peer, tag, comm->pml, &status);
 
     if (rc != CRMPI_OK)
         return rc;
@@ -30,10 +29,10 @@ static int direct_recv(void *buf, size_t count, MPI_Datatype type, int peer, int
 
 /* Send to `to` while receiving from `from`: neither waits for the other. */
 static int direct_sendrecv(const void *sbuf, void *rbuf, size_t count, MPI_Datatype type, int to,
-                           int from, int tag, struct crmpi_comm_s *comm)
+                           int from, int tag, crmpi_coll_comm_t *comm)
 {
     crmpi_request_t *req;
-    int rc = crmpi_pml_isend(sbuf, count, type, to, tag, CRMPI_PML_SEND_STANDARD, comm, &req);
+    int rc = crmpi_pml_isend(sbuf, count, type, to, tag, CRMPI_PML_SEND_STANDARD, comm->pml, &req);
 
     if (rc != CRMPI_OK)
         return rc;
@@ -43,7 +42,7 @@ static int direct_sendrecv(const void *sbuf, void *rbuf, size_t count, MPI_Datat
     return rc;
 }
 
-int coll_tuned_direct_barrier(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm, int tag)
+int coll_tuned_direct_barrier(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, int tag)
 {
     int n = comm->size, me = comm->rank, rc;
     int64_t alg = coll_tuned_params.forced[CRMPI_COLL_BARRIER];
@@ -60,7 +59,7 @@ int coll_tuned_direct_barrier(const crmpi_coll_args_t *a, struct crmpi_comm_s *c
     return CRMPI_OK;
 }
 
-int coll_tuned_direct_bcast(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm, int tag)
+int coll_tuned_direct_bcast(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, int tag)
 {
     int n = comm->size, vrank = (comm->rank - a->root + n) % n, mask = 1, rc = CRMPI_OK;
     crmpi_request_t *reqs[32];
@@ -81,7 +80,7 @@ int coll_tuned_direct_bcast(const crmpi_coll_args_t *a, struct crmpi_comm_s *com
         if (vrank + mask >= n)
             continue;
         rc = crmpi_pml_isend(a->rbuf, a->rcount, a->rtype, (vrank + mask + a->root) % n, tag,
-                             CRMPI_PML_SEND_STANDARD, comm, &reqs[num_reqs]);
+                             CRMPI_PML_SEND_STANDARD, comm->pml, &reqs[num_reqs]);
         if (rc != CRMPI_OK)
             break;
         num_reqs++;
@@ -96,14 +95,14 @@ int coll_tuned_direct_bcast(const crmpi_coll_args_t *a, struct crmpi_comm_s *com
 /* Recursive doubling with the non-power-of-two fold, for small vectors of a predefined
  * type and op (commutative: the partners' order does not matter, and a + b == b + a
  * exactly, so every rank ends with the same bits). */
-int coll_tuned_direct_allreduce(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm, int tag)
+int coll_tuned_direct_allreduce(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, int tag)
 {
     _Alignas(64) char tmp[DIRECT_ALLREDUCE_MAX];
     int n = comm->size, me = comm->rank, p2 = 1, rem, vrank, rc;
     size_t bytes = a->rcount * a->rtype->size;
     int64_t alg = coll_tuned_params.forced[CRMPI_COLL_ALLREDUCE];
 
-    if ((alg != 0 && alg != 2) || a->op->user_fn || !a->rtype->predefined ||
+    if ((alg != 0 && alg != 2) || a->op->kind == CRMPI_COLL_OP_USER || !a->rtype->predefined ||
         !a->rtype->contiguous || a->rtype->true_lb != 0 || bytes > DIRECT_ALLREDUCE_MAX ||
         bytes == 0 || !crmpi_coll_op_defined(a->op, a->rtype))
         return CRMPI_ERR_NOT_SUPPORTED;
@@ -115,7 +114,7 @@ int coll_tuned_direct_allreduce(const crmpi_coll_args_t *a, struct crmpi_comm_s 
     if (me < 2 * rem) {
         if (me % 2 == 0) {
             rc = crmpi_pml_send(a->rbuf, a->rcount, a->rtype, me + 1, tag, CRMPI_PML_SEND_STANDARD,
-                                comm);
+                                comm->pml);
             if (rc != CRMPI_OK)
                 return rc;
             return direct_recv(a->rbuf, a->rcount, a->rtype, me + 1, tag, comm);
@@ -139,12 +138,12 @@ int coll_tuned_direct_allreduce(const crmpi_coll_args_t *a, struct crmpi_comm_s 
     }
     if (me < 2 * rem)
         return crmpi_pml_send(a->rbuf, a->rcount, a->rtype, me - 1, tag, CRMPI_PML_SEND_STANDARD,
-                              comm);
+                              comm->pml);
     return CRMPI_OK;
 }
 
 /* Alltoall, linear, every message posted at once: the small-block case of the decision. */
-int coll_tuned_direct_alltoall(const crmpi_coll_args_t *a, struct crmpi_comm_s *comm, int tag)
+int coll_tuned_direct_alltoall(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, int tag)
 {
     enum { MAX_PEERS = 64 };
     crmpi_request_t *reqs[2 * MAX_PEERS];
@@ -157,13 +156,13 @@ int coll_tuned_direct_alltoall(const crmpi_coll_args_t *a, struct crmpi_comm_s *
 
         rc = crmpi_pml_irecv((char *)a->rbuf +
                                  (MPI_Aint)from * (MPI_Aint)a->rcount * a->rtype->extent,
-                             a->rcount, a->rtype, from, tag, comm, &reqs[num_reqs]);
+                             a->rcount, a->rtype, from, tag, comm->pml, &reqs[num_reqs]);
         if (rc != CRMPI_OK)
             break;
         num_reqs++;
         rc = crmpi_pml_isend(
             (const char *)a->sbuf + (MPI_Aint)to * (MPI_Aint)a->scount * a->stype->extent,
-            a->scount, a->stype, to, tag, CRMPI_PML_SEND_STANDARD, comm, &reqs[num_reqs]);
+            a->scount, a->stype, to, tag, CRMPI_PML_SEND_STANDARD, comm->pml, &reqs[num_reqs]);
         if (rc == CRMPI_OK)
             num_reqs++;
     }

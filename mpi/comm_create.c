@@ -36,20 +36,32 @@ int crmpi_comm_error_class(int rc)
 
 int crmpi_comm_attach_layers(struct crmpi_comm_s *comm)
 {
-    int rc = crmpi_pml_add_comm(comm);
+    crmpi_pml_comm_params_t params = {
+        .context_id = comm->context_id,
+        .rank = comm->rank,
+        .size = comm->size,
+        .world_ranks = comm->world_ranks,
+        .name = comm->name,
+        .owner = comm,
+    };
+    int rc = crmpi_pml_add_comm(&params, &comm->pml);
 
-    if (rc == CRMPI_OK) {
-        rc = crmpi_coll_comm_init(comm);
-        if (rc != CRMPI_OK)
-            crmpi_pml_del_comm(comm);
+    if (rc != CRMPI_OK)
+        return rc;
+    rc = crmpi_coll_comm_create(comm->pml, comm->rank, comm->size, &comm->coll);
+    if (rc != CRMPI_OK) {
+        crmpi_pml_del_comm(comm->pml);
+        comm->pml = NULL;
     }
     return rc;
 }
 
 void crmpi_comm_detach_layers(struct crmpi_comm_s *comm)
 {
-    crmpi_coll_comm_fini(comm);
-    crmpi_pml_del_comm(comm);
+    crmpi_coll_comm_destroy(comm->coll);
+    comm->coll = NULL;
+    crmpi_pml_del_comm(comm->pml);
+    comm->pml = NULL;
 }
 
 int crmpi_comm_alloc(MPI_Comm parent, int size, uint32_t *world_ranks, MPI_Comm *comm_out)
@@ -392,9 +404,8 @@ int PMPI_Comm_free(MPI_Comm *comm)
     if (err != MPI_SUCCESS)
         return crmpi_mpi_errhandler_invoke(*comm, err, func_name,
                                            "an attribute's delete callback failed");
-    if ((*comm)->live_requests > 0)
-        (*comm)->free_pending = true; /* the last request's release buries it */
-    else
+    /* With requests still live, the PML calls crmpi_mpi_comm_bury after the last. */
+    if (crmpi_pml_comm_release((*comm)->pml))
         crmpi_comm_destroy(*comm);
     *comm = MPI_COMM_NULL;
     crmpi_unlock();
@@ -404,7 +415,10 @@ int PMPI_Comm_free(MPI_Comm *comm)
 /*
  * Freed communicators whose last request was released. That release happens deep in the
  * PML (a request completing in a BTL callback), where the PML's state of the communicator
- * must not vanish; so they are destroyed from the progress engine, at its next turn.
+ * must not vanish; so they are destroyed from the progress engine, at its next turn. By
+ * then a request may have started on one again (MPI_Mrecv of a message a matched probe
+ * took from it before it was freed): the PML is asked again, and calls crmpi_mpi_comm_bury
+ * again after that request.
  */
 typedef struct comm_grave {
     struct comm_grave *next; /* the next to destroy */
@@ -420,7 +434,8 @@ static int comm_graveyard_progress(void)
     while (comm_graveyard) {
         comm_grave_t *grave = comm_graveyard;
         comm_graveyard = grave->next;
-        crmpi_comm_destroy(grave->comm);
+        if (crmpi_pml_comm_release(grave->comm->pml))
+            crmpi_comm_destroy(grave->comm);
         free(grave);
         events++;
     }
@@ -428,7 +443,7 @@ static int comm_graveyard_progress(void)
     return events;
 }
 
-void crmpi_mpi_comm_bury(struct crmpi_comm_s *comm)
+void crmpi_mpi_comm_bury(MPI_Comm comm)
 {
     comm_grave_t *grave = malloc(sizeof(*grave));
 

@@ -93,7 +93,7 @@ int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
     if (rc == CRMPI_ERR_EXISTS)
         rc = CRMPI_OK;
     if (rc == CRMPI_OK)
-        rc = crmpi_pml_request_create_generic(comm, &p->req);
+        rc = crmpi_pml_request_create_generic(comm->pml, &p->req);
     if (rc == CRMPI_OK) {
         rc = crmpi_comm_cid_start(&set, &p->op);
         if (rc != CRMPI_OK)

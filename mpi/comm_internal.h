@@ -12,7 +12,7 @@
  *   crmpi_comm_alloc               comm_create.c: members, error handler (attributes
  *        |                         may be copied to it now)
  *   crmpi_comm_activate            the agreed id, then crmpi_comm_attach_layers: the
- *                                  layers' per-communicator state (PML; coll to come)
+ *                                  layers' per-communicator state (PML, then coll)
  *
  * MPI_Comm_free runs the delete callbacks at once, and destroys the communicator when no
  * request uses it any more (crmpi_mpi_comm_bury, mpi_internal.h).
@@ -170,8 +170,8 @@ int crmpi_comm_activate(MPI_Comm comm, uint32_t cid);
 
 /**
  * The per-communicator state of the layers below mpi/ for a new communicator (context id,
- * ranks and size set): the PML's matching state today; the collective layer adds its
- * setup here. Every created communicator goes through it, exactly once.
+ * ranks and size set): the PML's communicator (comm->pml), then the collectives' made on it
+ * (comm->coll). Every created communicator goes through it, exactly once.
  * @return CRMPI_OK, or an error (nothing is left attached then)
  */
 int crmpi_comm_attach_layers(struct crmpi_comm_s *comm);

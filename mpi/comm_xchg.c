@@ -82,7 +82,7 @@ int crmpi_comm_band_start(const crmpi_comm_xchg_set_t *set, uint64_t *words, int
 static int band_post_recv(crmpi_comm_band_t *band, int index)
 {
     return crmpi_pml_irecv(band->tmp, (size_t)band->nwords * sizeof(uint64_t), MPI_BYTE,
-                           xchg_peer(&band->set, index), band->set.tag, band->set.comm,
+                           xchg_peer(&band->set, index), band->set.tag, band->set.comm->pml,
                            &band->recv);
 }
 
@@ -90,7 +90,7 @@ static int band_post_send(crmpi_comm_band_t *band, int index, crmpi_request_t **
 {
     return crmpi_pml_isend(band->words, (size_t)band->nwords * sizeof(uint64_t), MPI_BYTE,
                            xchg_peer(&band->set, index), band->set.tag, CRMPI_PML_SEND_STANDARD,
-                           band->set.comm, req_out);
+                           band->set.comm->pml, req_out);
 }
 
 /* Never blocks: returns 0 at the first request that is not complete yet. */
@@ -215,7 +215,7 @@ int crmpi_comm_xchg_allgatherv(const crmpi_comm_xchg_set_t *set, const void *blo
         if (i == me)
             continue;
         rc = crmpi_pml_irecv((char *)recv + displs[i], sizes[i], MPI_BYTE, xchg_peer(set, i),
-                             set->tag, set->comm, &reqs[posted]);
+                             set->tag, set->comm->pml, &reqs[posted]);
         if (rc == CRMPI_OK)
             posted++;
     }
@@ -223,7 +223,7 @@ int crmpi_comm_xchg_allgatherv(const crmpi_comm_xchg_set_t *set, const void *blo
         if (i == me)
             continue;
         rc = crmpi_pml_isend(block, sizes[me], MPI_BYTE, xchg_peer(set, i), set->tag,
-                             CRMPI_PML_SEND_STANDARD, set->comm, &reqs[posted]);
+                             CRMPI_PML_SEND_STANDARD, set->comm->pml, &reqs[posted]);
         if (rc == CRMPI_OK)
             posted++;
     }

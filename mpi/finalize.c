@@ -33,8 +33,14 @@ int PMPI_Finalize(void)
     /* Finalized even if leaving the job fails: MPI cannot be used afterwards either way,
      * and the agent connection is gone. */
     crmpi_mpi_state.finalized = true;
-    crmpi_coll_comm_fini(&crmpi_mpi_comm_self.comm);
-    crmpi_coll_comm_fini(&crmpi_mpi_comm_world.comm);
+    crmpi_coll_comm_destroy(crmpi_mpi_comm_self.comm.coll);
+    crmpi_coll_comm_destroy(crmpi_mpi_comm_world.comm.coll);
+    crmpi_mpi_comm_self.comm.coll = crmpi_mpi_comm_world.comm.coll = NULL;
+    /* Buffered and freed sends on them may still move data: the PML keeps what they need
+     * until crmpi_pml_finalize has completed them. */
+    crmpi_pml_del_comm(crmpi_mpi_comm_self.comm.pml);
+    crmpi_pml_del_comm(crmpi_mpi_comm_world.comm.pml);
+    crmpi_mpi_comm_self.comm.pml = crmpi_mpi_comm_world.comm.pml = NULL;
     crmpi_pml_finalize();
     if (crmpi_rte_connected()) {
         int rc = crmpi_rte_finalize();

@@ -5,7 +5,7 @@
  *   declare every parameter -> connect to the agent (or become a singleton) -> name this
  *   process "rank N" in log lines -> read mpi_* parameters -> rank 0 reports unknown and
  *   non-default parameters -> fill MPI_COMM_WORLD and MPI_COMM_SELF -> the PML (BTLs,
- *   modex, matching)
+ *   modex) -> both communicators' PML and collective state
  */
 #include <errno.h>
 #include <stdio.h>
@@ -91,6 +91,21 @@ static int init_cr_hook(crmpi_inc_phase_t phase)
     return CRMPI_OK;
 }
 
+/* A predefined communicator's PML communicator (the PML logs a failure). */
+static int init_pml_comm(struct crmpi_comm_s *comm)
+{
+    crmpi_pml_comm_params_t params = {
+        .context_id = comm->context_id,
+        .rank = comm->rank,
+        .size = comm->size,
+        .world_ranks = comm->world_ranks,
+        .name = comm->name,
+        .owner = comm,
+    };
+
+    return crmpi_pml_add_comm(&params, &comm->pml);
+}
+
 /*
  * The body of MPI_Init and MPI_Init_thread. Failures before the job facts are known have
  * no communicator to raise an error on and no job to abort: they print one line and exit.
@@ -158,22 +173,30 @@ static int init_run(int required, int *provided, const char *func_name)
     for (uint32_t r = 0; r < job->size; r++)
         crmpi_mpi_comm_world.comm.world_ranks[r] = r;
 
-    /* The data path: BTLs, their modex, the matching state of both communicators. A peer
-     * no BTL reaches ends the job, naming both ranks. */
+    /* The data path: BTLs and their modex. A peer no BTL reaches ends the job, naming both
+     * ranks. */
+    crmpi_pml_set_comm_idle_fn(crmpi_mpi_comm_bury);
     rc = crmpi_pml_init(&unreach_msg);
     if (rc == CRMPI_ERR_UNREACH) {
         crmpi_rte_abort_job(MPI_ERR_OTHER, "%s: %s", func_name,
                             unreach_msg ? unreach_msg : "a peer is unreachable");
     }
+    /* Both communicators' matching state. */
+    if (rc == CRMPI_OK)
+        rc = init_pml_comm(&crmpi_mpi_comm_world.comm);
+    if (rc == CRMPI_OK)
+        rc = init_pml_comm(&crmpi_mpi_comm_self.comm);
     if (rc != CRMPI_OK) {
         crmpi_log_error("%s: cannot set up point-to-point communication (%s); the program exits",
                         func_name, crmpi_strerror(rc));
         goto err_unlock_exit;
     }
     /* The collectives of both communicators (coll.h): component choice, tag sequence. */
-    rc = crmpi_coll_comm_init(&crmpi_mpi_comm_world.comm);
+    rc = crmpi_coll_comm_create(crmpi_mpi_comm_world.comm.pml, crmpi_mpi_comm_world.comm.rank,
+                                crmpi_mpi_comm_world.comm.size, &crmpi_mpi_comm_world.comm.coll);
     if (rc == CRMPI_OK)
-        rc = crmpi_coll_comm_init(&crmpi_mpi_comm_self.comm);
+        rc = crmpi_coll_comm_create(crmpi_mpi_comm_self.comm.pml, 0, 1,
+                                    &crmpi_mpi_comm_self.comm.coll);
     if (rc != CRMPI_OK) {
         crmpi_log_error("%s: cannot set up collective communication (%s); the program exits",
                         func_name, crmpi_strerror(rc));

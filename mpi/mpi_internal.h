@@ -2,7 +2,8 @@
  * mpi_internal.h: libmpi's objects and global state, shared by the MPI calls in mpi/.
  * Not installed: applications see only the opaque handles of mpi.h.
  *
- * Every MPI call follows one pattern (DESIGN section 3: one library lock):
+ * Every MPI call follows one pattern, around the one library lock (docs/design.md,
+ * "Layers inside a rank (libmpi)"):
  *
  *   crmpi_lock();
  *   crmpi_mpi_require_active(FUNC_NAME);          not before MPI_Init, not after Finalize
@@ -23,8 +24,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "coll.h"
 #include "convertor.h"
 #include "mpi.h"
+#include "pml.h"
 #include "progress.h"
 #include "rte.h"
 
@@ -59,15 +62,13 @@ struct crmpi_comm_s {
     char name[MPI_MAX_OBJECT_NAME]; /* MPI_Comm_get_name; NUL-terminated */
     MPI_Errhandler errhandler;      /* raised errors go here; MPI_ERRORS_ARE_FATAL by default */
     uint32_t *world_ranks;          /* rank in MPI_COMM_WORLD of each rank; `size` entries */
-    void *pml;                      /* the PML's matching state (pml.h: crmpi_pml_add_comm) */
+    crmpi_pml_comm_t *pml;          /* the PML's communicator (pml.h: crmpi_pml_add_comm) */
     struct crmpi_attr_s *attrs;     /* cached attributes (attr.c), in the order set */
     struct crmpi_topo_s *topo;      /* virtual topology (mpi/topo/), NULL when none */
     struct crmpi_info_s *info;      /* hints of Comm_set_info/dup_with_info; NULL: none */
     uint32_t idup_count;            /* MPI_Comm_idup calls on it so far: their tags */
-    int live_requests;              /* PML requests on it not yet released (pml.h) */
-    bool free_pending;              /* MPI_Comm_free was called; destroyed when the last
-                                       request on it is released (MPI-3.1 6.4.3) */
-    struct crmpi_coll_comm *coll;   /* collective state (coll.h: crmpi_coll_comm_init) */
+    crmpi_coll_comm_t *coll;        /* the collectives' communicator (coll.h:
+                                       crmpi_coll_comm_create) */
 };
 
 /*
@@ -83,22 +84,13 @@ struct crmpi_predefined_comm_s {
 _Static_assert(sizeof(struct crmpi_predefined_comm_s) == CRMPI_PREDEFINED_COMM_BYTES,
                "a predefined communicator outgrew its fixed size");
 
-/** A freed communicator's last request was released: destroy it soon (comm_create.c). */
-void crmpi_mpi_comm_bury(struct crmpi_comm_s *comm);
-
-/* The PML counts its requests on each communicator, so that MPI_Comm_free can let
- * pending operations complete before the communicator goes (MPI-3.1 section 6.4.3). */
-static inline void crmpi_mpi_comm_request_started(struct crmpi_comm_s *comm)
-{
-    comm->live_requests++;
-}
-
-static inline void crmpi_mpi_comm_request_ended(struct crmpi_comm_s *comm)
-{
-    if (--comm->live_requests == 0 && comm->free_pending) {
-        crmpi_mpi_comm_bury(comm);
-    }
-}
+/**
+ * The PML's idle function (pml.h: crmpi_pml_set_comm_idle_fn, registered by MPI_Init): the
+ * last request on a freed communicator was released; destroy it at the next turn of
+ * progress (comm_create.c). MPI_Comm_free lets pending operations complete first that way
+ * (MPI-3.1 section 6.4.3).
+ */
+void crmpi_mpi_comm_bury(MPI_Comm comm);
 
 /* False for MPI_COMM_NULL; the one place later checks (freed, wrong kind) go. */
 static inline bool crmpi_mpi_comm_is_valid(MPI_Comm comm)
@@ -120,12 +112,12 @@ _Static_assert(sizeof(struct crmpi_predefined_datatype_s) == CRMPI_PREDEFINED_DA
                "a predefined datatype outgrew its fixed size");
 
 /*
- * Ops: the predefined ones (op_predefined.c); the reduction layer extends the struct.
+ * Ops: the predefined ones (op_predefined.c) and MPI_Op_create's (coll/op.c). What the
+ * reductions need is coll's (coll.h), given to it as &op->coll.
  */
 struct crmpi_op_s {
+    crmpi_coll_op_t coll;           /* kind, commutative, the user's function */
     char name[MPI_MAX_OBJECT_NAME]; /* "MPI_SUM"; for messages */
-    bool commutative;               /* a op b == b op a, so reductions may reorder */
-    MPI_User_function *user_fn;     /* MPI_Op_create's function; NULL for predefined ops */
 };
 
 /*

@@ -1,25 +1,39 @@
 /*
  * pml.h: the point-to-point messaging layer, the contract between the MPI calls of mpi/
- * and MPI matching, ordering and protocols (DESIGN section 3). Component "ob1", after
- * Open MPI's.
+ * (and the collectives of coll/) and MPI matching, ordering and protocols. Component
+ * "ob1", after Open MPI's.
  *
- *   MPI_Send/Recv/Probe/Wait... (mpi/)      -- arguments, error handlers, request arrays
- *        |   crmpi_pml_*                    (crcp wraps these later, only with C/R on)
- *   pml ob1                                 -- matching, sequence numbers, eager and
- *        |                                     rendezvous, requests and their completion
+ *   MPI_Send/Recv/Probe/Wait... (mpi/)      -- arguments, error handlers, request arrays,
+ *   collective schedules (coll/)               the MPI communicator (its PML communicator
+ *        |   crmpi_pml_*                       and owner handle are all the PML sees)
+ *        |                                  crcp: crmpi_pml_cr_* during a checkpoint
+ *   pml ob1                                 -- communicators' matching state, sequence
+ *        |                                     numbers, eager and rendezvous, requests and
+ *        |                                     their completion, live requests per
+ *        |                                     communicator
  *   bml -> btl self | sm | tcp
  *
- * Lifecycle: crmpi_pml_init (in MPI_Init, after the rte: opens the BML and BTLs, exchanges
- * the modex, matching state for MPI_COMM_WORLD and MPI_COMM_SELF) -> add_comm/del_comm for
- * created communicators -> crmpi_pml_finalize (in MPI_Finalize).
+ * The PML knows nothing of the MPI layer's objects: a communicator is a crmpi_pml_comm_t
+ * that crmpi_pml_add_comm made from the facts the PML needs (context id, rank, size, the
+ * map to ranks of MPI_COMM_WORLD), and the MPI communicator it belongs to is an opaque
+ * owner handle that the PML stores and hands back, never dereferences.
+ *
+ * Lifecycle: crmpi_pml_set_comm_idle_fn (once) -> crmpi_pml_init (in MPI_Init, after the
+ * rte: opens the BML and BTLs, exchanges the modex) -> crmpi_pml_add_comm for every
+ * communicator, MPI_COMM_WORLD and MPI_COMM_SELF first (the MPI layer adds them) ->
+ * crmpi_pml_comm_release when MPI_Comm_free is called -> crmpi_pml_del_comm -> ...
+ * crmpi_pml_del_comm of MPI_COMM_WORLD and MPI_COMM_SELF -> crmpi_pml_finalize (in
+ * MPI_Finalize).
  *
  * Threading: every function here is called with the library lock held. Nothing blocks:
  * blocking MPI calls loop over crmpi_progress() until the request is complete, dropping
  * the lock between iterations (crmpi_pml_wait does exactly that).
  *
  * Requests: the PML allocates them (crmpi_pml_isend, ...) and frees them
- * (crmpi_pml_request_complete_status ...). A request is `complete` once its data has
- * moved (or it was cancelled); its status is final then.
+ * (crmpi_pml_request_finish ...). A request is `complete` once its data has moved (or it
+ * was cancelled); its status is final then. Each request counts as live on its
+ * communicator from its allocation to its release, which is what lets MPI_Comm_free
+ * leave pending operations to complete (MPI-3.1 section 6.4.3): see "Communicators".
  */
 #ifndef CRMPI_PML_H
 #define CRMPI_PML_H
@@ -31,7 +45,8 @@
 #include "convertor.h"
 #include "mpi.h"
 
-struct crmpi_comm_s;
+/* A communicator as the PML knows it (made by crmpi_pml_add_comm; opaque above the PML). */
+typedef struct crmpi_pml_comm crmpi_pml_comm_t;
 
 /* Send modes (MPI-3.1 section 3.4). */
 typedef enum {
@@ -55,7 +70,8 @@ typedef struct crmpi_request_s crmpi_request_t;
 typedef void (*crmpi_request_done_fn_t)(crmpi_request_t *req);
 
 /*
- * A request. The fields above the line are read by mpi/; the rest belong to the PML.
+ * A request. The fields above the line are read by mpi/ (and set by whoever makes the
+ * request: the PML, or coll/ for its own kind); the rest belong to the PML.
  */
 struct crmpi_request_s {
     uint32_t magic;                  /* CRMPI_REQUEST_MAGIC; 0 once freed */
@@ -65,11 +81,14 @@ struct crmpi_request_s {
     bool active;                     /* persistent: started and not yet completed by wait/test */
     bool free_when_complete;         /* MPI_Request_free on an active request: free it when done */
     MPI_Status status;               /* MPI_SOURCE, MPI_TAG, MPI_ERROR, cancelled, bytes */
-    struct crmpi_comm_s *comm;       /* the communicator (errors go to its handler) */
+    MPI_Comm owner;                  /* the MPI communicator its errors are raised on: the
+                                        owner its PML communicator was added with, copied at
+                                        allocation; MPI_COMM_NULL for the PML's own */
     crmpi_request_done_fn_t done_fn; /* NULL, or called at completion (before any free) */
     void *done_arg;                  /* for done_fn */
     crmpi_request_done_fn_t free_fn; /* NULL: the PML recycles it; else its maker frees it */
     /* ---- PML ---- */
+    crmpi_pml_comm_t *comm;     /* its communicator (NULL: an internal request of the PML) */
     crmpi_pml_send_mode_t mode; /* sends */
     int peer;                   /* destination or source (may be MPI_ANY_SOURCE) in comm */
     int tag;                    /* tag (may be MPI_ANY_TAG for receives) */
@@ -92,20 +111,93 @@ struct crmpi_request_s {
 struct crmpi_message_s;
 
 /**
- * Open the BML and BTLs, exchange the modex, set up MPI_COMM_WORLD and MPI_COMM_SELF.
+ * Open the BML and BTLs and exchange the modex. Communicators come after, with
+ * crmpi_pml_add_comm (MPI_COMM_WORLD and MPI_COMM_SELF too: the MPI layer adds them).
  * @return CRMPI_OK; CRMPI_ERR_UNREACH when a peer is reached by no allowed BTL
  *         (*unreach_msg_out, malloc'ed, names both ranks and the BTLs tried: the caller
  *         ends the job with it); other errors are logged.
  */
 int crmpi_pml_init(char **unreach_msg_out);
 /** Finish every send still moving data (MPI-3.1: Finalize completes buffered sends), then
- *  close the BTLs. */
+ *  close the BTLs. Every communicator has been deleted (crmpi_pml_del_comm) before. */
 int crmpi_pml_finalize(void);
 
-/** Matching state for a new communicator (context id, size, rank-to-world map set). */
-int crmpi_pml_add_comm(struct crmpi_comm_s *comm);
-/** Drop it; messages that arrive for it later are an error. */
-int crmpi_pml_del_comm(struct crmpi_comm_s *comm);
+/*
+ * Communicators.
+ *
+ *   add_comm --(requests come and go)--> comm_release --(last request released:
+ *   idle_fn(owner), or at once)--> del_comm
+ *
+ * The PML counts the live requests of each communicator: a request is live from its
+ * allocation (isend, irecv, *_init, imrecv, request_create_generic, or
+ * crmpi_pml_comm_request_started for a request of another layer) until its release
+ * (request_finish, request_free, free_when_complete, or crmpi_pml_comm_request_ended).
+ * MPI_Comm_free calls crmpi_pml_comm_release: when requests are still live, the PML calls
+ * the idle function the MPI layer registered once the last of them is released, and the
+ * MPI layer deletes the communicator then. So pending operations complete first
+ * (MPI-3.1 section 6.4.3).
+ */
+
+/* What crmpi_pml_add_comm needs to know of a communicator. */
+typedef struct crmpi_pml_comm_params {
+    uint32_t context_id;         /* tells its messages apart from those of every other
+                                    communicator; one communicator per id at a time */
+    int rank;                    /* this process's rank in it */
+    int size;                    /* its number of ranks */
+    const uint32_t *world_ranks; /* rank in MPI_COMM_WORLD of each rank, `size` entries;
+                                    copied */
+    const char *name;            /* NUL-terminated, for log lines only; read (never freed)
+                                    until crmpi_pml_del_comm, so a renamed communicator
+                                    shows its new name */
+    MPI_Comm owner;              /* the MPI layer's handle, copied into every request on it
+                                    (crmpi_request_s.owner); never dereferenced */
+} crmpi_pml_comm_params_t;
+
+/**
+ * Matching state for a new communicator. Messages that arrived for its context id before
+ * (the sender had created it first) are matched from now on.
+ * @return CRMPI_OK with *pcomm_out, or CRMPI_ERR_OUT_OF_RESOURCE (logged)
+ */
+int crmpi_pml_add_comm(const crmpi_pml_comm_params_t *params, crmpi_pml_comm_t **pcomm_out);
+/**
+ * Drop a communicator: its unexpected messages are freed, and messages that arrive for
+ * its context id later wait for the next communicator added with it. No receive may be
+ * pending on it. Sends that still move data (at MPI_Finalize only: buffered sends, and
+ * sends freed by MPI_Request_free, which crmpi_pml_finalize completes) keep what they
+ * need until they are released.
+ */
+void crmpi_pml_del_comm(crmpi_pml_comm_t *pcomm);
+
+/**
+ * The MPI layer's function for a communicator it released: called once, when the last
+ * live request of a communicator crmpi_pml_comm_release returned false for is released.
+ * @param owner  the owner the communicator was added with
+ * Thread safety: lock held. It runs wherever that request is released: in
+ * crmpi_pml_request_finish or _free, or deep inside progress (a BTL callback completing a
+ * request freed earlier), where the communicator's state is still in use: it must not call
+ * the PML, only note the communicator, to delete it later (from the progress engine).
+ */
+typedef void (*crmpi_pml_comm_idle_fn_t)(MPI_Comm owner);
+/** Register the idle function: once, before crmpi_pml_init (MPI_Init does). */
+void crmpi_pml_set_comm_idle_fn(crmpi_pml_comm_idle_fn_t fn);
+/**
+ * MPI_Comm_free: may the communicator go?
+ * @return true when it has no live request: delete it now, nothing more happens;
+ *         false: the idle function will be called with its owner once the last live
+ *         request is released. Before deleting it then, ask again: a request may have
+ *         started on it since (a non-blocking collective's next round).
+ */
+bool crmpi_pml_comm_release(crmpi_pml_comm_t *pcomm);
+/**
+ * A request of another layer on the communicator (a non-blocking collective of coll/,
+ * which sends and receives through PML requests of its own, but between two rounds has
+ * none): live from started to ended, as the PML's own requests are, so that the
+ * communicator outlives it.
+ */
+void crmpi_pml_comm_request_started(crmpi_pml_comm_t *pcomm);
+void crmpi_pml_comm_request_ended(crmpi_pml_comm_t *pcomm);
+/** The owner the communicator was added with (for requests made by another layer). */
+MPI_Comm crmpi_pml_comm_owner(const crmpi_pml_comm_t *pcomm);
 
 /**
  * Start a send. `dest` may be MPI_PROC_NULL (the request is complete at once). The datatype
@@ -113,34 +205,33 @@ int crmpi_pml_del_comm(struct crmpi_comm_s *comm);
  * @return CRMPI_OK with *req_out, or CRMPI_ERR_OUT_OF_RESOURCE / CRMPI_ERR_UNREACH.
  */
 int crmpi_pml_isend(const void *buf, size_t count, MPI_Datatype type, int dest, int tag,
-                    crmpi_pml_send_mode_t mode, struct crmpi_comm_s *comm,
-                    crmpi_request_t **req_out);
+                    crmpi_pml_send_mode_t mode, crmpi_pml_comm_t *comm, crmpi_request_t **req_out);
 /** Blocking send: the same as isend + wait, faster for small eager messages. */
 int crmpi_pml_send(const void *buf, size_t count, MPI_Datatype type, int dest, int tag,
-                   crmpi_pml_send_mode_t mode, struct crmpi_comm_s *comm);
+                   crmpi_pml_send_mode_t mode, crmpi_pml_comm_t *comm);
 /** Start a receive; `source` may be MPI_ANY_SOURCE or MPI_PROC_NULL, tag MPI_ANY_TAG. */
 int crmpi_pml_irecv(void *buf, size_t count, MPI_Datatype type, int source, int tag,
-                    struct crmpi_comm_s *comm, crmpi_request_t **req_out);
+                    crmpi_pml_comm_t *comm, crmpi_request_t **req_out);
 /** Blocking receive; fills *status (unless NULL). @return CRMPI_OK or an error. The
  *  status's MPI_ERROR says MPI_ERR_TRUNCATE when the message was longer than the buffer. */
 int crmpi_pml_recv(void *buf, size_t count, MPI_Datatype type, int source, int tag,
-                   struct crmpi_comm_s *comm, MPI_Status *status);
+                   crmpi_pml_comm_t *comm, MPI_Status *status);
 
 /** Persistent requests: made inactive; crmpi_pml_start starts them again each time. */
 int crmpi_pml_isend_init(const void *buf, size_t count, MPI_Datatype type, int dest, int tag,
-                         crmpi_pml_send_mode_t mode, struct crmpi_comm_s *comm,
+                         crmpi_pml_send_mode_t mode, crmpi_pml_comm_t *comm,
                          crmpi_request_t **req_out);
 int crmpi_pml_irecv_init(void *buf, size_t count, MPI_Datatype type, int source, int tag,
-                         struct crmpi_comm_s *comm, crmpi_request_t **req_out);
+                         crmpi_pml_comm_t *comm, crmpi_request_t **req_out);
 /** Start an inactive persistent request. */
 int crmpi_pml_start(crmpi_request_t *req);
 
 /** Non-blocking probe: *flag_out = 1 and the status when a matching message arrived. */
-int crmpi_pml_iprobe(int source, int tag, struct crmpi_comm_s *comm, int *flag_out,
+int crmpi_pml_iprobe(int source, int tag, crmpi_pml_comm_t *comm, int *flag_out,
                      MPI_Status *status_out);
 /** Matched probe: as iprobe, and the message is removed from matching into *message_out
  *  (MPI_MESSAGE_NO_PROC for MPI_PROC_NULL). */
-int crmpi_pml_improbe(int source, int tag, struct crmpi_comm_s *comm, int *flag_out,
+int crmpi_pml_improbe(int source, int tag, crmpi_pml_comm_t *comm, int *flag_out,
                       struct crmpi_message_s **message_out, MPI_Status *status_out);
 /** Receive a matched message; the message is consumed. */
 int crmpi_pml_imrecv(void *buf, size_t count, MPI_Datatype type, struct crmpi_message_s *message,
@@ -181,16 +272,17 @@ void crmpi_pml_request_free(crmpi_request_t *req);
  * A request that no message backs, for an operation of mpi/ that completes in the
  * background (MPI_Comm_idup): not complete until crmpi_pml_request_set_complete. Wait,
  * Test and Request_free treat it as any other; it cannot be cancelled (a cancel does
- * nothing, as for a matched receive). Its status is empty.
+ * nothing, as for a matched receive). Its status is empty; it is live on comm.
  * @return CRMPI_OK with *req_out, or CRMPI_ERR_OUT_OF_RESOURCE
  */
-int crmpi_pml_request_create_generic(struct crmpi_comm_s *comm, crmpi_request_t **req_out);
+int crmpi_pml_request_create_generic(crmpi_pml_comm_t *comm, crmpi_request_t **req_out);
 /** Complete a request of crmpi_pml_request_create_generic; `error` goes to MPI_ERROR. */
 void crmpi_pml_request_set_complete(crmpi_request_t *req, int error);
 
 /*
- * Checkpoint/restart (crcp.h uses these; DESIGN section 4, step 2). Called on the C/R
- * thread with the library lock held, so the application makes no MPI call meanwhile.
+ * Checkpoint/restart (crcp.h uses these for the quiesce step of a checkpoint:
+ * docs/design.md, "The checkpoint, phase by phase"). Called on the C/R thread with the
+ * library lock held, so the application makes no MPI call meanwhile.
  *
  * The per-peer sequence numbers are the bookmarks: every message takes the next number to
  * its destination, and a receiver advances its expected number when a message reaches

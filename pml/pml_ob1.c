@@ -15,6 +15,9 @@
 
 pml_ob1_state_t pml_ob1;
 
+/* The MPI layer's function for released communicators (pml.h). */
+static crmpi_pml_comm_idle_fn_t pml_ob1_comm_idle_fn;
+
 static int pml_ob1_progress(void)
 {
     int events = crmpi_bml_progress();
@@ -71,24 +74,27 @@ int crmpi_pml_init(char **unreach_msg_out)
         return CRMPI_ERR_OUT_OF_RESOURCE;
     }
     crmpi_pml_cr_transports_changed();
-
-    rc = crmpi_pml_add_comm(&crmpi_mpi_comm_world.comm);
-    if (rc == CRMPI_OK)
-        rc = crmpi_pml_add_comm(&crmpi_mpi_comm_self.comm);
-    if (rc != CRMPI_OK)
-        return rc;
     return crmpi_progress_register(pml_ob1_progress);
 }
 
-int crmpi_pml_add_comm(struct crmpi_comm_s *comm)
+static void pml_ob1_comm_free(pml_ob1_comm_t *pcomm)
 {
+    free(pcomm->posted);
+    free(pcomm->unexpected);
+    free(pcomm->world_ranks);
+    free(pcomm);
+}
+
+int crmpi_pml_add_comm(const crmpi_pml_comm_params_t *params, crmpi_pml_comm_t **pcomm_out)
+{
+    size_t size = (size_t)params->size;
     pml_ob1_comm_t *pcomm;
 
-    if (comm->context_id >= pml_ob1.num_comms) {
+    if (params->context_id >= pml_ob1.num_comms) {
         uint32_t new_num = pml_ob1.num_comms ? pml_ob1.num_comms : 16;
         pml_ob1_comm_t **grown;
 
-        while (new_num <= comm->context_id)
+        while (new_num <= params->context_id)
             new_num *= 2;
         grown = realloc(pml_ob1.comms, new_num * sizeof(grown[0]));
         if (!grown)
@@ -100,33 +106,32 @@ int crmpi_pml_add_comm(struct crmpi_comm_s *comm)
     pcomm = calloc(1, sizeof(*pcomm));
     if (!pcomm)
         goto err_no_memory;
-    pcomm->comm = comm;
-    pcomm->ctx = comm->context_id;
-    pcomm->size = comm->size;
-    pcomm->posted = calloc((size_t)comm->size, sizeof(pcomm->posted[0]));
-    pcomm->unexpected = calloc((size_t)comm->size, sizeof(pcomm->unexpected[0]));
-    if (!pcomm->posted || !pcomm->unexpected) {
-        free(pcomm->posted);
-        free(pcomm->unexpected);
-        free(pcomm);
+    pcomm->ctx = params->context_id;
+    pcomm->rank = params->rank;
+    pcomm->size = params->size;
+    pcomm->name = params->name;
+    pcomm->owner = params->owner;
+    pcomm->world_ranks = malloc(size * sizeof(pcomm->world_ranks[0]));
+    pcomm->posted = calloc(size, sizeof(pcomm->posted[0]));
+    pcomm->unexpected = calloc(size, sizeof(pcomm->unexpected[0]));
+    if (!pcomm->world_ranks || !pcomm->posted || !pcomm->unexpected) {
+        pml_ob1_comm_free(pcomm);
         goto err_no_memory;
     }
+    memcpy(pcomm->world_ranks, params->world_ranks, size * sizeof(pcomm->world_ranks[0]));
     pml_ob1.comms[pcomm->ctx] = pcomm;
-    comm->pml = pcomm;
     pml_ob1_recv_adopt_orphans(pcomm);
+    *pcomm_out = pcomm;
     return CRMPI_OK;
 
 err_no_memory:
-    crmpi_log_error("pml: out of memory for communicator %s", comm->name);
+    crmpi_log_error("pml: out of memory for communicator %s (context %u, %d ranks)", params->name,
+                    params->context_id, params->size);
     return CRMPI_ERR_OUT_OF_RESOURCE;
 }
 
-int crmpi_pml_del_comm(struct crmpi_comm_s *comm)
+void crmpi_pml_del_comm(crmpi_pml_comm_t *pcomm)
 {
-    pml_ob1_comm_t *pcomm = comm->pml;
-
-    if (!pcomm)
-        return CRMPI_OK;
     for (int s = 0; s < pcomm->size; s++) {
         while (pcomm->unexpected[s].head) {
             pml_ob1_msg_t *msg = pcomm->unexpected[s].head;
@@ -134,12 +139,65 @@ int crmpi_pml_del_comm(struct crmpi_comm_s *comm)
             pml_ob1_msg_free(msg);
         }
     }
+    pcomm->num_unexpected = 0;
     pml_ob1.comms[pcomm->ctx] = NULL;
-    free(pcomm->posted);
-    free(pcomm->unexpected);
-    free(pcomm);
-    comm->pml = NULL;
-    return CRMPI_OK;
+    pcomm->name = NULL; /* the caller's, valid until now only */
+    /* At MPI_Finalize a buffered or freed send may still be moving data: it reads the
+     * context id, rank and world ranks until crmpi_pml_finalize completes it. */
+    if (pcomm->live_requests > 0) {
+        pcomm->deleted = true;
+        return;
+    }
+    pml_ob1_comm_free(pcomm);
+}
+
+void crmpi_pml_set_comm_idle_fn(crmpi_pml_comm_idle_fn_t fn)
+{
+    pml_ob1_comm_idle_fn = fn;
+}
+
+bool crmpi_pml_comm_release(crmpi_pml_comm_t *pcomm)
+{
+    pcomm->release_pending = pcomm->live_requests > 0;
+    return !pcomm->release_pending;
+}
+
+void pml_ob1_comm_idle(pml_ob1_comm_t *pcomm)
+{
+    if (pcomm->deleted) {
+        pml_ob1_comm_free(pcomm);
+        return;
+    }
+    /* Once: the MPI layer asks again before it deletes the communicator (pml.h). */
+    pcomm->release_pending = false;
+    if (pml_ob1_comm_idle_fn)
+        pml_ob1_comm_idle_fn(pcomm->owner);
+}
+
+void crmpi_pml_comm_request_started(crmpi_pml_comm_t *pcomm)
+{
+    pcomm->live_requests++;
+}
+
+void crmpi_pml_comm_request_ended(crmpi_pml_comm_t *pcomm)
+{
+    pml_ob1_comm_request_ended(pcomm);
+}
+
+MPI_Comm crmpi_pml_comm_owner(const crmpi_pml_comm_t *pcomm)
+{
+    return pcomm->owner;
+}
+
+/* Free the messages of a queue that no receive will take any more. */
+static void pml_ob1_msg_queue_drop(pml_ob1_msg_queue_t *queue)
+{
+    while (queue->head) {
+        pml_ob1_msg_t *msg = queue->head;
+        queue->head = msg->next;
+        pml_ob1_msg_free(msg);
+    }
+    queue->tail = NULL;
 }
 
 int crmpi_pml_finalize(void)
@@ -156,8 +214,10 @@ int crmpi_pml_finalize(void)
      * it does in its finalize. A fence first would leave the receiver waiting for it. */
     crmpi_progress_unregister(pml_ob1_progress);
     crmpi_bml_finalize();
-    crmpi_pml_del_comm(&crmpi_mpi_comm_world.comm);
-    crmpi_pml_del_comm(&crmpi_mpi_comm_self.comm);
+    /* Arrivals for communicators already deleted, and messages of matched probes never
+     * received. */
+    pml_ob1_msg_queue_drop(&pml_ob1.orphans);
+    pml_ob1_msg_queue_drop(&pml_ob1.probed);
     for (uint32_t p = 0; p < pml_ob1.num_peers; p++) {
         while (pml_ob1.peers[p].early) {
             pml_ob1_msg_t *msg = pml_ob1.peers[p].early;

@@ -25,7 +25,6 @@
 #include <stdint.h>
 
 #include "bml.h"
-#include "mpi_internal.h"
 #include "pml.h"
 
 /* BTL tags of the PML's fragment types. */
@@ -103,16 +102,28 @@ enum {
     PML_OB1_QUEUE_HELD,       /* a send posted while a checkpoint holds new sends */
 };
 
-/* Matching state of one communicator. */
-typedef struct pml_ob1_comm {
-    struct crmpi_comm_s *comm;       /* the communicator (matched probes need it) */
+/*
+ * A communicator (crmpi_pml_comm_t of pml.h): what crmpi_pml_add_comm was told, its live
+ * requests, and its matching state.
+ */
+struct crmpi_pml_comm {
     uint32_t ctx;                    /* context id */
+    int rank;                        /* this process's rank in it */
     int size;                        /* ranks */
+    uint32_t *world_ranks;           /* world rank of each rank (our copy), `size` entries */
+    const char *name;                /* the caller's name for it, for log lines */
+    MPI_Comm owner;                  /* the MPI layer's handle, copied into its requests */
+    int live_requests;               /* allocated and not yet released (pml.h) */
+    bool release_pending;            /* crmpi_pml_comm_release said no: call the idle
+                                        function when live_requests drops to 0 */
+    bool deleted;                    /* crmpi_pml_del_comm ran while sends were still live
+                                        (MPI_Finalize): free it when the last is released */
     pml_ob1_req_queue_t posted_any;  /* posted MPI_ANY_SOURCE receives */
     pml_ob1_req_queue_t *posted;     /* posted receives per source rank */
     pml_ob1_msg_queue_t *unexpected; /* unexpected messages per source rank */
     size_t num_unexpected;           /* messages over all sources (fast empty test) */
-} pml_ob1_comm_t;
+};
+typedef struct crmpi_pml_comm pml_ob1_comm_t;
 
 /* An acknowledgement the BTL refused; sent again from progress. */
 typedef struct pml_ob1_pending_ack {
@@ -159,8 +170,20 @@ typedef struct pml_ob1_state {
 
 extern pml_ob1_state_t pml_ob1;
 
+/* Communicators (pml_ob1.c) */
+/** The last live request of a communicator released or deleted was released. */
+void pml_ob1_comm_idle(pml_ob1_comm_t *pcomm);
+
+/* A request on pcomm is released (pml.h: live requests). */
+static inline void pml_ob1_comm_request_ended(pml_ob1_comm_t *pcomm)
+{
+    if (--pcomm->live_requests == 0 && (pcomm->release_pending || pcomm->deleted))
+        pml_ob1_comm_idle(pcomm);
+}
+
 /* Requests (pml_ob1_request.c) */
-crmpi_request_t *pml_ob1_request_alloc(crmpi_request_kind_t kind, struct crmpi_comm_s *comm);
+/** A request on comm (NULL: the PML's own, owned by no communicator), live on it. */
+crmpi_request_t *pml_ob1_request_alloc(crmpi_request_kind_t kind, pml_ob1_comm_t *comm);
 void pml_ob1_request_release(crmpi_request_t *req);
 /** Fill a request's arguments (a reference on the datatype is held until release). */
 void pml_ob1_request_set_args(crmpi_request_t *req, const void *buf, size_t count,
@@ -204,7 +227,7 @@ void pml_ob1_msg_free(pml_ob1_msg_t *msg);
 void pml_ob1_cr_pull(pml_ob1_msg_t *msg);
 
 /* The world rank of `rank` in `comm`. */
-static inline uint32_t pml_ob1_world_rank(const struct crmpi_comm_s *comm, int rank)
+static inline uint32_t pml_ob1_world_rank(const pml_ob1_comm_t *comm, int rank)
 {
     return comm->world_ranks[rank];
 }

@@ -210,9 +210,10 @@ static pml_ob1_msg_t *pml_ob1_msg_copy(const pml_ob1_match_hdr_t *match, uint32_
 static void pml_ob1_unexpected_append(pml_ob1_comm_t *pcomm, pml_ob1_msg_t *msg)
 {
     if (msg->match.src < 0 || msg->match.src >= pcomm->size) {
-        crmpi_log_error("pml: message from rank %u names source %d, outside context %u "
-                        "(size %d); dropped",
-                        msg->src_world, msg->match.src, pcomm->ctx, pcomm->size);
+        crmpi_log_error("pml: message from rank %u names source %d, outside communicator %s "
+                        "(context %u, size %d); dropped",
+                        msg->src_world, msg->match.src, pcomm->name ? pcomm->name : "", pcomm->ctx,
+                        pcomm->size);
         free(msg);
         return;
     }
@@ -324,7 +325,7 @@ void pml_ob1_recv_cb_frag(crmpi_btl_module_t *module, uint32_t peer_rank, const 
 
 int pml_ob1_recv_start(crmpi_request_t *req)
 {
-    pml_ob1_comm_t *pcomm = req->comm->pml;
+    pml_ob1_comm_t *pcomm = req->comm;
     pml_ob1_msg_t *msg;
 
     req->status.MPI_ERROR = MPI_SUCCESS;
@@ -365,7 +366,7 @@ static void pml_ob1_proc_null_status(MPI_Status *status_out)
     status_out->_nbytes = 0;
 }
 
-int crmpi_pml_iprobe(int source, int tag, struct crmpi_comm_s *comm, int *flag_out,
+int crmpi_pml_iprobe(int source, int tag, crmpi_pml_comm_t *comm, int *flag_out,
                      MPI_Status *status_out)
 {
     pml_ob1_msg_t *msg;
@@ -376,17 +377,17 @@ int crmpi_pml_iprobe(int source, int tag, struct crmpi_comm_s *comm, int *flag_o
         return CRMPI_OK;
     }
     crmpi_progress();
-    msg = pml_ob1_find_unexpected(comm->pml, source, tag);
+    msg = pml_ob1_find_unexpected(comm, source, tag);
     *flag_out = msg != NULL;
     if (msg)
         pml_ob1_probe_status(msg, status_out);
     return CRMPI_OK;
 }
 
-int crmpi_pml_improbe(int source, int tag, struct crmpi_comm_s *comm, int *flag_out,
+int crmpi_pml_improbe(int source, int tag, crmpi_pml_comm_t *comm, int *flag_out,
                       struct crmpi_message_s **message_out, MPI_Status *status_out)
 {
-    pml_ob1_comm_t *pcomm = comm->pml;
+    pml_ob1_comm_t *pcomm = comm;
     pml_ob1_msg_t *msg;
 
     if (source == MPI_PROC_NULL) {
@@ -415,7 +416,7 @@ int crmpi_pml_imrecv(void *buf, size_t count, MPI_Datatype type, struct crmpi_me
 
     if (message == MPI_MESSAGE_NO_PROC)
         return crmpi_pml_irecv(buf, count, type, MPI_PROC_NULL, MPI_ANY_TAG, NULL, req_out);
-    req = pml_ob1_request_alloc(CRMPI_REQUEST_RECV, pml_ob1.comms[message->match.ctx]->comm);
+    req = pml_ob1_request_alloc(CRMPI_REQUEST_RECV, pml_ob1.comms[message->match.ctx]);
     if (!req)
         return CRMPI_ERR_OUT_OF_RESOURCE;
     pml_ob1_request_set_args(req, buf, count, type, message->match.src, message->match.tag);

@@ -13,7 +13,7 @@
 #include "pml_ob1.h"
 #include "progress.h"
 
-crmpi_request_t *pml_ob1_request_alloc(crmpi_request_kind_t kind, struct crmpi_comm_s *comm)
+crmpi_request_t *pml_ob1_request_alloc(crmpi_request_kind_t kind, pml_ob1_comm_t *comm)
 {
     crmpi_request_t *req = pml_ob1.free_requests;
 
@@ -30,9 +30,11 @@ crmpi_request_t *pml_ob1_request_alloc(crmpi_request_kind_t kind, struct crmpi_c
     req->magic = CRMPI_REQUEST_MAGIC;
     req->kind = kind;
     req->comm = comm;
-    /* The communicator lives while requests on it do (MPI_Comm_free defers). */
-    if (comm)
-        crmpi_mpi_comm_request_started(comm);
+    /* Live on its communicator until released, so that MPI_Comm_free waits for it. */
+    if (comm) {
+        req->owner = comm->owner;
+        comm->live_requests++;
+    }
     return req;
 }
 
@@ -49,7 +51,7 @@ void pml_ob1_request_release(crmpi_request_t *req)
     if (req->user_type)
         crmpi_datatype_release(req->user_type);
     if (req->comm)
-        crmpi_mpi_comm_request_ended(req->comm);
+        pml_ob1_comm_request_ended(req->comm);
     req->next = pml_ob1.free_requests;
     pml_ob1.free_requests = req;
 }
@@ -106,7 +108,7 @@ void crmpi_pml_request_free(crmpi_request_t *req)
     req->free_when_complete = true;
 }
 
-int crmpi_pml_request_create_generic(struct crmpi_comm_s *comm, crmpi_request_t **req_out)
+int crmpi_pml_request_create_generic(crmpi_pml_comm_t *comm, crmpi_request_t **req_out)
 {
     /* A receive on no queue: cancel leaves it alone, and completing it counts no send. */
     crmpi_request_t *req = pml_ob1_request_alloc(CRMPI_REQUEST_RECV, comm);
@@ -134,7 +136,7 @@ int crmpi_pml_cancel(crmpi_request_t *req)
      * a message committed to it and completes normally (MPI-3.1 section 3.8.4). */
     if (req->kind != CRMPI_REQUEST_RECV || req->complete || req->queue != PML_OB1_QUEUE_POSTED)
         return CRMPI_OK;
-    pcomm = req->comm->pml;
+    pcomm = req->comm;
     if (req->peer == MPI_ANY_SOURCE)
         pml_ob1_req_queue_remove(&pcomm->posted_any, req);
     else
@@ -186,7 +188,7 @@ int crmpi_pml_start(crmpi_request_t *req)
 }
 
 int crmpi_pml_isend_init(const void *buf, size_t count, MPI_Datatype type, int dest, int tag,
-                         crmpi_pml_send_mode_t mode, struct crmpi_comm_s *comm,
+                         crmpi_pml_send_mode_t mode, crmpi_pml_comm_t *comm,
                          crmpi_request_t **req_out)
 {
     crmpi_request_t *req = pml_ob1_request_alloc(CRMPI_REQUEST_SEND, comm);
@@ -204,7 +206,7 @@ int crmpi_pml_isend_init(const void *buf, size_t count, MPI_Datatype type, int d
 }
 
 int crmpi_pml_irecv_init(void *buf, size_t count, MPI_Datatype type, int source, int tag,
-                         struct crmpi_comm_s *comm, crmpi_request_t **req_out)
+                         crmpi_pml_comm_t *comm, crmpi_request_t **req_out)
 {
     crmpi_request_t *req = pml_ob1_request_alloc(CRMPI_REQUEST_RECV, comm);
 
@@ -220,8 +222,7 @@ int crmpi_pml_irecv_init(void *buf, size_t count, MPI_Datatype type, int source,
 }
 
 int crmpi_pml_isend(const void *buf, size_t count, MPI_Datatype type, int dest, int tag,
-                    crmpi_pml_send_mode_t mode, struct crmpi_comm_s *comm,
-                    crmpi_request_t **req_out)
+                    crmpi_pml_send_mode_t mode, crmpi_pml_comm_t *comm, crmpi_request_t **req_out)
 {
     crmpi_request_t *req = pml_ob1_request_alloc(CRMPI_REQUEST_SEND, comm);
     int rc;
@@ -245,7 +246,7 @@ int crmpi_pml_isend(const void *buf, size_t count, MPI_Datatype type, int dest, 
 }
 
 int crmpi_pml_irecv(void *buf, size_t count, MPI_Datatype type, int source, int tag,
-                    struct crmpi_comm_s *comm, crmpi_request_t **req_out)
+                    crmpi_pml_comm_t *comm, crmpi_request_t **req_out)
 {
     crmpi_request_t *req = pml_ob1_request_alloc(CRMPI_REQUEST_RECV, comm);
     int rc;
@@ -268,7 +269,7 @@ int crmpi_pml_irecv(void *buf, size_t count, MPI_Datatype type, int source, int 
 }
 
 int crmpi_pml_recv(void *buf, size_t count, MPI_Datatype type, int source, int tag,
-                   struct crmpi_comm_s *comm, MPI_Status *status)
+                   crmpi_pml_comm_t *comm, MPI_Status *status)
 {
     crmpi_request_t *req;
     int rc = crmpi_pml_irecv(buf, count, type, source, tag, comm, &req);
@@ -281,7 +282,7 @@ int crmpi_pml_recv(void *buf, size_t count, MPI_Datatype type, int source, int t
 }
 
 int crmpi_pml_send(const void *buf, size_t count, MPI_Datatype type, int dest, int tag,
-                   crmpi_pml_send_mode_t mode, struct crmpi_comm_s *comm)
+                   crmpi_pml_send_mode_t mode, crmpi_pml_comm_t *comm)
 {
     crmpi_request_t *req;
     int rc = crmpi_pml_isend(buf, count, type, dest, tag, mode, comm, &req);

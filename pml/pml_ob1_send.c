@@ -34,7 +34,7 @@ static int pml_ob1_send_first(crmpi_request_t *req)
 {
     pml_ob1_peer_t *peer = &pml_ob1.peers[req->peer_world];
     pml_ob1_match_hdr_t match = {
-        .ctx = req->comm->context_id,
+        .ctx = req->comm->ctx,
         .src = req->comm->rank,
         .tag = req->tag,
         .seq = req->seq,

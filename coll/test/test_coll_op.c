@@ -3,8 +3,10 @@
  * singleton: every predefined op on a representative of every type class, and on every
  * C integer and floating type for SUM and MAX; MINLOC/MAXLOC on every pair type with ties;
  * the ops a type has not (MPI_ERR_OP); user ops (commutative or not) on a derived
- * datatype; every collective on a one-rank communicator, blocking and not; and the
- * schedule engine itself (rounds, local steps, errors).
+ * datatype; every collective on a one-rank communicator, blocking and not; and, on a
+ * communicator of coll's own over a PML communicator of the test's, the schedule engine
+ * itself (rounds, local steps, errors) and a non-blocking collective's request (its owner,
+ * and the communicator kept while it lives).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,7 +25,6 @@
 #include "crmpi_status.h"
 #include "pml.h"
 #include "progress.h"
-#include "mpi_internal.h"
 #include "test_capture.h"
 
 static int group_setup(void **state)
@@ -34,8 +35,8 @@ static int group_setup(void **state)
     test_env_clear_mca();
     if (MPI_Init(NULL, NULL) != MPI_SUCCESS)
         return -1;
-    crmpi_mpi_comm_world.comm.errhandler = MPI_ERRORS_RETURN;
-    crmpi_mpi_comm_self.comm.errhandler = MPI_ERRORS_RETURN;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     return 0;
 }
 
@@ -437,9 +438,41 @@ static void test_collective_arg_errors(void **state)
     assert_int_equal(MPI_Ibarrier(MPI_COMM_NULL, &req), MPI_ERR_COMM);
 }
 
-/* The schedule engine on MPI_COMM_SELF (messages to itself): rounds run in order, local
- * steps see the data received in the round before, and a message error (truncation)
- * completes the schedule with it, starting no further round. */
+/* A one-rank communicator of coll's over a PML communicator whose owner is `owner`, with
+ * context id `ctx` (one that MPI_Init's communicators, 0 and 1, do not take). */
+static crmpi_coll_comm_t *coll_comm_add(uint32_t ctx, MPI_Comm owner)
+{
+    static const uint32_t self_world_rank[1] = {0};
+    crmpi_pml_comm_params_t params = {
+        .context_id = ctx,
+        .rank = 0,
+        .size = 1,
+        .world_ranks = self_world_rank,
+        .name = "test comm",
+        .owner = owner,
+    };
+    crmpi_pml_comm_t *pml = NULL;
+    crmpi_coll_comm_t *coll = NULL;
+
+    assert_int_equal(crmpi_pml_add_comm(&params, &pml), CRMPI_OK);
+    assert_int_equal(crmpi_coll_comm_create(pml, 0, 1, &coll), CRMPI_OK);
+    assert_int_equal(coll->rank, 0);
+    assert_int_equal(coll->size, 1);
+    assert_ptr_equal(coll->pml, pml);
+    return coll;
+}
+
+static void coll_comm_del(crmpi_coll_comm_t *coll)
+{
+    crmpi_pml_comm_t *pml = coll->pml;
+
+    crmpi_coll_comm_destroy(coll);
+    crmpi_pml_del_comm(pml);
+}
+
+/* The schedule engine on a one-rank communicator (messages to itself): rounds run in
+ * order, local steps see the data received in the round before, and a message error
+ * (truncation) completes the schedule with it, starting no further round. */
 static void run_sched(crmpi_coll_sched_t *s)
 {
     crmpi_lock();
@@ -453,19 +486,23 @@ static void run_sched(crmpi_coll_sched_t *s)
 
 static void test_sched_engine(void **state)
 {
+    static const crmpi_coll_op_t sum = {.kind = CRMPI_COLL_OP_SUM, .commutative = true};
+    static const crmpi_coll_op_t minloc = {.kind = CRMPI_COLL_OP_MINLOC, .commutative = true};
     int a[4] = {1, 2, 3, 4}, b[4] = {0}, c[4] = {10, 20, 30, 40}, d[2] = {0};
+    crmpi_coll_comm_t *comm;
     crmpi_coll_sched_t *s;
 
     (void)state;
     crmpi_lock();
-    s = crmpi_coll_sched_create(MPI_COMM_SELF, -500);
+    comm = coll_comm_add(5, MPI_COMM_NULL);
+    s = crmpi_coll_sched_create(comm, -500);
     assert_non_null(s);
     /* round 0: a -> b by message; round 1: c = b + c, then c -> a by copy */
     assert_int_equal(crmpi_coll_sched_recv(s, b, 4, MPI_INT, 0), CRMPI_OK);
     assert_int_equal(crmpi_coll_sched_send(s, a, 4, MPI_INT, 0), CRMPI_OK);
     assert_int_equal(crmpi_coll_sched_round(s), CRMPI_OK);
     assert_int_equal(crmpi_coll_sched_round(s), CRMPI_OK); /* an empty round is dropped */
-    assert_int_equal(crmpi_coll_sched_reduce(s, b, c, 4, MPI_INT, MPI_SUM), CRMPI_OK);
+    assert_int_equal(crmpi_coll_sched_reduce(s, b, c, 4, MPI_INT, &sum), CRMPI_OK);
     assert_int_equal(crmpi_coll_sched_copy(s, c, 4, MPI_INT, a, 4, MPI_INT), CRMPI_OK);
     assert_int_equal(crmpi_coll_sched_round(s), CRMPI_OK);
     crmpi_unlock();
@@ -479,7 +516,7 @@ static void test_sched_engine(void **state)
     crmpi_coll_sched_free(s);
 
     /* Truncation: 4 ints into a buffer of 2; the round after it never starts. */
-    s = crmpi_coll_sched_create(MPI_COMM_SELF, -501);
+    s = crmpi_coll_sched_create(comm, -501);
     assert_non_null(s);
     assert_int_equal(crmpi_coll_sched_recv(s, d, 2, MPI_INT, 0), CRMPI_OK);
     assert_int_equal(crmpi_coll_sched_send(s, a, 4, MPI_INT, 0), CRMPI_OK);
@@ -494,13 +531,55 @@ static void test_sched_engine(void **state)
     crmpi_lock();
     crmpi_coll_sched_free(s);
     /* A predefined op on a type it is not defined on fails the reduce step: MPI_ERR_OP. */
-    s = crmpi_coll_sched_create(MPI_COMM_SELF, -502);
-    assert_int_equal(crmpi_coll_sched_reduce(s, a, b, 4, MPI_INT, MPI_MINLOC), CRMPI_OK);
+    s = crmpi_coll_sched_create(comm, -502);
+    assert_int_equal(crmpi_coll_sched_reduce(s, a, b, 4, MPI_INT, &minloc), CRMPI_OK);
     crmpi_unlock();
     run_sched(s);
     assert_int_equal(s->error, MPI_ERR_OP);
     crmpi_lock();
     crmpi_coll_sched_free(s);
+    coll_comm_del(comm);
+    crmpi_unlock();
+}
+
+/* The owners the PML's idle function was called with. */
+static MPI_Comm idle_owners[4];
+static int idle_calls;
+
+static void record_idle(MPI_Comm owner)
+{
+    assert_true(idle_calls < 4);
+    idle_owners[idle_calls++] = owner;
+}
+
+/* A non-blocking collective's request carries the owner of its communicator, and keeps
+ * the communicator from going until it is freed, even once its schedule has run: a
+ * released communicator is idle only then. The MPI layer's idle function stays replaced
+ * afterwards: this test runs last. */
+static void test_nonblocking_request_keeps_comm(void **state)
+{
+    static char marker; /* stands for an MPI communicator: only its address is used */
+    MPI_Comm owner = (MPI_Comm)(void *)&marker;
+    crmpi_coll_args_t args = {0};
+    crmpi_coll_comm_t *comm;
+    crmpi_request_t *req;
+
+    (void)state;
+    crmpi_lock();
+    crmpi_pml_set_comm_idle_fn(record_idle);
+    comm = coll_comm_add(6, owner);
+    assert_int_equal(crmpi_coll_start(comm, CRMPI_COLL_BARRIER, &args, &req), CRMPI_OK);
+    assert_int_equal(req->kind, CRMPI_REQUEST_COLL);
+    assert_ptr_equal(req->owner, owner);
+    crmpi_pml_wait(req);
+    assert_false(crmpi_pml_comm_release(comm->pml));
+    assert_int_equal(idle_calls, 0);
+    assert_int_equal(crmpi_pml_request_finish(req, NULL), MPI_SUCCESS);
+    assert_int_equal(idle_calls, 1);
+    assert_ptr_equal(idle_owners[0], owner);
+    assert_true(crmpi_pml_comm_release(comm->pml));
+    coll_comm_del(comm);
+    crmpi_pml_set_comm_idle_fn(NULL);
     crmpi_unlock();
 }
 
@@ -519,6 +598,7 @@ int main(void)
         cmocka_unit_test(test_singleton_collectives),
         cmocka_unit_test(test_collective_arg_errors),
         cmocka_unit_test(test_sched_engine),
+        cmocka_unit_test(test_nonblocking_request_keeps_comm),
     };
 
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

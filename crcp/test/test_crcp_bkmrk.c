@@ -1,6 +1,7 @@
 /*
  * test_crcp_bkmrk.c: the local half of the bookmark exchange and the drain (crcp.h), in a
- * singleton over the self BTL, where the rank is its own only peer.
+ * singleton over the self BTL, where the rank is its own only peer. MPI_Init brings the
+ * layers up; the messages go over a PML communicator of the test's own.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,23 +15,36 @@
 
 #include "crcp.h"
 #include "crmpi_status.h"
-#include "mpi_internal.h"
 #include "pml.h"
+#include "progress.h"
+
+/* One rank, with a context id MPI_Init's communicators (0 and 1) do not take. */
+static crmpi_pml_comm_t *pml_comm;
 
 static int setup(void **state)
 {
+    static const uint32_t self_world_rank[1] = {0};
+    crmpi_pml_comm_params_t params = {
+        .context_id = 5,
+        .rank = 0,
+        .size = 1,
+        .world_ranks = self_world_rank,
+        .name = "test comm",
+        .owner = MPI_COMM_NULL,
+    };
     int provided;
 
     (void)state;
     if (MPI_Init_thread(NULL, NULL, MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
         return -1;
     crmpi_lock();
-    return 0;
+    return crmpi_pml_add_comm(&params, &pml_comm) == CRMPI_OK ? 0 : -1;
 }
 
 static int teardown(void **state)
 {
     (void)state;
+    crmpi_pml_del_comm(pml_comm);
     crmpi_unlock();
     return MPI_Finalize() == MPI_SUCCESS ? 0 : -1;
 }
@@ -62,11 +76,9 @@ static void test_drain_counts_and_completes(void **state)
 
     (void)state;
     memset(big, 0x5a, BIG);
-    crmpi_pml_isend(&small[0], 1, MPI_INT, 0, 1, CRMPI_PML_SEND_STANDARD, MPI_COMM_WORLD,
-                    &sends[0]);
-    crmpi_pml_isend(big, BIG, MPI_BYTE, 0, 1, CRMPI_PML_SEND_STANDARD, MPI_COMM_WORLD, &sends[1]);
-    crmpi_pml_isend(&small[1], 1, MPI_INT, 0, 1, CRMPI_PML_SEND_STANDARD, MPI_COMM_WORLD,
-                    &sends[2]);
+    crmpi_pml_isend(&small[0], 1, MPI_INT, 0, 1, CRMPI_PML_SEND_STANDARD, pml_comm, &sends[0]);
+    crmpi_pml_isend(big, BIG, MPI_BYTE, 0, 1, CRMPI_PML_SEND_STANDARD, pml_comm, &sends[1]);
+    crmpi_pml_isend(&small[1], 1, MPI_INT, 0, 1, CRMPI_PML_SEND_STANDARD, pml_comm, &sends[2]);
     assert_int_equal(crmpi_crcp_bookmarks(&marks, &count), CRMPI_OK);
     assert_int_equal(count, 1);
     assert_int_equal(marks[0].peer, 0);
@@ -83,9 +95,9 @@ static void test_drain_counts_and_completes(void **state)
         crmpi_pml_wait(sends[i]);
         crmpi_pml_request_finish(sends[i], NULL);
     }
-    crmpi_pml_recv(&got[0], 1, MPI_INT, 0, 1, MPI_COMM_WORLD, NULL);
-    crmpi_pml_recv(got_big, BIG, MPI_BYTE, 0, 1, MPI_COMM_WORLD, NULL);
-    crmpi_pml_recv(&got[1], 1, MPI_INT, 0, 1, MPI_COMM_WORLD, NULL);
+    crmpi_pml_recv(&got[0], 1, MPI_INT, 0, 1, pml_comm, NULL);
+    crmpi_pml_recv(got_big, BIG, MPI_BYTE, 0, 1, pml_comm, NULL);
+    crmpi_pml_recv(&got[1], 1, MPI_INT, 0, 1, pml_comm, NULL);
     assert_int_equal(got[0], 10);
     assert_int_equal(got[1], 11);
     assert_memory_equal(got_big, big, BIG);

@@ -59,7 +59,7 @@ int crmpi_mpi_coll_check_op(MPI_Op op, MPI_Datatype type, const char **detail_ou
         *detail_out = "op is MPI_OP_NULL";
         return MPI_ERR_OP;
     }
-    if (type != MPI_DATATYPE_NULL && !crmpi_coll_op_defined(op, type)) {
+    if (type != MPI_DATATYPE_NULL && !crmpi_coll_op_defined(&op->coll, type)) {
         snprintf(detail, sizeof(detail),
                  "%s is not defined on %s (MPI-3.1 section 5.9.2 lists the types of each "
                  "predefined op)",
@@ -89,11 +89,11 @@ int crmpi_mpi_coll_call(MPI_Comm comm, crmpi_coll_kind_t kind, const crmpi_coll_
     int rc;
 
     if (request == NULL) {
-        rc = crmpi_coll_run(comm, kind, args);
+        rc = crmpi_coll_run(comm->coll, kind, args);
     } else {
         crmpi_request_t *req;
 
-        rc = crmpi_coll_start(comm, kind, args, &req);
+        rc = crmpi_coll_start(comm->coll, kind, args, &req);
         if (rc == CRMPI_OK)
             *request = req;
     }

@@ -30,8 +30,9 @@ int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
     if (!created)
         COLL_FAIL(MPI_COMM_NULL, MPI_ERR_NO_MEM, "out of memory for the op");
     strcpy(created->name, "user-defined op");
-    created->commutative = commute != 0;
-    created->user_fn = user_fn;
+    created->coll.kind = CRMPI_COLL_OP_USER;
+    created->coll.commutative = commute != 0;
+    created->coll.user_fn = user_fn;
     *op = created;
     crmpi_unlock();
     return MPI_SUCCESS;
@@ -48,7 +49,7 @@ int PMPI_Op_free(MPI_Op *op)
     crmpi_mpi_require_active(func_name);
     if (op == NULL || *op == MPI_OP_NULL)
         COLL_FAIL(MPI_COMM_NULL, MPI_ERR_OP, "op is NULL or MPI_OP_NULL");
-    if ((*op)->user_fn == NULL)
+    if ((*op)->coll.kind != CRMPI_COLL_OP_USER)
         COLL_FAIL(MPI_COMM_NULL, MPI_ERR_OP, "a predefined op cannot be freed");
     free(*op);
     *op = MPI_OP_NULL;
@@ -66,7 +67,7 @@ int PMPI_Op_commutative(MPI_Op op, int *commute)
         COLL_FAIL(MPI_COMM_NULL, MPI_ERR_OP, "op is MPI_OP_NULL");
     if (commute == NULL)
         COLL_FAIL(MPI_COMM_NULL, MPI_ERR_ARG, "commute is NULL");
-    *commute = op->commutative;
+    *commute = op->coll.commutative;
     crmpi_unlock();
     return MPI_SUCCESS;
 }
@@ -93,7 +94,7 @@ int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype
         if (rc != MPI_SUCCESS)
             COLL_FAIL(MPI_COMM_NULL, rc, detail);
     }
-    rc = crmpi_coll_op_reduce(op, inbuf, inoutbuf, (size_t)count, datatype);
+    rc = crmpi_coll_op_reduce(&op->coll, inbuf, inoutbuf, (size_t)count, datatype);
     if (rc != CRMPI_OK)
         COLL_FAIL(MPI_COMM_NULL, MPI_ERR_OP, "the op is not defined on this datatype");
     crmpi_unlock();

@@ -84,7 +84,7 @@ static int reduce_body(const reduce_call_t *c, MPI_Comm comm, MPI_Request *reque
     args.rcounts = c->rcounts;
     args.rtype = c->type;
     args.stype = c->type;
-    args.op = c->op;
+    args.op = &c->op->coll;
     args.root = c->root < 0 ? 0 : c->root;
     return crmpi_mpi_coll_call(comm, c->kind, &args, request, func_name);
 }

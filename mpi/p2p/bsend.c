@@ -185,7 +185,8 @@ int crmpi_p2p_bsend_start(const void *buf, int count, MPI_Datatype type, int des
     }
     crmpi_convertor_init(&conv, buf, (size_t)count, type);
     crmpi_convertor_pack(&conv, data, nbytes);
-    rc = crmpi_pml_isend(data, nbytes, MPI_BYTE, dest, tag, CRMPI_PML_SEND_BUFFERED, comm, &req);
+    rc = crmpi_pml_isend(data, nbytes, MPI_BYTE, dest, tag, CRMPI_PML_SEND_BUFFERED, comm->pml,
+                         &req);
     if (rc != CRMPI_OK) {
         bsend_block_release(data);
         return crmpi_p2p_raise_pml(comm, rc, func_name, "cannot start the buffered send to rank %d",
@@ -325,8 +326,8 @@ int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int
     if (rc != MPI_SUCCESS) {
         return rc;
     }
-    rc =
-        crmpi_pml_isend(NULL, 0, MPI_BYTE, MPI_PROC_NULL, tag, CRMPI_PML_SEND_BUFFERED, comm, &req);
+    rc = crmpi_pml_isend(NULL, 0, MPI_BYTE, MPI_PROC_NULL, tag, CRMPI_PML_SEND_BUFFERED, comm->pml,
+                         &req);
     if (rc != CRMPI_OK) {
         return crmpi_p2p_raise_pml(comm, rc, func_name,
                                    "the message to rank %d is buffered, but its request cannot be "
@@ -376,7 +377,7 @@ int crmpi_p2p_bsend_init_create(const void *buf, int count, MPI_Datatype type, i
     }
     *args = (bsend_init_args_t){buf, count, type, dest, tag, comm};
     rc = crmpi_pml_isend_init(buf, (size_t)count, type, MPI_PROC_NULL, tag, CRMPI_PML_SEND_BUFFERED,
-                              comm, &req);
+                              comm->pml, &req);
     if (rc != CRMPI_OK) {
         free(args);
         return rc;

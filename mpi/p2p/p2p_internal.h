@@ -266,7 +266,7 @@ static inline int crmpi_p2p_request_return(MPI_Request *request, MPI_Status *sta
                                            const char *func_name)
 {
     crmpi_request_t *req = *request;
-    MPI_Comm comm = req->comm;
+    MPI_Comm comm = req->owner;
     MPI_Status req_status;
     int error;
 
@@ -299,7 +299,7 @@ static inline void crmpi_p2p_request_finish_slot(MPI_Request *slot, int index, M
                                                  crmpi_p2p_first_error_t *first)
 {
     crmpi_request_t *req = *slot;
-    MPI_Comm comm = req->comm;
+    MPI_Comm comm = req->owner;
     int error;
 
     if (!req->persistent) {
@@ -332,8 +332,9 @@ int crmpi_p2p_requests_some(int incount, MPI_Request requests[], int *outcount, 
                             MPI_Status statuses[], bool blocking, const char *func_name);
 
 /*
- * One turn of a blocking loop over several requests (DESIGN section 3): progress, and when
- * nothing happened let the other threads, the C/R thread among them, take the lock.
+ * One turn of a blocking loop over several requests: progress, and when nothing happened
+ * let the other threads, the C/R thread among them, take the library lock (a blocking
+ * call never holds it while it waits).
  */
 static inline void crmpi_p2p_wait_turn(void)
 {

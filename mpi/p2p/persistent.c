@@ -55,7 +55,7 @@ static int persistent_send_init(const void *buf, int count, MPI_Datatype type, i
             return rc;
         }
     }
-    rc = crmpi_pml_isend_init(buf, (size_t)count, type, dest, tag, mode, comm, &req);
+    rc = crmpi_pml_isend_init(buf, (size_t)count, type, dest, tag, mode, comm->pml, &req);
     if (rc != CRMPI_OK) {
         return crmpi_p2p_raise_pml(comm, rc, func_name, "cannot make the send request to rank %d",
                                    dest);
@@ -130,7 +130,7 @@ int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int 
             return rc;
         }
     }
-    rc = crmpi_pml_irecv_init(buf, (size_t)count, datatype, source, tag, comm, &req);
+    rc = crmpi_pml_irecv_init(buf, (size_t)count, datatype, source, tag, comm->pml, &req);
     if (rc != CRMPI_OK) {
         return crmpi_p2p_raise_pml(comm, rc, func_name,
                                    "cannot make the receive request (source %d, tag %d)", source,
@@ -173,7 +173,7 @@ static int start_check(MPI_Request req, int index, const char *func_name)
     } else {
         return MPI_SUCCESS;
     }
-    return crmpi_mpi_errhandler_invoke(req != MPI_REQUEST_NULL ? req->comm : MPI_COMM_NULL,
+    return crmpi_mpi_errhandler_invoke(req != MPI_REQUEST_NULL ? req->owner : MPI_COMM_NULL,
                                        MPI_ERR_REQUEST, func_name, detail);
 }
 
@@ -189,9 +189,9 @@ static int start_one(crmpi_request_t *req, int index, const char *func_name)
     rc = crmpi_pml_start(req);
     if (rc != CRMPI_OK) {
         if (index < 0) {
-            return crmpi_p2p_raise_pml(req->comm, rc, func_name, "cannot start the request");
+            return crmpi_p2p_raise_pml(req->owner, rc, func_name, "cannot start the request");
         }
-        return crmpi_p2p_raise_pml(req->comm, rc, func_name, "cannot start array_of_requests[%d]",
+        return crmpi_p2p_raise_pml(req->owner, rc, func_name, "cannot start array_of_requests[%d]",
                                    index);
     }
     return MPI_SUCCESS;

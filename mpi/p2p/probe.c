@@ -40,9 +40,9 @@ static int probe_once(int source, int tag, MPI_Comm comm, int *flag_out,
     int rc;
 
     if (message_out != NULL) {
-        rc = crmpi_pml_improbe(source, tag, comm, flag_out, message_out, status_out);
+        rc = crmpi_pml_improbe(source, tag, comm->pml, flag_out, message_out, status_out);
     } else {
-        rc = crmpi_pml_iprobe(source, tag, comm, flag_out, status_out);
+        rc = crmpi_pml_iprobe(source, tag, comm->pml, flag_out, status_out);
     }
     if (rc == CRMPI_OK && !*flag_out) {
         crmpi_progress();
@@ -78,7 +78,7 @@ static int probe_run(int source, int tag, MPI_Comm comm, bool blocking, int *fla
             if (found || !blocking) {
                 break;
             }
-            /* Let other threads, the C/R thread among them, take the lock (DESIGN 3). */
+            /* Let other threads, the C/R thread among them, take the library lock. */
             crmpi_pml_wait_turn();
         }
     }

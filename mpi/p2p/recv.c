@@ -27,7 +27,7 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
             func_name,
             &(crmpi_p2p_args_t){CRMPI_P2P_ARGS_RECV, "", buf, count, datatype, source, tag, comm});
     }
-    rc = crmpi_pml_recv(buf, (size_t)count, datatype, source, tag, comm, &recv_status);
+    rc = crmpi_pml_recv(buf, (size_t)count, datatype, source, tag, comm->pml, &recv_status);
     if (rc != CRMPI_OK) {
         return crmpi_p2p_raise_pml(comm, rc, func_name, "cannot receive (source %d, tag %d)",
                                    source, tag);
@@ -59,7 +59,7 @@ int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
             return crmpi_p2p_raise_arg(comm, func_name, "request is NULL");
         }
     }
-    rc = crmpi_pml_irecv(buf, (size_t)count, datatype, source, tag, comm, &req);
+    rc = crmpi_pml_irecv(buf, (size_t)count, datatype, source, tag, comm->pml, &req);
     if (rc != CRMPI_OK) {
         return crmpi_p2p_raise_pml(comm, rc, func_name,
                                    "cannot post the receive (source %d, tag %d)", source, tag);
@@ -148,7 +148,7 @@ int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *messag
         /* A receive from MPI_PROC_NULL is complete at once with the status MPI-3.1 section
          * 3.8.3 asks for; any communicator does. */
         rc = crmpi_pml_irecv(buf, (size_t)count, datatype, MPI_PROC_NULL, MPI_ANY_TAG,
-                             MPI_COMM_SELF, &req);
+                             MPI_COMM_SELF->pml, &req);
     } else {
         rc = crmpi_pml_imrecv(buf, (size_t)count, datatype, *message, &req);
     }

@@ -78,7 +78,7 @@ int PMPI_Cancel(MPI_Request *request)
     }
     rc = crmpi_pml_cancel(req);
     if (rc != CRMPI_OK) {
-        return crmpi_p2p_raise_pml(req->comm, rc, func_name, "cannot cancel the request");
+        return crmpi_p2p_raise_pml(req->owner, rc, func_name, "cannot cancel the request");
     }
     crmpi_unlock();
     return MPI_SUCCESS;

@@ -186,7 +186,7 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
     crmpi_p2p_status_copy_out(status, &request->status);
     /* Reported as MPI_Test would; the Wait or Test that finishes it reports it again. */
     if (request->status.MPI_ERROR != MPI_SUCCESS) {
-        return crmpi_p2p_raise_status(request->comm, &request->status, func_name);
+        return crmpi_p2p_raise_status(request->owner, &request->status, func_name);
     }
     crmpi_unlock();
     return MPI_SUCCESS;

@@ -25,7 +25,7 @@ static inline int send_blocking(const void *buf, int count, MPI_Datatype type, i
         return crmpi_p2p_raise_args(func_name, &(crmpi_p2p_args_t){CRMPI_P2P_ARGS_SEND, "", buf,
                                                                    count, type, dest, tag, comm});
     }
-    rc = crmpi_pml_send(buf, (size_t)count, type, dest, tag, mode, comm);
+    rc = crmpi_pml_send(buf, (size_t)count, type, dest, tag, mode, comm->pml);
     if (rc != CRMPI_OK) {
         return crmpi_p2p_raise_pml(comm, rc, func_name, "cannot send to rank %d", dest);
     }
@@ -53,7 +53,7 @@ static inline int send_immediate(const void *buf, int count, MPI_Datatype type, 
             return crmpi_p2p_raise_arg(comm, func_name, "request is NULL");
         }
     }
-    rc = crmpi_pml_isend(buf, (size_t)count, type, dest, tag, mode, comm, &req);
+    rc = crmpi_pml_isend(buf, (size_t)count, type, dest, tag, mode, comm->pml, &req);
     if (rc != CRMPI_OK) {
         return crmpi_p2p_raise_pml(comm, rc, func_name, "cannot start the send to rank %d", dest);
     }

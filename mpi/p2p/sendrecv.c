@@ -36,13 +36,13 @@ static int sendrecv_exchange(const void *sendbuf, size_t sendcount, MPI_Datatype
     MPI_Status recv_status, send_status;
     int rc;
 
-    rc = crmpi_pml_irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &recv_req);
+    rc = crmpi_pml_irecv(recvbuf, recvcount, recvtype, source, recvtag, comm->pml, &recv_req);
     if (rc != CRMPI_OK) {
         return crmpi_p2p_raise_pml(comm, rc, func_name,
                                    "cannot post the receive (source %d, tag %d)", source, recvtag);
     }
-    rc = crmpi_pml_isend(sendbuf, sendcount, sendtype, dest, sendtag, CRMPI_PML_SEND_STANDARD, comm,
-                         &send_req);
+    rc = crmpi_pml_isend(sendbuf, sendcount, sendtype, dest, sendtag, CRMPI_PML_SEND_STANDARD,
+                         comm->pml, &send_req);
     if (rc != CRMPI_OK) {
         sendrecv_abandon_recv(recv_req);
         return crmpi_p2p_raise_pml(comm, rc, func_name, "cannot start the send to rank %d", dest);

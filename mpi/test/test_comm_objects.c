@@ -300,7 +300,7 @@ static void test_free_with_pending_requests(void **state)
     assert_int_equal(MPI_Comm_free(&other), MPI_SUCCESS);
     /* The receive still matches a send on the freed communicator's id: from a duplicate
      * made before it was freed, nothing else can reach it, so complete it the other way. */
-    assert_int_equal(MPI_Isend(&out, 1, MPI_INT, 0, 3, reqs[0]->comm, &reqs[1]), MPI_SUCCESS);
+    assert_int_equal(MPI_Isend(&out, 1, MPI_INT, 0, 3, reqs[0]->owner, &reqs[1]), MPI_SUCCESS);
     assert_int_equal(MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE), MPI_SUCCESS);
     assert_int_equal(in, 5);
     /* Released: buried at the next turn of progress, and its id free again. */

@@ -132,7 +132,7 @@ static int neighbor_exchange(const void *sendbuf, int sendcount, MPI_Datatype se
         if (plan.in[i] == MPI_PROC_NULL)
             continue;
         rc = crmpi_pml_irecv((char *)recvbuf + (MPI_Aint)i * recvcount * recvtype->extent,
-                             (size_t)recvcount, recvtype, plan.in[i], plan.in_tag[i], comm,
+                             (size_t)recvcount, recvtype, plan.in[i], plan.in_tag[i], comm->pml,
                              &reqs[posted]);
         posted += rc == CRMPI_OK;
     }
@@ -143,7 +143,7 @@ static int neighbor_exchange(const void *sendbuf, int sendcount, MPI_Datatype se
         if (per_neighbor_send)
             block += (MPI_Aint)i * sendcount * sendtype->extent;
         rc = crmpi_pml_isend(block, (size_t)sendcount, sendtype, plan.out[i], plan.out_tag[i],
-                             CRMPI_PML_SEND_STANDARD, comm, &reqs[posted]);
+                             CRMPI_PML_SEND_STANDARD, comm->pml, &reqs[posted]);
         posted += rc == CRMPI_OK;
     }
     err = MPI_SUCCESS;

@@ -4,7 +4,8 @@
  * their senders complete, and later receives and matched probes still get them, in order;
  * new sends are held and unnumbered until the quiesce ends; sequence numbers reset.
  *
- * The PML runs with the library lock held, as the C/R thread holds it.
+ * MPI_Init brings the PML up; the tests use communicators of their own, made with
+ * crmpi_pml_add_comm. The PML runs with the library lock held, as the C/R thread holds it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,10 +17,35 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mpi_internal.h"
+#include "crmpi_status.h"
 #include "pml.h"
+#include "progress.h"
 
 enum { BIG = 1 << 20 }; /* far above any eager limit: a rendezvous */
+
+/* The rank itself, in pml_comm (a singleton). */
+static const uint32_t self_world_rank[1] = {0};
+
+/* The communicator most tests use: one rank, a context id MPI_Init's communicators
+ * (0 and 1) do not take. */
+static crmpi_pml_comm_t *pml_comm;
+
+/* A one-rank communicator with context id `ctx`. */
+static crmpi_pml_comm_t *comm_add(uint32_t ctx)
+{
+    crmpi_pml_comm_params_t params = {
+        .context_id = ctx,
+        .rank = 0,
+        .size = 1,
+        .world_ranks = self_world_rank,
+        .name = "test comm",
+        .owner = MPI_COMM_NULL,
+    };
+    crmpi_pml_comm_t *pcomm = NULL;
+
+    assert_int_equal(crmpi_pml_add_comm(&params, &pcomm), CRMPI_OK);
+    return pcomm;
+}
 
 static int setup(void **state)
 {
@@ -29,12 +55,14 @@ static int setup(void **state)
     if (MPI_Init_thread(NULL, NULL, MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
         return -1;
     crmpi_lock();
+    pml_comm = comm_add(5);
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
+    crmpi_pml_del_comm(pml_comm);
     crmpi_unlock();
     return MPI_Finalize() == MPI_SUCCESS ? 0 : -1;
 }
@@ -81,8 +109,7 @@ static void test_unexpected_rendezvous_pulled(void **state)
 
     (void)state;
     assert_int_equal(
-        crmpi_pml_isend(data, BIG, MPI_BYTE, 0, 5, CRMPI_PML_SEND_STANDARD, MPI_COMM_WORLD, &send),
-        0);
+        crmpi_pml_isend(data, BIG, MPI_BYTE, 0, 5, CRMPI_PML_SEND_STANDARD, pml_comm, &send), 0);
     for (int i = 0; i < 10; i++)
         crmpi_progress();
     assert_false(send->complete); /* waits for the receive's ACK */
@@ -96,7 +123,7 @@ static void test_unexpected_rendezvous_pulled(void **state)
     crmpi_pml_cr_quiesce_end();
 
     wait_finish(send);
-    assert_int_equal(crmpi_pml_recv(got, BIG, MPI_BYTE, 0, 5, MPI_COMM_WORLD, &status), 0);
+    assert_int_equal(crmpi_pml_recv(got, BIG, MPI_BYTE, 0, 5, pml_comm, &status), 0);
     assert_int_equal(status._nbytes, BIG);
     assert_memory_equal(got, data, BIG);
     free(data);
@@ -111,15 +138,14 @@ static void test_synchronous_send_completes_when_drained(void **state)
     crmpi_request_t *send;
 
     (void)state;
-    assert_int_equal(crmpi_pml_isend(&value, 1, MPI_INT, 0, 6, CRMPI_PML_SEND_SYNCHRONOUS,
-                                     MPI_COMM_WORLD, &send),
-                     0);
+    assert_int_equal(
+        crmpi_pml_isend(&value, 1, MPI_INT, 0, 6, CRMPI_PML_SEND_SYNCHRONOUS, pml_comm, &send), 0);
     crmpi_pml_cr_quiesce_begin();
     drain_self();
     assert_true(send->complete);
     crmpi_pml_cr_quiesce_end();
     wait_finish(send);
-    assert_int_equal(crmpi_pml_recv(&got, 1, MPI_INT, 0, 6, MPI_COMM_WORLD, NULL), 0);
+    assert_int_equal(crmpi_pml_recv(&got, 1, MPI_INT, 0, 6, pml_comm, NULL), 0);
     assert_int_equal(got, 77);
 }
 
@@ -135,10 +161,9 @@ static void test_matched_probe_pulled(void **state)
 
     (void)state;
     assert_int_equal(
-        crmpi_pml_isend(data, BIG, MPI_BYTE, 0, 7, CRMPI_PML_SEND_STANDARD, MPI_COMM_WORLD, &send),
-        0);
+        crmpi_pml_isend(data, BIG, MPI_BYTE, 0, 7, CRMPI_PML_SEND_STANDARD, pml_comm, &send), 0);
     while (!flag)
-        assert_int_equal(crmpi_pml_improbe(0, 7, MPI_COMM_WORLD, &flag, &message, &status), 0);
+        assert_int_equal(crmpi_pml_improbe(0, 7, pml_comm, &flag, &message, &status), 0);
     crmpi_pml_cr_quiesce_begin();
     drain_self();
     assert_true(send->complete);
@@ -164,18 +189,17 @@ static void test_sends_held_in_order(void **state)
     int flag = 1;
 
     (void)state;
-    assert_int_equal(crmpi_pml_irecv(&got[0], 1, MPI_INT, 0, 8, MPI_COMM_WORLD, &posted), 0);
-    assert_int_equal(crmpi_pml_isend(&before, 1, MPI_INT, 0, 8, CRMPI_PML_SEND_STANDARD,
-                                     MPI_COMM_WORLD, &send_before),
-                     0);
-    assert_int_equal(crmpi_pml_isend(big, BIG, MPI_BYTE, 0, 8, CRMPI_PML_SEND_STANDARD,
-                                     MPI_COMM_WORLD, &send_big),
-                     0);
+    assert_int_equal(crmpi_pml_irecv(&got[0], 1, MPI_INT, 0, 8, pml_comm, &posted), 0);
+    assert_int_equal(
+        crmpi_pml_isend(&before, 1, MPI_INT, 0, 8, CRMPI_PML_SEND_STANDARD, pml_comm, &send_before),
+        0);
+    assert_int_equal(
+        crmpi_pml_isend(big, BIG, MPI_BYTE, 0, 8, CRMPI_PML_SEND_STANDARD, pml_comm, &send_big), 0);
     crmpi_pml_cr_quiesce_begin();
     crmpi_pml_cr_bookmark(0, &sent, &arrived);
     for (int i = 0; i < 3; i++)
         assert_int_equal(crmpi_pml_isend(&during[i], 1, MPI_INT, 0, 8, CRMPI_PML_SEND_STANDARD,
-                                         MPI_COMM_WORLD, &held[i]),
+                                         pml_comm, &held[i]),
                          0);
     drain_self();
     crmpi_pml_cr_bookmark(0, &sent_during, &arrived_during);
@@ -184,7 +208,7 @@ static void test_sends_held_in_order(void **state)
         assert_false(held[i]->complete);
     assert_true(posted->complete); /* matched as usual, before the drain ended */
     assert_int_equal(got[0], 1);
-    assert_int_equal(crmpi_pml_iprobe(0, 9, MPI_COMM_WORLD, &flag, NULL), 0);
+    assert_int_equal(crmpi_pml_iprobe(0, 9, pml_comm, &flag, NULL), 0);
     assert_false(flag);
     crmpi_pml_cr_quiesce_end();
     assert_int_equal(crmpi_pml_cr_stats()->held_sends, 3);
@@ -192,10 +216,10 @@ static void test_sends_held_in_order(void **state)
     wait_finish(posted);
     wait_finish(send_before);
     wait_finish(send_big);
-    assert_int_equal(crmpi_pml_recv(got_big, BIG, MPI_BYTE, 0, 8, MPI_COMM_WORLD, NULL), 0);
+    assert_int_equal(crmpi_pml_recv(got_big, BIG, MPI_BYTE, 0, 8, pml_comm, NULL), 0);
     assert_memory_equal(got_big, big, BIG);
     for (int i = 1; i < 4; i++)
-        assert_int_equal(crmpi_pml_recv(&got[i], 1, MPI_INT, 0, 8, MPI_COMM_WORLD, NULL), 0);
+        assert_int_equal(crmpi_pml_recv(&got[i], 1, MPI_INT, 0, 8, pml_comm, NULL), 0);
     for (int i = 0; i < 3; i++)
         wait_finish(held[i]);
     assert_int_equal(got[1], 2);
@@ -206,22 +230,19 @@ static void test_sends_held_in_order(void **state)
 }
 
 /* A rendezvous message for a communicator not created yet is pulled too, and received
- * once the communicator exists. */
+ * once the communicator exists. The sender's communicator is deleted while its send is
+ * still waiting for the receiver, as if only the sender had it: the send finishes all the
+ * same. */
 static void test_orphan_pulled(void **state)
 {
-    uint32_t world_ranks[1] = {0};
-    struct crmpi_comm_s comm = {.rank = 0,
-                                .size = 1,
-                                .context_id = 11,
-                                .name = "test comm",
-                                .errhandler = MPI_ERRORS_RETURN,
-                                .world_ranks = world_ranks};
+    crmpi_pml_comm_t *sender = comm_add(11), *receiver;
     char *data = pattern(BIG, 4), *got = calloc(1, BIG);
     crmpi_request_t *send;
 
     (void)state;
     assert_int_equal(
-        crmpi_pml_isend(data, BIG, MPI_BYTE, 0, 2, CRMPI_PML_SEND_STANDARD, &comm, &send), 0);
+        crmpi_pml_isend(data, BIG, MPI_BYTE, 0, 2, CRMPI_PML_SEND_STANDARD, sender, &send), 0);
+    crmpi_pml_del_comm(sender);
     for (int i = 0; i < 10; i++)
         crmpi_progress();
     crmpi_pml_cr_quiesce_begin();
@@ -229,10 +250,10 @@ static void test_orphan_pulled(void **state)
     assert_true(send->complete);
     crmpi_pml_cr_quiesce_end();
     wait_finish(send);
-    assert_int_equal(crmpi_pml_add_comm(&comm), 0);
-    assert_int_equal(crmpi_pml_recv(got, BIG, MPI_BYTE, 0, 2, &comm, NULL), 0);
+    receiver = comm_add(11);
+    assert_int_equal(crmpi_pml_recv(got, BIG, MPI_BYTE, 0, 2, receiver, NULL), 0);
     assert_memory_equal(got, data, BIG);
-    crmpi_pml_del_comm(&comm);
+    crmpi_pml_del_comm(receiver);
     free(data);
     free(got);
 }
@@ -253,9 +274,9 @@ static void test_sequences_reset(void **state)
     crmpi_pml_cr_bookmark(0, &sent, &arrived);
     assert_int_equal(sent, 0);
     assert_int_equal(arrived, 0);
-    assert_int_equal(
-        crmpi_pml_send(&value, 1, MPI_INT, 0, 3, CRMPI_PML_SEND_STANDARD, MPI_COMM_WORLD), 0);
-    assert_int_equal(crmpi_pml_recv(&got, 1, MPI_INT, 0, 3, MPI_COMM_WORLD, NULL), 0);
+    assert_int_equal(crmpi_pml_send(&value, 1, MPI_INT, 0, 3, CRMPI_PML_SEND_STANDARD, pml_comm),
+                     0);
+    assert_int_equal(crmpi_pml_recv(&got, 1, MPI_INT, 0, 3, pml_comm, NULL), 0);
     assert_int_equal(got, 5);
 }
 

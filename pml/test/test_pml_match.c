@@ -2,9 +2,12 @@
  * test_pml_match.c: MPI matching in the ob1 PML, driven through pml.h in a singleton (one
  * rank, the self BTL): sequence order, posted-versus-unexpected, wildcards and their
  * posting order, tags the library reserves, truncation, probes and matched probes, cancel,
- * synchronous sends, persistent requests, and messages for a communicator created later.
+ * synchronous sends, persistent requests, messages for a communicator created later, and
+ * the live requests of a communicator that MPI_Comm_free waits for.
  *
- * The PML runs with the library lock held, as the MPI calls hold it.
+ * MPI_Init brings the PML up; the tests use communicators of their own, made with
+ * crmpi_pml_add_comm, as the MPI layer makes its own. The PML runs with the library lock
+ * held, as the MPI calls hold it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,8 +19,33 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mpi_internal.h"
+#include "crmpi_status.h"
 #include "pml.h"
+#include "progress.h"
+
+/* The rank itself, in pml_comm (a singleton). */
+static const uint32_t self_world_rank[1] = {0};
+
+/* The communicator most tests use: one rank, a context id MPI_Init's communicators
+ * (0 and 1) do not take. */
+static crmpi_pml_comm_t *pml_comm;
+
+/* A one-rank communicator with context id `ctx`. */
+static crmpi_pml_comm_t *comm_add(uint32_t ctx, MPI_Comm owner)
+{
+    crmpi_pml_comm_params_t params = {
+        .context_id = ctx,
+        .rank = 0,
+        .size = 1,
+        .world_ranks = self_world_rank,
+        .name = "test comm",
+        .owner = owner,
+    };
+    crmpi_pml_comm_t *pcomm = NULL;
+
+    assert_int_equal(crmpi_pml_add_comm(&params, &pcomm), CRMPI_OK);
+    return pcomm;
+}
 
 static int setup(void **state)
 {
@@ -27,12 +55,14 @@ static int setup(void **state)
     if (MPI_Init_thread(NULL, NULL, MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
         return -1;
     crmpi_lock();
+    pml_comm = comm_add(5, MPI_COMM_NULL);
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
+    crmpi_pml_del_comm(pml_comm);
     crmpi_unlock();
     return MPI_Finalize() == MPI_SUCCESS ? 0 : -1;
 }
@@ -45,7 +75,7 @@ static crmpi_request_t *isend_int(int value, int tag, crmpi_pml_send_mode_t mode
     int *slot = &values[next++ % 64];
 
     *slot = value;
-    assert_int_equal(crmpi_pml_isend(slot, 1, MPI_INT, 0, tag, mode, MPI_COMM_WORLD, &req), 0);
+    assert_int_equal(crmpi_pml_isend(slot, 1, MPI_INT, 0, tag, mode, pml_comm, &req), 0);
     return req;
 }
 
@@ -53,7 +83,7 @@ static crmpi_request_t *irecv_int(int *value, int source, int tag)
 {
     crmpi_request_t *req;
 
-    assert_int_equal(crmpi_pml_irecv(value, 1, MPI_INT, source, tag, MPI_COMM_WORLD, &req), 0);
+    assert_int_equal(crmpi_pml_irecv(value, 1, MPI_INT, source, tag, pml_comm, &req), 0);
     return req;
 }
 
@@ -129,7 +159,7 @@ static void test_tags_and_any_tag(void **state)
     assert_int_equal(status.MPI_SOURCE, 0);
     /* Only the library's message is left: MPI_ANY_TAG must not see it. */
     int flag = 1;
-    crmpi_pml_iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &status);
+    crmpi_pml_iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, pml_comm, &flag, &status);
     assert_int_equal(flag, 0);
     status = wait_finish(irecv_int(&got, 0, -7));
     assert_int_equal(got, 99);
@@ -150,7 +180,7 @@ static void test_unexpected_sizes(void **state)
         for (size_t j = 0; j < sizes[i]; j++)
             bufs[i][j] = (unsigned char)(j * 7 + i);
         assert_int_equal(crmpi_pml_isend(bufs[i], sizes[i], MPI_BYTE, 0, 40,
-                                         CRMPI_PML_SEND_STANDARD, MPI_COMM_WORLD, &sends[i]),
+                                         CRMPI_PML_SEND_STANDARD, pml_comm, &sends[i]),
                          0);
     }
     for (size_t i = 0; i < NSIZES; i++) {
@@ -158,7 +188,7 @@ static void test_unexpected_sizes(void **state)
         crmpi_request_t *req;
         MPI_Status status;
 
-        assert_int_equal(crmpi_pml_irecv(in, sizes[i], MPI_BYTE, 0, 40, MPI_COMM_WORLD, &req), 0);
+        assert_int_equal(crmpi_pml_irecv(in, sizes[i], MPI_BYTE, 0, 40, pml_comm, &req), 0);
         status = wait_finish(req);
         assert_int_equal(status.MPI_ERROR, MPI_SUCCESS);
         assert_int_equal(status._nbytes, (MPI_Count)sizes[i]);
@@ -185,10 +215,9 @@ static void test_truncation(void **state)
         out[i] = (unsigned char)(i % 251);
     in[SHORT] = 0xAB;
     assert_int_equal(
-        crmpi_pml_isend(out, LONG, MPI_BYTE, 0, 8, CRMPI_PML_SEND_STANDARD, MPI_COMM_WORLD, &send),
-        0);
+        crmpi_pml_isend(out, LONG, MPI_BYTE, 0, 8, CRMPI_PML_SEND_STANDARD, pml_comm, &send), 0);
     crmpi_request_t *second = isend_int(42, 8, CRMPI_PML_SEND_STANDARD);
-    assert_int_equal(crmpi_pml_irecv(in, SHORT, MPI_BYTE, 0, 8, MPI_COMM_WORLD, &recv), 0);
+    assert_int_equal(crmpi_pml_irecv(in, SHORT, MPI_BYTE, 0, 8, pml_comm, &recv), 0);
     status = wait_finish(recv);
     assert_int_equal(status.MPI_ERROR, MPI_ERR_TRUNCATE);
     assert_int_equal(status._nbytes, SHORT);
@@ -212,13 +241,13 @@ static void test_probe_and_matched_probe(void **state)
 
     (void)state;
     wait_finish(isend_int(5, 12, CRMPI_PML_SEND_STANDARD));
-    crmpi_pml_iprobe(0, 12, MPI_COMM_WORLD, &flag, &status);
+    crmpi_pml_iprobe(0, 12, pml_comm, &flag, &status);
     assert_int_equal(flag, 1);
     assert_int_equal(status._nbytes, sizeof(int));
-    crmpi_pml_iprobe(0, 12, MPI_COMM_WORLD, &flag, &status);
+    crmpi_pml_iprobe(0, 12, pml_comm, &flag, &status);
     assert_int_equal(flag, 1);
 
-    crmpi_pml_improbe(MPI_ANY_SOURCE, 12, MPI_COMM_WORLD, &flag, &msg, &status);
+    crmpi_pml_improbe(MPI_ANY_SOURCE, 12, pml_comm, &flag, &msg, &status);
     assert_int_equal(flag, 1);
     assert_int_equal(status.MPI_TAG, 12);
     /* A receive posted now must not steal the probed message. */
@@ -232,7 +261,7 @@ static void test_probe_and_matched_probe(void **state)
     assert_int_equal(other, 6);
 
     /* MPI_PROC_NULL: found at once, nothing to receive. */
-    crmpi_pml_improbe(MPI_PROC_NULL, 0, MPI_COMM_WORLD, &flag, &msg, &status);
+    crmpi_pml_improbe(MPI_PROC_NULL, 0, pml_comm, &flag, &msg, &status);
     assert_int_equal(flag, 1);
     assert_ptr_equal(msg, MPI_MESSAGE_NO_PROC);
     assert_int_equal(status.MPI_SOURCE, MPI_PROC_NULL);
@@ -253,7 +282,7 @@ static void test_cancel(void **state)
     wait_finish(isend_int(1, 78, CRMPI_PML_SEND_STANDARD));
     /* Arrived (the sender completing says nothing of that), so the receive matches at once. */
     for (int flag = 0; !flag;)
-        crmpi_pml_iprobe(0, 78, MPI_COMM_WORLD, &flag, NULL);
+        crmpi_pml_iprobe(0, 78, pml_comm, &flag, NULL);
     req = irecv_int(&got, 0, 78);
     crmpi_pml_cancel(req);
     status = wait_finish(req);
@@ -283,10 +312,9 @@ static void test_persistent(void **state)
     crmpi_request_t *send, *recv;
 
     (void)state;
-    assert_int_equal(crmpi_pml_isend_init(&out, 1, MPI_INT, 0, 50, CRMPI_PML_SEND_STANDARD,
-                                          MPI_COMM_WORLD, &send),
-                     0);
-    assert_int_equal(crmpi_pml_irecv_init(&in, 1, MPI_INT, 0, 50, MPI_COMM_WORLD, &recv), 0);
+    assert_int_equal(
+        crmpi_pml_isend_init(&out, 1, MPI_INT, 0, 50, CRMPI_PML_SEND_STANDARD, pml_comm, &send), 0);
+    assert_int_equal(crmpi_pml_irecv_init(&in, 1, MPI_INT, 0, 50, pml_comm, &recv), 0);
     for (int round = 0; round < 3; round++) {
         out = 100 + round;
         assert_int_equal(crmpi_pml_start(recv), 0);
@@ -300,42 +328,110 @@ static void test_persistent(void **state)
     crmpi_pml_request_free(recv);
 }
 
-/* A message for a communicator this rank has not created yet waits for it. */
+/* A message for a communicator this rank has not created yet waits for it: the sender's
+ * communicator is deleted before the message arrives, as if only the sender had it. */
 static void test_orphan_adopted(void **state)
 {
-    uint32_t world_ranks[1] = {0};
-    struct crmpi_comm_s comm = {.rank = 0,
-                                .size = 1,
-                                .context_id = 9,
-                                .name = "test comm",
-                                .errhandler = MPI_ERRORS_RETURN,
-                                .world_ranks = world_ranks};
+    crmpi_pml_comm_t *sender = comm_add(9, MPI_COMM_NULL), *receiver;
     crmpi_request_t *send;
     int value = 31, got = -1;
     MPI_Status status;
 
     (void)state;
     assert_int_equal(
-        crmpi_pml_isend(&value, 1, MPI_INT, 0, 2, CRMPI_PML_SEND_STANDARD, &comm, &send), 0);
-    /* Delivered by the BTL before the communicator exists on the receiving side. */
-    comm.pml = NULL;
+        crmpi_pml_isend(&value, 1, MPI_INT, 0, 2, CRMPI_PML_SEND_STANDARD, sender, &send), 0);
+    wait_finish(send); /* eager: handed to the BTL, which delivers at the next progress */
+    crmpi_pml_del_comm(sender);
     for (int i = 0; i < 10; i++)
         crmpi_progress();
-    wait_finish(send);
-    assert_int_equal(crmpi_pml_add_comm(&comm), 0);
-    assert_int_equal(crmpi_pml_recv(&got, 1, MPI_INT, 0, 2, &comm, &status), 0);
+    receiver = comm_add(9, MPI_COMM_NULL);
+    assert_int_equal(crmpi_pml_recv(&got, 1, MPI_INT, 0, 2, receiver, &status), 0);
     assert_int_equal(got, 31);
-    crmpi_pml_del_comm(&comm);
+    crmpi_pml_del_comm(receiver);
+}
+
+/* The idle function's calls: the owners it was called with, in order. */
+static MPI_Comm idle_owners[8];
+static int idle_calls;
+
+static void record_idle(MPI_Comm owner)
+{
+    assert_true(idle_calls < 8);
+    idle_owners[idle_calls++] = owner;
+}
+
+/* A released communicator with live requests: the idle function runs once, when the last
+ * is released, with the communicator's owner; its requests carry that owner. Requests of
+ * another layer count as well. (MPI_Comm_free is not used here: the MPI layer's idle
+ * function stays replaced.) */
+static void test_release_waits_for_requests(void **state)
+{
+    static char marker; /* stands for an MPI communicator: only its address is used */
+    MPI_Comm owner = (MPI_Comm)(void *)&marker;
+    crmpi_pml_comm_t *pcomm = comm_add(12, owner);
+    crmpi_request_t *recv, *send;
+    int in = -1, out = 4;
+
+    (void)state;
+    crmpi_pml_set_comm_idle_fn(record_idle);
+    idle_calls = 0;
+    assert_true(crmpi_pml_comm_release(pcomm)); /* nothing live: it may go at once */
+
+    assert_int_equal(crmpi_pml_irecv(&in, 1, MPI_INT, 0, 1, pcomm, &recv), 0);
+    assert_ptr_equal(recv->owner, owner);
+    assert_ptr_equal(crmpi_pml_comm_owner(pcomm), owner);
+    assert_false(crmpi_pml_comm_release(pcomm));
+    assert_int_equal(crmpi_pml_isend(&out, 1, MPI_INT, 0, 1, CRMPI_PML_SEND_STANDARD, pcomm, &send),
+                     0);
+    wait_finish(send);
+    crmpi_pml_wait(recv);
+    assert_int_equal(idle_calls, 0); /* complete is not released */
+    crmpi_pml_request_finish(recv, NULL);
+    assert_int_equal(in, 4);
+    assert_int_equal(idle_calls, 1);
+    assert_ptr_equal(idle_owners[0], owner);
+
+    /* Another layer's request (a non-blocking collective) keeps it too; once called, the
+     * function is not called again until the communicator is released again. */
+    crmpi_pml_comm_request_started(pcomm);
+    crmpi_pml_comm_request_ended(pcomm);
+    assert_int_equal(idle_calls, 1);
+    crmpi_pml_comm_request_started(pcomm);
+    assert_false(crmpi_pml_comm_release(pcomm));
+    crmpi_pml_comm_request_ended(pcomm);
+    assert_int_equal(idle_calls, 2);
+
+    /* A request freed before it completes is released when it completes. */
+    assert_int_equal(crmpi_pml_irecv(&in, 1, MPI_INT, 0, 2, pcomm, &recv), 0);
+    crmpi_pml_request_free(recv);
+    assert_false(crmpi_pml_comm_release(pcomm));
+    out = 6;
+    assert_int_equal(crmpi_pml_isend(&out, 1, MPI_INT, 0, 2, CRMPI_PML_SEND_STANDARD, pcomm, &send),
+                     0);
+    wait_finish(send);
+    for (int i = 0; i < 10 && idle_calls < 3; i++)
+        crmpi_progress();
+    assert_int_equal(idle_calls, 3);
+    assert_int_equal(in, 6);
+    assert_true(crmpi_pml_comm_release(pcomm));
+    crmpi_pml_del_comm(pcomm);
+    crmpi_pml_set_comm_idle_fn(NULL);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_order_kept),       cmocka_unit_test(test_posting_order_decides),
-        cmocka_unit_test(test_tags_and_any_tag), cmocka_unit_test(test_unexpected_sizes),
-        cmocka_unit_test(test_truncation),       cmocka_unit_test(test_probe_and_matched_probe),
-        cmocka_unit_test(test_cancel),           cmocka_unit_test(test_synchronous_send),
-        cmocka_unit_test(test_persistent),       cmocka_unit_test(test_orphan_adopted),
+        cmocka_unit_test(test_order_kept),
+        cmocka_unit_test(test_posting_order_decides),
+        cmocka_unit_test(test_tags_and_any_tag),
+        cmocka_unit_test(test_unexpected_sizes),
+        cmocka_unit_test(test_truncation),
+        cmocka_unit_test(test_probe_and_matched_probe),
+        cmocka_unit_test(test_cancel),
+        cmocka_unit_test(test_synchronous_send),
+        cmocka_unit_test(test_persistent),
+        cmocka_unit_test(test_orphan_adopted),
+        cmocka_unit_test(test_release_waits_for_requests),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

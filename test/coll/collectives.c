@@ -7,7 +7,8 @@
  * ops).
  *
  *   collectives [-n] [-l] [-o ONLY] [-c split|dup]
- *     -n   use the non-blocking forms (Ibcast ...), completed by MPI_Wait or an MPI_Test loop
+ *     -n   use the non-blocking forms (Ibcast ...), completed by MPI_Wait or an MPI_Test loop;
+ *          adds several at once, many in flight, and some pending on a freed communicator
  *     -l   add the large size (1 MiB of ints)
  *     -o   run only the collectives whose name contains ONLY
  *     -c   on MPI_Comm_split (odd and even ranks, reversed) or MPI_Comm_dup of WORLD
@@ -658,6 +659,40 @@ static void test_many_pending(void)
     free(reqs);
 }
 
+/*
+ * Non-blocking collectives still pending when their communicator is freed complete
+ * normally (MPI-3.1 section 6.4.3): the communicator goes only after them. Barriers and
+ * allreduces of several rounds, so that a collective sits between two rounds with no
+ * message pending when the communicator's earlier messages are done.
+ */
+static void test_freed_pending(void)
+{
+    enum { ROUNDS = 20, COUNT = 300 };
+    int *in = malloc(COUNT * sizeof(int)), *out = malloc(ROUNDS * COUNT * sizeof(int));
+    MPI_Request reqs[2 * ROUNDS];
+    int bad = 0;
+
+    for (int i = 0; i < COUNT; i++)
+        in[i] = coll_rank + i;
+    for (int round = 0; round < ROUNDS; round++) {
+        MPI_Comm dup;
+
+        COLL_MPI(MPI_Comm_dup(W, &dup));
+        COLL_MPI(MPI_Ibarrier(dup, &reqs[2 * round]));
+        COLL_MPI(MPI_Iallreduce(in, out + round * COUNT, COUNT, MPI_INT, MPI_SUM, dup,
+                                &reqs[2 * round + 1]));
+        COLL_MPI(MPI_Comm_free(&dup));
+        COLL_CHECK(dup == MPI_COMM_NULL, "the freed handle was not reset");
+    }
+    COLL_MPI(MPI_Waitall(2 * ROUNDS, reqs, MPI_STATUSES_IGNORE));
+    for (int round = 0; round < ROUNDS; round++)
+        for (int i = 0; i < COUNT; i++)
+            bad += out[round * COUNT + i] != coll_size * (coll_size - 1) / 2 + coll_size * i;
+    COLL_CHECK(bad == 0, "allreduces on freed communicators: %d wrong elements", bad);
+    free(in);
+    free(out);
+}
+
 /* While the main thread waits in a collective, another thread's MPI calls go through:
  * the waiting collective drops the library lock between progress turns. */
 static volatile int lock_test_done;
@@ -734,6 +769,7 @@ int main(int argc, char **argv)
         {"alltoallw", test_alltoall, 2},
         {"concurrent", (void (*)(int))test_concurrent, 0},
         {"many_pending", (void (*)(int))test_many_pending, 0},
+        {"freed_pending", (void (*)(int))test_freed_pending, 0},
         {"threads", (void (*)(int))test_threads, 0},
     };
 
@@ -771,7 +807,8 @@ int main(int argc, char **argv)
             continue;
         /* The non-blocking-only subtests run with -n; "threads" with the blocking run. */
         if ((strcmp(tests[t].name, "concurrent") == 0 ||
-             strcmp(tests[t].name, "many_pending") == 0) &&
+             strcmp(tests[t].name, "many_pending") == 0 ||
+             strcmp(tests[t].name, "freed_pending") == 0) &&
             !nonblocking)
             continue;
         if (strcmp(tests[t].name, "threads") == 0 && nonblocking)

@@ -3,9 +3,10 @@
 collectives.c checks every collective (sizes 0, 1, small, around the sm eager limit, and
 1 MiB with -l; every root; MPI_IN_PLACE; int, double and a vector type with gaps;
 predefined, MINLOC/MAXLOC and user reductions, one of them not commutative), blocking and
-non-blocking (-n, which also runs several non-blocking collectives at once, and 200 in
-flight); the blocking run also checks that another thread's MPI calls proceed while a
-collective waits (the library lock is dropped between progress turns). Each failed
+non-blocking (-n, which also runs several non-blocking collectives at once, 200 in
+flight, and some still pending when their communicator is freed); the blocking run also
+checks that another thread's MPI calls proceed while a collective waits (the library lock
+is dropped between progress turns). Each failed
 check prints "FAIL rank R: ..."; rank 0 prints "ok NAME" per collective and a last
 "ok collectives...: N checks" line when all passed.
 
@@ -116,14 +117,16 @@ def test_collectives_on_created_communicators(mpi, coll_binaries, np, args):
     """The same checks on communicators made by Comm_split (two halves at once, ranks
     reversed) and Comm_dup."""
     job = mpi.run(mpi.launch_args(np), coll_binaries("collectives"), args)
-    names = COLLECTIVES + (["concurrent", "many_pending"] if "-n" in args else ["threads"])
+    names = COLLECTIVES + (["concurrent", "many_pending", "freed_pending"] if "-n" in args
+                           else ["threads"])
     check_collectives(job, names, "collectives -n" if "-n" in args else "collectives")
 
 
 @pytest.mark.parametrize("np, args", cases())
 def test_collectives(mpi, coll_binaries, np, args):
     job = mpi.run(mpi.launch_args(np), coll_binaries("collectives"), args)
-    names = COLLECTIVES + (["concurrent", "many_pending"] if "-n" in args else ["threads"])
+    names = COLLECTIVES + (["concurrent", "many_pending", "freed_pending"] if "-n" in args
+                           else ["threads"])
     check_collectives(job, names, "collectives -n" if "-n" in args else "collectives")
     mpi.assert_clean(job)
 
