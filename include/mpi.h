@@ -8,11 +8,15 @@
  *
  * Every call has two names (MPI-3.1 section 14.2): PMPI_X is the implementation and MPI_X
  * a weak alias of it, so a profiling library can define MPI_X and call PMPI_X. Only the
- * calls the library implements are declared: a program that uses a missing one fails to
- * compile instead of failing to link.
+ * calls the library implements are declared, and the library defines no other
+ * (test/integration/test_header.py).
  *
  * Constants that are handles (datatypes, ops, communicators, errhandlers) are addresses and
  * cannot appear in #if; every other constant is an integer usable by the preprocessor.
+ *
+ * Why one file of over a thousand lines: programs include mpi.h and nothing else, as the
+ * standard prescribes; it is a list of declarations, grouped by the standard's chapters,
+ * read by looking a call up, not from top to bottom.
  */
 #ifndef CRMPI_MPI_H
 #define CRMPI_MPI_H
