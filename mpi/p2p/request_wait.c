@@ -3,7 +3,8 @@
  *
  * MPI_Wait is on the latency path: a request that is already complete costs one test.
  * Waiting on one request is the PML's loop (crmpi_pml_wait); waiting on any of several is
- * ours, the same loop of progress that drops the library lock when idle (DESIGN section 3).
+ * ours, the same loop of progress that drops the library lock when idle (docs/design.md, "Layers
+ * inside a rank").
  */
 #include "p2p_internal.h"
 
