@@ -1109,7 +1109,6 @@ int PMPI_T_pvar_get_num(int *num_pvar);
 int MPI_T_category_get_num(int *num_cat);
 int PMPI_T_category_get_num(int *num_cat);
 
-
 #ifdef __cplusplus
 }
 #endif
