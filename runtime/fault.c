@@ -51,6 +51,14 @@ const crmpi_fault_point_t crmpi_fault_points[] = {
     {"snapc_dump_fail",
      "SnapC: the agent's dump of its rank fails without running the checkpointer, as a CRIU "
      "failure would"},
+    /* Fired by libcrmpi-pheap (pheap/pheap_util.c), which reads CRMPI_FAULT itself: the
+     * library is used without the run-time. Listed here so that libmpi knows the names. */
+    {"pheap_backup_stop_mid_write",
+     "pheap: backup() stops its process with SIGSTOP when half of the new backup is written "
+     "(a test kills it there: the previous backup must restore)"},
+    {"pheap_backup_stop_before_rename",
+     "pheap: backup() stops its process with SIGSTOP after the new backup is written and "
+     "flushed, before it replaces the previous one"},
     {NULL, NULL},
 };
 
