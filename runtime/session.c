@@ -72,6 +72,9 @@ int crmpi_session_job_status(uint64_t jobid, crmpi_job_status_t *status_out)
     crmpi_buf_get_u32(&buf, &status.last_seq);
     crmpi_buf_get_str(&buf, &jobdir);
     crmpi_buf_get_str(&buf, &program);
+    crmpi_buf_get_u64(&buf, &status.ckpt_interval_ms);
+    crmpi_buf_get_u32(&buf, &status.ckpt_auto);
+    crmpi_buf_get_u64(&buf, &status.mtbf_s);
     rc = msg.hdr.type == CRMPI_CTL_REPLY && msg.hdr.status == CRMPI_OK ? crmpi_buf_get_done(&buf)
                                                                        : CRMPI_ERR_PROTO;
     if (rc == CRMPI_OK) {

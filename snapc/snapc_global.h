@@ -3,7 +3,8 @@
  *
  *   ompi-checkpoint --TOOL_CKPT--> mpirun: crmpi_snapc_global_tool  (one at a time)
  *   agents --CKPT_* answers------> mpirun: crmpi_snapc_global_agent_msg
- *   every loop turn                        crmpi_snapc_global_tick     (timeouts)
+ *   every loop turn                        crmpi_snapc_global_tick     (timeouts, periodic
+ *                                                                         checkpoints)
  *   an agent or rank gone                  crmpi_snapc_global_rank_gone
  *   SIGCONT (after --stop)                 crmpi_snapc_global_resume
  *
@@ -43,6 +44,9 @@ typedef struct crmpi_snapc_global_params {
     const char *jobdir;                      /* the job's snapshot: <global dir>/<jobid>.ckpt */
     unsigned keep;                           /* committed sequences kept (snapc_base_keep) */
     int timeout_s;                           /* each step's limit (snapc_base_timeout) */
+    double ckpt_interval_s;                  /* --ckpt-interval: every so often; 0: none */
+    double mtbf_s;                           /* --ckpt-interval auto: Daly's interval for it */
+    double initial_cost_s;                   /* auto: a checkpoint's cost before one is measured */
     crmpi_snapc_send_fn_t send_fn;           /* to the agents */
     crmpi_snapc_terminate_fn_t terminate_fn; /* after a --term checkpoint */
     crmpi_snapc_manifest_fn_t manifest_fn;   /* the launch facts of each manifest */
@@ -73,8 +77,13 @@ void crmpi_snapc_global_agent_msg(crmpi_snapc_global_t *global, int rank, crmpi_
  *  to every agent). @return true when the job was stopped so. */
 bool crmpi_snapc_global_resume(crmpi_snapc_global_t *global);
 
-/** Check the current step's deadline. */
+/** Check the current step's deadline, and start a periodic checkpoint that is due (a
+ *  periodic one is refused like a tool's while another runs, and logged). */
 void crmpi_snapc_global_tick(crmpi_snapc_global_t *global);
+
+/** Seconds until tick has something to do on its own (a periodic checkpoint due), or -1
+ *  when nothing is scheduled: the event loop waits no longer than that. */
+double crmpi_snapc_global_next_tick_s(const crmpi_snapc_global_t *global);
 
 /** Rank `rank` (or its agent) ended: a checkpoint in progress is aborted. */
 void crmpi_snapc_global_rank_gone(crmpi_snapc_global_t *global, int rank);

@@ -58,6 +58,20 @@ static void mpirun_snapc_manifest(void *arg, crmpi_filem_manifest_t *manifest)
     crmpi_filem_kv_list_add(&manifest->launch, "np", np);
     crmpi_filem_kv_list_add(&manifest->launch, "map-by", map_by[opts->map_by]);
     crmpi_filem_kv_list_add(&manifest->launch, "bind-to", bind_to[opts->bind_to]);
+    /* Periodic checkpoints go on after a restart, as the job was launched. */
+    if (opts->ckpt_interval_s > 0 || opts->ckpt_auto) {
+        char value[32];
+
+        if (opts->ckpt_auto)
+            snprintf(value, sizeof(value), "auto");
+        else
+            snprintf(value, sizeof(value), "%g", opts->ckpt_interval_s);
+        crmpi_filem_kv_list_add(&manifest->launch, "ckpt-interval", value);
+        if (opts->ckpt_auto) {
+            snprintf(value, sizeof(value), "%g", opts->mtbf_s);
+            crmpi_filem_kv_list_add(&manifest->launch, "mtbf", value);
+        }
+    }
     for (size_t m = 0; m < opts->num_mca; m++)
         crmpi_filem_kv_list_add(&manifest->mca, opts->mca_names[m], opts->mca_values[m]);
 }
@@ -76,7 +90,7 @@ int mpirun_snapc_create(mpirun_state_t *st)
         .arg = st,
     };
     char *global_dir = NULL, *jobdir = NULL;
-    int64_t timeout_s = 0;
+    int64_t timeout_s = 0, initial_cost_s = 1;
     int rc;
 
     if (opts->with_ft_cr) {
@@ -90,8 +104,12 @@ int mpirun_snapc_create(mpirun_state_t *st)
         }
     }
     crmpi_param_get_int("snapc_base_timeout", &timeout_s);
+    crmpi_param_get_int("snapc_base_periodic_initial_cost", &initial_cost_s);
     params.jobdir = jobdir;
     params.timeout_s = (int)timeout_s;
+    params.ckpt_interval_s = opts->ckpt_interval_s;
+    params.mtbf_s = opts->ckpt_auto ? opts->mtbf_s : 0.0;
+    params.initial_cost_s = initial_cost_s > 0 ? (double)initial_cost_s : 1.0;
     rc = crmpi_snapc_global_create(&params, &st->snapc);
     if (rc != CRMPI_OK)
         crmpi_log_error("out of memory for the checkpoint coordinator");

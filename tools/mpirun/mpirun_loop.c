@@ -318,6 +318,10 @@ void mpirun_event_loop(mpirun_state_t *st)
         } else if (st->opts->timeout_s && !st->tearing_down) {
             wait_s = mpirun_ts_seconds(&st->timeout_at) - now;
         }
+        /* A periodic checkpoint due sooner than that wakes the loop for it. */
+        double ckpt_s = crmpi_snapc_global_next_tick_s(st->snapc);
+        if (ckpt_s >= 0 && ckpt_s < wait_s)
+            wait_s = ckpt_s;
         int timeout_ms = wait_s <= 0 ? 0 : (wait_s > 1.0 ? 1000 : (int)(wait_s * 1000) + 1);
         int ready = poll(fds, (nfds_t)nfds, timeout_ms);
         if (ready < 0 && errno != EINTR) {

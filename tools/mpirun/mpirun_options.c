@@ -30,6 +30,11 @@ const char mpirun_options_usage[] =
     "      --with-ft cr          enable checkpoint/restart for this job (ompi-checkpoint)\n"
     "      --restore SEQDIR      restore the job from a snapshot's sequence directory\n"
     "                            instead of starting it (ompi-restart uses it)\n"
+    "      --ckpt-interval DURATION  with --with-ft cr: a checkpoint every DURATION (90,\n"
+    "                            90s, 15m, 2h, 1d), counted from the end of the last one\n"
+    "      --ckpt-interval auto --mtbf DURATION  the interval that minimises the run time\n"
+    "                            for that mean time between failures (Daly's formula,\n"
+    "                            re-estimated from each checkpoint's measured cost)\n"
     "      --timeout SECONDS     end the job, with an error, after SECONDS\n"
     "      --report-pid WHERE    print the jobid (mpirun's pid) to - (stdout), + (stderr)\n"
     "                            or a file\n"
@@ -46,6 +51,33 @@ int mpirun_options_fail(char *err_out, size_t err_len, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err_out, err_len, fmt, ap);
     va_end(ap);
+    return CRMPI_ERR_BAD_PARAM;
+}
+
+/* A duration: a positive number with an optional unit s, m, h or d ("90", "1.5h"). */
+static int mpirun_options_parse_duration(const char *text, double *seconds_out)
+{
+    static const struct {
+        char unit;
+        double seconds;
+    } units[] = {{'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}};
+    char *end;
+    double value;
+
+    errno = 0;
+    value = strtod(text, &end);
+    if (errno || end == text || !(value > 0) || value > 1e9)
+        return CRMPI_ERR_BAD_PARAM;
+    if (*end == '\0') {
+        *seconds_out = value;
+        return CRMPI_OK;
+    }
+    for (size_t u = 0; u < sizeof(units) / sizeof(units[0]); u++) {
+        if (end[0] == units[u].unit && end[1] == '\0') {
+            *seconds_out = value * units[u].seconds;
+            return CRMPI_OK;
+        }
+    }
     return CRMPI_ERR_BAD_PARAM;
 }
 
@@ -316,6 +348,21 @@ int mpirun_options_parse(int argc, char **argv, mpirun_options_t *opts_out, char
                 rc = mpirun_options_fail(
                     err_out, err_len, "--timeout: '%s' is not a positive number of seconds", value);
             }
+        } else if (TAKE("ckpt-interval")) {
+            opts.ckpt_auto = strcmp(value, "auto") == 0;
+            if (!opts.ckpt_auto &&
+                mpirun_options_parse_duration(value, &opts.ckpt_interval_s) != CRMPI_OK) {
+                rc = mpirun_options_fail(err_out, err_len,
+                                         "--ckpt-interval: '%s' is neither 'auto' nor a duration "
+                                         "(90, 90s, 15m, 2h, 1d)",
+                                         value);
+            }
+        } else if (TAKE("mtbf")) {
+            if (mpirun_options_parse_duration(value, &opts.mtbf_s) != CRMPI_OK) {
+                rc = mpirun_options_fail(err_out, err_len,
+                                         "--mtbf: '%s' is not a duration (90, 90s, 15m, 2h, 1d)",
+                                         value);
+            }
         } else if (TAKE("report-pid")) {
             free(opts.report_pid);
             opts.report_pid = strdup(value);
@@ -341,6 +388,19 @@ int mpirun_options_parse(int argc, char **argv, mpirun_options_t *opts_out, char
     }
     if (rc == CRMPI_OK && !opts.help && !opts.version && i >= argc) {
         rc = mpirun_options_fail(err_out, err_len, "no program to run (mpirun --help)");
+    }
+    if (rc == CRMPI_OK && (opts.ckpt_interval_s > 0 || opts.ckpt_auto) && !opts.with_ft_cr) {
+        rc = mpirun_options_fail(err_out, err_len,
+                                 "--ckpt-interval needs --with-ft cr (periodic checkpoints are "
+                                 "checkpoints)");
+    } else if (rc == CRMPI_OK && opts.ckpt_auto && opts.mtbf_s <= 0) {
+        rc = mpirun_options_fail(err_out, err_len,
+                                 "--ckpt-interval auto needs --mtbf DURATION, the mean time "
+                                 "between failures it optimises for");
+    } else if (rc == CRMPI_OK && opts.mtbf_s > 0 && !opts.ckpt_auto) {
+        rc = mpirun_options_fail(err_out, err_len,
+                                 "--mtbf is for --ckpt-interval auto (a fixed interval needs "
+                                 "no MTBF)");
     }
     if (rc != CRMPI_OK) {
         mpirun_options_free(&opts);

@@ -48,15 +48,18 @@ typedef struct mpirun_options {
     char **mca_names; /* --mca NAME VALUE pairs, in order */
     char **mca_values;
     size_t num_mca;
-    bool tag_output;  /* --tag-output: prefix each line with [jobid,rank]<stream>: */
-    bool with_ft_cr;  /* --with-ft cr */
-    int timeout_s;    /* --timeout N; 0 means none */
-    char *report_pid; /* --report-pid -|+|FILE; NULL when not asked */
-    char *restore;    /* --restore SEQDIR: the snapshot sequence to restore; NULL: launch */
-    int verbose;      /* -v/--verbose count */
-    bool help;        /* -h/--help */
-    bool version;     /* -V/--version */
-    char **argv;      /* the program and its arguments (borrowed from the caller) */
+    bool tag_output;        /* --tag-output: prefix each line with [jobid,rank]<stream>: */
+    bool with_ft_cr;        /* --with-ft cr */
+    int timeout_s;          /* --timeout N; 0 means none */
+    double ckpt_interval_s; /* --ckpt-interval DURATION; 0: none (or auto) */
+    bool ckpt_auto;         /* --ckpt-interval auto: Daly's interval for mtbf_s */
+    double mtbf_s;          /* --mtbf DURATION (with --ckpt-interval auto) */
+    char *report_pid;       /* --report-pid -|+|FILE; NULL when not asked */
+    char *restore;          /* --restore SEQDIR: the snapshot sequence to restore; NULL: launch */
+    int verbose;            /* -v/--verbose count */
+    bool help;              /* -h/--help */
+    bool version;           /* -V/--version */
+    char **argv;            /* the program and its arguments (borrowed from the caller) */
     int argc;
 } mpirun_options_t;
 

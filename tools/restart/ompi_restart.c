@@ -267,6 +267,17 @@ int main(int argc, char **argv)
         cmd[n++] = "--bind-to";
         cmd[n++] = (char *)bind_to;
     }
+    /* Periodic checkpoints go on as the job was launched. */
+    const char *ckpt_interval = ompi_restart_kv(&restart->manifest->launch, "ckpt-interval");
+    const char *mtbf = ompi_restart_kv(&restart->manifest->launch, "mtbf");
+    if (ckpt_interval) {
+        cmd[n++] = "--ckpt-interval";
+        cmd[n++] = (char *)ckpt_interval;
+    }
+    if (ckpt_interval && mtbf) {
+        cmd[n++] = "--mtbf";
+        cmd[n++] = (char *)mtbf;
+    }
     if (opts.host) {
         cmd[n++] = "--host";
         cmd[n++] = (char *)opts.host;
