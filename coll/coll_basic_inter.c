@@ -1,6 +1,6 @@
 /*
  * coll_basic_inter.c: component basic's collectives on intercommunicators (MPI-3.1
- * section 5.2.2). An intercommunicator joins two disjoint groups, A and B: what the
+ * sections 5.2.2 and 5.2.3). An intercommunicator joins two disjoint groups, A and B: what the
  * processes of A contribute ends up in B, and the other way round; ranks in the arguments
  * (roots, per-rank blocks) name the remote group. Rooted collectives name the root by
  * MPI_ROOT in the root itself, MPI_PROC_NULL in the rest of its group (which take no part)

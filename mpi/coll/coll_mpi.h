@@ -33,7 +33,7 @@ static inline bool crmpi_mpi_coll_type_ok(MPI_Datatype type)
 }
 
 /*
- * Intercommunicators (MPI-3.1 section 5.2.2): the per-rank blocks and arrays of a call are
+ * Intercommunicators (MPI-3.1 sections 5.2.2, 5.2.3): the per-rank blocks and arrays of a call are
  * the remote group's (comm->remote_size, which is comm->size on an intracommunicator), a
  * root is MPI_ROOT in the root itself, MPI_PROC_NULL in the rest of its group and the
  * root's rank in the other group, MPI_IN_PLACE is not allowed, and Scan and Exscan are
@@ -54,7 +54,7 @@ static inline const char *crmpi_mpi_coll_root_detail(MPI_Comm comm)
 }
 
 #define CRMPI_MPI_COLL_INTER_IN_PLACE                                                              \
-    "MPI_IN_PLACE is not allowed on an intercommunicator (MPI-3.1 section 5.2.2)"
+    "MPI_IN_PLACE is not allowed on an intercommunicator (MPI-3.1 section 5.2.3)"
 
 /*
  * The checks every collective call makes, each a function returning MPI_SUCCESS or the

@@ -35,7 +35,7 @@ typedef struct gather_call {
 } gather_call_t;
 
 /*
- * The checks on an intercommunicator (MPI-3.1 section 5.2.2): the root (MPI_ROOT) has the
+ * The checks on an intercommunicator (MPI-3.1 section 5.2.3): the root (MPI_ROOT) has the
  * blocks of every process of the other group, which send or receive one each; the rest of
  * the root's group (MPI_PROC_NULL) passes nothing significant; for the allgathers every
  * process sends its block and receives the other group's. No MPI_IN_PLACE.

@@ -62,7 +62,7 @@ static int reduce_check_intra(const reduce_call_t *c, MPI_Comm comm, int count,
 }
 
 /*
- * The checks on an intercommunicator (MPI-3.1 section 5.2.2): a Reduce root's group
+ * The checks on an intercommunicator (MPI-3.1 section 5.2.3): a Reduce root's group
  * passes MPI_ROOT at the root, which receives, and MPI_PROC_NULL elsewhere (nothing is
  * significant there); the other group, and both groups of the other reductions, send
  * `count` elements; the latter also receive (Reduce_scatter: their block). No MPI_IN_PLACE.

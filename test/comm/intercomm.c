@@ -5,7 +5,7 @@
  * orders and a tie), free with a collective pending; point-to-point (ranks name the
  * remote group, MPI_ANY_SOURCE, probes and matched probes, persistent requests, sendrecv,
  * synchronous sends, MPI_PROC_NULL, an out-of-range rank); every collective defined on
- * intercommunicators (MPI-3.1 section 5.2.2), blocking and non-blocking, with MPI_ROOT and
+ * intercommunicators (MPI-3.1 sections 5.2.2, 5.2.3), blocking and non-blocking, with MPI_ROOT and
  * MPI_PROC_NULL roots, a non-commutative user op, and the errors of the undefined ones.
  *
  * The world is cut in two groups: A, the lower half of the ranks, and B, the rest (at 3
