@@ -45,6 +45,7 @@ SCENARIOS = {
     "threads": dict(np=(2, 3), btls="self,sm", settle=0.0, moves=True),
     "corners": dict(np=(2, 3), btls="self,tcp", settle=0.0, moves=True),
     "storm": dict(np=(3, 4), btls="self,sm", settle=0.0, moves=False),
+    "intercomm": dict(np=(2, 4), btls="self,sm", settle=0.3, moves=True),
 }
 OTHER_BTL = {"self,sm": "self,tcp", "self,tcp": "self,sm", "self,sm,tcp": "self,tcp"}
 
