@@ -56,7 +56,9 @@
  * finalize, not linked. A node without libfabric still runs every other BTL, and after
  * finalize nothing of libfabric stays mapped (it maps a dozen libraries: ibverbs, psm2,
  * efa, ...). Only the handful of functions libfabric exports are looked up; the rest of its
- * API is inline calls through the ops tables of its objects.
+ * API is inline calls through the ops tables of its objects. IPATH_NO_BACKTRACE is set
+ * (unless the user set it) before loading: libfabric's libinfinipath would otherwise take
+ * over SIGTERM and the crash signals for as long as it is loaded (btl_ofi_lib.c).
  *
  * Buffers: send buffers and receive buffers are two slabs of BTL_OFI_HDR_SIZE +
  * max_send_size bytes per buffer, page-aligned and registered with the domain (fi_mr_reg;

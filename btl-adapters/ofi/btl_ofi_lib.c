@@ -11,6 +11,7 @@
 #include "btl_ofi.h"
 
 #include <dlfcn.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "crmpi_status.h"
@@ -40,6 +41,13 @@ int btl_ofi_lib_open(const char *name, bool loud, btl_ofi_lib_t *lib_out)
     };
     uint32_t version;
 
+    /* libfabric pulls in libinfinipath (for its psm provider), whose constructor installs
+     * handlers for SIGINT, SIGTERM, SIGSEGV, SIGBUS, SIGILL and SIGABRT to print a backtrace
+     * unless IPATH_NO_BACKTRACE is set: a rank would then survive mpirun's SIGTERM, crash
+     * signals would no longer reach the application's handlers, and the library's
+     * destructor would reset the application's handlers at finalize. A value the user set
+     * is kept. */
+    setenv("IPATH_NO_BACKTRACE", "1", 0);
     /* RTLD_LOCAL: libfabric's symbols stay out of the application's namespace, and nothing
      * else can bind to them, so dlclose really unloads it. */
     lib.handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);

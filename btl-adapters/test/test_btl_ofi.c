@@ -871,10 +871,11 @@ static void test_finalize_flushes_sockets(void **state)
 /* ---- what a module holds, and that finalize gives all of it back ---- */
 
 typedef struct test_holdings {
-    int fds;       /* entries of /proc/self/fd */
-    int threads;   /* entries of /proc/self/task */
-    char *maps;    /* /proc/self/maps' paths, without anonymous mappings (malloc'ed) */
-    int anon_maps; /* anonymous mappings, the heap's among them */
+    int fds;         /* entries of /proc/self/fd */
+    int threads;     /* entries of /proc/self/task */
+    char *maps;      /* /proc/self/maps' paths, without anonymous mappings (malloc'ed) */
+    int anon_maps;   /* anonymous mappings, the heap's among them */
+    char sigcgt[64]; /* /proc/self/status's SigCgt: the signals with a handler */
 } test_holdings_t;
 
 /* Entries of a /proc directory, but "." and "..". */
@@ -918,6 +919,13 @@ static test_holdings_t test_holdings(void)
         }
         RANK_CHECK(used + strlen(path) + 2 < cap, "maps too long");
         used += (size_t)sprintf(h.maps + used, "%s\n", path);
+    }
+    fclose(maps);
+    maps = fopen("/proc/self/status", "r");
+    RANK_CHECK(maps != NULL, "status");
+    while (fgets(line, sizeof(line), maps)) {
+        if (strncmp(line, "SigCgt:", 7) == 0)
+            sscanf(line + 7, "%63s", h.sigcgt);
     }
     fclose(maps);
     return h;
@@ -985,6 +993,8 @@ static void scenario_cycles(uint32_t rank, uint32_t size, const char *dir, void 
                    base.fds);
         RANK_CHECK(after.threads == base.threads, "cycle %d: %d threads, %d before", cycle,
                    after.threads, base.threads);
+        RANK_CHECK(strcmp(after.sigcgt, base.sigcgt) == 0,
+                   "cycle %d: signal handlers %s, %s before", cycle, after.sigcgt, base.sigcgt);
         RANK_CHECK(strcmp(after.maps, base.maps) == 0,
                    "cycle %d: file mappings differ:\n--- before\n%s--- after\n%s", cycle, base.maps,
                    after.maps);
@@ -996,6 +1006,10 @@ static void scenario_cycles(uint32_t rank, uint32_t size, const char *dir, void 
                    cycle, after.anon_maps, anon_after_first);
         free(after.maps);
     }
+    /* Loading libfabric left the signal handlers alone (btl_ofi_lib.c). */
+    RANK_CHECK(strcmp(during.sigcgt, base.sigcgt) == 0,
+               "signals with a handler while the module was open: %s, before: %s", during.sigcgt,
+               base.sigcgt);
     /* The check is not vacuous: the module held descriptors and libfabric's mappings. */
     RANK_CHECK(during.fds > base.fds && strcmp(during.maps, base.maps) != 0,
                "the module held nothing (%d descriptors)", during.fds);
