@@ -191,6 +191,7 @@ int btl_ofi_recv_complete(btl_ofi_module_t *module, btl_ofi_buf_t *buf, size_t l
         return 0;
     }
     if (ahead > 0) {
+        module->num_early++;
         btl_ofi_recv_hold(peer, buf);
         return 0;
     }

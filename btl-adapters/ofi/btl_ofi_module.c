@@ -368,6 +368,9 @@ static int btl_ofi_module_finalize(crmpi_btl_module_t *base)
     struct fi_info *info = module->info;
 
     btl_ofi_module_flush(module);
+    crmpi_fw_verbose(&crmpi_btl_framework, 20,
+                     "ofi: rank %u: finalize; %llu fragments completed before their turn",
+                     module->my_rank, (unsigned long long)module->num_early);
     btl_ofi_module_destroy(module);
     /* After every object is closed: the sockets provider's threads are joined by then. */
     lib.freeinfo(info);
