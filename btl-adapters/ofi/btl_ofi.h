@@ -32,12 +32,13 @@
  * completes early only after the ones before it (btl_ofi_recv_complete), holding its
  * buffer meanwhile; SAS bounds how many wait.
  *
- * Provider (btl_ofi_provider): empty chooses the first of BTL_OFI_AUTO_PROVIDERS that
+ * Provider (btl_ofi_provider): empty chooses the first of tcp;ofi_rxm and sockets that
  * offers an RDM endpoint with FI_MSG and FI_ORDER_SAS (tcp;ofi_rxm, then sockets); any
  * other provider, a NIC's (verbs;ofi_rxm, psm3, ...) or udp;ofi_rxd, runs when named, and
  * a name libfabric does not know fails init with one line listing the ones it does.
- * Within the provider, libfabric's first fabric and domain are used (for TCP-based ones,
- * its first interface: FI_TCP_IFACE, FI_SOCKETS_IFACE choose another).
+ * Within the provider, btl_ofi_domain chooses the domain (for the IP providers, a network
+ * interface: eth0, lo); empty, libfabric's first one is used, which may be an interface
+ * that comes and goes (a container's bridge): name one on such nodes.
  *
  * Reachability (add_procs): a peer is reached when it published an ofi address, with the
  * same provider, and, if either address reaches only its own node, on the same node. An
@@ -192,7 +193,8 @@ struct crmpi_btl_endpoint {
 /* What init read from the parameters (btl_ofi_info.c). */
 typedef struct btl_ofi_settings {
     const char *library;  /* btl_ofi_library: what dlopen loads */
-    const char *provider; /* btl_ofi_provider: "" chooses (BTL_OFI_AUTO_PROVIDERS) */
+    const char *provider; /* btl_ofi_provider: "" chooses (btl_ofi_provider.c) */
+    const char *domain;   /* btl_ofi_domain: "" takes the provider's first */
     bool requested;       /* the btl list names ofi: failures are errors, not verbose */
     size_t max_send_size; /* btl_ofi_max_send_size: largest hdr + payload of one send */
     size_t eager_limit;   /* btl_ofi_eager_limit, for the PML */

@@ -89,6 +89,7 @@ static int btl_ofi_component_settings(btl_ofi_settings_t *settings)
 
     if ((rc = btl_ofi_component_param_string("btl_ofi_library", &settings->library)) ||
         (rc = btl_ofi_component_param_string("btl_ofi_provider", &settings->provider)) ||
+        (rc = btl_ofi_component_param_string("btl_ofi_domain", &settings->domain)) ||
         (rc = btl_ofi_component_param_size("btl_ofi_max_send_size", BTL_OFI_MAX_SEND_SIZE_MIN,
                                            BTL_OFI_MAX_SEND_SIZE_MAX, &settings->max_send_size)) ||
         (rc = btl_ofi_component_param_size("btl_ofi_eager_limit", 0, SIZE_MAX,
@@ -120,7 +121,7 @@ static int btl_ofi_component_init(const crmpi_rte_job_info_t *job, crmpi_btl_mod
     if (rc != CRMPI_OK)
         return rc;
     /* Asked for by name, or configured: what keeps ofi from running is an error. */
-    loud = settings.requested || settings.provider[0];
+    loud = settings.requested || settings.provider[0] || settings.domain[0];
     rc = btl_ofi_lib_open(settings.library, loud, &lib);
     if (rc != CRMPI_OK)
         return loud ? CRMPI_ERR_NOT_FOUND : rc;

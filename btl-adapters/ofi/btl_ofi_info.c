@@ -9,6 +9,10 @@ static const crmpi_param_decl_t btl_ofi_params[] = {
      "shm, or a NIC's: verbs;ofi_rxm, psm3...). Empty: the first usable of tcp;ofi_rxm and "
      "sockets. shm reaches only the ranks of the same node.",
      CRMPI_PARAM_LEVEL_USER},
+    {"btl_ofi_domain", CRMPI_PARAM_STRING, "",
+     "The provider's domain, as libfabric names it; for tcp;ofi_rxm, sockets and udp;ofi_rxd "
+     "a network interface (eth0, lo). Empty: the provider's first domain.",
+     CRMPI_PARAM_LEVEL_USER},
     {"btl_ofi_library", CRMPI_PARAM_STRING, "libfabric.so.1",
      "The libfabric shared library loaded at run time: a name the dynamic loader finds, or "
      "a path.",

@@ -21,12 +21,20 @@
 /* The automatic choice, best first: both reach every node over IP and keep send order. */
 static const char *const btl_ofi_auto_providers[] = {"tcp;ofi_rxm", "sockets", NULL};
 
-/* Room for a list of provider names in a message. */
+/* Room for a list of provider or domain names in a message. */
 #define BTL_OFI_NAMES_MAX 512
 
-/* What the BTL asks of a provider; `prov_name` may be NULL (all of them). */
-static struct fi_info *btl_ofi_provider_hints(const btl_ofi_lib_t *lib, const char *prov_name,
-                                              bool ordered)
+/* What the query asks libfabric for. The domain is not among it: libfabric 1.17 ignores a
+ * domain name in the hints of tcp;ofi_rxm and sockets, so entries are picked by domain
+ * here (btl_ofi_provider_find). */
+typedef struct btl_ofi_query {
+    const char *provider; /* a provider's name, or NULL for all of them */
+    bool ordered;         /* FI_ORDER_SAS on send and receive */
+} btl_ofi_query_t;
+
+/* What the BTL asks of a provider. */
+static struct fi_info *btl_ofi_provider_hints(const btl_ofi_lib_t *lib,
+                                              const btl_ofi_query_t *query)
 {
     struct fi_info *hints = lib->dupinfo(NULL);
 
@@ -43,17 +51,14 @@ static struct fi_info *btl_ofi_provider_hints(const btl_ofi_lib_t *lib, const ch
     /* The module's progress slot drives the provider. */
     hints->domain_attr->control_progress = FI_PROGRESS_MANUAL;
     hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
-    if (ordered) {
+    if (query->ordered) {
         hints->tx_attr->msg_order = FI_ORDER_SAS;
         hints->rx_attr->msg_order = FI_ORDER_SAS;
     }
-    if (prov_name) {
-        /* freeinfo frees it with the hints. */
-        hints->fabric_attr->prov_name = strdup(prov_name);
-        if (!hints->fabric_attr->prov_name) {
-            lib->freeinfo(hints);
-            return NULL;
-        }
+    /* freeinfo frees the names with the hints. */
+    if (query->provider && !(hints->fabric_attr->prov_name = strdup(query->provider))) {
+        lib->freeinfo(hints);
+        return NULL;
     }
     return hints;
 }
@@ -62,10 +67,10 @@ static struct fi_info *btl_ofi_provider_hints(const btl_ofi_lib_t *lib, const ch
  * fi_getinfo with our hints. @return CRMPI_OK with *list_out (NULL when nothing matched);
  * other errors logged.
  */
-static int btl_ofi_provider_query(const btl_ofi_lib_t *lib, const char *prov_name, bool ordered,
+static int btl_ofi_provider_query(const btl_ofi_lib_t *lib, const btl_ofi_query_t *query,
                                   uint32_t my_rank, struct fi_info **list_out)
 {
-    struct fi_info *hints = btl_ofi_provider_hints(lib, prov_name, ordered);
+    struct fi_info *hints = btl_ofi_provider_hints(lib, query);
     int rc;
 
     if (!hints) {
@@ -84,12 +89,14 @@ static int btl_ofi_provider_query(const btl_ofi_lib_t *lib, const char *prov_nam
     return CRMPI_OK;
 }
 
-/* The first entry of `list` from provider `prov_name` (exactly), or NULL. */
+/* The first entry of `list` from provider `prov_name` (exactly; NULL: any) in domain
+ * `domain` (NULL or "": any), or NULL. */
 static const struct fi_info *btl_ofi_provider_find(const struct fi_info *list,
-                                                   const char *prov_name)
+                                                   const char *prov_name, const char *domain)
 {
     for (; list; list = list->next) {
-        if (strcmp(list->fabric_attr->prov_name, prov_name) == 0)
+        if ((!prov_name || strcmp(list->fabric_attr->prov_name, prov_name) == 0) &&
+            (!domain || !domain[0] || strcmp(list->domain_attr->name, domain) == 0))
             return list;
     }
     return NULL;
@@ -105,7 +112,7 @@ static void btl_ofi_provider_names(const struct fi_info *list, char *buf, size_t
         const char *name = info->fabric_attr->prov_name;
         int len;
 
-        if (btl_ofi_provider_find(list, name) != info)
+        if (btl_ofi_provider_find(list, name, NULL) != info)
             continue; /* listed at its first entry */
         len = snprintf(buf + used, size - used, "%s%s", used ? ", " : "", name);
         if (len < 0 || (size_t)len >= size - used)
@@ -120,27 +127,32 @@ static void btl_ofi_provider_names(const struct fi_info *list, char *buf, size_t
  * At btl_base_verbose 10: why each provider libfabric offers (an RDM endpoint with
  * FI_MSG) is not the automatic choice. `ordered` is the list that keeps send order.
  */
-static void btl_ofi_provider_explain(const btl_ofi_lib_t *lib, const struct fi_info *ordered,
-                                     const char *chosen, uint32_t my_rank)
+static void btl_ofi_provider_explain(const btl_ofi_lib_t *lib, const btl_ofi_settings_t *settings,
+                                     const struct fi_info *ordered, const char *chosen,
+                                     uint32_t my_rank)
 {
+    const btl_ofi_query_t query = {0};
     struct fi_info *all;
 
     if (crmpi_btl_framework.verbose < 10 ||
-        btl_ofi_provider_query(lib, NULL, false, my_rank, &all) != CRMPI_OK)
+        btl_ofi_provider_query(lib, &query, my_rank, &all) != CRMPI_OK)
         return;
     for (const struct fi_info *info = all; info; info = info->next) {
         const char *name = info->fabric_attr->prov_name;
         bool automatic = false;
 
-        if (btl_ofi_provider_find(all, name) != info || (chosen && strcmp(name, chosen) == 0))
+        if (btl_ofi_provider_find(all, name, NULL) != info || (chosen && strcmp(name, chosen) == 0))
             continue;
         for (const char *const *a = btl_ofi_auto_providers; *a; a++)
             automatic |= strcmp(*a, name) == 0;
-        if (!btl_ofi_provider_find(ordered, name))
+        if (!btl_ofi_provider_find(ordered, name, NULL))
             crmpi_fw_verbose(&crmpi_btl_framework, 10,
                              "ofi: provider %s not usable: it cannot keep the order of sends "
                              "to a peer (no FI_ORDER_SAS), which the BTL must keep",
                              name);
+        else if (!btl_ofi_provider_find(ordered, name, settings->domain))
+            crmpi_fw_verbose(&crmpi_btl_framework, 10, "ofi: provider %s not usable: no domain %s",
+                             name, settings->domain);
         else if (!automatic)
             crmpi_fw_verbose(&crmpi_btl_framework, 10,
                              "ofi: provider %s not chosen automatically; btl_ofi_provider=%s "
@@ -153,40 +165,37 @@ static void btl_ofi_provider_explain(const btl_ofi_lib_t *lib, const struct fi_i
     lib->freeinfo(all);
 }
 
-/* btl_ofi_provider is empty: the first of btl_ofi_auto_providers that keeps send order. */
-static int btl_ofi_provider_choose_auto(const btl_ofi_lib_t *lib,
-                                        const btl_ofi_settings_t *settings, uint32_t my_rank,
-                                        struct fi_info **info_out)
+/* Say which domains `provider` offers, as btl_ofi_domain names none of them. */
+static void btl_ofi_provider_domain_error(const struct fi_info *list,
+                                          const btl_ofi_settings_t *settings, const char *provider,
+                                          uint32_t my_rank)
 {
-    const struct fi_info *chosen = NULL;
-    struct fi_info *ordered;
-    int rc;
+    char names[BTL_OFI_NAMES_MAX];
+    size_t used = 0;
 
-    rc = btl_ofi_provider_query(lib, NULL, true, my_rank, &ordered);
-    if (rc != CRMPI_OK)
-        return rc;
-    for (const char *const *name = btl_ofi_auto_providers; *name && !chosen; name++)
-        chosen = btl_ofi_provider_find(ordered, *name);
-    btl_ofi_provider_explain(lib, ordered, chosen ? chosen->fabric_attr->prov_name : NULL, my_rank);
-    if (!chosen) {
-        char names[BTL_OFI_NAMES_MAX];
+    names[0] = '\0';
+    for (const struct fi_info *info = list; info; info = info->next) {
+        const char *domain = info->domain_attr->name;
+        int len;
 
-        btl_ofi_provider_names(ordered, names, sizeof(names));
-        if (settings->requested)
-            crmpi_log_error("btl:ofi: rank %u: none of the providers chosen automatically "
-                            "(tcp;ofi_rxm, sockets) offers an RDM endpoint that keeps send "
-                            "order here (usable providers: %s); name one in btl_ofi_provider",
-                            my_rank, names);
-        else
-            crmpi_fw_verbose(&crmpi_btl_framework, 10,
-                             "ofi: neither tcp;ofi_rxm nor sockets is usable here (usable "
-                             "providers: %s)",
-                             names);
-        lib->freeinfo(ordered);
-        return CRMPI_ERR_NOT_SUPPORTED;
+        if (strcmp(info->fabric_attr->prov_name, provider) != 0 ||
+            btl_ofi_provider_find(list, provider, domain) != info)
+            continue; /* another provider, or a domain already listed */
+        len = snprintf(names + used, sizeof(names) - used, "%s%s", used ? ", " : "", domain);
+        if (len < 0 || (size_t)len >= sizeof(names) - used)
+            break;
+        used += (size_t)len;
     }
+    crmpi_log_error("btl:ofi: rank %u: btl_ofi_domain=%s: provider %s has no such domain here "
+                    "(its domains: %s); name one of those, or leave btl_ofi_domain empty",
+                    my_rank, settings->domain, provider, used ? names : "none");
+}
+
+/* Copy `chosen` for the module. */
+static int btl_ofi_provider_take(const btl_ofi_lib_t *lib, const struct fi_info *chosen,
+                                 uint32_t my_rank, struct fi_info **info_out)
+{
     *info_out = lib->dupinfo(chosen);
-    lib->freeinfo(ordered);
     if (!*info_out) {
         crmpi_log_error("btl:ofi: rank %u: out of memory copying the provider's description",
                         my_rank);
@@ -195,32 +204,81 @@ static int btl_ofi_provider_choose_auto(const btl_ofi_lib_t *lib,
     return CRMPI_OK;
 }
 
+/* btl_ofi_provider is empty: the first of btl_ofi_auto_providers that keeps send order
+ * (and offers btl_ofi_domain, when it names one). */
+static int btl_ofi_provider_choose_auto(const btl_ofi_lib_t *lib,
+                                        const btl_ofi_settings_t *settings, uint32_t my_rank,
+                                        struct fi_info **info_out)
+{
+    const struct fi_info *chosen = NULL;
+    const char *const *name;
+    struct fi_info *ordered;
+    char names[BTL_OFI_NAMES_MAX];
+    int rc;
+
+    rc = btl_ofi_provider_query(lib, &(btl_ofi_query_t){.ordered = true}, my_rank, &ordered);
+    if (rc != CRMPI_OK)
+        return rc;
+    for (name = btl_ofi_auto_providers; *name && !chosen; name++)
+        chosen = btl_ofi_provider_find(ordered, *name, settings->domain);
+    btl_ofi_provider_explain(lib, settings, ordered, chosen ? chosen->fabric_attr->prov_name : NULL,
+                             my_rank);
+    if (chosen) {
+        rc = btl_ofi_provider_take(lib, chosen, my_rank, info_out);
+        lib->freeinfo(ordered);
+        return rc;
+    }
+    /* A domain the user named that the first available automatic provider lacks is an
+     * error of its own. */
+    for (name = btl_ofi_auto_providers; *name; name++) {
+        if (settings->domain[0] && btl_ofi_provider_find(ordered, *name, NULL)) {
+            btl_ofi_provider_domain_error(ordered, settings, *name, my_rank);
+            lib->freeinfo(ordered);
+            return CRMPI_ERR_BAD_PARAM;
+        }
+    }
+    btl_ofi_provider_names(ordered, names, sizeof(names));
+    lib->freeinfo(ordered);
+    if (settings->requested)
+        crmpi_log_error("btl:ofi: rank %u: none of the providers chosen automatically "
+                        "(tcp;ofi_rxm, sockets) offers an RDM endpoint that keeps send "
+                        "order here (usable providers: %s); name one in btl_ofi_provider",
+                        my_rank, names);
+    else
+        crmpi_fw_verbose(&crmpi_btl_framework, 10,
+                         "ofi: neither tcp;ofi_rxm nor sockets is usable here (usable "
+                         "providers: %s)",
+                         names);
+    return CRMPI_ERR_NOT_SUPPORTED;
+}
+
 /* btl_ofi_provider names a provider: that one or an error. */
 static int btl_ofi_provider_choose_named(const btl_ofi_lib_t *lib,
                                          const btl_ofi_settings_t *settings, uint32_t my_rank,
                                          struct fi_info **info_out)
 {
+    btl_ofi_query_t query = {.provider = settings->provider, .ordered = true};
+    const struct fi_info *chosen;
     struct fi_info *list;
     char names[BTL_OFI_NAMES_MAX];
     int rc;
 
-    rc = btl_ofi_provider_query(lib, settings->provider, true, my_rank, &list);
+    rc = btl_ofi_provider_query(lib, &query, my_rank, &list);
     if (rc != CRMPI_OK)
         return rc;
     if (list) {
-        /* libfabric may complete the name ("tcp" gives "tcp;ofi_rxm"): its first entry. */
-        *info_out = lib->dupinfo(list);
+        /* libfabric may complete the name ("tcp" gives "tcp;ofi_rxm"): its entries. */
+        chosen = btl_ofi_provider_find(list, NULL, settings->domain);
+        if (chosen)
+            rc = btl_ofi_provider_take(lib, chosen, my_rank, info_out);
+        else
+            btl_ofi_provider_domain_error(list, settings, list->fabric_attr->prov_name, my_rank);
         lib->freeinfo(list);
-        if (!*info_out) {
-            crmpi_log_error("btl:ofi: rank %u: out of memory copying the provider's "
-                            "description",
-                            my_rank);
-            return CRMPI_ERR_OUT_OF_RESOURCE;
-        }
-        return CRMPI_OK;
+        return chosen ? rc : CRMPI_ERR_BAD_PARAM;
     }
-    /* Why not: the provider exists but cannot keep order, or it does not exist here. */
-    rc = btl_ofi_provider_query(lib, settings->provider, false, my_rank, &list);
+    /* Why not: no send order, or no such provider here. */
+    query.ordered = false;
+    rc = btl_ofi_provider_query(lib, &query, my_rank, &list);
     if (rc != CRMPI_OK)
         return rc;
     if (list) {
@@ -235,7 +293,7 @@ static int btl_ofi_provider_choose_named(const btl_ofi_lib_t *lib,
         lib->freeinfo(list);
         return CRMPI_ERR_BAD_PARAM;
     }
-    rc = btl_ofi_provider_query(lib, NULL, true, my_rank, &list);
+    rc = btl_ofi_provider_query(lib, &(btl_ofi_query_t){.ordered = true}, my_rank, &list);
     if (rc != CRMPI_OK)
         return rc;
     btl_ofi_provider_names(list, names, sizeof(names));
