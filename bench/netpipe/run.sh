@@ -35,8 +35,9 @@
 #   crmpi     mpirun --mca btl self,tcp     NPmpi
 #   Open MPI  mpirun --mca btl self,tcp     NPopenmpi   (pml ob1)
 # and with --transports ...,ofi:
-#   crmpi     mpirun --mca btl self,ofi     NPmpi       (btl_ofi_provider tcp;ofi_rxm)
+#   crmpi     mpirun --mca btl self,ofi     NPmpi       (provider tcp;ofi_rxm, interface lo)
 #   Open MPI  mpirun --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include tcp;ofi_rxm
+#                                           NPopenmpi   (-x FI_TCP_IFACE=lo)
 # then prints, per transport pair, the 1-byte one-way latency, the bandwidth at the sizes
 # nearest 64 KiB, 1 MiB and 4 MiB, and the peak, with the ratio crmpi / Open MPI.
 #
@@ -222,11 +223,16 @@ run_netpipe() {
     case "$label" in
         crmpi-sm) cmd+=(--mca btl self,sm) ;;
         crmpi-tcp) cmd+=(--mca btl self,tcp) ;;
-        crmpi-ofi) cmd+=(--mca btl self,ofi --mca btl_ofi_provider "tcp;ofi_rxm") ;;
+        # Both over the loopback interface: libfabric's first may be any bridge of the host.
+        crmpi-ofi)
+            cmd+=(--mca btl self,ofi --mca btl_ofi_provider "tcp;ofi_rxm" --mca btl_ofi_domain lo)
+            ;;
         openmpi-vader) cmd+=(--mca btl self,vader --mca pml ob1) ;;
         openmpi-tcp) cmd+=(--mca btl self,tcp --mca pml ob1) ;;
         openmpi-ofi)
-            cmd+=(--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include "tcp;ofi_rxm") ;;
+            cmd+=(--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include "tcp;ofi_rxm"
+                -x FI_TCP_IFACE=lo)
+            ;;
     esac
     case "$label" in
         crmpi-*) cmd+=(${crmpi_args[@]+"${crmpi_args[@]}"}) ;;
