@@ -32,10 +32,11 @@
  * completes early only after the ones before it (btl_ofi_recv_complete), holding its
  * buffer meanwhile; SAS bounds how many wait.
  *
- * Provider (btl_ofi_provider): empty chooses the first of tcp;ofi_rxm and sockets that
- * offers an RDM endpoint with FI_MSG and FI_ORDER_SAS (tcp;ofi_rxm, then sockets); any
- * other provider, a NIC's (verbs;ofi_rxm, psm3, ...) or udp;ofi_rxd, runs when named, and
- * a name libfabric does not know fails init with one line listing the ones it does.
+ * Provider (btl_ofi_provider): empty chooses tcp;ofi_rxm, else sockets, whichever first
+ * offers an RDM endpoint with FI_MSG and FI_ORDER_SAS; any other provider, a NIC's
+ * (verbs;ofi_rxm, psm3, ...), udp;ofi_rxd or shm, runs when named (crmpi has been tested on
+ * the four found here, not on a NIC's), and a name libfabric does not know fails init with
+ * one line listing the ones it does.
  * Within the provider, btl_ofi_domain chooses the domain (for the IP providers, a network
  * interface: eth0, lo); empty, libfabric's first one is used, which may be an interface
  * that comes and goes (a container's bridge): name one on such nodes.
@@ -84,7 +85,10 @@
  * completion queue, registrations, domain and fabric (which ends the sockets provider's
  * threads), frees the pools and closes the library: the process is back to the fds,
  * threads and mappings it had before init. After the dump, init runs again, with a new
- * endpoint name in a new modex.
+ * endpoint name in a new modex. That costs libfabric's load and first fi_getinfo again
+ * (0.4 to 0.6 s with Debian 12's 1.17: docs/design.md, "Platform facts the code relies
+ * on"), the price of not carrying what libfabric learned of this node (its interfaces and
+ * devices) into a restart on another one.
  *
  * Threading: as btl.h; every slot is called with the library lock held, so the domain is
  * opened with FI_THREAD_DOMAIN. No thread of our own (the sockets provider's, above, are
