@@ -24,7 +24,8 @@
  *     $M/runtime/{status,param,log,component,catalog,core_params}.c \
  *     $M/tools/mpirun/plm_info.c $M/pml/pml_info.c $M/btl-adapters/btl_info.c \
  *     $M/btl-adapters/{self,sm,tcp,ofi}/btl_*_info.c -lpthread
- * Run: ./bench_btl_ofi [iterations-scale]; parameters as in a job, through the environment:
+ * Run: ./bench_btl_ofi [iterations-scale] [all|cycles|traffic]; parameters as in a job,
+ * through the environment:
  *   CRMPI_MCA_btl_ofi_domain=lo CRMPI_MCA_btl_ofi_max_send_size=256k ./bench_btl_ofi
  */
 #include <dirent.h>
@@ -310,7 +311,7 @@ static void bench_cycles(const char *dir, uint32_t rank)
     }
 }
 
-static void bench_rank(const char *dir, uint32_t rank, double scale)
+static void bench_rank(const char *dir, uint32_t rank, double scale, const char *what)
 {
     static const size_t sizes[] = {4096, 32768, 262144, 1048576, 4194304};
     double results[BENCH_REPS];
@@ -326,7 +327,14 @@ static void bench_rank(const char *dir, uint32_t rank, double scale)
         printf("provider %s, fragments of %zu bytes\n",
                ((btl_ofi_module_t *)bench.module)->info->fabric_attr->prov_name,
                bench.module->max_send_size);
-    bench_cycles(dir, rank);
+    if (strcmp(what, "traffic") != 0)
+        bench_cycles(dir, rank);
+    if (strcmp(what, "cycles") == 0) {
+        bench_drain();
+        crmpi_rte_fence(0);
+        bench_close();
+        return;
+    }
     bench.sink = rank == 1 ? malloc(4194304) : NULL;
     src = malloc(4194304);
     memset(src, 7, 4194304);
@@ -390,19 +398,21 @@ static void bench_dir_remove(const char *path)
 int main(int argc, char **argv)
 {
     double scale = argc > 1 ? atof(argv[1]) : 1.0;
+    const char *what = argc > 2 ? argv[2] : "all";
     char dir[] = "/tmp/bench_btl_ofi.XXXXXX";
     pid_t pids[2];
     int failed = 0;
 
-    if (scale <= 0 || !mkdtemp(dir) || crmpi_catalog_register_all() != CRMPI_OK) {
-        fprintf(stderr, "usage: bench_btl_ofi [iterations-scale > 0]\n");
+    if (scale <= 0 || (strcmp(what, "all") && strcmp(what, "cycles") && strcmp(what, "traffic")) ||
+        !mkdtemp(dir) || crmpi_catalog_register_all() != CRMPI_OK) {
+        fprintf(stderr, "usage: bench_btl_ofi [iterations-scale > 0] [all|cycles|traffic]\n");
         return 1;
     }
     fflush(NULL);
     for (uint32_t r = 0; r < 2; r++) {
         pids[r] = fork();
         if (pids[r] == 0) {
-            bench_rank(dir, r, scale);
+            bench_rank(dir, r, scale, what);
             _exit(0);
         }
     }
