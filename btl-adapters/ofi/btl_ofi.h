@@ -70,8 +70,16 @@
  * from the pool, or answers CRMPI_ERR_RESOURCE_BUSY when every one is in flight or the
  * provider's queue is full (-FI_EAGAIN); nothing is consumed then. Every receive buffer is
  * posted at init and re-posted once its fragment has been delivered. Memory per rank:
- * (btl_ofi_send_buffers + btl_ofi_recv_buffers) * (max_send_size + 16): 6 MiB by default.
- * The pools are clamped to the provider's queue sizes (tx_attr->size, rx_attr->size).
+ * (btl_ofi_send_buffers + btl_ofi_recv_buffers) * (max_send_size + 16): 12 MiB by default
+ * (16 and 32 buffers of 256 KiB). The pools are clamped to the provider's queue sizes
+ * (tx_attr->size, rx_attr->size).
+ *
+ * Sizes: ofi_rxm sends a message up to 16 KiB from its own buffers, segments one up to
+ * 128 KiB through them (SAR), and moves a larger one by rendezvous, the receiver reading
+ * it straight from the sender's buffer into its own. Fragments of 256 KiB take that path:
+ * NetPIPE measured about twice the bandwidth of 64 KiB fragments from 256 KiB to 2 MiB, on
+ * the loopback interface; 512 KiB gained nothing more. The eager limit of 64 KiB spares
+ * messages up to it the rendezvous round trip of the PML.
  *
  * Progress: one fi_cq_read per call, up to BTL_OFI_CQ_BATCH completions; it also drives the
  * provider (FI_PROGRESS_MANUAL is asked for: tcp;ofi_rxm moves data only inside it). When

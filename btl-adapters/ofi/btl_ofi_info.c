@@ -17,17 +17,17 @@ static const crmpi_param_decl_t btl_ofi_params[] = {
      "The libfabric shared library loaded at run time: a name the dynamic loader finds, or "
      "a path.",
      CRMPI_PARAM_LEVEL_USER},
-    {"btl_ofi_eager_limit", CRMPI_PARAM_SIZE, "16384",
+    {"btl_ofi_eager_limit", CRMPI_PARAM_SIZE, "65536",
      "Largest message the PML sends through ofi without a rendezvous.", CRMPI_PARAM_LEVEL_TUNER},
-    {"btl_ofi_max_send_size", CRMPI_PARAM_SIZE, "65536",
+    {"btl_ofi_max_send_size", CRMPI_PARAM_SIZE, "262144",
      "Largest fragment (header and data) of one send, and the size of every send and receive "
      "buffer; longer messages are pipelined. Every rank must use the same value.",
      CRMPI_PARAM_LEVEL_TUNER},
-    {"btl_ofi_send_buffers", CRMPI_PARAM_INT, "32",
+    {"btl_ofi_send_buffers", CRMPI_PARAM_INT, "16",
      "Send buffers in the pool, each of btl_ofi_max_send_size; when all are in flight, "
      "sends wait for completions. At most the provider's transmit queue.",
      CRMPI_PARAM_LEVEL_TUNER},
-    {"btl_ofi_recv_buffers", CRMPI_PARAM_INT, "64",
+    {"btl_ofi_recv_buffers", CRMPI_PARAM_INT, "32",
      "Receive buffers kept posted, each of btl_ofi_max_send_size, shared by every sender. "
      "At most the provider's receive queue.",
      CRMPI_PARAM_LEVEL_TUNER},

@@ -419,9 +419,11 @@ static void pong_on_recv(crmpi_btl_module_t *module, uint32_t peer_rank, const v
 /* Rank 0 sends every size from 0 to max_send_size, rank 1 echoes, rank 0 compares. */
 static void scenario_pingpong(uint32_t rank, uint32_t size, const char *dir, void *arg)
 {
-    static const size_t sizes[] = {0,     1,     2,     3,     7,      8,      9,
-                                   100,   1000,  4095,  4096,  8192,   16383,  16384,
-                                   16385, 65535, 65536, 65537, 100000, 131071, 131072};
+    /* Around ofi_rxm's eager (16 KiB) and segmentation (128 KiB) limits, up to the largest
+     * fragment (256 KiB). */
+    static const size_t sizes[] = {0,     1,     2,      3,      7,      8,      9,      100,
+                                   1000,  4095,  4096,   8192,   16383,  16384,  16385,  65535,
+                                   65536, 65537, 131071, 131072, 131073, 200000, 262143, 262144};
     const test_hdr_t done = {.magic = TEST_DONE};
     test_rank_t t;
 
@@ -435,7 +437,7 @@ static void scenario_pingpong(uint32_t rank, uint32_t size, const char *dir, voi
         test_rank_stop(&t);
         return;
     }
-    RANK_CHECK(t.module->max_send_size == 64 * 1024 && t.module->eager_limit == 16 * 1024,
+    RANK_CHECK(t.module->max_send_size == 256 * 1024 && t.module->eager_limit == 64 * 1024,
                "max_send_size %zu, eager_limit %zu: not the documented defaults",
                t.module->max_send_size, t.module->eager_limit);
     rank_on_recv = pong_on_recv;
