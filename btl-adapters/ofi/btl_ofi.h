@@ -207,7 +207,8 @@ typedef struct btl_ofi_settings {
     const char *library;  /* btl_ofi_library: what dlopen loads */
     const char *provider; /* btl_ofi_provider: "" chooses (btl_ofi_provider.c) */
     const char *domain;   /* btl_ofi_domain: "" takes the provider's first */
-    bool requested;       /* the btl list names ofi: failures are errors, not verbose */
+    bool required;        /* the btl list names ofi, or a provider or domain is set: what keeps
+                           * ofi from running is an error, not a verbose line */
     size_t max_send_size; /* btl_ofi_max_send_size: largest hdr + payload of one send */
     size_t eager_limit;   /* btl_ofi_eager_limit, for the PML */
     size_t send_buffers;  /* btl_ofi_send_buffers: buffers in the send pool */
@@ -261,7 +262,7 @@ static inline bool btl_ofi_module_active(const btl_ofi_module_t *module)
 
 /**
  * dlopen `name` and look up libfabric's exported functions.
- * @param loud  log a failure as an error (the user asked for ofi); else at verbose 10
+ * @param loud  log a failure as an error (settings->required); else at verbose 10
  * @return CRMPI_OK; CRMPI_ERR_NOT_SUPPORTED (not found, too old: logged as above)
  */
 int btl_ofi_lib_open(const char *name, bool loud, btl_ofi_lib_t *lib_out);
@@ -275,7 +276,7 @@ void btl_ofi_lib_close(btl_ofi_lib_t *lib);
  * provider considered is not used at btl_base_verbose 10.
  * @return CRMPI_OK with *info_out (free with lib->freeinfo); CRMPI_ERR_BAD_PARAM (a named
  *         provider that does not exist or cannot serve: logged); CRMPI_ERR_NOT_SUPPORTED
- *         (automatic choice, nothing usable: an error when settings->requested, else
+ *         (automatic choice, nothing usable: an error when settings->required, else
  *         verbose 10)
  */
 int btl_ofi_provider_choose(const btl_ofi_lib_t *lib, const btl_ofi_settings_t *settings,

@@ -99,7 +99,9 @@ static int btl_ofi_component_settings(btl_ofi_settings_t *settings)
         (rc = btl_ofi_component_param_count("btl_ofi_recv_buffers", 1, BTL_OFI_BUFFERS_MAX,
                                             &settings->recv_buffers)))
         return rc;
-    settings->requested = crmpi_framework_requested(&crmpi_btl_framework, "ofi");
+    /* Asked for by name, or configured. */
+    settings->required = crmpi_framework_requested(&crmpi_btl_framework, "ofi") ||
+                         settings->provider[0] || settings->domain[0];
     return CRMPI_OK;
 }
 
@@ -111,7 +113,6 @@ static int btl_ofi_component_init(const crmpi_rte_job_info_t *job, crmpi_btl_mod
     btl_ofi_lib_t lib;
     void *blob;
     size_t blob_len;
-    bool loud;
     int rc;
 
     /* A job of one rank has no peer to reach (and a singleton no modex to publish in). */
@@ -120,11 +121,10 @@ static int btl_ofi_component_init(const crmpi_rte_job_info_t *job, crmpi_btl_mod
     rc = btl_ofi_component_settings(&settings);
     if (rc != CRMPI_OK)
         return rc;
-    /* Asked for by name, or configured: what keeps ofi from running is an error. */
-    loud = settings.requested || settings.provider[0] || settings.domain[0];
-    rc = btl_ofi_lib_open(settings.library, loud, &lib);
+    /* Required: what keeps ofi from running is an error of MPI_Init, said by the callee. */
+    rc = btl_ofi_lib_open(settings.library, settings.required, &lib);
     if (rc != CRMPI_OK)
-        return loud ? CRMPI_ERR_NOT_FOUND : rc;
+        return settings.required ? CRMPI_ERR_NOT_FOUND : rc;
     rc = btl_ofi_provider_choose(&lib, &settings, job->rank, &info);
     if (rc != CRMPI_OK)
         goto err_close_lib;
@@ -159,7 +159,7 @@ err_free_info:
 err_close_lib:
     btl_ofi_lib_close(&lib);
     /* Nothing usable under the automatic choice is not an error of the job. */
-    return rc == CRMPI_ERR_NOT_SUPPORTED && loud ? CRMPI_ERR_NOT_FOUND : rc;
+    return rc == CRMPI_ERR_NOT_SUPPORTED && settings.required ? CRMPI_ERR_NOT_FOUND : rc;
 }
 
 /*

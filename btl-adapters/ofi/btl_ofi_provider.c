@@ -239,7 +239,7 @@ static int btl_ofi_provider_choose_auto(const btl_ofi_lib_t *lib,
     }
     btl_ofi_provider_names(ordered, names, sizeof(names));
     lib->freeinfo(ordered);
-    if (settings->requested)
+    if (settings->required)
         crmpi_log_error("btl:ofi: rank %u: none of the providers chosen automatically "
                         "(tcp;ofi_rxm, sockets) offers an RDM endpoint that keeps send "
                         "order here (usable providers: %s); name one in btl_ofi_provider",

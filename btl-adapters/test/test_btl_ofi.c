@@ -1117,12 +1117,13 @@ static void test_provider_mismatch(void **state)
 /* ---- bad input: one line, nothing left behind ---- */
 
 typedef struct bad_params {
-    const char *provider; /* btl_ofi_provider */
-    const char *domain;   /* btl_ofi_domain, or NULL for the loopback interface */
-    const char *library;  /* btl_ofi_library, or NULL */
-    const char *btl;      /* the btl selection list, or NULL */
-    int rc;               /* what init must return */
-    const char *words[3]; /* what its one line must say (NULL: no line at all) */
+    const char *provider;    /* btl_ofi_provider */
+    const char *domain;      /* btl_ofi_domain, or NULL for the loopback interface */
+    const char *library;     /* btl_ofi_library, or NULL */
+    const char *btl;         /* the btl selection list, or NULL */
+    const char *fi_provider; /* libfabric's FI_PROVIDER filter, or NULL */
+    int rc;                  /* what init must return */
+    const char *words[3];    /* what its one line must say (NULL: no line at all) */
 } bad_params_t;
 
 static void scenario_bad_input(uint32_t rank, uint32_t size, const char *dir, void *arg)
@@ -1141,6 +1142,8 @@ static void scenario_bad_input(uint32_t rank, uint32_t size, const char *dir, vo
         RANK_CHECK(crmpi_param_set_override("btl_ofi_library", params->library) == CRMPI_OK, "set");
     if (params->btl)
         RANK_CHECK(crmpi_param_set_override("btl", params->btl) == CRMPI_OK, "set");
+    if (params->fi_provider)
+        setenv("FI_PROVIDER", params->fi_provider, 1);
     RANK_CHECK(crmpi_catalog_register_all() == CRMPI_OK, "catalog");
     rank_me = rank;
     test_capture_begin(dir, "bad");
@@ -1185,6 +1188,20 @@ static void test_bogus_domain(void **state)
         .domain = "bogus0",
         .rc = CRMPI_ERR_BAD_PARAM,
         .words = {"btl_ofi_domain=bogus0", "tcp;ofi_rxm has no such domain", "lo"},
+    };
+
+    test_run_ranks(2, scenario_bad_input, &params);
+}
+
+static void test_no_automatic_provider(void **state)
+{
+    /* Only udp;ofi_rxd left by libfabric's own filter; a domain is set, so ofi is required
+     * although the btl list does not name it: an error, with one line. */
+    bad_params_t params = {
+        .provider = "",
+        .fi_provider = "udp,ofi_rxd",
+        .rc = CRMPI_ERR_NOT_FOUND,
+        .words = {"none of the providers chosen automatically", "udp;ofi_rxd"},
     };
 
     test_run_ranks(2, scenario_bad_input, &params);
@@ -1378,6 +1395,7 @@ int main(void)
         cmocka_unit_test(test_provider_mismatch),
         cmocka_unit_test(test_bogus_provider),
         cmocka_unit_test(test_bogus_domain),
+        cmocka_unit_test(test_no_automatic_provider),
         cmocka_unit_test(test_library_missing_quiet),
         cmocka_unit_test(test_library_missing_requested),
         cmocka_unit_test(test_library_not_libfabric),
