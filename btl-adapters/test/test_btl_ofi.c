@@ -1286,6 +1286,39 @@ static void test_idle_progress(void **state)
     test_run_ranks(2, scenario_idle, NULL);
 }
 
+/* ---- when the component offers itself ---- */
+
+/* Query: declined on one node unless the btl list names ofi; offered across nodes. */
+static void scenario_query(uint32_t rank, uint32_t size, const char *dir, void *arg)
+{
+    static const uint32_t two_nodes[2] = {0, 1};
+    crmpi_rte_job_info_t job;
+    const char *reason = NULL;
+    int priority = -1;
+
+    RANK_CHECK(crmpi_catalog_register_all() == CRMPI_OK, "catalog");
+    RANK_CHECK(crmpi_framework_open(&crmpi_btl_framework) == CRMPI_OK, "btl framework");
+    fake_rte_setup(dir, rank, 2, NULL, &job);
+    RANK_CHECK(crmpi_btl_ofi_component.query(&crmpi_btl_ofi_component, &priority, &reason) ==
+                       CRMPI_ERR_NOT_SUPPORTED &&
+                   reason && strstr(reason, "name ofi in the btl list"),
+               "one node, default list: offered (%s)", reason ? reason : "no reason");
+    RANK_CHECK(crmpi_param_set_override("btl", "self,ofi") == CRMPI_OK, "set");
+    RANK_CHECK(crmpi_btl_ofi_component.query(&crmpi_btl_ofi_component, &priority, &reason) ==
+                   CRMPI_OK,
+               "one node, named: declined");
+    RANK_CHECK(crmpi_param_set_override("btl", "^tcp") == CRMPI_OK, "set");
+    fake_rte_setup(dir, rank, 2, two_nodes, &job);
+    RANK_CHECK(crmpi_btl_ofi_component.query(&crmpi_btl_ofi_component, &priority, &reason) ==
+                   CRMPI_OK,
+               "two nodes, default list: declined");
+}
+
+static void test_query_offers(void **state)
+{
+    test_run_ranks(1, scenario_query, NULL);
+}
+
 /* ---- the pieces without a provider ---- */
 
 static void test_modex_round_trip(void **state)
@@ -1400,6 +1433,7 @@ int main(void)
         cmocka_unit_test(test_library_missing_requested),
         cmocka_unit_test(test_library_not_libfabric),
         cmocka_unit_test(test_idle_progress),
+        cmocka_unit_test(test_query_offers),
     };
 
     /* TEST_FILTER=test_stream_* runs only some of them, while working on one. */
