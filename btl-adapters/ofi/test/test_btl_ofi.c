@@ -250,7 +250,7 @@ static int test_rank_open(test_rank_t *t, uint32_t rank, uint32_t size, const ch
     crmpi_log_set_who(who);
     RANK_CHECK(crmpi_catalog_register_all() == CRMPI_OK, "catalog");
     RANK_CHECK(crmpi_framework_open(&crmpi_btl_framework) == CRMPI_OK, "btl framework");
-    fake_rte_setup(dir, rank, size, rank_node_map, &job);
+    crmpi_btl_test_rte_setup(dir, rank, size, rank_node_map, &job);
     RANK_CHECK(crmpi_btl_register_recv(TEST_TAG, test_recv_dispatch) == CRMPI_OK, "register");
     return ops->init(&job, &t->module);
 }
@@ -1298,7 +1298,7 @@ static void scenario_query(uint32_t rank, uint32_t size, const char *dir, void *
 
     RANK_CHECK(crmpi_catalog_register_all() == CRMPI_OK, "catalog");
     RANK_CHECK(crmpi_framework_open(&crmpi_btl_framework) == CRMPI_OK, "btl framework");
-    fake_rte_setup(dir, rank, 2, NULL, &job);
+    crmpi_btl_test_rte_setup(dir, rank, 2, NULL, &job);
     RANK_CHECK(crmpi_btl_ofi_component.query(&crmpi_btl_ofi_component, &priority, &reason) ==
                        CRMPI_ERR_NOT_SUPPORTED &&
                    reason && strstr(reason, "name ofi in the btl list"),
@@ -1308,7 +1308,7 @@ static void scenario_query(uint32_t rank, uint32_t size, const char *dir, void *
                    CRMPI_OK,
                "one node, named: declined");
     RANK_CHECK(crmpi_param_set_override("btl", "^tcp") == CRMPI_OK, "set");
-    fake_rte_setup(dir, rank, 2, two_nodes, &job);
+    crmpi_btl_test_rte_setup(dir, rank, 2, two_nodes, &job);
     RANK_CHECK(crmpi_btl_ofi_component.query(&crmpi_btl_ofi_component, &priority, &reason) ==
                    CRMPI_OK,
                "two nodes, default list: declined");
