@@ -279,6 +279,8 @@ const char *crmpi_ctl_type_name(uint16_t type)
     case CRMPI_CTL_AGENT_HELLO: return "AGENT_HELLO";
     case CRMPI_CTL_AGENT_EXIT: return "AGENT_EXIT";
     case CRMPI_CTL_AGENT_ABORT: return "AGENT_ABORT";
+    case CRMPI_CTL_AGENT_OUTPUT: return "AGENT_OUTPUT";
+    case CRMPI_CTL_AGENT_SIGNAL: return "AGENT_SIGNAL";
     case CRMPI_CTL_CKPT_BEGIN: return "CKPT_BEGIN";
     case CRMPI_CTL_CKPT_BOOKMARKS: return "CKPT_BOOKMARKS";
     case CRMPI_CTL_CKPT_EXPECT: return "CKPT_EXPECT";

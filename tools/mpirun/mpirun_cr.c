@@ -25,7 +25,7 @@ static int mpirun_snapc_send(void *arg, int rank, crmpi_ctl_type_t type, uint32_
                              const crmpi_buf_t *payload)
 {
     mpirun_state_t *st = arg;
-    int fd = st->agents[rank].ctl_fd;
+    int fd = st->job.agents[rank].ctl_fd;
 
     if (fd < 0)
         return CRMPI_ERR_PEER_GONE;
@@ -48,16 +48,30 @@ static void mpirun_snapc_manifest(void *arg, crmpi_filem_manifest_t *manifest)
 {
     mpirun_state_t *st = arg;
     const mpirun_options_t *opts = st->opts;
-    static const char *const map_by[] = {"slot", "core", "socket", "numa", "node"};
-    static const char *const bind_to[] = {"none", "core", "socket", "numa"};
-    char np[16];
+    char np[16], map_by[64], hosts[4096];
+    size_t len = 0;
 
     crmpi_filem_manifest_argv_set(manifest, opts->argc, opts->argv);
     crmpi_filem_kv_list_add(&manifest->launch, "program", st->program);
     snprintf(np, sizeof(np), "%d", st->map.np);
     crmpi_filem_kv_list_add(&manifest->launch, "np", np);
-    crmpi_filem_kv_list_add(&manifest->launch, "map-by", map_by[opts->map_by]);
-    crmpi_filem_kv_list_add(&manifest->launch, "bind-to", bind_to[opts->bind_to]);
+    crmpi_filem_kv_list_add(&manifest->launch, "map-by",
+                            mpirun_options_map_by_text(opts, map_by, sizeof(map_by)));
+    crmpi_filem_kv_list_add(&manifest->launch, "bind-to",
+                            mpirun_options_bind_to_text(opts->bind_to));
+    /* Where the ranks ran, for the record ("n1:2,n2:2": node and ranks on it). */
+    hosts[0] = '\0';
+    for (uint32_t node = 0; node < st->map.num_nodes && len < sizeof(hosts); node++) {
+        int ranks = 0;
+
+        for (int rank = 0; rank < st->map.np; rank++)
+            ranks += st->map.placement[rank].node_id == node;
+        len += (size_t)snprintf(hosts + len, sizeof(hosts) - len, "%s%s:%d", node ? "," : "",
+                                st->map.nodes[node], ranks);
+    }
+    crmpi_filem_kv_list_add(&manifest->launch, "hosts", hosts);
+    if (crmpi_plm_base_selected())
+        crmpi_filem_kv_list_add(&manifest->launch, "launcher", crmpi_plm_base_selected());
     for (size_t m = 0; m < opts->num_mca; m++)
         crmpi_filem_kv_list_add(&manifest->mca, opts->mca_names[m], opts->mca_values[m]);
 }
