@@ -367,7 +367,12 @@ static void plm_ompi_explain(const crmpi_plm_job_t *job, const plm_ompi_state_t 
         snprintf(how, sizeof(how), "was killed by signal %d", WTERMSIG(state->status));
     else
         snprintf(how, sizeof(how), "ended with exit status %d", WEXITSTATUS(state->status));
-    plm_ompi_io_first_words(state, words, sizeof(words));
+    /* An agent that failed said why itself, just above: Open MPI's words would only say that
+     * a process failed. */
+    if (state->agent_lines)
+        snprintf(words, sizeof(words), "an agent failed (its message is above)");
+    else
+        plm_ompi_io_first_words(state, words, sizeof(words));
     crmpi_log_error("Open MPI's mpirun %s%s%s%s%s%s; nothing of the job is left running (its "
                     "whole message: --mca plm_base_verbose 10)",
                     how, *hosts ? " before the agents on " : "", hosts, *hosts ? " started" : "",

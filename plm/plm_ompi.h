@@ -43,6 +43,7 @@ typedef struct plm_ompi_state {
     plm_ompi_stream_t err;          /* its stderr */
     char words[PLM_OMPI_WORDS_MAX]; /* its own text (not the agents'), the first that came */
     size_t words_len;               /* bytes in words */
+    unsigned agent_lines;           /* lines of the agents forwarded (their errors, mostly) */
 } plm_ompi_state_t;
 
 /** Read what the launcher wrote on `stream`, at most what is there now: the agents' lines

@@ -73,6 +73,7 @@ static void plm_ompi_io_line(plm_ompi_state_t *state, const char *line, size_t l
 
     if (tag) {
         plm_ompi_io_write(to_stdout ? 1 : 2, line + tag, len - tag);
+        state->agent_lines++;
         return;
     }
     if (plm_base_verbose() >= PLM_OMPI_VERBOSE_WORDS) {

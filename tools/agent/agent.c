@@ -19,6 +19,7 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <hwloc.h>
 #include <poll.h>
@@ -463,6 +464,34 @@ static void agent_report_exit(agent_state_t *st)
     }
 }
 
+/*
+ * The rank's shared-memory segment, when the rank ended before it removed the name (the
+ * sm BTL names it "crmpi-<jobid>-sm-<rank>" and unlinks it once its peers have attached):
+ * mpirun removes the leftovers of its own node (mpirun_session.c), and only the agent is
+ * on the others.
+ */
+static void agent_shm_remove(const agent_state_t *st)
+{
+    char prefix[64], suffix[32];
+    size_t prefix_len, suffix_len;
+    struct dirent *entry;
+    DIR *dir = opendir("/dev/shm");
+
+    if (!dir)
+        return;
+    prefix_len =
+        (size_t)snprintf(prefix, sizeof(prefix), "crmpi-%llu-", (unsigned long long)st->info.jobid);
+    suffix_len = (size_t)snprintf(suffix, sizeof(suffix), "-%u", st->info.rank);
+    while ((entry = readdir(dir)) != NULL) {
+        size_t len = strlen(entry->d_name);
+
+        if (len > prefix_len + suffix_len && strncmp(entry->d_name, prefix, prefix_len) == 0 &&
+            strcmp(entry->d_name + len - suffix_len, suffix) == 0)
+            unlinkat(dirfd(dir), entry->d_name, 0);
+    }
+    closedir(dir);
+}
+
 int main(int argc, char **argv)
 {
     agent_state_t st;
@@ -502,6 +531,7 @@ int main(int argc, char **argv)
     }
     agent_run(&st);
     agent_report_exit(&st);
+    agent_shm_remove(&st);
     close(st.hnp_fd);
     agent_crs_finalize();
     crmpi_rte_job_info_free(&st.info);
