@@ -51,6 +51,9 @@ const crmpi_fault_point_t crmpi_fault_points[] = {
     {"snapc_dump_fail",
      "SnapC: the agent's dump of its rank fails without running the checkpointer, as a CRIU "
      "failure would"},
+    {"agent_hello_pause",
+     "Agent: it waits 3 seconds before it tells mpirun its rank started (AGENT_HELLO), as an "
+     "agent on a slow node would: the job is still starting meanwhile"},
     {NULL, NULL},
 };
 

@@ -310,15 +310,18 @@ def finish(proc):
     return crjob.Finished(proc.returncode, out, err, proc.pid)
 
 
-def checkpoint_restarted(crenv, jobid, *args):
-    """Checkpoint a restarted job: refused while its ranks finish their restart (they say
-    so), taken once they have."""
+def checkpoint_restarted(crenv, proc, *args):
+    """Checkpoint a restarted job (ompi-restart's `proc`, which becomes its mpirun): refused
+    until its mpirun listens, and while its ranks finish their restart (it says so), taken
+    once they have."""
     deadline = time.monotonic() + 60
     while True:
-        result = crenv.checkpoint(jobid, *args)
+        result = crenv.checkpoint(proc.pid, *args)
         if result.returncode == 0:
             return result.out.strip().splitlines()[-1]
-        assert "still finishing" in result.err or "not finished MPI_Init" in result.err, \
+        assert proc.poll() is None, finish(proc).report("the restarted job")
+        assert ("still finishing" in result.err or "not finished MPI_Init" in result.err or
+                "is not a crmpi mpirun" in result.err or "is still starting" in result.err), \
             result.report("ompi-checkpoint of the restarted job")
         assert time.monotonic() < deadline, result.report()
         time.sleep(0.1)
@@ -364,7 +367,7 @@ def test_one_node_snapshot_to_four_nodes_and_back(cluster, programs, crenv):
     # On 4 nodes, waiting for the go file: checkpointed there in turn.
     spread = restart(cluster, crenv, handle, "-N", "1", "-H", ",".join(HOSTS))
     second = timed("checkpoint --term, 4 nodes x 1 rank (a restarted job)",
-                   checkpoint_restarted, crenv, spread.pid, "--term")
+                   checkpoint_restarted, crenv, spread, "--term")
     result = finish(spread)
     assert result.returncode == 0 and crjob.ok_line(result.out) is None, result.report()
     check_paths(result, [0, 1, 2, 3])

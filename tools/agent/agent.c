@@ -41,7 +41,11 @@
 #include "agent_crs.h"
 #include "component.h"
 #include "crmpi_status.h"
+#include "fault.h"
 #include "log.h"
+
+/* How long a pause fault point (agent_hello_pause) holds the agent. */
+#define AGENT_FAULT_PAUSE_S 3
 
 /*
  * Ending signals come through a signalfd served by the main loop: they are blocked before
@@ -424,6 +428,8 @@ static int agent_start(agent_state_t *st, const agent_options_t *opts)
     st->snapc.rank = (int)st->info.rank;
     st->snapc.init_pid = st->child.init_pid;
     st->snapc.local_base = st->info.session_dir;
+    if (crmpi_fault_hit("agent_hello_pause"))
+        sleep(AGENT_FAULT_PAUSE_S);
     rc = agent_hello_hnp(st);
     if (rc == CRMPI_OK && opts->restore_dir)
         rc = agent_restart_rank(st);
