@@ -72,7 +72,8 @@ typedef enum {
     CRMPI_CTL_TOOL_CKPT = 96, /* tool -> mpirun: u32 flags; replies TOOL_PROGRESS..., REPLY */
     CRMPI_CTL_TOOL_PROGRESS,  /* mpirun -> tool: str one line of progress */
     CRMPI_CTL_TOOL_STATUS,    /* tool -> mpirun; REPLY: u64 jobid, u32 np, u32 C/R enabled,
-                                 u32 snapc state, u32 last checkpoint, str jobdir, str program */
+                                 u32 snapc state, u32 last checkpoint, str jobdir, str program,
+                                 u32 ranks running, str hosts ("n1:2,n2:2") */
 } crmpi_ctl_type_t;
 
 typedef struct crmpi_ctl_hdr {

@@ -34,6 +34,8 @@ typedef struct crmpi_job_status {
     uint32_t last_seq;  /* the last checkpoint's sequence number (0: none yet) */
     char jobdir[4096];  /* its snapshot directory (<dir>/<jobid>.ckpt) */
     char program[4096]; /* its program */
+    uint32_t running;   /* ranks started (or restored: their restart done) and running */
+    char hosts[4096];   /* where they run: "n1:2,n2:2", node and ranks on it */
 } crmpi_job_status_t;
 
 /** Ask job `jobid`'s mpirun for its state. @return as crmpi_session_job_connect, or

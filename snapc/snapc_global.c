@@ -253,7 +253,8 @@ static void snapc_global_abort(crmpi_snapc_global_t *global, const char *why)
     snapc_global_abort_job(global, why, "the job goes on");
 }
 
-void crmpi_snapc_global_status(crmpi_snapc_global_t *global, int fd)
+void crmpi_snapc_global_status(crmpi_snapc_global_t *global, int fd, uint32_t ranks_running,
+                               const char *hosts)
 {
     crmpi_buf_t buf;
 
@@ -265,6 +266,8 @@ void crmpi_snapc_global_status(crmpi_snapc_global_t *global, int fd)
     crmpi_buf_put_u32(&buf, global->seq);
     crmpi_buf_put_str(&buf, global->jobdir);
     crmpi_buf_put_str(&buf, global->params.program);
+    crmpi_buf_put_u32(&buf, ranks_running);
+    crmpi_buf_put_str(&buf, hosts);
     crmpi_ctl_send(fd, CRMPI_CTL_REPLY, 0, buf.failed ? CRMPI_ERR_OUT_OF_RESOURCE : CRMPI_OK,
                    buf.data, buf.len);
     crmpi_buf_free(&buf);

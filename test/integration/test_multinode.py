@@ -423,3 +423,83 @@ def test_mpirun_killed_leaves_nothing_on_the_nodes(cluster, programs, crenv):
     shutil.rmtree(os.path.join(os.environ.get("TMPDIR") or "/tmp", "crmpi-%d" % os.getuid(),
                                str(job.jobid)), ignore_errors=True)
     cluster.assert_clean(job.jobid)
+
+
+def migrate(crenv, jobid, *args):
+    """ompi-migrate in the background: a Popen."""
+    return subprocess.Popen([crjob.tool("ompi-migrate"), *args, str(jobid)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=crenv.env)
+
+
+def test_migrate(cluster, programs, crenv):
+    """ompi-migrate --off mn2 --onto mn3: the job is checkpointed, restarted with mn2's
+    ranks on mn3, the old job ended once the new one runs; the new job finishes alike."""
+    program = programs("cr/inflight")
+    expected = baseline(crenv, program, 4)
+    job = crjob.CrJob(crenv, program, 4, ["-H", "mn1:2,mn2:2"])
+    job.ready()
+    mover = migrate(crenv, job.jobid, "--off", "mn2", "--onto", "mn3", "--mca",
+                    "btl_base_verbose", "20")
+    # The old job ends once the new one runs; the new one waits for the go file.
+    old = job.finish()
+    assert old.returncode == 128 + signal.SIGTERM, old.report("the migrated job")
+    assert crjob.ok_line(old.out) is None, old.report()
+    crenv.go()
+    moved = finish(mover)
+    assert moved.returncode == 0 and crjob.ok_line(moved.out) == expected, \
+        moved.report("ompi-migrate")
+    assert re.search(r"job %d \(mn1:2,mn2:2\) now runs as job \d+ on mn1:2,mn3:2" % job.jobid,
+                     moved.err), moved.report()
+    check_paths(moved, [0, 0, 1, 1])
+    cluster.assert_clean(job.jobid)
+    cluster.assert_clean(moved.pid)
+
+
+MIGRATE_FAILURES = [
+    # (ompi-migrate's options, what it says, whether the job was stopped and resumed)
+    (["--off", "mn2", "--onto", "ADDRESS"], "the restart on mn1:2,ADDRESS:2 failed", True),
+    (["--off", "mn2", "--onto", "mn3", "--timeout", "1", "--mca", "runtime_fault_inject",
+      "agent_hello_pause:1"], "did not run within --timeout", True),
+    (["--off", "mn4", "--onto", "mn3"], "--off mn4: job JOBID has no rank there", False),
+    (["--off", "mn2", "--onto", "mn9"], "--onto mn9: the host cannot be resolved", False),
+]
+
+
+@pytest.mark.parametrize("args, message, resumed", MIGRATE_FAILURES,
+                         ids=["restart-fails", "restart-too-slow", "host-not-in-job",
+                              "unknown-host"])
+def test_migrate_failure_leaves_the_job_where_it_was(cluster, programs, crenv, args, message,
+                                                     resumed):
+    program = programs("cr/inflight")
+    expected = baseline(crenv, program, 4)
+    job = crjob.CrJob(crenv, program, 4, ["-H", "mn1:2,mn2:2"])
+    job.ready()
+    address = cluster.subnet + ".77"  # in the nodes' subnet; no node has it
+    args = [a.replace("ADDRESS", address) for a in args]
+    message = message.replace("ADDRESS", address).replace("JOBID", str(job.jobid))
+    result = finish(migrate(crenv, job.jobid, *args))
+    assert result.returncode == 1, result.report("ompi-migrate")
+    last = result.err.strip().splitlines()[-1]
+    assert message in last, result.report()
+    if resumed:
+        assert "job %d is resumed where it was" % job.jobid in last, result.report()
+    else:
+        assert "nothing was changed" in last and "checkpoint" not in result.err, result.report()
+    assert job.running(), job.finish().report()
+    crenv.go()
+    done = job.finish()
+    assert done.returncode == 0 and crjob.ok_line(done.out) == expected, done.report()
+    cluster.assert_clean(job.jobid)
+
+
+def test_migrate_refuses_a_job_without_checkpoints(cluster, programs, crenv):
+    job = crjob.CrJob(crenv, programs("cr/inflight"), 2, ["-H", "mn1:2"], ft=False)
+    job.ready()
+    result = finish(migrate(crenv, job.jobid, "--off", "mn1", "--onto", "mn2"))
+    assert result.returncode == 1 and "runs without --with-ft cr" in result.err, result.report()
+    crenv.go()
+    assert job.finish().returncode == 0
+    cluster.assert_clean(job.jobid)
+    bad = finish(migrate(crenv, job.jobid, "--off", "mn1"))
+    assert bad.returncode == 2 and "as many of each" in bad.err, bad.report()

@@ -169,6 +169,23 @@ static int mpirun_map(mpirun_state_t *st, mpirun_options_t *opts)
     return rc;
 }
 
+/* Where the ranks run, "n1:2,n2:2" (node and ranks on it): for the snapshot's manifest and
+ * for the tools (TOOL_STATUS). */
+static void mpirun_hosts_text(mpirun_state_t *st)
+{
+    size_t len = 0;
+
+    st->hosts[0] = '\0';
+    for (uint32_t node = 0; node < st->map.num_nodes && len < sizeof(st->hosts); node++) {
+        int ranks = 0;
+
+        for (int rank = 0; rank < st->map.np; rank++)
+            ranks += st->map.placement[rank].node_id == node;
+        len += (size_t)snprintf(st->hosts + len, sizeof(st->hosts) - len, "%s%s:%d",
+                                node ? "," : "", st->map.nodes[node], ranks);
+    }
+}
+
 /* The job as the launcher will see it, and mpirun's side of each agent. */
 static int mpirun_job_fill(mpirun_state_t *st, const mpirun_options_t *opts)
 {
@@ -218,6 +235,7 @@ static int mpirun_prepare(mpirun_state_t *st, mpirun_options_t *opts)
         (rc = mpirun_launcher(st, opts)) != CRMPI_OK || (rc = mpirun_map(st, opts)) != CRMPI_OK ||
         (rc = mpirun_key_create(st)) != CRMPI_OK)
         return rc;
+    mpirun_hosts_text(st);
     if (mpirun_env_build(opts, &st->env, &st->env_names) != CRMPI_OK ||
         mpirun_job_fill(st, opts) != CRMPI_OK)
         return CRMPI_ERR_OUT_OF_RESOURCE;

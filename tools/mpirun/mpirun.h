@@ -29,6 +29,7 @@
  * in crmpi_plm_agent_t). */
 typedef struct mpirun_agent {
     bool exited;         /* AGENT_EXIT received or the agent was reaped */
+    bool started;        /* its hello came, and (--restore) its rank finished its restart */
     char out_line[4096]; /* partial stdout line awaiting its newline (--tag-output) */
     size_t out_len;      /* bytes in out_line */
     char err_line[4096]; /* partial stderr line */
@@ -47,6 +48,7 @@ typedef struct mpirun_state {
     char hnp_uri[600];                /* the agents' way to mpirun: "unix:<session_dir>/hnp.sock",
                                        * or "tcp:ADDRESS:PORT" (plm.h) */
     char job_key[MPIRUN_KEY_HEX + 1]; /* the job's secret, in hex (mpirun_net.c) */
+    char hosts[4096];                 /* where the ranks run, "n1:2,n2:2" (node: ranks on it) */
     char *program;                    /* absolute path of the program, checked executable */
     char **env;                       /* -x settings as "NAME=value", NULL-terminated */
     char **env_names;                 /* every -x name (borrowed from opts), NULL-terminated */

@@ -48,8 +48,7 @@ static void mpirun_snapc_manifest(void *arg, crmpi_filem_manifest_t *manifest)
 {
     mpirun_state_t *st = arg;
     const mpirun_options_t *opts = st->opts;
-    char np[16], map_by[64], hosts[4096];
-    size_t len = 0;
+    char np[16], map_by[64];
 
     crmpi_filem_manifest_argv_set(manifest, opts->argc, opts->argv);
     crmpi_filem_kv_list_add(&manifest->launch, "program", st->program);
@@ -59,17 +58,8 @@ static void mpirun_snapc_manifest(void *arg, crmpi_filem_manifest_t *manifest)
                             mpirun_options_map_by_text(opts, map_by, sizeof(map_by)));
     crmpi_filem_kv_list_add(&manifest->launch, "bind-to",
                             mpirun_options_bind_to_text(opts->bind_to));
-    /* Where the ranks ran, for the record ("n1:2,n2:2": node and ranks on it). */
-    hosts[0] = '\0';
-    for (uint32_t node = 0; node < st->map.num_nodes && len < sizeof(hosts); node++) {
-        int ranks = 0;
-
-        for (int rank = 0; rank < st->map.np; rank++)
-            ranks += st->map.placement[rank].node_id == node;
-        len += (size_t)snprintf(hosts + len, sizeof(hosts) - len, "%s%s:%d", node ? "," : "",
-                                st->map.nodes[node], ranks);
-    }
-    crmpi_filem_kv_list_add(&manifest->launch, "hosts", hosts);
+    /* Where the ranks ran, for the record. */
+    crmpi_filem_kv_list_add(&manifest->launch, "hosts", st->hosts);
     if (crmpi_plm_base_selected())
         crmpi_filem_kv_list_add(&manifest->launch, "launcher", crmpi_plm_base_selected());
     for (size_t m = 0; m < opts->num_mca; m++)

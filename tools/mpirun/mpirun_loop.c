@@ -181,11 +181,18 @@ static void mpirun_handle_agent_msg(mpirun_state_t *st, int rank)
             mpirun_teardown(st, SIGTERM);
         }
         break;
+    case CRMPI_CTL_CKPT_CONTINUED:
+        /* A restored rank's first CONTINUED ends its restart (outside any checkpoint: the
+         * coordinator ignores it then). */
+        if (st->opts->restore && !st->agents[rank].started && msg.hdr.status == CRMPI_OK &&
+            crmpi_snapc_global_state(st->snapc) == CRMPI_SNAPC_IDLE)
+            st->agents[rank].started = true;
+        crmpi_snapc_global_agent_msg(st->snapc, rank, &msg);
+        break;
     case CRMPI_CTL_CKPT_BOOKMARKS:
     case CRMPI_CTL_CKPT_DRAINED:
     case CRMPI_CTL_CKPT_READY:
     case CRMPI_CTL_CKPT_DUMPED:
-    case CRMPI_CTL_CKPT_CONTINUED:
     case CRMPI_CTL_CKPT_STORED:
     case CRMPI_CTL_CKPT_ABORT: crmpi_snapc_global_agent_msg(st->snapc, rank, &msg); break;
     default:
@@ -224,6 +231,7 @@ static void mpirun_agent_hello(mpirun_state_t *st, int fd, crmpi_ctl_msg_t *msg)
     }
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &none, sizeof(none));
     st->job.agents[rank].ctl_fd = fd;
+    st->agents[rank].started = !st->opts->restore; /* a restored rank: once restarted */
     if (st->opts->verbose > 1) {
         crmpi_log_info("rank %u started on %s (agent pid %u, rank pid %u in its namespace)", rank,
                        node, agent_pid, rank_pid);
@@ -256,7 +264,11 @@ static void mpirun_accept(mpirun_state_t *st, int listen_fd, bool is_tcp)
         return;
     }
     if (!is_tcp && msg.hdr.type == CRMPI_CTL_TOOL_STATUS) {
-        crmpi_snapc_global_status(st->snapc, fd);
+        uint32_t running = 0;
+
+        for (int rank = 0; rank < st->map.np; rank++)
+            running += st->agents[rank].started && !st->agents[rank].exited;
+        crmpi_snapc_global_status(st->snapc, fd, running, st->hosts);
         crmpi_ctl_msg_free(&msg);
         return;
     }
