@@ -341,8 +341,11 @@ def test_checkpoint_two_nodes_restart_on_four_and_one(cluster, programs, crenv):
     assert crjob.committed(handle) == [1, 2], crjob.committed(handle)
 
     crenv.go()
+    hostfile = os.path.join(crenv.readydir, "..", "hostfile")
+    with open(hostfile, "w") as f:
+        f.write("# four nodes, a slot each\n" + "".join("%s slots=1\n" % h for h in HOSTS))
     four = timed("restart of it on 4 nodes x 1 rank", lambda: finish(
-        restart(cluster, crenv, handle, "-N", "1", "-H", ",".join(HOSTS))))
+        restart(cluster, crenv, handle, "--hostfile", hostfile)))
     assert four.returncode == 0 and crjob.ok_line(four.out) == expected, four.report("restart")
     check_paths(four, [0, 1, 2, 3])
     cluster.assert_clean(four.pid)
@@ -385,7 +388,7 @@ BAD_INPUTS = [
     # (mpirun's arguments before the program, what its one line says)
     (["-H", "mn1:2,mn9:2"], "host 'mn9' cannot be resolved"),
     (["-H", "mn1:2,ADDRESS:2"], "Open MPI's mpirun ended with exit status"),
-    (["-H", "mn1:1,mn2:1", "-np", "3"], "only 2 slots"),
+    (["--hostfile", "HOSTFILE", "-np", "3"], "only 2 slots"),
     (["-N", "3", "-H", "mn1:2,mn2:2"], "puts 3 ranks on host mn1, which has 2 slots"),
     (["--mca", "plm_ompi_mpirun", "/no/such/mpirun", "-H", "mn1,mn2"],
      "Open MPI's mpirun /no/such/mpirun cannot be run"),
@@ -398,7 +401,11 @@ BAD_INPUTS = [
                               "too-few-slots-ppr", "no-open-mpi", "local-launcher"])
 def test_bad_input_is_one_line_and_leaves_nothing(cluster, programs, args, message):
     # An address of the nodes' subnet that no node has: it resolves, and no daemon starts.
-    args = [a.replace("ADDRESS", cluster.subnet + ".77") for a in args]
+    hostfile = os.path.join(cluster.shared, "two-slots")
+    with open(hostfile, "w") as f:
+        f.write("mn1 slots=1\nmn2 slots=1\n")
+    args = [a.replace("ADDRESS", cluster.subnet + ".77").replace("HOSTFILE", hostfile)
+            for a in args]
     result = mpirun(cluster, [*args, programs("p2p/ordering")])
     assert result.returncode != 0, result.report()
     lines = [line for line in result.err.splitlines() if line.strip()]
