@@ -327,6 +327,7 @@ static int plm_ompi_signal(crmpi_plm_job_t *job, int rank, int sig)
     plm_ompi_state_t *state = job->state;
     crmpi_plm_agent_t *agent = &job->agents[rank];
 
+    state->job_ending = true;
     if (!agent->running)
         return CRMPI_ERR_NOT_FOUND;
     if (agent->ctl_fd >= 0) {
@@ -393,7 +394,7 @@ static void plm_ompi_reap(crmpi_plm_job_t *job, crmpi_plm_gone_fn_t gone_fn, voi
     /* What it wrote before it ended is in its pipes now: read it for the explanation. */
     plm_ompi_io_read(state, &state->out);
     plm_ompi_io_read(state, &state->err);
-    if (!state->terminating && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+    if (!state->job_ending && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
         plm_ompi_explain(job, state);
         explained = true;
     }

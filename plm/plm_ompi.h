@@ -38,6 +38,8 @@ typedef struct plm_ompi_state {
     bool reaped;                    /* it ended; status is its wait status */
     int status;                     /* its wait status, once reaped */
     bool terminating;               /* SIGTERM sent to it: its job is being ended */
+    bool job_ending;                /* mpirun signals the agents: the job is being ended, and
+                                     * Open MPI's mpirun may end with it, as it will */
     double terminate_at;            /* when (crmpi_clock_s), to escalate to SIGKILL */
     plm_ompi_stream_t out;          /* its stdout */
     plm_ompi_stream_t err;          /* its stderr */

@@ -135,6 +135,14 @@ int crmpi_ctl_recv(int fd, crmpi_ctl_msg_t *msg_out);
 
 void crmpi_ctl_msg_free(crmpi_ctl_msg_t *msg);
 
+/**
+ * TCP keepalive on a control connection between nodes, so that a peer whose node vanished
+ * (it sends no end of file) is found gone within CRMPI_CTL_KEEPALIVE_S seconds: its reads
+ * fail then as if it had closed.
+ */
+#define CRMPI_CTL_KEEPALIVE_S 30
+void crmpi_ctl_tcp_keepalive(int fd);
+
 /** A message type's name for logs ("MODEX_GET"); "?" for unknown. */
 const char *crmpi_ctl_type_name(uint16_t type);
 

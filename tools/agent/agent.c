@@ -114,9 +114,12 @@ static int agent_connect_tcp(const char *spec)
         fd = -1;
     }
     freeaddrinfo(found);
-    /* Each step of a checkpoint is a small message that the next step waits for. */
-    if (fd >= 0)
+    /* Each step of a checkpoint is a small message that the next step waits for; and a
+     * mpirun whose node vanished sends no end of file: keepalive finds it out. */
+    if (fd >= 0) {
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        crmpi_ctl_tcp_keepalive(fd);
+    }
     return fd;
 }
 

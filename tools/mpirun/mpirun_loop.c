@@ -255,6 +255,8 @@ static void mpirun_accept(mpirun_state_t *st, int listen_fd, bool is_tcp)
         int one = 1;
 
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        /* An agent whose node vanished sends no end of file: keepalive finds it out. */
+        crmpi_ctl_tcp_keepalive(fd);
     }
     /* The hello follows the connect at once; do not let a stuck peer stall mpirun. */
     struct timeval tv = {.tv_sec = 5};
@@ -305,8 +307,9 @@ static void mpirun_agent_gone(void *arg, int rank, int status, bool explained)
         if (explained) {
             mpirun_fail(st, 1);
         } else if (status < 0) {
-            crmpi_log_error("the agent of rank %d on %s closed its connection before reporting "
-                            "its rank's exit; terminating the job",
+            crmpi_log_error("the connection to the agent of rank %d on %s ended before the "
+                            "agent reported its rank's exit (the agent died, or its node is "
+                            "unreachable); terminating the job",
                             rank, mpirun_node_of(st, rank));
             mpirun_fail(st, 1);
         } else {
