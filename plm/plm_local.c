@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "crmpi_status.h"
@@ -41,6 +42,8 @@ static int plm_local_init(crmpi_plm_job_t *job)
     if (crmpi_param_get_int("plm_local_kill_grace", &job->kill_grace_ms) != CRMPI_OK ||
         job->kill_grace_ms < 0)
         job->kill_grace_ms = PLM_LOCAL_KILL_GRACE_DEFAULT_MS;
+    job->kill_grace_param = "plm_local_kill_grace";
+    job->node_dir_var = NULL; /* every agent runs here: mpirun's session directory */
     crmpi_param_get_string("plm_local_agent", &configured);
     rc = plm_base_agent_path(configured, "plm_local_agent", &state->agent_path);
     if (rc != CRMPI_OK)
@@ -89,7 +92,7 @@ static int plm_local_spawn(crmpi_plm_job_t *job, plm_local_state_t *state, int r
     rc = plm_base_agent_env(job, pmix_env, &env);
     plm_base_env_free(pmix_env);
     if (rc == CRMPI_OK)
-        rc = plm_base_agent_argv(job, rank, state->agent_path, &argv);
+        rc = plm_base_agent_argv(job, rank, state->agent_path, 0, &argv);
     if (rc != CRMPI_OK) {
         crmpi_log_error("plm:local: out of memory preparing the agent of rank %d", rank);
         plm_base_env_free(env);
@@ -107,6 +110,7 @@ static int plm_local_spawn(crmpi_plm_job_t *job, plm_local_state_t *state, int r
     close(out_pipe[1]);
     close(err_pipe[1]);
     agent->pid = pid;
+    agent->running = true;
     agent->out_fd = out_pipe[0];
     agent->err_fd = err_pipe[0];
     free(argv);
@@ -152,6 +156,25 @@ static int plm_local_signal(crmpi_plm_job_t *job, int rank, int sig)
     return kill(pid, sig) == 0 || errno != ESRCH ? CRMPI_OK : CRMPI_ERR_NOT_FOUND;
 }
 
+/* The agents are mpirun's only children. */
+static void plm_local_reap(crmpi_plm_job_t *job, crmpi_plm_gone_fn_t gone_fn, void *arg)
+{
+    int status;
+    pid_t pid;
+
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        for (int rank = 0; rank < job->np; rank++) {
+            crmpi_plm_agent_t *agent = &job->agents[rank];
+
+            if (agent->pid != pid)
+                continue;
+            agent->pid = 0;
+            agent->running = false;
+            gone_fn(arg, rank, status, false);
+        }
+    }
+}
+
 static void plm_local_finalize(crmpi_plm_job_t *job)
 {
     plm_local_state_t *state = job->state;
@@ -165,8 +188,10 @@ static void plm_local_finalize(crmpi_plm_job_t *job)
 }
 
 static const crmpi_plm_ops_t plm_local_ops = {
+    .flags = 0,
     .init = plm_local_init,
     .launch = plm_local_launch,
+    .reap = plm_local_reap,
     .signal = plm_local_signal,
     .finalize = plm_local_finalize,
 };

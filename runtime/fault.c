@@ -59,6 +59,9 @@ const crmpi_fault_point_t crmpi_fault_points[] = {
     {"pheap_backup_stop_before_rename",
      "pheap: backup() stops its process with SIGSTOP after the new backup is written and "
      "flushed, before it replaces the previous one"},
+    {"agent_hello_pause",
+     "Agent: it waits 3 seconds before it tells mpirun its rank started (AGENT_HELLO), as an "
+     "agent on a slow node would: the job is still starting meanwhile"},
     {NULL, NULL},
 };
 

@@ -37,6 +37,8 @@ typedef struct crmpi_job_status {
     uint64_t ckpt_interval_ms; /* periodic checkpoints: the interval now (0: none) */
     uint32_t ckpt_auto;        /* the interval is Daly's for mtbf_s */
     uint64_t mtbf_s;           /* --mtbf, with --ckpt-interval auto */
+    uint32_t running;          /* ranks started (or restored: their restart done) and running */
+    char hosts[4096];          /* where they run: "n1:2,n2:2", node and ranks on it */
 } crmpi_job_status_t;
 
 /** Ask job `jobid`'s mpirun for its state. @return as crmpi_session_job_connect, or

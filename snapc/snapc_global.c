@@ -231,17 +231,25 @@ static void snapc_global_enter(crmpi_snapc_global_t *global, snapc_step_t step)
     memset(global->answered, 0, (size_t)global->params.np * sizeof(bool));
 }
 
-/* Send one step to every agent and wait for all of them. */
-static void snapc_global_step_all(crmpi_snapc_global_t *global, snapc_step_t step,
-                                  crmpi_ctl_type_t type, const crmpi_buf_t *payload)
+/* Send one step to every agent and wait for all of them. @return the first rank whose
+ * agent could not be sent it (said at warning level), or -1. */
+static int snapc_global_step_all(crmpi_snapc_global_t *global, snapc_step_t step,
+                                 crmpi_ctl_type_t type, const crmpi_buf_t *payload)
 {
+    int unreached = -1;
+
     snapc_global_enter(global, step);
     for (int rank = 0; rank < global->params.np; rank++) {
-        if (global->params.send_fn(global->params.arg, rank, type, global->seq, payload) !=
+        if (global->params.send_fn(global->params.arg, rank, type, global->seq, payload) ==
             CRMPI_OK)
+            continue;
+        if (unreached < 0)
+            unreached = rank;
+        if (type != CRMPI_CTL_CKPT_BEGIN)
             crmpi_log_warn("snapc: cannot send %s of checkpoint %u to rank %d's agent",
                            crmpi_ctl_type_name(type), global->seq, rank);
     }
+    return unreached;
 }
 
 /* Stop the checkpoint everywhere; the ranks undo what they did. `outcome` says what
@@ -275,7 +283,8 @@ static void snapc_global_abort(crmpi_snapc_global_t *global, const char *why)
     snapc_global_abort_job(global, why, "the job goes on");
 }
 
-void crmpi_snapc_global_status(crmpi_snapc_global_t *global, int fd)
+void crmpi_snapc_global_status(crmpi_snapc_global_t *global, int fd, uint32_t ranks_running,
+                               const char *hosts)
 {
     crmpi_buf_t buf;
 
@@ -293,6 +302,8 @@ void crmpi_snapc_global_status(crmpi_snapc_global_t *global, int fd)
                       global->periodic.enabled ? (uint64_t)(global->periodic.interval_s * 1e3) : 0);
     crmpi_buf_put_u32(&buf, global->periodic.automatic);
     crmpi_buf_put_u64(&buf, (uint64_t)global->periodic.mtbf_s);
+    crmpi_buf_put_u32(&buf, ranks_running);
+    crmpi_buf_put_str(&buf, hosts);
     crmpi_ctl_send(fd, CRMPI_CTL_REPLY, 0, buf.failed ? CRMPI_ERR_OUT_OF_RESOURCE : CRMPI_OK,
                    buf.data, buf.len);
     crmpi_buf_free(&buf);
@@ -366,8 +377,20 @@ static bool snapc_global_begin(crmpi_snapc_global_t *global, int fd, uint32_t fl
     crmpi_buf_t buf;
     crmpi_buf_init(&buf);
     crmpi_buf_put_u32(&buf, flags);
-    snapc_global_step_all(global, SNAPC_STEP_BOOKMARKS, CRMPI_CTL_CKPT_BEGIN, &buf);
+    int unreached = snapc_global_step_all(global, SNAPC_STEP_BOOKMARKS, CRMPI_CTL_CKPT_BEGIN, &buf);
     crmpi_buf_free(&buf);
+    if (unreached >= 0) {
+        /* A job being started (or restarted) whose agents are not all connected yet: the
+         * others would wait for that one until snapc_base_timeout. */
+        char why[160];
+
+        snprintf(why, sizeof(why),
+                 "rank %d's agent is not connected to mpirun (the job is still starting, or "
+                 "the agent is gone)",
+                 unreached);
+        snapc_global_abort(global, why);
+        return false;
+    }
     return true;
 }
 

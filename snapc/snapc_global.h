@@ -61,8 +61,13 @@ void crmpi_snapc_global_destroy(crmpi_snapc_global_t *global);
 /** A tool connected with its first message `msg` (TOOL_CKPT); the global takes `fd`. */
 void crmpi_snapc_global_tool(crmpi_snapc_global_t *global, int fd, crmpi_ctl_msg_t *msg);
 
-/** A tool asked for the job's state (TOOL_STATUS): answered at once; `fd` is closed. */
-void crmpi_snapc_global_status(crmpi_snapc_global_t *global, int fd);
+/**
+ * A tool asked for the job's state (TOOL_STATUS): answered at once; `fd` is closed.
+ * @param ranks_running  ranks started (or restored) and running, as mpirun counts them
+ * @param hosts          where the ranks run, "n1:2,n2:2" (node and ranks on it)
+ */
+void crmpi_snapc_global_status(crmpi_snapc_global_t *global, int fd, uint32_t ranks_running,
+                               const char *hosts);
 
 /** The tool's socket, to poll for its going away (-1 when none). */
 int crmpi_snapc_global_tool_fd(const crmpi_snapc_global_t *global);
