@@ -176,9 +176,14 @@ static int btl_ofi_component_query(const crmpi_component_t *component, int *prio
         *reason_out = "a job of one rank has no peer to reach";
         return CRMPI_ERR_NOT_SUPPORTED;
     }
-    if (job->num_nodes <= 1 && !crmpi_framework_requested(&crmpi_btl_framework, "ofi")) {
-        *reason_out = "every rank is on this node, where sm and self reach them (name ofi in "
-                      "the btl list to use it anyway)";
+    /* Opened only when the btl list names it: loading libfabric costs about a second per
+     * job and per checkpoint, and its default interface is the first one up, which may not
+     * reach the peers (tcp chooses by btl_tcp_if_include and reachability). */
+    if (!crmpi_framework_requested(&crmpi_btl_framework, "ofi")) {
+        *reason_out = job->num_nodes <= 1
+                          ? "every rank is on this node, where sm and self reach them (name ofi "
+                            "in the btl list to use it anyway)"
+                          : "not named in the btl list (--mca btl self,sm,ofi uses it)";
         return CRMPI_ERR_NOT_SUPPORTED;
     }
     *priority_out = 5;
