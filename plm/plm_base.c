@@ -7,10 +7,13 @@
 #include "plm_base.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "crmpi_status.h"
@@ -233,4 +236,66 @@ int plm_base_agent_env(const crmpi_plm_job_t *job, char *const *launcher_env, ch
     }
     *env_out = env;
     return CRMPI_OK;
+}
+
+/* The child's side of the fork: only async-signal-safe calls from here to exec (mpirun
+ * has threads: the PMIx server's). */
+static void plm_base_exec(const char *path, int out_fd, int err_fd, char **argv, char **env)
+{
+    static const char msg[] = "mpirun: cannot start ";
+    int null_fd = open("/dev/null", O_RDONLY);
+    sigset_t none;
+    ssize_t ignored;
+
+    if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
+        _exit(127);
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    /* mpirun died between the fork and the prctl: nobody would end this child. */
+    if (getppid() == 1)
+        _exit(127);
+    /* mpirun blocks the signals it reads through its signalfd; the child must not. */
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    execve(path, argv, env);
+    ignored = write(2, msg, sizeof(msg) - 1);
+    ignored = write(2, path, strlen(path));
+    ignored = write(2, "\n", 1);
+    (void)ignored;
+    _exit(127);
+}
+
+int plm_base_spawn(const char *path, char **argv, char **env, pid_t *pid_out, int *out_fd_out,
+                   int *err_fd_out)
+{
+    int out_pipe[2], err_pipe[2], saved;
+    pid_t pid;
+
+    if (pipe2(out_pipe, O_CLOEXEC) < 0)
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    if (pipe2(err_pipe, O_CLOEXEC) < 0)
+        goto err_close_out;
+    pid = fork();
+    if (pid < 0)
+        goto err_close_err;
+    if (pid == 0)
+        plm_base_exec(path, out_pipe[1], err_pipe[1], argv, env);
+    close(out_pipe[1]);
+    close(err_pipe[1]);
+    *pid_out = pid;
+    *out_fd_out = out_pipe[0];
+    *err_fd_out = err_pipe[0];
+    return CRMPI_OK;
+
+err_close_err:
+    saved = errno;
+    close(err_pipe[0]);
+    close(err_pipe[1]);
+    errno = saved;
+err_close_out:
+    saved = errno;
+    close(out_pipe[0]);
+    close(out_pipe[1]);
+    errno = saved;
+    return CRMPI_ERR_OUT_OF_RESOURCE;
 }

@@ -46,6 +46,18 @@ int plm_base_agent_argv(const crmpi_plm_job_t *job, int rank, const char *agent_
 int plm_base_agent_env(const crmpi_plm_job_t *job, char *const *launcher_env, char ***env_out);
 void plm_base_env_free(char **env);
 
+/**
+ * Start `path` with `argv` and `env` as a child of mpirun, as every component starts its
+ * processes: stdin on /dev/null, stdout and stderr on new pipes, in a process group of its
+ * own, killed (SIGTERM) if mpirun dies, with no signal blocked (mpirun blocks the ones its
+ * signalfd reads). A child that cannot exec says so on its stderr and exits 127.
+ * @param out_fd_out, err_fd_out  the pipes' read ends (close-on-exec), on CRMPI_OK
+ * @return CRMPI_OK with *pid_out; CRMPI_ERR_OUT_OF_RESOURCE (no pipe or fork; errno says
+ *         why, nothing is left open). Nothing is logged.
+ */
+int plm_base_spawn(const char *path, char **argv, char **env, pid_t *pid_out, int *out_fd_out,
+                   int *err_fd_out);
+
 /** plm_base_verbose, as the framework read it at open. */
 int plm_base_verbose(void);
 

@@ -25,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -226,34 +225,11 @@ static int plm_ompi_command(const crmpi_plm_job_t *job, const plm_ompi_state_t *
     return argv->failed ? CRMPI_ERR_OUT_OF_RESOURCE : CRMPI_OK;
 }
 
-/* The child's side of the fork: only async-signal-safe calls from here to exec. */
-static void plm_ompi_exec(const char *path, int out_fd, int err_fd, char **argv, char **env)
-{
-    static const char msg[] = "mpirun: cannot start Open MPI's mpirun\n";
-    int null_fd = open("/dev/null", O_RDONLY);
-    sigset_t none;
-    ssize_t ignored;
-
-    if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
-        _exit(127);
-    setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() == 1)
-        _exit(127);
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    execve(path, argv, env);
-    ignored = write(2, msg, sizeof(msg) - 1);
-    (void)ignored;
-    _exit(127);
-}
-
 static int plm_ompi_launch(crmpi_plm_job_t *job)
 {
     plm_ompi_state_t *state = job->state;
     plm_ompi_argv_t argv = {0};
     char **env = NULL;
-    int out_pipe[2], err_pipe[2];
     pid_t pid;
     int rc;
 
@@ -269,37 +245,18 @@ static int plm_ompi_launch(crmpi_plm_job_t *job)
             fprintf(stderr, "%s%s", i ? " " : "plm:ompi: running ", argv.words[i]);
         fputc('\n', stderr);
     }
-    rc = CRMPI_ERR_OUT_OF_RESOURCE;
-    if (pipe2(out_pipe, O_CLOEXEC) < 0)
-        goto err_log;
-    if (pipe2(err_pipe, O_CLOEXEC) < 0)
-        goto err_close_out;
-    pid = fork();
-    if (pid < 0)
-        goto err_close_err;
-    if (pid == 0)
-        plm_ompi_exec(state->mpirun_path, out_pipe[1], err_pipe[1], argv.words, env);
-    close(out_pipe[1]);
-    close(err_pipe[1]);
-    fcntl(out_pipe[0], F_SETFL, O_NONBLOCK);
-    fcntl(err_pipe[0], F_SETFL, O_NONBLOCK);
+    rc = plm_base_spawn(state->mpirun_path, argv.words, env, &pid, &state->out.fd, &state->err.fd);
+    if (rc != CRMPI_OK) {
+        crmpi_log_error("plm:ompi: cannot start Open MPI's mpirun %s: %s", state->mpirun_path,
+                        strerror(errno));
+        goto out_free;
+    }
+    fcntl(state->out.fd, F_SETFL, O_NONBLOCK);
+    fcntl(state->err.fd, F_SETFL, O_NONBLOCK);
     state->pid = pid;
-    state->out.fd = out_pipe[0];
-    state->err.fd = err_pipe[0];
     for (int rank = 0; rank < job->np; rank++)
         job->agents[rank].running = true;
-    rc = CRMPI_OK;
-    goto out_free;
 
-err_close_err:
-    close(err_pipe[0]);
-    close(err_pipe[1]);
-err_close_out:
-    close(out_pipe[0]);
-    close(out_pipe[1]);
-err_log:
-    crmpi_log_error("plm:ompi: cannot start Open MPI's mpirun %s: %s", state->mpirun_path,
-                    strerror(errno));
 out_free:
     plm_ompi_argv_free(&argv);
     plm_base_env_free(env);
