@@ -515,11 +515,14 @@ def test_checkpoint_outside_mpi(tmp_path, phases, where, words):
 
 def test_checkpoint_while_the_job_starts(tmp_path, program, expected):
     """A checkpoint asked for while the agents have not all connected to mpirun (fault
-    point agent_hello_pause holds each 3 s before its hello, as a slow node would; a job
-    restarted with ompi-restart is there while its ranks are restored) is refused at once,
-    saying why. It used to send its first step to the agents that were there and wait for
-    the others until snapc_base_timeout (120 s)."""
-    crenv = crjob.CrEnv(tmp_path, {"CRMPI_FAULT": "agent_hello_pause:1"})
+    point agent_hello_pause holds each before its hello until the test releases it, as a
+    slow node would; a job restarted with ompi-restart is there while its ranks are restored)
+    is refused at once, saying why. It used to send its first step to the agents that were
+    there and wait for the others until snapc_base_timeout (120 s). (The hold once lasted
+    3 s: on a loaded machine mpirun saw the request after the hellos, and the test failed.)"""
+    release = str(tmp_path / "release")
+    crenv = crjob.CrEnv(tmp_path, {"CRMPI_FAULT": "agent_hello_pause:1",
+                                   "CRMPI_FAULT_RELEASE": release})
     job = crjob.CrJob(crenv, program, 2)
     deadline = time.monotonic() + 30
     while True:
@@ -532,6 +535,8 @@ def test_checkpoint_while_the_job_starts(tmp_path, program, expected):
     assert result.returncode == 1, result.report("ompi-checkpoint while the job starts")
     assert "is not connected to mpirun (the job is still starting" in result.err, \
         result.report()
+    with open(release, "w"):
+        pass
     job.ready()
     ckpt_ok(crenv, job)
     finishes_ok(crenv, job, expected(2))

@@ -44,9 +44,6 @@
 #include "fault.h"
 #include "log.h"
 
-/* How long a pause fault point (agent_hello_pause) holds the agent. */
-#define AGENT_FAULT_PAUSE_S 3
-
 /*
  * Ending signals come through a signalfd served by the main loop: they are blocked before
  * PMIx starts its thread, so none is delivered to a thread that cannot act on it (a signal
@@ -431,8 +428,7 @@ static int agent_start(agent_state_t *st, const agent_options_t *opts)
     st->snapc.rank = (int)st->info.rank;
     st->snapc.init_pid = st->child.init_pid;
     st->snapc.local_base = st->info.session_dir;
-    if (crmpi_fault_hit("agent_hello_pause"))
-        sleep(AGENT_FAULT_PAUSE_S);
+    crmpi_fault_pause("agent_hello_pause");
     rc = agent_hello_hnp(st);
     if (rc == CRMPI_OK && opts->restore_dir)
         rc = agent_restart_rank(st);

@@ -36,6 +36,19 @@ typedef struct mpirun_agent {
     size_t err_len;      /* bytes in err_line */
 } mpirun_agent_t;
 
+/* Connections accepted whose first message has not come yet, at most. */
+#define MPIRUN_PENDING_MAX 64
+
+/* A connection on the control socket or the TCP listener, before its first message (an
+ * agent's hello, or a tool's request): watched by the loop like every other descriptor, so
+ * that a peer slow to speak (an agent on a slow node, or a connection that never speaks)
+ * holds nothing else up. */
+typedef struct mpirun_pending {
+    int fd;                /* the accepted connection */
+    bool is_tcp;           /* on the TCP listener: only agents of other nodes may use it */
+    struct timespec until; /* closed unheard after this */
+} mpirun_pending_t;
+
 /* Hex digits of the job's key: 32 random bytes. */
 #define MPIRUN_KEY_HEX 64
 
@@ -55,14 +68,16 @@ typedef struct mpirun_state {
     mpirun_agent_t *agents;           /* map.np entries, indexed by rank */
     int listen_fd;                    /* control socket: tools, and the agents of this node */
     int tcp_fd;                       /* TCP listener for the agents of other nodes, or -1 */
-    int signal_fd;                    /* SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGCONT */
-    int exit_code;                    /* what mpirun will return; set by the first failure */
-    int failed;                       /* a failure was recorded (exit_code is final) */
-    int tearing_down;                 /* SIGTERM was sent to the agents */
-    struct timespec kill_at;          /* when teardown escalates to SIGKILL */
-    int killed;                       /* SIGKILL was sent */
-    struct timespec timeout_at;       /* --timeout deadline */
-    crmpi_snapc_global_t *snapc;      /* the global checkpoint coordinator */
+    mpirun_pending_t pending[MPIRUN_PENDING_MAX]; /* accepted, not heard from yet */
+    int npending;                                 /* entries in pending */
+    int signal_fd;                                /* SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGCONT */
+    int exit_code;               /* what mpirun will return; set by the first failure */
+    int failed;                  /* a failure was recorded (exit_code is final) */
+    int tearing_down;            /* SIGTERM was sent to the agents */
+    struct timespec kill_at;     /* when teardown escalates to SIGKILL */
+    int killed;                  /* SIGKILL was sent */
+    struct timespec timeout_at;  /* --timeout deadline */
+    crmpi_snapc_global_t *snapc; /* the global checkpoint coordinator */
 } mpirun_state_t;
 
 /* ---- mpirun_loop.c ---------------------------------------------------------------------- */

@@ -241,16 +241,27 @@ static void mpirun_agent_hello(mpirun_state_t *st, int fd, crmpi_ctl_msg_t *msg)
         st->plm->signal(&st->job, (int)rank, SIGTERM);
 }
 
+/* How long an accepted connection may stay silent before its first message. */
+#define MPIRUN_PENDING_S 60.0
+/* How long the rest of a first message may take once its first bytes are there. */
+#define MPIRUN_FIRST_MSG_S 2
+
+static void mpirun_pending_drop(mpirun_state_t *st, int index)
+{
+    st->pending[index] = st->pending[--st->npending];
+}
+
 /* A connection on the control socket (`is_tcp`: on the TCP listener, where only agents of
- * other nodes may connect; tools come through the unix socket of the session directory). */
+ * other nodes may connect; tools come through the unix socket of the session directory):
+ * kept until its first message, which the loop waits for with everything else. */
 static void mpirun_accept(mpirun_state_t *st, int listen_fd, bool is_tcp)
 {
     int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
-    crmpi_ctl_msg_t msg;
+    struct timeval tv = {.tv_sec = MPIRUN_FIRST_MSG_S};
+    mpirun_pending_t *pending;
 
-    if (fd < 0) {
+    if (fd < 0)
         return;
-    }
     if (is_tcp) {
         int one = 1;
 
@@ -258,9 +269,29 @@ static void mpirun_accept(mpirun_state_t *st, int listen_fd, bool is_tcp)
         /* An agent whose node vanished sends no end of file: keepalive finds it out. */
         crmpi_ctl_tcp_keepalive(fd);
     }
-    /* The hello follows the connect at once; do not let a stuck peer stall mpirun. */
-    struct timeval tv = {.tv_sec = 5};
+    /* A message whose first bytes came and whose rest does not cannot stall mpirun long. */
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    if (st->npending == MPIRUN_PENDING_MAX) {
+        /* Full of connections that do not speak: the oldest makes room. */
+        crmpi_log_warn("too many control connections waiting for their first message; "
+                       "closing the oldest");
+        close(st->pending[0].fd);
+        mpirun_pending_drop(st, 0);
+    }
+    pending = &st->pending[st->npending++];
+    pending->fd = fd;
+    pending->is_tcp = is_tcp;
+    mpirun_ts_after(&pending->until, MPIRUN_PENDING_S);
+}
+
+/* The first message of pending connection `index` is there (or its end): serve it. */
+static void mpirun_pending_ready(mpirun_state_t *st, int index)
+{
+    int fd = st->pending[index].fd;
+    bool is_tcp = st->pending[index].is_tcp;
+    crmpi_ctl_msg_t msg;
+
+    mpirun_pending_drop(st, index);
     if (crmpi_ctl_recv(fd, &msg) != CRMPI_OK) {
         close(fd);
         return;
@@ -284,6 +315,19 @@ static void mpirun_accept(mpirun_state_t *st, int listen_fd, bool is_tcp)
     }
     mpirun_agent_hello(st, fd, &msg);
     crmpi_ctl_msg_free(&msg);
+}
+
+/* Close the pending connections that stayed silent too long (all of them when `all`). */
+static void mpirun_pending_expire(mpirun_state_t *st, bool all)
+{
+    double now = crmpi_clock_s();
+
+    for (int i = st->npending - 1; i >= 0; i--) {
+        if (all || now >= mpirun_ts_seconds(&st->pending[i].until)) {
+            close(st->pending[i].fd);
+            mpirun_pending_drop(st, i);
+        }
+    }
 }
 
 static void mpirun_agent_gone(void *arg, int rank, int status, bool explained)
@@ -374,6 +418,7 @@ typedef enum {
     MPIRUN_FD_SIGNAL,
     MPIRUN_FD_LISTEN,
     MPIRUN_FD_LISTEN_TCP,
+    MPIRUN_FD_PENDING,
     MPIRUN_FD_TOOL,
     MPIRUN_FD_PLM,
     MPIRUN_FD_CTL,
@@ -383,13 +428,13 @@ typedef enum {
 
 typedef struct mpirun_fd_owner {
     mpirun_fd_kind_t kind; /* what the descriptor is */
-    int rank;              /* whose, for CTL, OUT and ERR */
+    int rank;              /* whose, for CTL, OUT and ERR; the fd for PENDING */
 } mpirun_fd_owner_t;
 
 void mpirun_event_loop(mpirun_state_t *st)
 {
     const int np = st->map.np;
-    const int max_fds = 4 + MPIRUN_PLM_FDS_MAX + 3 * np;
+    const int max_fds = 4 + MPIRUN_PENDING_MAX + MPIRUN_PLM_FDS_MAX + 3 * np;
     struct pollfd *fds = calloc((size_t)max_fds, sizeof(*fds));
     mpirun_fd_owner_t *owner = calloc((size_t)max_fds, sizeof(*owner));
 
@@ -411,6 +456,8 @@ void mpirun_event_loop(mpirun_state_t *st)
         MPIRUN_WATCH(st->signal_fd, MPIRUN_FD_SIGNAL, -1);
         MPIRUN_WATCH(st->listen_fd, MPIRUN_FD_LISTEN, -1);
         MPIRUN_WATCH(st->tcp_fd, MPIRUN_FD_LISTEN_TCP, -1);
+        for (int i = 0; i < st->npending; i++)
+            MPIRUN_WATCH(st->pending[i].fd, MPIRUN_FD_PENDING, st->pending[i].fd);
         MPIRUN_WATCH(crmpi_snapc_global_tool_fd(st->snapc), MPIRUN_FD_TOOL, -1);
         int plm_fds = st->plm->poll_fds(&st->job, fds + nfds, MPIRUN_PLM_FDS_MAX);
         for (int i = 0; i < plm_fds; i++)
@@ -452,6 +499,15 @@ void mpirun_event_loop(mpirun_state_t *st)
             case MPIRUN_FD_SIGNAL: mpirun_handle_signal(st); break;
             case MPIRUN_FD_LISTEN: mpirun_accept(st, st->listen_fd, false); break;
             case MPIRUN_FD_LISTEN_TCP: mpirun_accept(st, st->tcp_fd, true); break;
+            case MPIRUN_FD_PENDING:
+                /* Looked up by descriptor: an accept this round may have moved the entries. */
+                for (int p = 0; p < st->npending; p++) {
+                    if (st->pending[p].fd == owner[i].rank) {
+                        mpirun_pending_ready(st, p);
+                        break;
+                    }
+                }
+                break;
             case MPIRUN_FD_TOOL: crmpi_snapc_global_tool_event(st->snapc); break;
             case MPIRUN_FD_PLM: st->plm->poll_event(&st->job, &fds[i]); break;
             case MPIRUN_FD_CTL:
@@ -464,6 +520,7 @@ void mpirun_event_loop(mpirun_state_t *st)
             }
         }
         crmpi_snapc_global_tick(st->snapc);
+        mpirun_pending_expire(st, false);
         now = crmpi_clock_s();
         if (st->opts->timeout_s && !st->tearing_down && now >= mpirun_ts_seconds(&st->timeout_at)) {
             crmpi_log_error("the job did not finish within --timeout %d s; terminating it",
@@ -475,6 +532,7 @@ void mpirun_event_loop(mpirun_state_t *st)
             mpirun_kill_all(st);
         }
     }
+    mpirun_pending_expire(st, true);
     free(fds);
     free(owner);
 }
