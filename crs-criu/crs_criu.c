@@ -177,6 +177,10 @@ static int crs_criu_binary(const char **path_out, char *errbuf, size_t errbuf_le
     return CRMPI_OK;
 }
 
+/* In libcriu 4.1.1 but missing from its criu.h (the process-wide criu_set_unprivileged is
+ * there; this one is its per-options form). */
+void criu_local_set_unprivileged(criu_opts *opts, bool unprivileged);
+
 /* Options common to dump and restore. `log_path` decides the work dir and log name:
  * CRIU takes the log as a bare name inside its work directory. */
 static int crs_criu_opts_create(const char *binary, int images_fd, const char *log_path,
@@ -204,6 +208,9 @@ static int crs_criu_opts_create(const char *binary, int images_fd, const char *l
     criu_local_set_images_dir_fd(opts, images_fd);
     criu_local_set_work_dir_fd(opts, work_fd);
     criu_local_set_log_level(opts, CRS_CRIU_LOG_LEVEL);
+    /* An ordinary user's CRIU runs with CAP_CHECKPOINT_RESTORE only (docs/design.md,
+     * "Ordinary users"): it must be told, or it refuses to start. */
+    criu_local_set_unprivileged(opts, geteuid() != 0);
     *work_fd_out = work_fd;
     *opts_out = opts;
     return CRMPI_OK;
