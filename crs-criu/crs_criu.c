@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/capability.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -172,6 +173,25 @@ static int crs_criu_binary(const char **path_out, char *errbuf, size_t errbuf_le
                              "crs:criu: cannot run the criu program %s (parameter "
                              "crs_criu_binary): %s",
                              path, strerror(errno));
+    }
+    /* An ordinary user's CRIU takes CAP_CHECKPOINT_RESTORE from its file, permitted and
+     * effective; without it CRIU refuses with a line on its standard error only. */
+    if (geteuid() != 0) {
+        cap_flag_value_t permitted = CAP_CLEAR, effective = CAP_CLEAR;
+        cap_t caps = cap_get_file(path);
+
+        if (caps) {
+            cap_get_flag(caps, CAP_CHECKPOINT_RESTORE, CAP_PERMITTED, &permitted);
+            cap_get_flag(caps, CAP_CHECKPOINT_RESTORE, CAP_EFFECTIVE, &effective);
+            cap_free(caps);
+        }
+        if (permitted != CAP_SET || effective != CAP_SET)
+            return crs_criu_fail(errbuf, errbuf_len, CRMPI_ERR_NOT_SUPPORTED,
+                                 "crs:criu: %s lacks CAP_CHECKPOINT_RESTORE, which an ordinary "
+                                 "user's checkpoint and restart need (an administrator runs "
+                                 "'setcap cap_checkpoint_restore+ep %s' once; make install as "
+                                 "root does it)",
+                                 path, path);
     }
     *path_out = path;
     return CRMPI_OK;
