@@ -179,3 +179,29 @@ def test_criu_without_the_capability(users, program):
         pass
     ended = finish(proc)
     assert ended.returncode == 0 and crjob.ok_line(ended.out), ended.report()
+
+
+@pytest.mark.parametrize("planted", ["other_user", "open_mode"])
+def test_session_directory_planted(users, program, planted):
+    """The directory that holds OWNER's session directories made beforehand by another user,
+    or left open to every user: mpirun, ompi-ps and ompi-checkpoint refuse it in one line
+    (another user could otherwise put their own control socket where the tools look)."""
+    home = users[OWNER]
+    tmpdir = os.path.join(home, "tmp")
+    parent = os.path.join(tmpdir, "crmpi-%d" % pwd.getpwnam(OWNER).pw_uid)
+    shutil.rmtree(tmpdir, ignore_errors=True)
+    os.makedirs(parent)
+    shutil.chown(tmpdir, OWNER)
+    shutil.chown(parent, OTHER if planted == "other_user" else OWNER)
+    os.chmod(parent, 0o777)
+    env = {"TMPDIR": tmpdir}
+    words = "another user's" if planted == "other_user" else "open to other users"
+    try:
+        for args in ([crjob.tool("mpirun"), "-np", "2", program], [crjob.tool("ompi-ps")],
+                     [crjob.tool("ompi-checkpoint"), "1"]):
+            result = run_as(OWNER, home, args, env)
+            assert result.returncode != 0 and words in result.err and \
+                len(result.err.strip().splitlines()) == 1, result.report(args[0])
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
+    assert not user_processes(OWNER), "left running: " + user_processes(OWNER)
