@@ -48,7 +48,11 @@ void crmpi_pml_cr_transports_changed(void)
     crmpi_param_get_size("pml_ob1_eager_limit", &eager_param);
     for (uint32_t p = 0; p < pml_ob1.num_peers; p++)
         pml_ob1_peer_limits(&pml_ob1.peers[p], crmpi_bml_peers[p].module, eager_param);
-    pml_ob1.yield_when_idle = cores > 0 && job->local_size > (uint32_t)cores;
+    int64_t yield = -1;
+
+    crmpi_param_get_int("mpi_yield_when_idle", &yield);
+    pml_ob1.yield_when_idle =
+        yield >= 0 ? yield > 0 : cores > 0 && job->local_size > (uint32_t)cores;
 }
 
 int crmpi_pml_init(char **unreach_msg_out)

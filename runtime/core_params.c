@@ -15,6 +15,11 @@ const crmpi_param_decl_t crmpi_core_params[] = {
      "Check the arguments of every MPI call and raise MPI_ERR_ARG and friends on bad ones; "
      "turning it off saves a few nanoseconds per call in debugged applications.",
      CRMPI_PARAM_LEVEL_TUNER},
+    {"mpi_yield_when_idle", CRMPI_PARAM_INT, "-1",
+     "A rank waiting for a message gives its core away between two polls (sched_yield): 1 "
+     "always, 0 never, -1 when the node's ranks outnumber its online CPUs (a spinning rank "
+     "would steal the core of the rank it waits for).",
+     CRMPI_PARAM_LEVEL_TUNER},
     {"ft_cr_enable", CRMPI_PARAM_BOOL, "false",
      "Checkpoint/restart support in the ranks (mpirun --with-ft cr sets it): a C/R thread "
      "in each rank answers ompi-checkpoint; off, nothing of it runs and it costs nothing.",
