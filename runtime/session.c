@@ -121,6 +121,7 @@ int crmpi_session_job_status(uint64_t jobid, crmpi_job_status_t *status_out)
     crmpi_buf_get_u64(&buf, &status.mtbf_s);
     crmpi_buf_get_u32(&buf, &status.running);
     crmpi_buf_get_str(&buf, &hosts);
+    crmpi_buf_get_u32(&buf, &status.committed);
     rc = msg.hdr.type == CRMPI_CTL_REPLY && msg.hdr.status == CRMPI_OK ? crmpi_buf_get_done(&buf)
                                                                        : CRMPI_ERR_PROTO;
     if (rc == CRMPI_OK) {

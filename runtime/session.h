@@ -49,6 +49,7 @@ typedef struct crmpi_job_status {
     uint64_t mtbf_s;           /* --mtbf, with --ckpt-interval auto */
     uint32_t running;          /* ranks started (or restored: their restart done) and running */
     char hosts[4096];          /* where they run: "n1:2,n2:2", node and ranks on it */
+    uint32_t committed;        /* checkpoints of this job committed (aborted ones not counted) */
 } crmpi_job_status_t;
 
 /** Ask job `jobid`'s mpirun for its state. @return as crmpi_session_job_connect, or

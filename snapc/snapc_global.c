@@ -47,6 +47,7 @@ struct crmpi_snapc_global {
     char *jobdir;                     /* owned copy of params.jobdir */
     snapc_step_t step;                /* IDLE or what is awaited */
     uint32_t seq;                     /* current (or last) checkpoint */
+    uint32_t committed;               /* checkpoints of this job committed (not aborted) */
     uint32_t flags;                   /* its CRMPI_SNAPC_* flags */
     int tool_fd;                      /* the tool that asked, -1 when gone */
     bool *answered;                   /* per rank: answered the current step */
@@ -304,6 +305,7 @@ void crmpi_snapc_global_status(crmpi_snapc_global_t *global, int fd, uint32_t ra
     crmpi_buf_put_u64(&buf, (uint64_t)global->periodic.mtbf_s);
     crmpi_buf_put_u32(&buf, ranks_running);
     crmpi_buf_put_str(&buf, hosts);
+    crmpi_buf_put_u32(&buf, global->committed);
     crmpi_ctl_send(fd, CRMPI_CTL_REPLY, 0, buf.failed ? CRMPI_ERR_OUT_OF_RESOURCE : CRMPI_OK,
                    buf.data, buf.len);
     crmpi_buf_free(&buf);
@@ -505,6 +507,7 @@ static void snapc_global_commit(crmpi_snapc_global_t *global)
                    global->phase_s[SNAPC_STEP_READY] * 1e3, global->phase_s[SNAPC_STEP_DUMPED],
                    global->phase_s[SNAPC_STEP_CONTINUED] * 1e3, global->phase_s[SNAPC_STEP_STORED],
                    (unsigned long long)global->image_bytes);
+    global->committed++;
     snapc_global_end_periodic(global, true);
     snapc_global_end(global);
     if (global->flags & CRMPI_SNAPC_STOP) {

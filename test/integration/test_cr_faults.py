@@ -152,11 +152,13 @@ def test_bad_command_line(tmp_path, tool, args, words):
 
 
 def test_ompi_ps(tmp_path, program):
-    """ompi-ps lists a running job: its ranks, C/R on, its state and snapshots."""
+    """ompi-ps lists a running job: its ranks, C/R on, its state and snapshots; CKPTS counts
+    committed checkpoints only (an aborted attempt, here a failed dump, once counted too)."""
     crenv = crjob.CrEnv(tmp_path)
-    job = crjob.CrJob(crenv, program, 2)
+    job = crjob.CrJob(crenv, program, 2, ["--mca", "runtime_fault_inject", "snapc_dump_fail:2"])
     job.ready()
     handle = ckpt_ok(crenv, job)
+    ckpt_fails(crenv, job, "aborted during the dump")
     listing = crjob.run_tool([crjob.tool("ompi-ps")], crenv.env)
     assert listing.returncode == 0, listing.report("ompi-ps")
     line = [ln for ln in listing.out.splitlines() if ln.split()[:1] == [str(job.jobid)]]

@@ -86,7 +86,7 @@ int main(int argc, char **argv)
         if (*end || jobid == 0 || crmpi_session_job_status(jobid, &status) != CRMPI_OK)
             continue; /* not a job directory, or a job that has ended */
         printf("%-8llu %5u %-4s %-11s %6u  %s\n", (unsigned long long)status.jobid, status.np,
-               status.cr ? "on" : "off", crmpi_snapc_state_name(status.state), status.last_seq,
+               status.cr ? "on" : "off", crmpi_snapc_state_name(status.state), status.committed,
                status.program);
         ompi_ps_snapshots(&status, snapshots, sizeof(snapshots));
         if (status.cr)
