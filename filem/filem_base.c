@@ -499,26 +499,62 @@ static int filem_restart_try(const char *jobdir, unsigned seq, unsigned flags,
     return CRMPI_OK;
 }
 
-/* No commit record in `jobdir`: say why that can be, and what to give instead. */
+/* No commit record in `jobdir`: say why that can be, and what to give instead (the
+ * sequences whose manifest says they are complete, when the record itself was lost). */
 static void filem_restart_explain_uncommitted(const char *jobdir)
 {
-    char *manifest_path;
+    crmpi_filem_seq_status_t *list = NULL;
+    char *manifest_path, complete[512] = "";
+    size_t count = 0, used = 0;
     bool is_sequence = false;
 
     if (asprintf(&manifest_path, "%s/%s", jobdir, CRMPI_FILEM_MANIFEST_FILE) < 0)
         manifest_path = NULL;
     else
         is_sequence = access(manifest_path, F_OK) == 0;
-    if (is_sequence)
+    free(manifest_path);
+    if (is_sequence) {
         crmpi_log_error("%s is one sequence of a snapshot, not a snapshot handle: give its "
                         "parent directory (the <jobid>.ckpt one), and --seq to choose this "
                         "sequence",
                         jobdir);
+        return;
+    }
+    if (crmpi_filem_snapshot_list(jobdir, NULL, &list, &count) == CRMPI_OK) {
+        for (size_t i = 0; i < count && used < sizeof(complete); i++)
+            if (list[i].state == CRMPI_FILEM_SEQ_UNCOMMITTED)
+                used += (size_t)snprintf(complete + used, sizeof(complete) - used, "%s%u",
+                                         used ? ", " : "", list[i].seq);
+        crmpi_filem_snapshot_list_free(list, count);
+    }
+    if (complete[0])
+        crmpi_log_error("%s has no commit record (%s), but complete sequences: %s; one of "
+                        "them may be the last one a checkpoint committed, or one whose commit "
+                        "never happened: choose with --seq N (its checksums are verified)",
+                        jobdir, CRMPI_FILEM_COMMIT_FILE, complete);
     else
         crmpi_log_error("%s has no committed snapshot (no %s: no checkpoint of this job "
                         "completed)",
                         jobdir, CRMPI_FILEM_COMMIT_FILE);
-    free(manifest_path);
+}
+
+/* No commit record, and the user named sequence `seq`: restart from it if its manifest
+ * says it is complete and every checksum holds. */
+static int filem_restart_uncommitted(crmpi_filem_restart_t *restart, long seq, unsigned flags)
+{
+    char problem[CRMPI_FILEM_PROBLEM_MAX] = "";
+    int rc = filem_restart_try(restart->jobdir, (unsigned)seq, flags, restart, problem);
+
+    if (rc == CRMPI_OK)
+        crmpi_log_warn("%s has no commit record (%s): restarting from sequence %ld as asked, "
+                       "its manifest complete and its checksums verified",
+                       restart->jobdir, CRMPI_FILEM_COMMIT_FILE, seq);
+    else if (rc != CRMPI_ERR_ACCESS)
+        crmpi_log_error("%s has no commit record (%s), and sequence %ld cannot be restarted: "
+                        "%s",
+                        restart->jobdir, CRMPI_FILEM_COMMIT_FILE, seq,
+                        problem[0] ? problem : crmpi_strerror(rc));
+    return rc;
 }
 
 int crmpi_filem_restart_open(const char *handle, long seq, unsigned flags,
@@ -539,6 +575,13 @@ int crmpi_filem_restart_open(const char *handle, long seq, unsigned flags,
     if (rc != CRMPI_OK)
         goto err_free;
     rc = crmpi_filem_commit_read(restart->jobdir, &commit);
+    if (rc == CRMPI_ERR_NOT_FOUND && seq >= 0) {
+        rc = filem_restart_uncommitted(restart, seq, flags);
+        if (rc != CRMPI_OK)
+            goto err_free;
+        *restart_out = restart;
+        return CRMPI_OK;
+    }
     if (rc == CRMPI_ERR_NOT_FOUND)
         filem_restart_explain_uncommitted(restart->jobdir);
     if (rc != CRMPI_OK)

@@ -607,6 +607,48 @@ static void test_missing_handle(void **state)
     free(empty);
 }
 
+/* ---- a lost commit record ------------------------------------------------------------- */
+
+/* snapshot.json is gone, the sequences are intact: restart names the complete sequences
+ * and refuses to guess; --seq N restarts from one after verifying it, and a damaged one is
+ * refused saying why. */
+static void test_lost_commit_record(void **state)
+{
+    fixture_t *fx = *state;
+    crmpi_filem_restart_t *restart;
+    char *path, *err;
+
+    assert_int_equal(checkpoint(fx, 1, 2, 3), CRMPI_OK);
+    assert_int_equal(checkpoint(fx, 2, 2, 3), CRMPI_OK);
+    assert_true(asprintf(&path, "%s/%s", fx->jobdir, CRMPI_FILEM_COMMIT_FILE) > 0);
+    assert_int_equal(unlink(path), 0);
+    free(path);
+
+    capture_begin();
+    assert_int_equal(crmpi_filem_restart_open(fx->jobdir, -1, 0, &restart), CRMPI_ERR_NOT_FOUND);
+    err = capture_end();
+    assert_non_null(strstr(err, "but complete sequences: 1, 2;"));
+    assert_int_equal(count_lines(err), 1);
+    free(err);
+
+    capture_begin();
+    assert_int_equal(crmpi_filem_restart_open(fx->jobdir, 2, 0, &restart), CRMPI_OK);
+    err = capture_end();
+    assert_int_equal(restart->seq, 2);
+    assert_non_null(strstr(err, "restarting from sequence 2 as asked"));
+    free(err);
+    crmpi_filem_restart_close(restart);
+
+    assert_true(asprintf(&path, "%s/2/rank.1/rank.json", fx->jobdir) > 0);
+    path_write(path, "{}", 2);
+    free(path);
+    capture_begin();
+    assert_int_not_equal(crmpi_filem_restart_open(fx->jobdir, 2, 0, &restart), CRMPI_OK);
+    err = capture_end();
+    assert_non_null(strstr(err, "sequence 2 cannot be restarted: rank 1's rank.json"));
+    free(err);
+}
+
 /* ---- who may restart ------------------------------------------------------------------ */
 
 /* A snapshot, or one of its sequences, that others could have written is refused, saying
@@ -1077,6 +1119,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_parameters, setup, teardown),
         cmocka_unit_test_setup_teardown(test_software, setup, teardown),
         cmocka_unit_test_setup_teardown(test_untrusted_snapshot, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lost_commit_record, setup, teardown),
     };
 
     crmpi_log_set_who("test_filem");
