@@ -255,6 +255,8 @@ int crmpi_filem_seq_cleanup(const char *jobdir, unsigned keep)
          * of their files goes. */
         memmove(commit->seqs, commit->seqs + (commit->num_seqs - keep),
                 keep * sizeof(commit->seqs[0]));
+        memmove(commit->sums, commit->sums + (commit->num_seqs - keep),
+                keep * sizeof(commit->sums[0]));
         commit->num_seqs = keep;
         rc = crmpi_filem_commit_write(jobdir, commit);
         if (rc != CRMPI_OK) {
@@ -348,10 +350,13 @@ int crmpi_filem_seq_abort(const char *jobdir, unsigned seq)
     return rc;
 }
 
-/* The new commit record: the old one's sequences plus `seq`, newest last. */
-static int filem_commit_append(const char *jobdir, uint64_t jobid, unsigned seq)
+/* The new commit record: the old one's sequences plus `seq` (in `seq_dir`, its manifest's
+ * checksum with it), newest last. */
+static int filem_commit_append(const char *jobdir, uint64_t jobid, unsigned seq,
+                               const char *seq_dir)
 {
     crmpi_filem_commit_t *commit = NULL;
+    crmpi_filem_manifest_sum_t *sums;
     unsigned *grown;
     int rc;
 
@@ -370,6 +375,19 @@ static int filem_commit_append(const char *jobdir, uint64_t jobid, unsigned seq)
         return CRMPI_ERR_OUT_OF_RESOURCE;
     }
     commit->seqs = grown;
+    sums = realloc(commit->sums, (commit->num_seqs + 1) * sizeof(*sums));
+    if (!sums) {
+        crmpi_filem_commit_destroy(commit);
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    }
+    commit->sums = sums;
+    rc = crmpi_filem_manifest_sum(seq_dir, commit->sums[commit->num_seqs]);
+    if (rc != CRMPI_OK) {
+        crmpi_log_error("filem: cannot read back %s/%s: %s", seq_dir, CRMPI_FILEM_MANIFEST_FILE,
+                        crmpi_strerror(rc));
+        crmpi_filem_commit_destroy(commit);
+        return rc;
+    }
     commit->seqs[commit->num_seqs++] = seq;
     commit->jobid = jobid;
     rc = crmpi_filem_commit_write(jobdir, commit);
@@ -440,7 +458,7 @@ int crmpi_filem_seq_commit(const char *jobdir, crmpi_filem_manifest_t *manifest,
         goto out_free;
     /* The window the commit record closes: a complete sequence nobody has committed. */
     crmpi_fault_crash("snapc_commit_crash");
-    rc = filem_commit_append(jobdir, manifest->jobid, manifest->seq);
+    rc = filem_commit_append(jobdir, manifest->jobid, manifest->seq, seq_dir);
     if (rc != CRMPI_OK) {
         /* Whether the new record landed is unknown (the rename may be durable even if the
          * directory's fsync failed), so <seq> stays as it is: either committed, or unlisted
@@ -467,8 +485,9 @@ void crmpi_filem_restart_close(crmpi_filem_restart_t *restart)
     free(restart);
 }
 
-/* Read and check sequence `seq`; on failure `problem` says what is wrong. */
-static int filem_restart_try(const char *jobdir, unsigned seq, unsigned flags,
+/* Read and check sequence `seq`, whose manifest's checksum is `sum` ("" or NULL: not
+ * recorded); on failure `problem` says what is wrong. */
+static int filem_restart_try(const char *jobdir, unsigned seq, const char *sum, unsigned flags,
                              crmpi_filem_restart_t *restart, char *problem)
 {
     crmpi_filem_manifest_t *manifest = NULL;
@@ -479,6 +498,18 @@ static int filem_restart_try(const char *jobdir, unsigned seq, unsigned flags,
     if (rc != CRMPI_OK)
         return rc;
     rc = filem_restart_trusted(seq_dir);
+    if (rc == CRMPI_OK && sum && sum[0] && !(flags & CRMPI_FILEM_RESTART_NO_VERIFY)) {
+        crmpi_filem_manifest_sum_t now;
+
+        rc = crmpi_filem_manifest_sum(seq_dir, now);
+        if (rc != CRMPI_OK || strcmp(now, sum) != 0) {
+            snprintf(problem, CRMPI_FILEM_PROBLEM_MAX,
+                     "sequence %u's %s %s the commit record's checksum", seq,
+                     CRMPI_FILEM_MANIFEST_FILE,
+                     rc != CRMPI_OK ? "cannot be read to check against" : "does not match");
+            rc = CRMPI_ERR_IO;
+        }
+    }
     if (rc == CRMPI_OK)
         rc = crmpi_filem_manifest_read(seq_dir, true, &manifest, problem);
     if (rc == CRMPI_OK && (manifest->state != CRMPI_FILEM_STATE_COMPLETE || manifest->seq != seq)) {
@@ -543,7 +574,7 @@ static void filem_restart_explain_uncommitted(const char *jobdir)
 static int filem_restart_uncommitted(crmpi_filem_restart_t *restart, long seq, unsigned flags)
 {
     char problem[CRMPI_FILEM_PROBLEM_MAX] = "";
-    int rc = filem_restart_try(restart->jobdir, (unsigned)seq, flags, restart, problem);
+    int rc = filem_restart_try(restart->jobdir, (unsigned)seq, NULL, flags, restart, problem);
 
     if (rc == CRMPI_OK)
         crmpi_log_warn("%s has no commit record (%s): restarting from sequence %ld as asked, "
@@ -611,7 +642,8 @@ int crmpi_filem_restart_open(const char *handle, long seq, unsigned flags,
         }
     }
     for (size_t i = first + 1; i-- > 0;) {
-        rc = filem_restart_try(restart->jobdir, commit->seqs[i], flags, restart, problem);
+        rc = filem_restart_try(restart->jobdir, commit->seqs[i], commit->sums[i], flags, restart,
+                               problem);
         if (rc == CRMPI_OK) {
             restart->fell_back = i != first;
             break;

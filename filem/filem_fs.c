@@ -93,7 +93,9 @@ int crmpi_filem_file_write_atomic(const char *dir, const char *name, const char 
         free(tmp_path);
         return CRMPI_ERR_OUT_OF_RESOURCE;
     }
-    fd = open(tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    /* The owner's only, as everything of a snapshot (ompi-restart refuses what others
+     * could change). */
+    fd = open(tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) {
         err = errno;
         goto err_free;

@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "crmpi_status.h"
 #include "filem_fs.h"
@@ -19,6 +20,7 @@ void crmpi_filem_commit_destroy(crmpi_filem_commit_t *commit)
     if (!commit)
         return;
     free(commit->seqs);
+    free(commit->sums);
     free(commit->updated);
     free(commit);
 }
@@ -36,7 +38,7 @@ int crmpi_filem_commit_read(const char *jobdir, crmpi_filem_commit_t **commit_ou
     char problem[CRMPI_FILEM_PROBLEM_MAX];
     crmpi_filem_commit_t *commit;
     json_t *root;
-    json_t *seqs;
+    json_t *seqs, *sums;
     char *path;
     int version;
     int rc;
@@ -58,14 +60,27 @@ int crmpi_filem_commit_read(const char *jobdir, crmpi_filem_commit_t **commit_ou
         goto err_malformed;
     commit->version = version;
     commit->seqs = calloc(json_array_size(seqs), sizeof(commit->seqs[0]));
-    if (!commit->seqs)
+    commit->sums = calloc(json_array_size(seqs), sizeof(commit->sums[0]));
+    if (!commit->seqs || !commit->sums)
+        goto err_malformed;
+    /* Optional: {"<seq>": "<sha256 of its manifest.json>"}; older records lack it. */
+    sums = json_object_get(root, "manifest_sha256");
+    if (sums && !json_is_object(sums))
         goto err_malformed;
     for (size_t i = 0; i < json_array_size(seqs); i++) {
-        json_t *seq = json_array_get(seqs, i);
+        json_t *seq = json_array_get(seqs, i), *sum;
+        char key[16];
 
         if (!json_is_integer(seq) || json_integer_value(seq) < 0 ||
             json_integer_value(seq) > UINT32_MAX)
             goto err_malformed;
+        snprintf(key, sizeof(key), "%u", (unsigned)json_integer_value(seq));
+        sum = sums ? json_object_get(sums, key) : NULL;
+        if (sum && (!json_is_string(sum) || !filem_sha256_is_valid(json_string_value(sum))))
+            goto err_malformed;
+        if (sum)
+            memcpy(commit->sums[commit->num_seqs], json_string_value(sum),
+                   CRMPI_FILEM_SHA256_HEX_LEN + 1);
         commit->seqs[commit->num_seqs++] = (unsigned)json_integer_value(seq);
     }
     if (filem_json_string(root, "updated", false, &commit->updated) != CRMPI_OK)
@@ -76,7 +91,9 @@ int crmpi_filem_commit_read(const char *jobdir, crmpi_filem_commit_t **commit_ou
     return CRMPI_OK;
 
 err_malformed:
-    crmpi_log_error("snapshot: %s lacks a valid jobid or list of committed sequences", path);
+    crmpi_log_error("snapshot: %s lacks a valid jobid or list of committed sequences, or "
+                    "names a manifest checksum that is not one",
+                    path);
     crmpi_filem_commit_destroy(commit);
     json_decref(root);
     free(path);
@@ -86,30 +103,40 @@ err_malformed:
 int crmpi_filem_commit_write(const char *jobdir, const crmpi_filem_commit_t *commit)
 {
     json_t *root = filem_json_header(CRMPI_FILEM_COMMIT_FORMAT, CRMPI_FILEM_COMMIT_VERSION);
-    json_t *seqs = json_array();
+    json_t *seqs = json_array(), *sums = json_object();
     char now[32];
     int rc = CRMPI_OK;
 
     crmpi_filem_time_now(now, sizeof(now));
-    if (!root || !seqs)
+    if (!root || !seqs || !sums)
         goto err_no_memory;
-    for (size_t i = 0; i < commit->num_seqs; i++)
+    for (size_t i = 0; i < commit->num_seqs; i++) {
+        char key[16];
+
         if (json_array_append_new(seqs, json_integer(commit->seqs[i])) != 0)
             goto err_no_memory;
+        snprintf(key, sizeof(key), "%u", commit->seqs[i]);
+        if (commit->sums && commit->sums[i][0] &&
+            json_object_set_new(sums, key, json_string(commit->sums[i])) != 0)
+            goto err_no_memory;
+    }
     rc |= filem_json_set(root, "jobid", json_integer((json_int_t)commit->jobid));
     rc |= filem_json_set(root, "latest",
                          json_integer(commit->num_seqs ? commit->seqs[commit->num_seqs - 1] : 0));
     rc |= filem_json_set(root, "sequences", json_incref(seqs));
+    rc |= filem_json_set(root, "manifest_sha256", json_incref(sums));
     rc |= filem_json_set_string(root, "updated", now);
     if (rc != CRMPI_OK)
         goto err_no_memory;
     rc = filem_json_write(jobdir, CRMPI_FILEM_COMMIT_FILE, root);
     json_decref(seqs);
+    json_decref(sums);
     json_decref(root);
     return rc;
 
 err_no_memory:
     json_decref(seqs);
+    json_decref(sums);
     json_decref(root);
     crmpi_log_error("snapshot: out of memory encoding %s/%s", jobdir, CRMPI_FILEM_COMMIT_FILE);
     return CRMPI_ERR_OUT_OF_RESOURCE;

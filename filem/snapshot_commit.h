@@ -15,12 +15,17 @@
 
 /* ---- snapshot.json (the commit record) ------------------------------------------------ */
 
+/* A sequence's manifest.json checksum in the commit record: hex, or "" when not recorded
+ * (records written before it was). */
+typedef char crmpi_filem_manifest_sum_t[CRMPI_FILEM_SHA256_HEX_LEN + 1];
+
 typedef struct crmpi_filem_commit {
-    int version;     /* format version read */
-    uint64_t jobid;  /* the job */
-    unsigned *seqs;  /* committed sequences, oldest first; the last is the newest */
-    size_t num_seqs; /* entries in seqs (at least 1 in a written record) */
-    char *updated;   /* ISO 8601 UTC time of the last commit */
+    int version;                      /* format version read */
+    uint64_t jobid;                   /* the job */
+    unsigned *seqs;                   /* committed sequences, oldest first; the last is newest */
+    crmpi_filem_manifest_sum_t *sums; /* per entry of seqs: its manifest's sha256 */
+    size_t num_seqs;                  /* entries in seqs (at least 1 in a written record) */
+    char *updated;                    /* ISO 8601 UTC time of the last commit */
 } crmpi_filem_commit_t;
 
 /**
@@ -32,6 +37,9 @@ int crmpi_filem_commit_read(const char *jobdir, crmpi_filem_commit_t **commit_ou
 /** Replace `jobdir`/snapshot.json atomically (temp, fsync, rename, fsync of jobdir). */
 int crmpi_filem_commit_write(const char *jobdir, const crmpi_filem_commit_t *commit);
 void crmpi_filem_commit_destroy(crmpi_filem_commit_t *commit);
+/** The sha256 of `seq_dir`/manifest.json, for the commit record (snapshot_verify.c).
+ *  @return CRMPI_OK, CRMPI_ERR_NOT_FOUND, CRMPI_ERR_IO, CRMPI_ERR_OUT_OF_RESOURCE */
+int crmpi_filem_manifest_sum(const char *seq_dir, crmpi_filem_manifest_sum_t sum_out);
 /** Is `seq` one of the committed sequences? */
 bool crmpi_filem_commit_has(const crmpi_filem_commit_t *commit, unsigned seq);
 

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "crmpi_status.h"
+#include "snapshot_commit.h"
 #include "snapshot_int.h"
 
 /* Bytes read at a time when a file's checksum is verified. */
@@ -32,12 +33,57 @@ static const char *filem_verify_file_noun(const char *path)
     return "snapshot file";
 }
 
+/* The sha256 of what is left to read on `fd`, in hex, read through `buf`
+ * (FILEM_VERIFY_CHUNK bytes); *total_out counts the bytes. @return 0, or errno. */
+static int filem_sha256_fd(int fd, uint8_t *buf, char *hex, uint64_t *total_out)
+{
+    struct sha256_ctx ctx;
+    uint8_t digest[SHA256_DIGEST_SIZE];
+
+    *total_out = 0;
+    sha256_init(&ctx);
+    for (;;) {
+        ssize_t got = read(fd, buf, FILEM_VERIFY_CHUNK);
+
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            return errno;
+        if (got == 0)
+            break;
+        sha256_update(&ctx, (size_t)got, buf);
+        *total_out += (uint64_t)got;
+    }
+    sha256_digest(&ctx, SHA256_DIGEST_SIZE, digest);
+    for (size_t i = 0; i < SHA256_DIGEST_SIZE; i++)
+        snprintf(hex + 2 * i, 3, "%02x", digest[i]);
+    return 0;
+}
+
+int crmpi_filem_manifest_sum(const char *seq_dir, crmpi_filem_manifest_sum_t sum_out)
+{
+    uint8_t *buf = malloc(FILEM_VERIFY_CHUNK);
+    uint64_t total;
+    char *path = NULL;
+    int fd = -1, err = ENOMEM;
+
+    if (buf && asprintf(&path, "%s/%s", seq_dir, CRMPI_FILEM_MANIFEST_FILE) >= 0) {
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        err = fd < 0 ? errno : filem_sha256_fd(fd, buf, sum_out, &total);
+    } else {
+        path = NULL;
+    }
+    if (fd >= 0)
+        close(fd);
+    free(path);
+    free(buf);
+    return err ? filem_errno_status(err) : CRMPI_OK;
+}
+
 /* Check one file against its entry. */
 static int filem_verify_file(const char *seq_dir, int rank, const crmpi_filem_file_t *file,
                              uint8_t *buf, char *problem)
 {
-    struct sha256_ctx ctx;
-    uint8_t digest[SHA256_DIGEST_SIZE];
     char hex[CRMPI_FILEM_SHA256_HEX_LEN + 1];
     const char *noun = filem_verify_file_noun(file->path);
     char *path;
@@ -63,26 +109,12 @@ static int filem_verify_file(const char *seq_dir, int rank, const crmpi_filem_fi
                            rank, noun, (uint64_t)st.st_size, file->size, rank, file->path);
         goto out_close;
     }
-    sha256_init(&ctx);
-    for (;;) {
-        ssize_t got = read(fd, buf, FILEM_VERIFY_CHUNK);
-
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0) {
-            rc =
-                filem_problem(problem, CRMPI_ERR_IO, "rank %d's %s cannot be read (rank.%d/%s: %s)",
-                              rank, noun, rank, file->path, strerror(errno));
-            goto out_close;
-        }
-        if (got == 0)
-            break;
-        sha256_update(&ctx, (size_t)got, buf);
-        total += (uint64_t)got;
+    int err = filem_sha256_fd(fd, buf, hex, &total);
+    if (err) {
+        rc = filem_problem(problem, CRMPI_ERR_IO, "rank %d's %s cannot be read (rank.%d/%s: %s)",
+                           rank, noun, rank, file->path, strerror(err));
+        goto out_close;
     }
-    sha256_digest(&ctx, SHA256_DIGEST_SIZE, digest);
-    for (size_t i = 0; i < SHA256_DIGEST_SIZE; i++)
-        snprintf(hex + 2 * i, 3, "%02x", digest[i]);
     if (total != file->size || strcmp(hex, file->sha256) != 0)
         rc = filem_problem(problem, CRMPI_ERR_IO,
                            "rank %d's %s checksum does not match (rank.%d/%s)", rank, noun, rank,

@@ -59,6 +59,21 @@ static void path_write(const char *path, const void *data, size_t len)
     close(fd);
 }
 
+/* The whole of a small file, NUL-terminated (the caller frees it). */
+static char *path_read(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char *text = calloc(1, 1 << 16);
+    size_t len;
+
+    assert_non_null(f);
+    assert_non_null(text);
+    len = fread(text, 1, (1 << 16) - 1, f);
+    assert_true(len > 0 && len < (1 << 16) - 1);
+    fclose(f);
+    return text;
+}
+
 /* A node-local snapshot as the CRS and CRCP would leave it: criu/ images and rank.json. */
 static char *fake_local_snapshot(fixture_t *fx, unsigned seq, int rank, size_t pages_bytes)
 {
@@ -607,6 +622,44 @@ static void test_missing_handle(void **state)
     free(empty);
 }
 
+/* ---- the manifest under the commit record's checksum ----------------------------------- */
+
+/* An edit of the newest sequence's manifest (its program, here) is caught by the commit
+ * record's checksum: restart falls back to the older sequence, saying why. Every file of a
+ * snapshot is the owner's only. */
+static void test_manifest_checksum(void **state)
+{
+    fixture_t *fx = *state;
+    crmpi_filem_restart_t *restart;
+    char *path, *err, *text;
+    struct stat st;
+
+    assert_int_equal(checkpoint(fx, 1, 2, 3), CRMPI_OK);
+    assert_int_equal(checkpoint(fx, 2, 2, 3), CRMPI_OK);
+    assert_true(asprintf(&path, "%s/%s", fx->jobdir, CRMPI_FILEM_COMMIT_FILE) > 0);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    free(path);
+    assert_true(asprintf(&path, "%s/2/%s", fx->jobdir, CRMPI_FILEM_MANIFEST_FILE) > 0);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    text = path_read(path);
+    assert_non_null(strstr(text, "./ring"));
+    memcpy(strstr(text, "./ring"), "./evil", 6);
+    path_write(path, text, strlen(text));
+    free(text);
+    free(path);
+
+    capture_begin();
+    assert_int_equal(crmpi_filem_restart_open(fx->jobdir, -1, 0, &restart), CRMPI_OK);
+    err = capture_end();
+    assert_int_equal(restart->seq, 1);
+    assert_non_null(strstr(err, "sequence 2's manifest.json does not match the commit record's "
+                                "checksum; restarting from sequence 1 instead"));
+    free(err);
+    crmpi_filem_restart_close(restart);
+}
+
 /* ---- a lost commit record ------------------------------------------------------------- */
 
 /* snapshot.json is gone, the sequences are intact: restart names the complete sequences
@@ -742,6 +795,11 @@ static void test_unknown_fields_ignored(void **state)
     crmpi_filem_restart_close(restart);
 }
 
+static void drop_manifest_sums(json_t *root)
+{
+    json_object_del(root, "manifest_sha256");
+}
+
 static void test_version_too_new(void **state)
 {
     fixture_t *fx = *state;
@@ -754,6 +812,10 @@ static void test_version_too_new(void **state)
     assert_int_equal(checkpoint(fx, 2, 1, 2), CRMPI_OK);
     assert_true(asprintf(&path, "%s/2/manifest.json", fx->jobdir) > 0);
     json_file_edit(path, make_version_two);
+    free(path);
+    /* As a newer crmpi would have written it: the commit record's checksum matches. */
+    assert_true(asprintf(&path, "%s/snapshot.json", fx->jobdir) > 0);
+    json_file_edit(path, drop_manifest_sums);
     free(path);
     /* A newer format is refused, not skipped in favour of an older sequence. */
     capture_begin();
@@ -1120,6 +1182,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_software, setup, teardown),
         cmocka_unit_test_setup_teardown(test_untrusted_snapshot, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lost_commit_record, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_manifest_checksum, setup, teardown),
     };
 
     crmpi_log_set_who("test_filem");
