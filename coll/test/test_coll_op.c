@@ -19,6 +19,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "coll.h"
 #include "coll_sched.h"
@@ -254,6 +256,79 @@ static void test_loc_pairs(void **state)
     /* MINLOC on a plain type is undefined. */
     int x = 1, y = 2;
     assert_int_equal(MPI_Reduce_local(&x, &y, 1, MPI_INT, MPI_MINLOC), MPI_ERR_OP);
+}
+
+/*
+ * `nbytes` of memory that end where an inaccessible page begins: a write one byte past
+ * them faults at once, where malloc's rounding would hide it. Freed with guard_free.
+ */
+static void *guard_alloc(size_t nbytes, void **map_out, size_t *map_len_out)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t data_pages = (nbytes + page - 1) / page;
+    size_t len = (data_pages + 1) * page;
+    char *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+    assert_true(map != MAP_FAILED);
+    assert_int_equal(mprotect(map + data_pages * page, page, PROT_NONE), 0);
+    *map_out = map;
+    *map_len_out = len;
+    return map + data_pages * page - nbytes;
+}
+
+static void guard_free(void *map, size_t len)
+{
+    munmap(map, len);
+}
+
+/*
+ * MINLOC/MAXLOC write the value and the index of a pair, never its padding: the last pair
+ * of a buffer may end at the pair type's true extent (the data), short of its extent, as
+ * the collectives' temporary buffers do. The kernels assigned whole C structs, padding
+ * included, and wrote past such a buffer (heap corruption in MPI_Reduce on 3 ranks).
+ */
+#define CHECK_LOC_GUARDED(vtype, mpi_type)                                                         \
+    do {                                                                                           \
+        struct pair {                                                                              \
+            vtype v;                                                                               \
+            int i;                                                                                 \
+        } in[3] = {{1, 0}, {9, 1}, {3, 2}};                                                        \
+        MPI_Aint lb, extent, true_lb, true_extent;                                                 \
+        size_t nbytes;                                                                             \
+        void *map;                                                                                 \
+        size_t map_len;                                                                            \
+        MPI_Op ops[2] = {MPI_MINLOC, MPI_MAXLOC};                                                  \
+        MPI_Type_get_extent(mpi_type, &lb, &extent);                                               \
+        MPI_Type_get_true_extent(mpi_type, &true_lb, &true_extent);                                \
+        assert_true(extent == (MPI_Aint)sizeof(struct pair));                                      \
+        nbytes = (size_t)(2 * extent + true_extent);                                               \
+        for (int o = 0; o < 2; o++) {                                                              \
+            char *io = guard_alloc(nbytes, &map, &map_len);                                        \
+            for (int k = 0; k < 3; k++) {                                                          \
+                struct pair p = {5, 7};                                                            \
+                memcpy(io + k * extent, &p, (size_t)true_extent);                                  \
+            }                                                                                      \
+            assert_int_equal(MPI_Reduce_local(in, io, 3, mpi_type, ops[o]), MPI_SUCCESS);          \
+            for (int k = 0; k < 3; k++) {                                                          \
+                struct pair p;                                                                     \
+                memcpy(&p, io + k * extent, (size_t)true_extent);                                  \
+                bool in_wins = o == 0 ? in[k].v < 5 : in[k].v > 5;                                 \
+                assert_true(p.v == (in_wins ? in[k].v : 5));                                       \
+                assert_int_equal(p.i, in_wins ? in[k].i : 7);                                      \
+            }                                                                                      \
+            guard_free(map, map_len);                                                              \
+        }                                                                                          \
+    } while (0)
+
+static void test_loc_pairs_write_no_padding(void **state)
+{
+    (void)state;
+    CHECK_LOC_GUARDED(float, MPI_FLOAT_INT);
+    CHECK_LOC_GUARDED(double, MPI_DOUBLE_INT);
+    CHECK_LOC_GUARDED(long, MPI_LONG_INT);
+    CHECK_LOC_GUARDED(int, MPI_2INT);
+    CHECK_LOC_GUARDED(short, MPI_SHORT_INT);
+    CHECK_LOC_GUARDED(long double, MPI_LONG_DOUBLE_INT);
 }
 
 static void test_bad_ops(void **state)
@@ -593,6 +668,7 @@ int main(void)
         cmocka_unit_test(test_complex),
         cmocka_unit_test(test_logical_and_byte),
         cmocka_unit_test(test_loc_pairs),
+        cmocka_unit_test(test_loc_pairs_write_no_padding),
         cmocka_unit_test(test_bad_ops),
         cmocka_unit_test(test_user_ops),
         cmocka_unit_test(test_singleton_collectives),
