@@ -114,7 +114,13 @@ KERNEL(k_band_byte, unsigned char, a &b)
 KERNEL(k_bor_byte, unsigned char, a | b)
 KERNEL(k_bxor_byte, unsigned char, a ^ b)
 
-/* MAXLOC and MINLOC: the better value wins; equal values keep the lower index. */
+/*
+ * MAXLOC and MINLOC: the better value wins; equal values keep the lower index. The members
+ * are assigned one by one, never the whole struct: a pair's data ends before its padding
+ * (MPI_DOUBLE_INT has 12 bytes of data in 16), and the last pair of a buffer may end with
+ * its data (a temporary buffer of the collectives, or one the application sized by the
+ * type's true extent).
+ */
 #define KERNELS_LOC(tname, vtype)                                                                  \
     typedef struct {                                                                               \
         vtype value;                                                                               \
@@ -125,10 +131,12 @@ KERNEL(k_bxor_byte, unsigned char, a ^ b)
         const pair_##tname##_t *in = in_v;                                                         \
         pair_##tname##_t *io = inout_v;                                                            \
         for (size_t i = 0; i < count; i++) {                                                       \
-            if (in[i].value > io[i].value)                                                         \
-                io[i] = in[i];                                                                     \
-            else if (in[i].value == io[i].value && in[i].index < io[i].index)                      \
+            if (in[i].value > io[i].value) {                                                       \
+                io[i].value = in[i].value;                                                         \
                 io[i].index = in[i].index;                                                         \
+            } else if (in[i].value == io[i].value && in[i].index < io[i].index) {                  \
+                io[i].index = in[i].index;                                                         \
+            }                                                                                      \
         }                                                                                          \
     }                                                                                              \
     static void k_minloc_##tname(const void *in_v, void *inout_v, size_t count)                    \
@@ -136,10 +144,12 @@ KERNEL(k_bxor_byte, unsigned char, a ^ b)
         const pair_##tname##_t *in = in_v;                                                         \
         pair_##tname##_t *io = inout_v;                                                            \
         for (size_t i = 0; i < count; i++) {                                                       \
-            if (in[i].value < io[i].value)                                                         \
-                io[i] = in[i];                                                                     \
-            else if (in[i].value == io[i].value && in[i].index < io[i].index)                      \
+            if (in[i].value < io[i].value) {                                                       \
+                io[i].value = in[i].value;                                                         \
                 io[i].index = in[i].index;                                                         \
+            } else if (in[i].value == io[i].value && in[i].index < io[i].index) {                  \
+                io[i].index = in[i].index;                                                         \
+            }                                                                                      \
         }                                                                                          \
     }
 

@@ -84,8 +84,10 @@ int crmpi_coll_sched_round(crmpi_coll_sched_t *sched);
 
 /**
  * A temporary buffer for `count` elements of `type` laid out as the type says, returned
- * as the address the type's displacements are relative to (so buf - true_lb + ... is
- * inside the allocation). Freed with the schedule. @return NULL when out of memory.
+ * as the address the type's displacements are relative to: both the data (true_lb to the
+ * end of the last element's data) and the elements with their padding (lb to lb + count *
+ * extent) are inside the allocation. Freed with the schedule. @return NULL when out of
+ * memory.
  */
 void *crmpi_coll_sched_tmp(crmpi_coll_sched_t *sched, size_t count, MPI_Datatype type);
 
