@@ -266,6 +266,8 @@ typedef int MPI_Delete_function(MPI_Comm comm, int keyval, void *attribute_val, 
 /* An error handler: called with the communicator and the error code that was raised. */
 typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *errcode, ...);
 typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn; /* deprecated MPI-2.0 name */
+/* The MPI-1 name of an error handler's function (MPI_Errhandler_create; removed in 3.0). */
+typedef MPI_Comm_errhandler_function MPI_Handler_function;
 typedef int MPI_Grequest_query_function(void *extra_state, MPI_Status *status);
 typedef int MPI_Grequest_free_function(void *extra_state);
 typedef int MPI_Grequest_cancel_function(void *extra_state, int complete);
@@ -418,6 +420,57 @@ int crmpi_mpi_comm_null_delete_fn(MPI_Comm comm, int comm_keyval, void *attribut
 #define MPI_2INT            ((MPI_Datatype)&crmpi_mpi_2int)
 #define MPI_SHORT_INT       ((MPI_Datatype)&crmpi_mpi_short_int)
 #define MPI_LONG_DOUBLE_INT ((MPI_Datatype)&crmpi_mpi_long_double_int)
+
+/*
+ * Datatypes of Fortran (MPI-3.1 section 3.2.2), with gfortran's sizes on this platform:
+ * INTEGER, REAL and LOGICAL 4 bytes, DOUBLE PRECISION 8. crmpi has no Fortran bindings;
+ * C programs and libraries name these handles (to describe Fortran data, or through
+ * MPI_Type_match_size). MPI_2INTEGER, MPI_2REAL and MPI_2DOUBLE_PRECISION are the
+ * value-index pairs of Fortran (the index has the value's type). Fixed-size blocks too.
+ */
+extern struct crmpi_predefined_datatype_s crmpi_mpi_integer;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_real;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_double_precision;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_complex;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_double_complex;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_logical;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_character;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_integer1;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_integer2;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_integer4;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_integer8;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_real4;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_real8;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_complex8;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_complex16;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_2integer;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_2real;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_2double_precision;
+#define MPI_INTEGER           ((MPI_Datatype)&crmpi_mpi_integer)
+#define MPI_REAL              ((MPI_Datatype)&crmpi_mpi_real)
+#define MPI_DOUBLE_PRECISION  ((MPI_Datatype)&crmpi_mpi_double_precision)
+#define MPI_COMPLEX           ((MPI_Datatype)&crmpi_mpi_complex)
+#define MPI_DOUBLE_COMPLEX    ((MPI_Datatype)&crmpi_mpi_double_complex)
+#define MPI_LOGICAL           ((MPI_Datatype)&crmpi_mpi_logical)
+#define MPI_CHARACTER         ((MPI_Datatype)&crmpi_mpi_character)
+#define MPI_INTEGER1          ((MPI_Datatype)&crmpi_mpi_integer1)
+#define MPI_INTEGER2          ((MPI_Datatype)&crmpi_mpi_integer2)
+#define MPI_INTEGER4          ((MPI_Datatype)&crmpi_mpi_integer4)
+#define MPI_INTEGER8          ((MPI_Datatype)&crmpi_mpi_integer8)
+#define MPI_REAL4             ((MPI_Datatype)&crmpi_mpi_real4)
+#define MPI_REAL8             ((MPI_Datatype)&crmpi_mpi_real8)
+#define MPI_COMPLEX8          ((MPI_Datatype)&crmpi_mpi_complex8)
+#define MPI_COMPLEX16         ((MPI_Datatype)&crmpi_mpi_complex16)
+#define MPI_2INTEGER          ((MPI_Datatype)&crmpi_mpi_2integer)
+#define MPI_2REAL             ((MPI_Datatype)&crmpi_mpi_2real)
+#define MPI_2DOUBLE_PRECISION ((MPI_Datatype)&crmpi_mpi_2double_precision)
+
+/* MPI-1's bound markers, removed in MPI-3.0 and still provided for old programs: a member
+ * of type MPI_LB (MPI_UB) in MPI_Type_struct sets the lower (upper) bound there. */
+extern struct crmpi_predefined_datatype_s crmpi_mpi_lb;
+extern struct crmpi_predefined_datatype_s crmpi_mpi_ub;
+#define MPI_LB ((MPI_Datatype)&crmpi_mpi_lb)
+#define MPI_UB ((MPI_Datatype)&crmpi_mpi_ub)
 
 /* Reduction operations (MPI-3.1 sections 5.9.2 and 11.3.4) */
 #define MPI_MAX     (&crmpi_mpi_op_max)
@@ -1093,6 +1146,65 @@ int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addre
 int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses,
                            int max_datatypes, int array_of_integers[],
                            MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[]);
+
+/*
+ * Datatypes: attributes (MPI-3.1 section 6.7.4), external32 packing (4.2.3), distributed
+ * arrays (4.1.4), size-matched types (17.2.5)
+ */
+int crmpi_mpi_type_null_copy_fn(MPI_Datatype oldtype, int type_keyval, void *extra_state,
+                                void *attribute_val_in, void *attribute_val_out, int *flag);
+int crmpi_mpi_type_dup_fn(MPI_Datatype oldtype, int type_keyval, void *extra_state,
+                          void *attribute_val_in, void *attribute_val_out, int *flag);
+int crmpi_mpi_type_null_delete_fn(MPI_Datatype datatype, int type_keyval, void *attribute_val,
+                                  void *extra_state);
+#define MPI_TYPE_NULL_COPY_FN   (&crmpi_mpi_type_null_copy_fn)
+#define MPI_TYPE_DUP_FN         (&crmpi_mpi_type_dup_fn)
+#define MPI_TYPE_NULL_DELETE_FN (&crmpi_mpi_type_null_delete_fn)
+int MPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
+                           MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval,
+                           void *extra_state);
+int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
+                            MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval,
+                            void *extra_state);
+int MPI_Type_free_keyval(int *type_keyval);
+int PMPI_Type_free_keyval(int *type_keyval);
+int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val);
+int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val);
+int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag);
+int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag);
+int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval);
+int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval);
+
+/*
+ * The MPI-1 calls MPI-3.0 removed (MPI-3.1 section 17.1.2), for old programs, as Open MPI
+ * still provides them: each is its MPI-2 successor under the old name.
+ */
+int MPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
+                    MPI_Datatype array_of_types[], MPI_Datatype *newtype);
+int PMPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
+                     MPI_Datatype array_of_types[], MPI_Datatype *newtype);
+int MPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                     MPI_Datatype *newtype);
+int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                      MPI_Datatype *newtype);
+int MPI_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
+                      MPI_Datatype oldtype, MPI_Datatype *newtype);
+int PMPI_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
+                       MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent);
+int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent);
+int MPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement);
+int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement);
+int MPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement);
+int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement);
+int MPI_Address(void *location, MPI_Aint *address);
+int PMPI_Address(void *location, MPI_Aint *address);
+int MPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler);
+int PMPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler);
+int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler);
+int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler);
+int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler);
+int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler);
 
 /*
  * The tool information interface (MPI-3.1 chapter 14.3). crmpi exposes no control and no

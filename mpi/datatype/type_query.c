@@ -79,6 +79,14 @@ int PMPI_Type_free(MPI_Datatype *datatype)
                                                "a predefined datatype cannot be freed");
         }
     }
+    /* The attributes go with the handle (MPI-3.1 section 6.7.4); a delete callback that
+     * fails makes the call fail, and the type stays. */
+    int err = crmpi_type_attr_delete_all(*datatype);
+
+    if (err != MPI_SUCCESS) {
+        return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, err, func_name,
+                                           "an attribute's delete callback failed");
+    }
     /* Pending communication and derived types' records may still hold it; the object goes
      * with the last reference (MPI-3.1 section 4.1.9). The handle goes now. */
     crmpi_datatype_release(*datatype);
