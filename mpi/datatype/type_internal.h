@@ -88,6 +88,20 @@ int crmpi_type_attr_copy_all(MPI_Datatype oldtype, MPI_Datatype newtype);
  *  @return MPI_SUCCESS or the first error a callback returned (the rest stay set) */
 int crmpi_type_attr_delete_all(MPI_Datatype type);
 
+/*
+ * external32 (pack_external.c)
+ */
+/** Bytes of one element of `type` in external32. */
+size_t crmpi_type_external32_size(const struct crmpi_datatype_s *type);
+/**
+ * Convert `count` elements of `type` at buf to their external32 form at ext (pack), or
+ * from it back to buf (!pack); ext holds count * crmpi_type_external32_size(type) bytes.
+ * @return MPI_SUCCESS, or MPI_ERR_CONVERSION when a value has no external32 form (a C
+ *         long beyond 32 bits); ext is then partly written
+ */
+int crmpi_type_external32_pack(const void *buf, size_t count, const struct crmpi_datatype_s *type,
+                               void *ext, bool pack);
+
 /**
  * The MPI error class of an engine status (crmpi_datatype_typemap_finish): an overflow of
  * the arguments' displacements is MPI_ERR_ARG, running out of memory MPI_ERR_INTERN.
