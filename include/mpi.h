@@ -1198,6 +1198,54 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gs
 int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype);
 int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype);
 
+/* Generalized requests (MPI-3.1 section 12.2) */
+int MPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn,
+                       MPI_Grequest_cancel_function *cancel_fn, void *extra_state,
+                       MPI_Request *request);
+int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn,
+                        MPI_Grequest_free_function *free_fn,
+                        MPI_Grequest_cancel_function *cancel_fn, void *extra_state,
+                        MPI_Request *request);
+int MPI_Grequest_complete(MPI_Request request);
+int PMPI_Grequest_complete(MPI_Request request);
+
+/*
+ * Handle conversion (MPI-3.1 section 17.2.4): a handle as a Fortran integer and back. 0 is
+ * every kind's null handle; other handles get numbers as they are first converted.
+ */
+MPI_Fint MPI_Comm_c2f(MPI_Comm comm);
+MPI_Fint PMPI_Comm_c2f(MPI_Comm comm);
+MPI_Comm MPI_Comm_f2c(MPI_Fint comm);
+MPI_Comm PMPI_Comm_f2c(MPI_Fint comm);
+MPI_Fint MPI_Type_c2f(MPI_Datatype datatype);
+MPI_Fint PMPI_Type_c2f(MPI_Datatype datatype);
+MPI_Datatype MPI_Type_f2c(MPI_Fint datatype);
+MPI_Datatype PMPI_Type_f2c(MPI_Fint datatype);
+MPI_Fint MPI_Group_c2f(MPI_Group group);
+MPI_Fint PMPI_Group_c2f(MPI_Group group);
+MPI_Group MPI_Group_f2c(MPI_Fint group);
+MPI_Group PMPI_Group_f2c(MPI_Fint group);
+MPI_Fint MPI_Request_c2f(MPI_Request request);
+MPI_Fint PMPI_Request_c2f(MPI_Request request);
+MPI_Request MPI_Request_f2c(MPI_Fint request);
+MPI_Request PMPI_Request_f2c(MPI_Fint request);
+MPI_Fint MPI_Op_c2f(MPI_Op op);
+MPI_Fint PMPI_Op_c2f(MPI_Op op);
+MPI_Op MPI_Op_f2c(MPI_Fint op);
+MPI_Op PMPI_Op_f2c(MPI_Fint op);
+MPI_Fint MPI_Info_c2f(MPI_Info info);
+MPI_Fint PMPI_Info_c2f(MPI_Info info);
+MPI_Info MPI_Info_f2c(MPI_Fint info);
+MPI_Info PMPI_Info_f2c(MPI_Fint info);
+MPI_Fint MPI_Errhandler_c2f(MPI_Errhandler errhandler);
+MPI_Fint PMPI_Errhandler_c2f(MPI_Errhandler errhandler);
+MPI_Errhandler MPI_Errhandler_f2c(MPI_Fint errhandler);
+MPI_Errhandler PMPI_Errhandler_f2c(MPI_Fint errhandler);
+MPI_Fint MPI_Message_c2f(MPI_Message message);
+MPI_Fint PMPI_Message_c2f(MPI_Message message);
+MPI_Message MPI_Message_f2c(MPI_Fint message);
+MPI_Message PMPI_Message_f2c(MPI_Fint message);
+
 /*
  * The MPI-1 calls MPI-3.0 removed (MPI-3.1 section 17.1.2), for old programs, as Open MPI
  * still provides them: each is its MPI-2 successor under the old name.

@@ -257,6 +257,30 @@ static inline bool crmpi_p2p_request_is_live(const crmpi_request_t *req)
 }
 
 /*
+ * Generalized requests (grequest.c, MPI-3.1 section 12.2): requests whose operation the
+ * application completes, recognised by their free_fn. The functions below run the
+ * application's callbacks with the lock released and hold it again on return.
+ */
+/** A generalized request's free_fn (pml.h): frees its memory, nothing else. */
+void crmpi_p2p_grequest_release(crmpi_request_t *req);
+
+static inline bool crmpi_p2p_request_is_grequest(const crmpi_request_t *req)
+{
+    return req->free_fn == crmpi_p2p_grequest_release;
+}
+
+/** A complete generalized request is returned: query_fn into its status (MPI_ERROR its
+ *  error), then free_fn; crmpi_pml_request_finish follows. */
+void crmpi_p2p_grequest_conclude(crmpi_request_t *req);
+/** MPI_Request_get_status of a complete one: query_fn into its status. @return its error */
+int crmpi_p2p_grequest_status(crmpi_request_t *req);
+/** MPI_Request_free: free_fn now when complete (else MPI_Grequest_complete calls it).
+ *  @return free_fn's error */
+int crmpi_p2p_grequest_free(crmpi_request_t *req);
+/** MPI_Cancel: cancel_fn with whether it is complete. @return cancel_fn's error */
+int crmpi_p2p_grequest_cancel(crmpi_request_t *req);
+
+/*
  * Give a complete request back to the application, for calls that return one status
  * (Wait, Test, Waitany, Testany, Mrecv): its status, the handle set to MPI_REQUEST_NULL
  * unless persistent (a persistent one becomes inactive), and its error raised on its
@@ -270,6 +294,9 @@ static inline int crmpi_p2p_request_return(MPI_Request *request, MPI_Status *sta
     MPI_Status req_status;
     int error;
 
+    if (crmpi_p2p_request_is_grequest(req)) {
+        crmpi_p2p_grequest_conclude(req);
+    }
     /* Read before finish: a non-persistent request is freed by it. */
     if (!req->persistent) {
         *request = MPI_REQUEST_NULL;
@@ -302,6 +329,9 @@ static inline void crmpi_p2p_request_finish_slot(MPI_Request *slot, int index, M
     MPI_Comm comm = req->owner;
     int error;
 
+    if (crmpi_p2p_request_is_grequest(req)) {
+        crmpi_p2p_grequest_conclude(req);
+    }
     if (!req->persistent) {
         *slot = MPI_REQUEST_NULL;
     }
