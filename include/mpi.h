@@ -200,8 +200,10 @@ typedef struct crmpi_status_s {
 #define MPI_GRAPH      2
 #define MPI_DIST_GRAPH 3
 
-/* Split types of MPI_Comm_split_type */
-#define MPI_COMM_TYPE_SHARED 0
+/* Split types of MPI_Comm_split_type (HW_GUIDED: MPI-4.0, with the info key
+ * "mpi_hw_resource_type"; crmpi knows its value "mpi_shared_memory") */
+#define MPI_COMM_TYPE_SHARED    0
+#define MPI_COMM_TYPE_HW_GUIDED 1
 
 /* Predefined attribute keys of MPI_COMM_WORLD (MPI-3.1 section 8.1.2) */
 #define MPI_TAG_UB          0
@@ -1208,6 +1210,25 @@ int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn,
                         MPI_Request *request);
 int MPI_Grequest_complete(MPI_Request request);
 int PMPI_Grequest_complete(MPI_Request request);
+
+/*
+ * Calls of MPI-4.0 (crmpi implements MPI-3.1 and these; MPI_VERSION stays 3.1 until all of
+ * MPI-4.0 is there)
+ */
+int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                  int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
+                  int recvtag, MPI_Comm comm, MPI_Request *request);
+int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                   int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
+                   int recvtag, MPI_Comm comm, MPI_Request *request);
+int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                          int source, int recvtag, MPI_Comm comm, MPI_Request *request);
+int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                           int source, int recvtag, MPI_Comm comm, MPI_Request *request);
+int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
+                            MPI_Request *request);
+int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
+                             MPI_Request *request);
 
 /*
  * Handle conversion (MPI-3.1 section 17.2.4): a handle as a Fortran integer and back. 0 is
