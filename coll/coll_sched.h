@@ -62,6 +62,8 @@ struct crmpi_coll_sched {
     crmpi_coll_sched_t *prev; /* ditto */
     bool listed;              /* on that list */
     bool busy;                /* being progressed (a user op runs without the lock) */
+    crmpi_request_t *persist; /* a start of a persistent collective: the request this run
+                                 completes (req is then unused); NULL otherwise */
 };
 
 /** A new empty schedule on comm with tag. @return NULL when out of memory (logged). */
@@ -115,6 +117,18 @@ int coll_tuned_direct_barrier(const crmpi_coll_args_t *a, crmpi_coll_comm_t *com
 int coll_tuned_direct_bcast(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, int tag);
 int coll_tuned_direct_allreduce(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, int tag);
 int coll_tuned_direct_alltoall(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, int tag);
+
+/* The neighbourhood collectives' builders (coll_neighbor.c), both components'. */
+int coll_neighbor_allgather(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
+                            crmpi_coll_sched_t *s);
+int coll_neighbor_allgatherv(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
+                             crmpi_coll_sched_t *s);
+int coll_neighbor_alltoall(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
+                           crmpi_coll_sched_t *s);
+int coll_neighbor_alltoallv(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
+                            crmpi_coll_sched_t *s);
+int coll_neighbor_alltoallw(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
+                            crmpi_coll_sched_t *s);
 
 /* Basic builders the tuned ones fall back to. */
 int coll_basic_barrier(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, crmpi_coll_sched_t *s);

@@ -46,6 +46,23 @@ int crmpi_mpi_coll_check_vector(const void *buf, const int counts[], const int d
 /** A reduction: op non-null and defined on type (MPI_ERR_OP). */
 int crmpi_mpi_coll_check_op(MPI_Op op, MPI_Datatype type, const char **detail_out);
 
+/* How a collective call runs: at once, started (MPI_I...), or made to start later
+ * (MPI-4.0's persistent MPI_..._init). */
+typedef enum {
+    CRMPI_MPI_COLL_BLOCKING,
+    CRMPI_MPI_COLL_NONBLOCKING,
+    CRMPI_MPI_COLL_PERSISTENT,
+} crmpi_mpi_coll_mode_t;
+
+/**
+ * End a collective call in `mode`: run it, start it, or make its inactive persistent
+ * request (*request set for the last two), then release the lock. Failures are raised as
+ * by crmpi_mpi_coll_call. @return what the MPI call returns
+ */
+int crmpi_mpi_coll_call_mode(MPI_Comm comm, crmpi_coll_kind_t kind, const crmpi_coll_args_t *args,
+                             MPI_Request *request, crmpi_mpi_coll_mode_t mode,
+                             const char *func_name);
+
 /**
  * End a collective call: run it (request == NULL) or start it (*request set), then release
  * the lock. Failures are raised on comm: a PML failure with its class, a message's error

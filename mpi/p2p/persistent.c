@@ -1,6 +1,7 @@
 /*
  * persistent.c: persistent requests (MPI-3.1 section 3.9): MPI_Send_init and its modes,
- * MPI_Recv_init, MPI_Start and MPI_Startall.
+ * MPI_Recv_init, MPI_Start and MPI_Startall (which also start MPI-4.0's persistent
+ * collectives, made by coll/: crmpi_coll_init).
  *
  * The PML keeps the arguments and restarts the communication on each crmpi_pml_start;
  * a Bsend_init request is ours to start (bsend.c), since its message must be buffered anew
@@ -163,7 +164,8 @@ static int start_check(MPI_Request req, int index, const char *func_name)
     } else if (!req->persistent) {
         snprintf(detail, sizeof(detail),
                  "%s is not persistent; only requests made by MPI_Send_init, MPI_Bsend_init, "
-                 "MPI_Ssend_init, MPI_Rsend_init or MPI_Recv_init can be started",
+                 "MPI_Ssend_init, MPI_Rsend_init, MPI_Recv_init or a persistent collective "
+                 "(MPI_..._init) can be started",
                  label);
     } else if (req->active) {
         snprintf(detail, sizeof(detail),
@@ -186,7 +188,8 @@ static int start_one(crmpi_request_t *req, int index, const char *func_name)
     if (crmpi_p2p_request_is_bsend_init(req)) {
         return crmpi_p2p_bsend_init_start(req, func_name);
     }
-    rc = crmpi_pml_start(req);
+    /* A persistent collective (MPI-4.0): coll/ starts a run of its schedule. */
+    rc = req->kind == CRMPI_REQUEST_COLL ? crmpi_coll_restart(req) : crmpi_pml_start(req);
     if (rc != CRMPI_OK) {
         if (index < 0) {
             return crmpi_p2p_raise_pml(req->owner, rc, func_name, "cannot start the request");

@@ -262,3 +262,17 @@ def test_loc_pairs_under_valgrind(mpi, tmp_path, np, component):
                                                line)]
     assert len(done) == np, job.report()
     mpi.assert_clean(job)
+
+
+@pytest.mark.parametrize("np", [1, 2, 3, 4, 5])
+def test_neighbor_collectives(mpi, coll_binaries, np):
+    """The five neighbourhood collectives, blocking, non-blocking and (where mpi.h has
+    MPI-4.0's calls) persistent, on a ring, a periodic grid, a grid with a periodic
+    dimension of one process, a line with MPI_PROC_NULL ends and a distributed graph
+    (test/coll/neighbor.c)."""
+    job = mpi.run(mpi.launch_args(np), coll_binaries("neighbor"))
+    lines = job.lines()
+    assert job.returncode == 0 and not [l for l in lines if l.startswith("FAIL")], job.report()
+    done = [l for l in lines if re.match(r"^done neighbor: rank \d+: \d+ checks, 0 failed$", l)]
+    assert len(done) == np, job.report()
+    mpi.assert_clean(job)
