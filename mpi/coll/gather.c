@@ -16,6 +16,12 @@
 #pragma weak MPI_Iallgather = PMPI_Iallgather
 #pragma weak MPI_Allgatherv = PMPI_Allgatherv
 #pragma weak MPI_Iallgatherv = PMPI_Iallgatherv
+#pragma weak MPI_Gather_init = PMPI_Gather_init
+#pragma weak MPI_Gatherv_init = PMPI_Gatherv_init
+#pragma weak MPI_Scatter_init = PMPI_Scatter_init
+#pragma weak MPI_Scatterv_init = PMPI_Scatterv_init
+#pragma weak MPI_Allgather_init = PMPI_Allgather_init
+#pragma weak MPI_Allgatherv_init = PMPI_Allgatherv_init
 
 /* The arguments of one gather-family call; the counts/displs arrays only for v forms. */
 typedef struct gather_call {
@@ -91,8 +97,8 @@ static int gather_check(const gather_call_t *c, MPI_Comm comm, const char **deta
     return MPI_SUCCESS;
 }
 
-static int gather_body(const gather_call_t *c, MPI_Comm comm, MPI_Request *request, bool immediate,
-                       const char *func_name)
+static int gather_body(const gather_call_t *c, MPI_Comm comm, MPI_Request *request,
+                       crmpi_mpi_coll_mode_t mode, const char *func_name)
 {
     crmpi_coll_args_t args = {0};
     const char *detail;
@@ -106,7 +112,7 @@ static int gather_body(const gather_call_t *c, MPI_Comm comm, MPI_Request *reque
         rc = gather_check(c, comm, &detail);
         if (rc != MPI_SUCCESS)
             COLL_FAIL(comm, rc, detail);
-        if (immediate && request == NULL)
+        if (mode != CRMPI_MPI_COLL_BLOCKING && request == NULL)
             COLL_FAIL(comm, MPI_ERR_ARG, "request is NULL");
     }
     args.in_place = c->sbuf == MPI_IN_PLACE || c->rbuf == MPI_IN_PLACE;
@@ -121,7 +127,7 @@ static int gather_body(const gather_call_t *c, MPI_Comm comm, MPI_Request *reque
     args.rdispls = c->rdispls;
     args.rtype = c->rtype;
     args.root = c->root < 0 ? 0 : c->root;
-    return crmpi_mpi_coll_call(comm, c->kind, &args, request, func_name);
+    return crmpi_mpi_coll_call_mode(comm, c->kind, &args, request, mode, func_name);
 }
 
 int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -129,7 +135,7 @@ int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 {
     gather_call_t c = {CRMPI_COLL_GATHER, sendbuf,   sendcount, NULL, NULL,     sendtype,
                        recvbuf,           recvcount, NULL,      NULL, recvtype, root};
-    return gather_body(&c, comm, NULL, false, "MPI_Gather");
+    return gather_body(&c, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Gather");
 }
 
 int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -138,7 +144,7 @@ int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 {
     gather_call_t c = {CRMPI_COLL_GATHER, sendbuf,   sendcount, NULL, NULL,     sendtype,
                        recvbuf,           recvcount, NULL,      NULL, recvtype, root};
-    return gather_body(&c, comm, request, true, "MPI_Igather");
+    return gather_body(&c, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Igather");
 }
 
 int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -147,7 +153,7 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 {
     gather_call_t c = {CRMPI_COLL_GATHERV, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, 0,
                        recvcounts,         displs,  recvtype,  root};
-    return gather_body(&c, comm, NULL, false, "MPI_Gatherv");
+    return gather_body(&c, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Gatherv");
 }
 
 int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -156,7 +162,7 @@ int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 {
     gather_call_t c = {CRMPI_COLL_GATHERV, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, 0,
                        recvcounts,         displs,  recvtype,  root};
-    return gather_body(&c, comm, request, true, "MPI_Igatherv");
+    return gather_body(&c, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Igatherv");
 }
 
 int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -164,7 +170,7 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 {
     gather_call_t c = {CRMPI_COLL_SCATTER, sendbuf, sendcount, NULL,     NULL, sendtype, recvbuf,
                        recvcount,          NULL,    NULL,      recvtype, root};
-    return gather_body(&c, comm, NULL, false, "MPI_Scatter");
+    return gather_body(&c, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Scatter");
 }
 
 int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -173,7 +179,7 @@ int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 {
     gather_call_t c = {CRMPI_COLL_SCATTER, sendbuf, sendcount, NULL,     NULL, sendtype, recvbuf,
                        recvcount,          NULL,    NULL,      recvtype, root};
-    return gather_body(&c, comm, request, true, "MPI_Iscatter");
+    return gather_body(&c, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Iscatter");
 }
 
 int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
@@ -182,7 +188,7 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
 {
     gather_call_t c = {CRMPI_COLL_SCATTERV, sendbuf, 0,    sendcounts, displs, sendtype, recvbuf,
                        recvcount,           NULL,    NULL, recvtype,   root};
-    return gather_body(&c, comm, NULL, false, "MPI_Scatterv");
+    return gather_body(&c, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Scatterv");
 }
 
 int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[],
@@ -191,7 +197,7 @@ int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs
 {
     gather_call_t c = {CRMPI_COLL_SCATTERV, sendbuf, 0,    sendcounts, displs, sendtype, recvbuf,
                        recvcount,           NULL,    NULL, recvtype,   root};
-    return gather_body(&c, comm, request, true, "MPI_Iscatterv");
+    return gather_body(&c, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Iscatterv");
 }
 
 int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -209,7 +215,7 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
                        NULL,
                        recvtype,
                        -1};
-    return gather_body(&c, comm, NULL, false, "MPI_Allgather");
+    return gather_body(&c, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Allgather");
 }
 
 int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -227,7 +233,7 @@ int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
                        NULL,
                        recvtype,
                        -1};
-    return gather_body(&c, comm, request, true, "MPI_Iallgather");
+    return gather_body(&c, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Iallgather");
 }
 
 int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -246,7 +252,7 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
                        displs,
                        recvtype,
                        -1};
-    return gather_body(&c, comm, NULL, false, "MPI_Allgatherv");
+    return gather_body(&c, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Allgatherv");
 }
 
 int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -265,5 +271,85 @@ int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
                        displs,
                        recvtype,
                        -1};
-    return gather_body(&c, comm, request, true, "MPI_Iallgatherv");
+    return gather_body(&c, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Iallgatherv");
+}
+
+int PMPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                     MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    gather_call_t c = {CRMPI_COLL_GATHER, sendbuf,   sendcount, NULL, NULL,     sendtype,
+                       recvbuf,           recvcount, NULL,      NULL, recvtype, root};
+    return gather_body(&c, comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Gather_init");
+}
+
+int PMPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                      MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    gather_call_t c = {CRMPI_COLL_GATHERV, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, 0,
+                       recvcounts,         displs,  recvtype,  root};
+    return gather_body(&c, comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Gatherv_init");
+}
+
+int PMPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                      MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    gather_call_t c = {CRMPI_COLL_SCATTER, sendbuf, sendcount, NULL,     NULL, sendtype, recvbuf,
+                       recvcount,          NULL,    NULL,      recvtype, root};
+    return gather_body(&c, comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Scatter_init");
+}
+
+int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[],
+                       MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                       int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    gather_call_t c = {CRMPI_COLL_SCATTERV, sendbuf, 0,    sendcounts, displs, sendtype, recvbuf,
+                       recvcount,           NULL,    NULL, recvtype,   root};
+    return gather_body(&c, comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Scatterv_init");
+}
+
+int PMPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                        MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    gather_call_t c = {CRMPI_COLL_ALLGATHER,
+                       sendbuf,
+                       sendcount,
+                       NULL,
+                       NULL,
+                       sendtype,
+                       recvbuf,
+                       recvcount,
+                       NULL,
+                       NULL,
+                       recvtype,
+                       -1};
+    return gather_body(&c, comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Allgather_init");
+}
+
+int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                         const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                         MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    gather_call_t c = {CRMPI_COLL_ALLGATHERV,
+                       sendbuf,
+                       sendcount,
+                       NULL,
+                       NULL,
+                       sendtype,
+                       recvbuf,
+                       0,
+                       recvcounts,
+                       displs,
+                       recvtype,
+                       -1};
+    return gather_body(&c, comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Allgatherv_init");
 }

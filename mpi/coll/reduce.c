@@ -17,6 +17,12 @@
 #pragma weak MPI_Iscan = PMPI_Iscan
 #pragma weak MPI_Exscan = PMPI_Exscan
 #pragma weak MPI_Iexscan = PMPI_Iexscan
+#pragma weak MPI_Reduce_init = PMPI_Reduce_init
+#pragma weak MPI_Allreduce_init = PMPI_Allreduce_init
+#pragma weak MPI_Reduce_scatter_init = PMPI_Reduce_scatter_init
+#pragma weak MPI_Reduce_scatter_block_init = PMPI_Reduce_scatter_block_init
+#pragma weak MPI_Scan_init = PMPI_Scan_init
+#pragma weak MPI_Exscan_init = PMPI_Exscan_init
 
 /* The arguments of one reduction call. */
 typedef struct reduce_call {
@@ -30,8 +36,8 @@ typedef struct reduce_call {
     int root;               /* Reduce's root; -1 for the others */
 } reduce_call_t;
 
-static int reduce_body(const reduce_call_t *c, MPI_Comm comm, MPI_Request *request, bool immediate,
-                       const char *func_name)
+static int reduce_body(const reduce_call_t *c, MPI_Comm comm, MPI_Request *request,
+                       crmpi_mpi_coll_mode_t mode, const char *func_name)
 {
     crmpi_coll_args_t args = {0};
     bool in_place = c->sbuf == MPI_IN_PLACE;
@@ -74,7 +80,7 @@ static int reduce_body(const reduce_call_t *c, MPI_Comm comm, MPI_Request *reque
         rc = crmpi_mpi_coll_check_op(c->op, c->type, &detail);
         if (rc != MPI_SUCCESS)
             COLL_FAIL(comm, rc, detail);
-        if (immediate && request == NULL)
+        if (mode != CRMPI_MPI_COLL_BLOCKING && request == NULL)
             COLL_FAIL(comm, MPI_ERR_ARG, "request is NULL");
     }
     args.sbuf = in_place ? NULL : c->sbuf;
@@ -86,35 +92,35 @@ static int reduce_body(const reduce_call_t *c, MPI_Comm comm, MPI_Request *reque
     args.stype = c->type;
     args.op = &c->op->coll;
     args.root = c->root < 0 ? 0 : c->root;
-    return crmpi_mpi_coll_call(comm, c->kind, &args, request, func_name);
+    return crmpi_mpi_coll_call_mode(comm, c->kind, &args, request, mode, func_name);
 }
 
 int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                 int root, MPI_Comm comm)
 {
     reduce_call_t c = {CRMPI_COLL_REDUCE, sendbuf, recvbuf, count, NULL, datatype, op, root};
-    return reduce_body(&c, comm, NULL, false, "MPI_Reduce");
+    return reduce_body(&c, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Reduce");
 }
 
 int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                  int root, MPI_Comm comm, MPI_Request *request)
 {
     reduce_call_t c = {CRMPI_COLL_REDUCE, sendbuf, recvbuf, count, NULL, datatype, op, root};
-    return reduce_body(&c, comm, request, true, "MPI_Ireduce");
+    return reduce_body(&c, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ireduce");
 }
 
 int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                    MPI_Comm comm)
 {
     reduce_call_t c = {CRMPI_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, datatype, op, -1};
-    return reduce_body(&c, comm, NULL, false, "MPI_Allreduce");
+    return reduce_body(&c, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Allreduce");
 }
 
 int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                     MPI_Comm comm, MPI_Request *request)
 {
     reduce_call_t c = {CRMPI_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, datatype, op, -1};
-    return reduce_body(&c, comm, request, true, "MPI_Iallreduce");
+    return reduce_body(&c, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Iallreduce");
 }
 
 int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
@@ -122,7 +128,7 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 {
     reduce_call_t c = {
         CRMPI_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts, datatype, op, -1};
-    return reduce_body(&c, comm, NULL, false, "MPI_Reduce_scatter");
+    return reduce_body(&c, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Reduce_scatter");
 }
 
 int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
@@ -130,7 +136,7 @@ int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcount
 {
     reduce_call_t c = {
         CRMPI_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts, datatype, op, -1};
-    return reduce_body(&c, comm, request, true, "MPI_Ireduce_scatter");
+    return reduce_body(&c, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ireduce_scatter");
 }
 
 int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
@@ -138,7 +144,7 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 {
     reduce_call_t c = {
         CRMPI_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount, NULL, datatype, op, -1};
-    return reduce_body(&c, comm, NULL, false, "MPI_Reduce_scatter_block");
+    return reduce_body(&c, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Reduce_scatter_block");
 }
 
 int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
@@ -147,33 +153,86 @@ int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount
 {
     reduce_call_t c = {
         CRMPI_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount, NULL, datatype, op, -1};
-    return reduce_body(&c, comm, request, true, "MPI_Ireduce_scatter_block");
+    return reduce_body(&c, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ireduce_scatter_block");
 }
 
 int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
               MPI_Comm comm)
 {
     reduce_call_t c = {CRMPI_COLL_SCAN, sendbuf, recvbuf, count, NULL, datatype, op, -1};
-    return reduce_body(&c, comm, NULL, false, "MPI_Scan");
+    return reduce_body(&c, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Scan");
 }
 
 int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                MPI_Comm comm, MPI_Request *request)
 {
     reduce_call_t c = {CRMPI_COLL_SCAN, sendbuf, recvbuf, count, NULL, datatype, op, -1};
-    return reduce_body(&c, comm, request, true, "MPI_Iscan");
+    return reduce_body(&c, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Iscan");
 }
 
 int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                 MPI_Comm comm)
 {
     reduce_call_t c = {CRMPI_COLL_EXSCAN, sendbuf, recvbuf, count, NULL, datatype, op, -1};
-    return reduce_body(&c, comm, NULL, false, "MPI_Exscan");
+    return reduce_body(&c, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Exscan");
 }
 
 int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                  MPI_Comm comm, MPI_Request *request)
 {
     reduce_call_t c = {CRMPI_COLL_EXSCAN, sendbuf, recvbuf, count, NULL, datatype, op, -1};
-    return reduce_body(&c, comm, request, true, "MPI_Iexscan");
+    return reduce_body(&c, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Iexscan");
+}
+
+int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                     MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    reduce_call_t c = {CRMPI_COLL_REDUCE, sendbuf, recvbuf, count, NULL, datatype, op, root};
+    return reduce_body(&c, comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Reduce_init");
+}
+
+int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                        MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    reduce_call_t c = {CRMPI_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, datatype, op, -1};
+    return reduce_body(&c, comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Allreduce_init");
+}
+
+int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                             MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    reduce_call_t c = {
+        CRMPI_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts, datatype, op, -1};
+    return reduce_body(&c, comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Reduce_scatter_init");
+}
+
+int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount,
+                                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                   MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    reduce_call_t c = {
+        CRMPI_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount, NULL, datatype, op, -1};
+    return reduce_body(&c, comm, request, CRMPI_MPI_COLL_PERSISTENT,
+                       "MPI_Reduce_scatter_block_init");
+}
+
+int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    reduce_call_t c = {CRMPI_COLL_SCAN, sendbuf, recvbuf, count, NULL, datatype, op, -1};
+    return reduce_body(&c, comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Scan_init");
+}
+
+int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    reduce_call_t c = {CRMPI_COLL_EXSCAN, sendbuf, recvbuf, count, NULL, datatype, op, -1};
+    return reduce_body(&c, comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Exscan_init");
 }

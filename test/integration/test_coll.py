@@ -276,3 +276,19 @@ def test_neighbor_collectives(mpi, coll_binaries, np):
     done = [l for l in lines if re.match(r"^done neighbor: rank \d+: \d+ checks, 0 failed$", l)]
     assert len(done) == np, job.report()
     mpi.assert_clean(job)
+
+
+@pytest.mark.parametrize("np", [1, 2, 3, 5])
+def test_persistent_collectives(mpi, coll_binaries, np):
+    """MPI-4.0's persistent collectives: made once, started three times with new data,
+    several at once with MPI_Startall, between non-persistent ones, freed while running
+    (test/coll/persistent.c; under an MPI without them the program checks nothing)."""
+    job = mpi.run(mpi.launch_args(np), coll_binaries("persistent"))
+    lines = job.lines()
+    assert job.returncode == 0 and not [l for l in lines if l.startswith("FAIL")], job.report()
+    done = [l for l in lines if re.match(r"^done persistent: rank \d+: \d+ checks, 0 failed$", l)]
+    assert len(done) == np, job.report()
+    if mpi.is_crmpi:
+        assert all(not l.startswith("done persistent: rank 0: 0 checks") for l in done), \
+            job.report()
+    mpi.assert_clean(job)
