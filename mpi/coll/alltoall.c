@@ -14,6 +14,8 @@
 #pragma weak MPI_Alltoall_init = PMPI_Alltoall_init
 #pragma weak MPI_Alltoallv_init = PMPI_Alltoallv_init
 #pragma weak MPI_Alltoallw_init = PMPI_Alltoallw_init
+#pragma weak MPI_Alltoall_c = PMPI_Alltoall_c
+#pragma weak MPI_Ialltoall_c = PMPI_Ialltoall_c
 
 /* Check one side of an alltoallw: arrays present, every count and type usable. */
 static int alltoallw_check_side(const void *buf, const int counts[], const int displs[],
@@ -32,8 +34,8 @@ static int alltoallw_check_side(const void *buf, const int counts[], const int d
     return MPI_SUCCESS;
 }
 
-static int alltoall_body(crmpi_coll_kind_t kind, const crmpi_coll_args_t *in, int scount,
-                         int rcount, MPI_Comm comm, MPI_Request *request,
+static int alltoall_body(crmpi_coll_kind_t kind, const crmpi_coll_args_t *in, MPI_Count scount,
+                         MPI_Count rcount, MPI_Comm comm, MPI_Request *request,
                          crmpi_mpi_coll_mode_t mode, const char *func_name)
 {
     crmpi_coll_args_t args = *in;
@@ -216,4 +218,22 @@ int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int s
                            .rtypes = recvtypes};
     return alltoall_body(CRMPI_COLL_ALLTOALLW, &a, 0, 0, comm, request, CRMPI_MPI_COLL_PERSISTENT,
                          "MPI_Alltoallw_init");
+}
+
+/* The large-count forms (MPI-4.0): the same calls with MPI_Count counts. */
+int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    crmpi_coll_args_t a = {.sbuf = sendbuf, .stype = sendtype, .rbuf = recvbuf, .rtype = recvtype};
+    return alltoall_body(CRMPI_COLL_ALLTOALL, &a, sendcount, recvcount, comm, NULL,
+                         CRMPI_MPI_COLL_BLOCKING, "MPI_Alltoall_c");
+}
+
+int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                     MPI_Request *request)
+{
+    crmpi_coll_args_t a = {.sbuf = sendbuf, .stype = sendtype, .rbuf = recvbuf, .rtype = recvtype};
+    return alltoall_body(CRMPI_COLL_ALLTOALL, &a, sendcount, recvcount, comm, request,
+                         CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ialltoall_c");
 }

@@ -6,8 +6,10 @@
 #pragma weak MPI_Bcast = PMPI_Bcast
 #pragma weak MPI_Ibcast = PMPI_Ibcast
 #pragma weak MPI_Bcast_init = PMPI_Bcast_init
+#pragma weak MPI_Bcast_c = PMPI_Bcast_c
+#pragma weak MPI_Ibcast_c = PMPI_Ibcast_c
 
-static int bcast_body(void *buffer, int count, MPI_Datatype type, int root, MPI_Comm comm,
+static int bcast_body(void *buffer, MPI_Count count, MPI_Datatype type, int root, MPI_Comm comm,
                       MPI_Request *request, crmpi_mpi_coll_mode_t mode, const char *func_name)
 {
     crmpi_coll_args_t args = {0};
@@ -55,4 +57,18 @@ int PMPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MP
     (void)info; /* no hints are used */
     return bcast_body(buffer, count, datatype, root, comm, request, CRMPI_MPI_COLL_PERSISTENT,
                       "MPI_Bcast_init");
+}
+
+/* The large-count forms (MPI-4.0): the same calls with MPI_Count counts. */
+int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    return bcast_body(buffer, count, datatype, root, comm, NULL, CRMPI_MPI_COLL_BLOCKING,
+                      "MPI_Bcast_c");
+}
+
+int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                  MPI_Request *request)
+{
+    return bcast_body(buffer, count, datatype, root, comm, request, CRMPI_MPI_COLL_NONBLOCKING,
+                      "MPI_Ibcast_c");
 }

@@ -5,13 +5,13 @@
 
 #include "coll_mpi.h"
 
-int crmpi_mpi_coll_check_buffer(const void *buf, int count, MPI_Datatype type, const char *which,
-                                const char **detail_out)
+int crmpi_mpi_coll_check_buffer(const void *buf, MPI_Count count, MPI_Datatype type,
+                                const char *which, const char **detail_out)
 {
     static char detail[128];
 
     if (count < 0) {
-        snprintf(detail, sizeof(detail), "%s count is negative (%d)", which, count);
+        snprintf(detail, sizeof(detail), "%s count is negative (%lld)", which, (long long)count);
         *detail_out = detail;
         return MPI_ERR_COUNT;
     }

@@ -37,8 +37,8 @@ static inline bool crmpi_mpi_coll_type_ok(MPI_Datatype type)
  * error class with *detail_out saying what is wrong (the caller raises it).
  */
 /** A buffer of count elements of type: count >= 0, the type usable, no data at address 0. */
-int crmpi_mpi_coll_check_buffer(const void *buf, int count, MPI_Datatype type, const char *which,
-                                const char **detail_out);
+int crmpi_mpi_coll_check_buffer(const void *buf, MPI_Count count, MPI_Datatype type,
+                                const char *which, const char **detail_out);
 /** A v-variant's counts and displacements: non-NULL arrays, counts >= 0, buffers. */
 int crmpi_mpi_coll_check_vector(const void *buf, const int counts[], const int displs[],
                                 MPI_Datatype type, int size, const char *which,

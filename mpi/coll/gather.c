@@ -22,17 +22,23 @@
 #pragma weak MPI_Scatterv_init = PMPI_Scatterv_init
 #pragma weak MPI_Allgather_init = PMPI_Allgather_init
 #pragma weak MPI_Allgatherv_init = PMPI_Allgatherv_init
+#pragma weak MPI_Gather_c = PMPI_Gather_c
+#pragma weak MPI_Igather_c = PMPI_Igather_c
+#pragma weak MPI_Scatter_c = PMPI_Scatter_c
+#pragma weak MPI_Iscatter_c = PMPI_Iscatter_c
+#pragma weak MPI_Allgather_c = PMPI_Allgather_c
+#pragma weak MPI_Iallgather_c = PMPI_Iallgather_c
 
 /* The arguments of one gather-family call; the counts/displs arrays only for v forms. */
 typedef struct gather_call {
     crmpi_coll_kind_t kind; /* which of the six */
     const void *sbuf;       /* sendbuf (may be MPI_IN_PLACE) */
-    int scount;             /* sendcount (not Scatterv) */
+    MPI_Count scount;       /* sendcount (not Scatterv) */
     const int *scounts;     /* Scatterv's sendcounts */
     const int *sdispls;     /* Scatterv's displs */
     MPI_Datatype stype;     /* sendtype */
     void *rbuf;             /* recvbuf (may be MPI_IN_PLACE) */
-    int rcount;             /* recvcount (not Gatherv, Allgatherv) */
+    MPI_Count rcount;       /* recvcount (not Gatherv, Allgatherv) */
     const int *rcounts;     /* Gatherv's and Allgatherv's recvcounts */
     const int *rdispls;     /* their displs */
     MPI_Datatype rtype;     /* recvtype */
@@ -352,4 +358,76 @@ int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendty
                        recvtype,
                        -1};
     return gather_body(&c, comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Allgatherv_init");
+}
+
+/* The large-count forms (MPI-4.0): the same calls with MPI_Count counts. */
+int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    gather_call_t c = {CRMPI_COLL_GATHER, sendbuf,   sendcount, NULL, NULL,     sendtype,
+                       recvbuf,           recvcount, NULL,      NULL, recvtype, root};
+    return gather_body(&c, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Gather_c");
+}
+
+int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                   MPI_Request *request)
+{
+    gather_call_t c = {CRMPI_COLL_GATHER, sendbuf,   sendcount, NULL, NULL,     sendtype,
+                       recvbuf,           recvcount, NULL,      NULL, recvtype, root};
+    return gather_body(&c, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Igather_c");
+}
+
+int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    gather_call_t c = {CRMPI_COLL_SCATTER, sendbuf, sendcount, NULL,     NULL, sendtype, recvbuf,
+                       recvcount,          NULL,    NULL,      recvtype, root};
+    return gather_body(&c, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Scatter_c");
+}
+
+int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                    MPI_Request *request)
+{
+    gather_call_t c = {CRMPI_COLL_SCATTER, sendbuf, sendcount, NULL,     NULL, sendtype, recvbuf,
+                       recvcount,          NULL,    NULL,      recvtype, root};
+    return gather_body(&c, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Iscatter_c");
+}
+
+int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    gather_call_t c = {CRMPI_COLL_ALLGATHER,
+                       sendbuf,
+                       sendcount,
+                       NULL,
+                       NULL,
+                       sendtype,
+                       recvbuf,
+                       recvcount,
+                       NULL,
+                       NULL,
+                       recvtype,
+                       -1};
+    return gather_body(&c, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Allgather_c");
+}
+
+int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                      void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                      MPI_Request *request)
+{
+    gather_call_t c = {CRMPI_COLL_ALLGATHER,
+                       sendbuf,
+                       sendcount,
+                       NULL,
+                       NULL,
+                       sendtype,
+                       recvbuf,
+                       recvcount,
+                       NULL,
+                       NULL,
+                       recvtype,
+                       -1};
+    return gather_body(&c, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Iallgather_c");
 }

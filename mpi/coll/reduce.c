@@ -23,13 +23,23 @@
 #pragma weak MPI_Reduce_scatter_block_init = PMPI_Reduce_scatter_block_init
 #pragma weak MPI_Scan_init = PMPI_Scan_init
 #pragma weak MPI_Exscan_init = PMPI_Exscan_init
+#pragma weak MPI_Reduce_c = PMPI_Reduce_c
+#pragma weak MPI_Ireduce_c = PMPI_Ireduce_c
+#pragma weak MPI_Allreduce_c = PMPI_Allreduce_c
+#pragma weak MPI_Iallreduce_c = PMPI_Iallreduce_c
+#pragma weak MPI_Reduce_scatter_block_c = PMPI_Reduce_scatter_block_c
+#pragma weak MPI_Ireduce_scatter_block_c = PMPI_Ireduce_scatter_block_c
+#pragma weak MPI_Scan_c = PMPI_Scan_c
+#pragma weak MPI_Iscan_c = PMPI_Iscan_c
+#pragma weak MPI_Exscan_c = PMPI_Exscan_c
+#pragma weak MPI_Iexscan_c = PMPI_Iexscan_c
 
 /* The arguments of one reduction call. */
 typedef struct reduce_call {
     crmpi_coll_kind_t kind; /* which reduction */
     const void *sbuf;       /* sendbuf (may be MPI_IN_PLACE) */
     void *rbuf;             /* recvbuf */
-    int count;              /* count, or recvcount of Reduce_scatter_block */
+    MPI_Count count;        /* count, or recvcount of Reduce_scatter_block */
     const int *rcounts;     /* Reduce_scatter's recvcounts */
     MPI_Datatype type;      /* datatype */
     MPI_Op op;              /* op */
@@ -47,7 +57,7 @@ static int reduce_body(const reduce_call_t *c, MPI_Comm comm, MPI_Request *reque
     crmpi_lock();
     crmpi_mpi_require_active(func_name);
     if (crmpi_mpi_state.param_check) {
-        int count = c->count;
+        MPI_Count count = c->count;
 
         if (!crmpi_mpi_comm_is_valid(comm))
             COLL_FAIL(MPI_COMM_NULL, MPI_ERR_COMM, "comm is MPI_COMM_NULL");
@@ -235,4 +245,79 @@ int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
     (void)info; /* no hints are used */
     reduce_call_t c = {CRMPI_COLL_EXSCAN, sendbuf, recvbuf, count, NULL, datatype, op, -1};
     return reduce_body(&c, comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Exscan_init");
+}
+
+/* The large-count forms (MPI-4.0): the same calls with MPI_Count counts. */
+int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                  MPI_Op op, int root, MPI_Comm comm)
+{
+    reduce_call_t c = {CRMPI_COLL_REDUCE, sendbuf, recvbuf, count, NULL, datatype, op, root};
+    return reduce_body(&c, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Reduce_c");
+}
+
+int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                   MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
+{
+    reduce_call_t c = {CRMPI_COLL_REDUCE, sendbuf, recvbuf, count, NULL, datatype, op, root};
+    return reduce_body(&c, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ireduce_c");
+}
+
+int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm)
+{
+    reduce_call_t c = {CRMPI_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, datatype, op, -1};
+    return reduce_body(&c, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Allreduce_c");
+}
+
+int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    reduce_call_t c = {CRMPI_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, datatype, op, -1};
+    return reduce_body(&c, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Iallreduce_c");
+}
+
+int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    reduce_call_t c = {
+        CRMPI_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount, NULL, datatype, op, -1};
+    return reduce_body(&c, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Reduce_scatter_block_c");
+}
+
+int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                 MPI_Request *request)
+{
+    reduce_call_t c = {
+        CRMPI_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount, NULL, datatype, op, -1};
+    return reduce_body(&c, comm, request, CRMPI_MPI_COLL_NONBLOCKING,
+                       "MPI_Ireduce_scatter_block_c");
+}
+
+int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                MPI_Op op, MPI_Comm comm)
+{
+    reduce_call_t c = {CRMPI_COLL_SCAN, sendbuf, recvbuf, count, NULL, datatype, op, -1};
+    return reduce_body(&c, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Scan_c");
+}
+
+int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                 MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    reduce_call_t c = {CRMPI_COLL_SCAN, sendbuf, recvbuf, count, NULL, datatype, op, -1};
+    return reduce_body(&c, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Iscan_c");
+}
+
+int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                  MPI_Op op, MPI_Comm comm)
+{
+    reduce_call_t c = {CRMPI_COLL_EXSCAN, sendbuf, recvbuf, count, NULL, datatype, op, -1};
+    return reduce_body(&c, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Exscan_c");
+}
+
+int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                   MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    reduce_call_t c = {CRMPI_COLL_EXSCAN, sendbuf, recvbuf, count, NULL, datatype, op, -1};
+    return reduce_body(&c, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Iexscan_c");
 }

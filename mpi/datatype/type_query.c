@@ -22,6 +22,9 @@
 #pragma weak MPI_Type_set_name = PMPI_Type_set_name
 #pragma weak MPI_Get_address = PMPI_Get_address
 #pragma weak MPI_Type_match_size = PMPI_Type_match_size
+#pragma weak MPI_Type_size_c = PMPI_Type_size_c
+#pragma weak MPI_Type_get_extent_c = PMPI_Type_get_extent_c
+#pragma weak MPI_Type_get_true_extent_c = PMPI_Type_get_true_extent_c
 
 /* The checks of the query calls: a type, and the two places the answer goes. */
 static bool datatype_check_query(MPI_Datatype datatype, const void *out1, const void *out2,
@@ -301,4 +304,21 @@ int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
     *datatype = found;
     crmpi_unlock();
     return MPI_SUCCESS;
+}
+
+/* The large-count forms (MPI-4.0): MPI_Count results, as the _x calls of MPI-3.1 give them.
+ * They call the PMPI_ names, so that a profiling library sees the application's call once. */
+int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size)
+{
+    return PMPI_Type_size_x(datatype, size);
+}
+
+int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
+{
+    return PMPI_Type_get_extent_x(datatype, lb, extent);
+}
+
+int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
+{
+    return PMPI_Type_get_true_extent_x(datatype, true_lb, true_extent);
 }

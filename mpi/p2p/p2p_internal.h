@@ -53,7 +53,7 @@ typedef struct crmpi_p2p_args {
     crmpi_p2p_args_kind_t kind; /* which of the fields below the call has */
     const char *side;           /* "" or a prefix naming the side: "send " in MPI_Sendrecv */
     const void *buf;            /* buffer (NULL is MPI_BOTTOM) */
-    int count;                  /* elements of type */
+    MPI_Count count;            /* elements of type (MPI_Count: the _c calls too) */
     MPI_Datatype type;          /* element type */
     int peer;                   /* dest or source */
     int tag;                    /* tag */
@@ -72,7 +72,7 @@ static inline bool crmpi_p2p_type_ok(MPI_Datatype type)
  * displacements are absolute addresses (MPI-3.1 sections 4.1.5, 4.1.12). It is wrong only if data
  * would be at address 0: count > 0 elements of a type with data starting at true_lb == 0.
  */
-static inline bool crmpi_p2p_buffer_ok(const void *buf, int count, MPI_Datatype type)
+static inline bool crmpi_p2p_buffer_ok(const void *buf, MPI_Count count, MPI_Datatype type)
 {
     return buf != NULL || count == 0 || type->size == 0 || type->true_lb != 0;
 }
@@ -102,16 +102,16 @@ static inline bool crmpi_p2p_recv_tag_ok(int tag)
     return crmpi_p2p_send_tag_ok(tag) || tag == MPI_ANY_TAG;
 }
 
-static inline bool crmpi_p2p_send_args_ok(const void *buf, int count, MPI_Datatype type, int dest,
-                                          int tag, MPI_Comm comm)
+static inline bool crmpi_p2p_send_args_ok(const void *buf, MPI_Count count, MPI_Datatype type,
+                                          int dest, int tag, MPI_Comm comm)
 {
     return crmpi_mpi_comm_is_valid(comm) && count >= 0 && crmpi_p2p_type_ok(type) &&
            crmpi_p2p_buffer_ok(buf, count, type) && crmpi_p2p_dest_ok(dest, comm) &&
            crmpi_p2p_send_tag_ok(tag);
 }
 
-static inline bool crmpi_p2p_recv_args_ok(const void *buf, int count, MPI_Datatype type, int source,
-                                          int tag, MPI_Comm comm)
+static inline bool crmpi_p2p_recv_args_ok(const void *buf, MPI_Count count, MPI_Datatype type,
+                                          int source, int tag, MPI_Comm comm)
 {
     return crmpi_mpi_comm_is_valid(comm) && count >= 0 && crmpi_p2p_type_ok(type) &&
            crmpi_p2p_buffer_ok(buf, count, type) && crmpi_p2p_source_ok(source, comm) &&
@@ -124,7 +124,7 @@ static inline bool crmpi_p2p_probe_args_ok(int source, int tag, MPI_Comm comm)
            crmpi_p2p_recv_tag_ok(tag);
 }
 
-static inline bool crmpi_p2p_buffer_args_ok(const void *buf, int count, MPI_Datatype type)
+static inline bool crmpi_p2p_buffer_args_ok(const void *buf, MPI_Count count, MPI_Datatype type)
 {
     return count >= 0 && crmpi_p2p_type_ok(type) && crmpi_p2p_buffer_ok(buf, count, type);
 }

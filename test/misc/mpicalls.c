@@ -6,7 +6,9 @@
  * completed while a message is waited for, handle conversion, the Fortran datatypes in
  * messages and reductions, MPI-1's Type_struct with MPI_LB/MPI_UB, datatype attributes,
  * and, where mpi.h has them (MPI-4.0: MPI_COMM_TYPE_HW_GUIDED is defined), MPI_Isendrecv,
- * MPI_Isendrecv_replace, MPI_Comm_idup_with_info and MPI_COMM_TYPE_HW_GUIDED.
+ * MPI_Isendrecv_replace, MPI_Comm_idup_with_info, MPI_COMM_TYPE_HW_GUIDED and large-count
+ * calls (MPI_Send_c, Recv_c, Isend_c, Irecv_c, Get_count_c, Allreduce_c, Bcast_c,
+ * Type_size_c).
  *
  * MPI-1's names are checked where mpi.h declares them (Open MPI 4.1 hides them unless built
  * with them).
@@ -348,6 +350,27 @@ static void check_mpi4(void)
         CHECK(size == comm_size, "the shared-memory communicator has %d ranks", size);
         MPI_Comm_free(&hw);
     }
+    /* The large-count forms: counts as MPI_Count. */
+    MPI_Count big_count = 3, got_count = -1, type_size = 0;
+    double ring_out[3] = {comm_rank, 1.5, -2.0}, ring_in[3] = {0};
+    long long sum = 0, one = 1;
+    MPI_Request reqs[2];
+    MPI_Irecv_c(ring_in, big_count, MPI_DOUBLE, left, TAG_RING, MPI_COMM_WORLD, &reqs[0]);
+    MPI_Isend_c(ring_out, big_count, MPI_DOUBLE, right, TAG_RING, MPI_COMM_WORLD, &reqs[1]);
+    MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE);
+    CHECK(ring_in[0] == left && ring_in[2] == -2.0, "Isend_c/Irecv_c ring got %g", ring_in[0]);
+    MPI_Send_c(ring_out, big_count, MPI_DOUBLE, right, TAG_RING, MPI_COMM_WORLD);
+    MPI_Recv_c(ring_in, big_count, MPI_DOUBLE, left, TAG_RING, MPI_COMM_WORLD, &status);
+    MPI_Get_count_c(&status, MPI_DOUBLE, &got_count);
+    CHECK(got_count == 3, "MPI_Get_count_c says %lld", (long long)got_count);
+    MPI_Allreduce_c(&one, &sum, (MPI_Count)1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(sum == comm_size, "MPI_Allreduce_c summed %lld", sum);
+    ring_out[1] = comm_rank == 0 ? 7.5 : 0;
+    MPI_Bcast_c(&ring_out[1], (MPI_Count)1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    CHECK(ring_out[1] == 7.5, "MPI_Bcast_c gave %g", ring_out[1]);
+    MPI_Type_size_c(MPI_DOUBLE_COMPLEX, &type_size);
+    CHECK(type_size == 16, "MPI_Type_size_c says %lld", (long long)type_size);
+
     MPI_Info_set(info, "mpi_hw_resource_type", "a_resource_nobody_has");
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, 0, info, &hw);
     CHECK(hw == MPI_COMM_NULL, "an unknown resource type gave a communicator");
