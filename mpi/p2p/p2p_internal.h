@@ -383,7 +383,7 @@ static inline void crmpi_p2p_wait_turn(void)
  * @return MPI_SUCCESS with the lock held, or the raised error (MPI_ERR_BUFFER when no buffer
  *         is attached or it has no room) with the lock released
  */
-int crmpi_p2p_bsend_start(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+int crmpi_p2p_bsend_start(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
                           MPI_Comm comm, const char *func_name);
 
 /** Marks a request made by MPI_Bsend_init (its done_fn); does nothing when called. */
@@ -399,8 +399,8 @@ static inline bool crmpi_p2p_request_is_bsend_init(const crmpi_request_t *req)
  * MPI_Bsend_init: a persistent request whose every start buffers the message (arguments
  * checked). @return CRMPI_OK with *req_out, or CRMPI_ERR_OUT_OF_RESOURCE.
  */
-int crmpi_p2p_bsend_init_create(const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                                MPI_Comm comm, crmpi_request_t **req_out);
+int crmpi_p2p_bsend_init_create(const void *buf, MPI_Count count, MPI_Datatype type, int dest,
+                                int tag, MPI_Comm comm, crmpi_request_t **req_out);
 
 /**
  * MPI_Start of a Bsend_init request: buffer the message, then start the request, which

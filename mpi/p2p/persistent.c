@@ -18,6 +18,11 @@
 #pragma weak MPI_Recv_init = PMPI_Recv_init
 #pragma weak MPI_Start = PMPI_Start
 #pragma weak MPI_Startall = PMPI_Startall
+#pragma weak MPI_Bsend_init_c = PMPI_Bsend_init_c
+#pragma weak MPI_Recv_init_c = PMPI_Recv_init_c
+#pragma weak MPI_Send_init_c = PMPI_Send_init_c
+#pragma weak MPI_Ssend_init_c = PMPI_Ssend_init_c
+#pragma weak MPI_Rsend_init_c = PMPI_Rsend_init_c
 
 /* Checks of the *_init calls: the send's (or receive's) and the request pointer. */
 static int persistent_check(const crmpi_p2p_args_t *args, const MPI_Request *request,
@@ -39,9 +44,9 @@ static int persistent_check(const crmpi_p2p_args_t *args, const MPI_Request *req
 }
 
 /* The body of MPI_Send_init, MPI_Ssend_init and MPI_Rsend_init. */
-static int persistent_send_init(const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                                MPI_Comm comm, MPI_Request *request, crmpi_pml_send_mode_t mode,
-                                const char *func_name)
+static int persistent_send_init(const void *buf, MPI_Count count, MPI_Datatype type, int dest,
+                                int tag, MPI_Comm comm, MPI_Request *request,
+                                crmpi_pml_send_mode_t mode, const char *func_name)
 {
     crmpi_request_t *req;
     int rc;
@@ -87,10 +92,9 @@ int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest,
                                 CRMPI_PML_SEND_READY, "MPI_Rsend_init");
 }
 
-int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-                    MPI_Comm comm, MPI_Request *request)
+static int bsend_init_body(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                           int tag, MPI_Comm comm, MPI_Request *request, const char *func_name)
 {
-    static const char func_name[] = "MPI_Bsend_init";
     crmpi_request_t *req;
     int rc;
 
@@ -114,10 +118,9 @@ int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest,
     return MPI_SUCCESS;
 }
 
-int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                   MPI_Request *request)
+static int recv_init_body(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                          MPI_Comm comm, MPI_Request *request, const char *func_name)
 {
-    static const char func_name[] = "MPI_Recv_init";
     crmpi_request_t *req;
     int rc;
 
@@ -257,4 +260,50 @@ int PMPI_Startall(int count, MPI_Request array_of_requests[])
     }
     crmpi_unlock();
     return MPI_SUCCESS;
+}
+
+int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm, MPI_Request *request)
+{
+    return bsend_init_body(buf, count, datatype, dest, tag, comm, request, "MPI_Bsend_init");
+}
+
+int PMPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                      MPI_Comm comm, MPI_Request *request)
+{
+    return bsend_init_body(buf, count, datatype, dest, tag, comm, request, "MPI_Bsend_init_c");
+}
+
+int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                   MPI_Request *request)
+{
+    return recv_init_body(buf, count, datatype, source, tag, comm, request, "MPI_Recv_init");
+}
+
+int PMPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                     MPI_Comm comm, MPI_Request *request)
+{
+    return recv_init_body(buf, count, datatype, source, tag, comm, request, "MPI_Recv_init_c");
+}
+
+/* The large-count forms (MPI-4.0): the same calls with MPI_Count counts. */
+int PMPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                     MPI_Comm comm, MPI_Request *request)
+{
+    return persistent_send_init(buf, count, datatype, dest, tag, comm, request,
+                                CRMPI_PML_SEND_STANDARD, "MPI_Send_init_c");
+}
+
+int PMPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                      MPI_Comm comm, MPI_Request *request)
+{
+    return persistent_send_init(buf, count, datatype, dest, tag, comm, request,
+                                CRMPI_PML_SEND_SYNCHRONOUS, "MPI_Ssend_init_c");
+}
+
+int PMPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                      MPI_Comm comm, MPI_Request *request)
+{
+    return persistent_send_init(buf, count, datatype, dest, tag, comm, request,
+                                CRMPI_PML_SEND_READY, "MPI_Rsend_init_c");
 }

@@ -17,6 +17,10 @@
 #pragma weak MPI_Sendrecv_replace = PMPI_Sendrecv_replace
 #pragma weak MPI_Isendrecv = PMPI_Isendrecv
 #pragma weak MPI_Isendrecv_replace = PMPI_Isendrecv_replace
+#pragma weak MPI_Sendrecv_c = PMPI_Sendrecv_c
+#pragma weak MPI_Sendrecv_replace_c = PMPI_Sendrecv_replace_c
+#pragma weak MPI_Isendrecv_c = PMPI_Isendrecv_c
+#pragma weak MPI_Isendrecv_replace_c = PMPI_Isendrecv_replace_c
 
 /* Take back a posted receive whose send could not start: cancel it (it completes either
  * cancelled or, if a message matched meanwhile, received), then free it. */
@@ -68,11 +72,11 @@ static int sendrecv_exchange(const void *sendbuf, size_t sendcount, MPI_Datatype
     return MPI_SUCCESS;
 }
 
-int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
-                  MPI_Comm comm, MPI_Status *status)
+static int sendrecv_body(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                         int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                         int source, int recvtag, MPI_Comm comm, MPI_Status *status,
+                         const char *func_name)
 {
-    static const char func_name[] = "MPI_Sendrecv";
 
     crmpi_lock();
     crmpi_mpi_require_active(func_name);
@@ -92,10 +96,10 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
                              (size_t)recvcount, recvtype, source, recvtag, comm, status, func_name);
 }
 
-int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
-                          int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+static int sendrecv_replace_body(void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                                 int sendtag, int source, int recvtag, MPI_Comm comm,
+                                 MPI_Status *status, const char *func_name)
 {
-    static const char func_name[] = "MPI_Sendrecv_replace";
     crmpi_convertor_t conv;
     void *packed = NULL;
     size_t nbytes = 0;
@@ -239,11 +243,11 @@ err_free_request:
                                "cannot start the exchange (dest %d, source %d)", dest, source);
 }
 
-int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                   void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
-                   MPI_Comm comm, MPI_Request *request)
+static int isendrecv_body(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                          int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                          int source, int recvtag, MPI_Comm comm, MPI_Request *request,
+                          const char *func_name)
 {
-    static const char func_name[] = "MPI_Isendrecv";
 
     crmpi_lock();
     crmpi_mpi_require_active(func_name);
@@ -267,10 +271,10 @@ int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, in
                            func_name);
 }
 
-int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
-                           int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+static int isendrecv_replace_body(void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                                  int sendtag, int source, int recvtag, MPI_Comm comm,
+                                  MPI_Request *request, const char *func_name)
 {
-    static const char func_name[] = "MPI_Isendrecv_replace";
     crmpi_convertor_t conv;
     void *packed = NULL;
     size_t nbytes = 0;
@@ -310,4 +314,65 @@ int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest
     }
     return isendrecv_start(packed, nbytes, MPI_BYTE, dest, sendtag, buf, (size_t)count, datatype,
                            source, recvtag, comm, packed, request, func_name);
+}
+
+int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                  MPI_Comm comm, MPI_Status *status)
+{
+    return sendrecv_body(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                         source, recvtag, comm, status, "MPI_Sendrecv");
+}
+
+int PMPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                    int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                    int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    return sendrecv_body(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                         source, recvtag, comm, status, "MPI_Sendrecv_c");
+}
+
+int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                          int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    return sendrecv_replace_body(buf, count, datatype, dest, sendtag, source, recvtag, comm, status,
+                                 "MPI_Sendrecv_replace");
+}
+
+int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                            int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    return sendrecv_replace_body(buf, count, datatype, dest, sendtag, source, recvtag, comm, status,
+                                 "MPI_Sendrecv_replace_c");
+}
+
+int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                   void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                   MPI_Comm comm, MPI_Request *request)
+{
+    return isendrecv_body(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                          source, recvtag, comm, request, "MPI_Isendrecv");
+}
+
+int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                     int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                     int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    return isendrecv_body(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                          source, recvtag, comm, request, "MPI_Isendrecv_c");
+}
+
+int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                           int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    return isendrecv_replace_body(buf, count, datatype, dest, sendtag, source, recvtag, comm,
+                                  request, "MPI_Isendrecv_replace");
+}
+
+int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                             int sendtag, int source, int recvtag, MPI_Comm comm,
+                             MPI_Request *request)
+{
+    return isendrecv_replace_body(buf, count, datatype, dest, sendtag, source, recvtag, comm,
+                                  request, "MPI_Isendrecv_replace_c");
 }

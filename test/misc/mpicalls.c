@@ -7,8 +7,8 @@
  * messages and reductions, MPI-1's Type_struct with MPI_LB/MPI_UB, datatype attributes,
  * and, where mpi.h has them (MPI-4.0: MPI_COMM_TYPE_HW_GUIDED is defined), MPI_Isendrecv,
  * MPI_Isendrecv_replace, MPI_Comm_idup_with_info, MPI_COMM_TYPE_HW_GUIDED and large-count
- * calls (MPI_Send_c, Recv_c, Isend_c, Irecv_c, Get_count_c, Allreduce_c, Bcast_c,
- * Type_size_c).
+ * calls (MPI_Send_c, Recv_c, Isend_c, Irecv_c, Sendrecv_c, Send_init_c, Recv_init_c,
+ * Get_count_c, Allreduce_c, Bcast_c, Type_size_c).
  *
  * MPI-1's names are checked where mpi.h declares them (Open MPI 4.1 hides them unless built
  * with them).
@@ -368,6 +368,20 @@ static void check_mpi4(void)
     ring_out[1] = comm_rank == 0 ? 7.5 : 0;
     MPI_Bcast_c(&ring_out[1], (MPI_Count)1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     CHECK(ring_out[1] == 7.5, "MPI_Bcast_c gave %g", ring_out[1]);
+    int pair_out[2] = {comm_rank, 1}, pair_in[2] = {-1, -1};
+    MPI_Sendrecv_c(pair_out, (MPI_Count)2, MPI_INT, right, TAG_RING, pair_in, (MPI_Count)2, MPI_INT,
+                   left, TAG_RING, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    CHECK(pair_in[0] == left && pair_in[1] == 1, "MPI_Sendrecv_c got %d", pair_in[0]);
+    MPI_Recv_init_c(pair_in, (MPI_Count)2, MPI_INT, left, TAG_RING, MPI_COMM_WORLD, &reqs[0]);
+    MPI_Send_init_c(pair_out, (MPI_Count)2, MPI_INT, right, TAG_RING, MPI_COMM_WORLD, &reqs[1]);
+    for (int round = 0; round < 2; round++) {
+        pair_out[1] = round + 10;
+        MPI_Startall(2, reqs);
+        MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE);
+        CHECK(pair_in[1] == round + 10, "MPI_Send_init_c round %d got %d", round, pair_in[1]);
+    }
+    MPI_Request_free(&reqs[0]);
+    MPI_Request_free(&reqs[1]);
     MPI_Type_size_c(MPI_DOUBLE_COMPLEX, &type_size);
     CHECK(type_size == 16, "MPI_Type_size_c says %lld", (long long)type_size);
 
