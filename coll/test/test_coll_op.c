@@ -658,6 +658,48 @@ static void test_nonblocking_request_keeps_comm(void **state)
     crmpi_unlock();
 }
 
+/*
+ * Persistent collectives in a singleton (coll_base.c: crmpi_coll_init/restart through
+ * MPI_..._init and MPI_Start): inactive until started, complete after each start, reusable,
+ * freed inactive or while a start runs; MPI_Wait on an inactive one returns at once.
+ */
+static void test_persistent_singleton(void **state)
+{
+    int in[3] = {1, 2, 3}, out[3] = {0};
+    MPI_Request req;
+    MPI_Status status;
+    int flag;
+
+    (void)state;
+    assert_int_equal(
+        MPI_Allreduce_init(in, out, 3, MPI_INT, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, &req),
+        MPI_SUCCESS);
+    /* Inactive: Wait and Test say done with an empty status; nothing moved. */
+    assert_int_equal(MPI_Wait(&req, &status), MPI_SUCCESS);
+    assert_true(req != MPI_REQUEST_NULL);
+    assert_int_equal(out[0], 0);
+    for (int round = 1; round <= 3; round++) {
+        in[0] = round * 10;
+        assert_int_equal(MPI_Start(&req), MPI_SUCCESS);
+        /* Started twice without completion is an error. */
+        assert_int_equal(MPI_Start(&req), MPI_ERR_REQUEST);
+        flag = 0;
+        while (!flag)
+            assert_int_equal(MPI_Test(&req, &flag, MPI_STATUS_IGNORE), MPI_SUCCESS);
+        assert_true(req != MPI_REQUEST_NULL);
+        assert_int_equal(out[0], round * 10);
+        assert_int_equal(out[2], 3);
+    }
+    assert_int_equal(MPI_Request_free(&req), MPI_SUCCESS);
+    assert_ptr_equal(req, MPI_REQUEST_NULL);
+
+    /* Freed while a start runs: it completes, then goes. */
+    assert_int_equal(MPI_Barrier_init(MPI_COMM_SELF, MPI_INFO_NULL, &req), MPI_SUCCESS);
+    assert_int_equal(MPI_Start(&req), MPI_SUCCESS);
+    assert_int_equal(MPI_Request_free(&req), MPI_SUCCESS);
+    assert_int_equal(MPI_Barrier(MPI_COMM_SELF), MPI_SUCCESS);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -674,6 +716,7 @@ int main(void)
         cmocka_unit_test(test_singleton_collectives),
         cmocka_unit_test(test_collective_arg_errors),
         cmocka_unit_test(test_sched_engine),
+        cmocka_unit_test(test_persistent_singleton),
         cmocka_unit_test(test_nonblocking_request_keeps_comm),
     };
 
