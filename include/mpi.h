@@ -1475,6 +1475,10 @@ int MPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, i
 int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
                              int sendtag, int source, int recvtag, MPI_Comm comm,
                              MPI_Request *request);
+int MPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype,
+                       MPI_Op op);
+int PMPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype,
+                        MPI_Op op);
 /* Persistent collectives (MPI-4.0 section 6.13): made once, each MPI_Start/Startall runs
  * the collective once, MPI_Wait/Test complete it, MPI_Request_free frees it. Every rank
  * must start a communicator's collectives, persistent or not, in the same order. */

@@ -256,6 +256,10 @@ static void test_loc_pairs(void **state)
     /* MINLOC on a plain type is undefined. */
     int x = 1, y = 2;
     assert_int_equal(MPI_Reduce_local(&x, &y, 1, MPI_INT, MPI_MINLOC), MPI_ERR_OP);
+    /* The large-count form. */
+    assert_int_equal(MPI_Reduce_local_c(&x, &y, (MPI_Count)1, MPI_INT, MPI_SUM), MPI_SUCCESS);
+    assert_int_equal(y, 3);
+    assert_int_equal(MPI_Reduce_local_c(&x, &y, (MPI_Count)-1, MPI_INT, MPI_SUM), MPI_ERR_COUNT);
 }
 
 /*
