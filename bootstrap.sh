@@ -105,6 +105,36 @@ EOF
     rm -rf "$src"
 }
 
+# dlmalloc 2.8.6, the persistent heap's allocator (pheap/README.md says why this one): its
+# malloc.c, byte for byte, from the orig tarball of Debian bookworm's wasi-libc source
+# package (checksum-verified against the source index), where upstream's file is kept as
+# dlmalloc/src/malloc.c. It is fetched, never committed.
+dlmalloc_sha256=22c1995baed5659a0002cb396d6d83e678c92199e893a02d916cadc142d3ada2
+install_dlmalloc() {
+    local dest="$deps_prefix/dlmalloc/malloc.c"
+    if [ -f "$dest" ] && [ "$(sha256sum "$dest" | cut -d' ' -f1)" = "$dlmalloc_sha256" ]; then
+        say "dlmalloc: present in deps/"
+        return
+    fi
+    local mirror work stanza orig tarball
+    mirror=$(debian_mirror) || exit 1
+    work="$deps_prefix/src"
+    mkdir -p "$work" "$deps_prefix/dlmalloc"
+    say "dlmalloc: reading bookworm's source index from the configured Debian mirror"
+    debian_source_index "$mirror" bookworm "$work/Sources-bookworm.xz" || exit 1
+    stanza=$(debian_source_stanza "$work/Sources-bookworm.xz" wasi-libc)
+    orig=$(debian_source_orig "$stanza")
+    tarball=${orig#* }
+    debian_source_fetch "$mirror/$(debian_source_field "$stanza" Directory)/$tarball" \
+        "$work/$tarball" "${orig%% *}" || exit 1
+    tar -xOJf "$work/$tarball" --wildcards '*/dlmalloc/src/malloc.c' >"$dest.tmp" ||
+        die "dlmalloc: $tarball has no dlmalloc/src/malloc.c"
+    [ "$(sha256sum "$dest.tmp" | cut -d' ' -f1)" = "$dlmalloc_sha256" ] ||
+        die "dlmalloc: the malloc.c in $tarball is not the one pheap/README.md names"
+    mv "$dest.tmp" "$dest"
+    say "dlmalloc: malloc.c verified (sha256 $dlmalloc_sha256)"
+}
+
 criu_verdict() {
     local out
     if out=$("$deps_prefix/sbin/criu" check 2>&1); then
@@ -119,6 +149,7 @@ do_deps() {
     install_debian_packages
     install_criu
     criu_verdict
+    install_dlmalloc
 }
 
 # Rebuild only what changed; configure again only when the build system changed.
@@ -133,6 +164,7 @@ do_build() {
     if [ ! -f build/Makefile ] || [ configure -nt build/Makefile ]; then
         say "configure"
         (cd build && ../configure --prefix="$install_prefix" --with-criu="$deps_prefix" \
+            --with-dlmalloc="$deps_prefix/dlmalloc" \
             --enable-silent-rules >configure.out) || { cat build/config.log | tail -n 30; exit 1; }
         sed -n '/^crmpi configuration/,$p' build/configure.out
     fi

@@ -24,15 +24,23 @@ extern const crmpi_framework_info_t crmpi_btl_framework_info;
 extern const crmpi_component_t crmpi_btl_self_component;
 extern const crmpi_component_t crmpi_btl_sm_component;
 extern const crmpi_component_t crmpi_btl_tcp_component;
+#if CRMPI_HAVE_LIBFABRIC /* the adapters built only with their library */
+extern const crmpi_component_t crmpi_btl_ofi_component;
+#endif
 
 /* In preference order (the catalog's order): a peer reachable by several goes to the
  * highest exclusivity anyway; this order only decides the order of initialisation. */
+/* clang-format off */
 static const crmpi_component_t *const btl_base_components[] = {
     &crmpi_btl_self_component,
     &crmpi_btl_sm_component,
+#if CRMPI_HAVE_LIBFABRIC
+    &crmpi_btl_ofi_component,
+#endif
     &crmpi_btl_tcp_component,
     NULL,
 };
+/* clang-format on */
 
 crmpi_framework_t crmpi_btl_framework = {
     .info = &crmpi_btl_framework_info,

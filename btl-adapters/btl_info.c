@@ -8,13 +8,21 @@
 extern const crmpi_component_info_t crmpi_btl_self_info;
 extern const crmpi_component_info_t crmpi_btl_sm_info;
 extern const crmpi_component_info_t crmpi_btl_tcp_info;
+#if CRMPI_HAVE_LIBFABRIC /* the adapters built only with their library */
+extern const crmpi_component_info_t crmpi_btl_ofi_info;
+#endif
 
+/* clang-format off */
 static const crmpi_component_info_t *const btl_components[] = {
     &crmpi_btl_self_info,
     &crmpi_btl_sm_info,
+#if CRMPI_HAVE_LIBFABRIC
+    &crmpi_btl_ofi_info,
+#endif
     &crmpi_btl_tcp_info,
     NULL,
 };
+/* clang-format on */
 
 const crmpi_framework_info_t crmpi_btl_framework_info = {
     .name = "btl",

@@ -23,7 +23,8 @@
  *
  * Lifecycle: crmpi_coll_comm_create(pml communicator, rank, size) once the PML knows the
  * communicator (after crmpi_pml_add_comm; MPI_Init does it for MPI_COMM_WORLD and
- * MPI_COMM_SELF) -> crmpi_coll_run / crmpi_coll_start any number of times ->
+ * MPI_COMM_SELF), or crmpi_coll_comm_create_inter for an intercommunicator (after its local
+ * group's communicator) -> crmpi_coll_run / crmpi_coll_start any number of times ->
  * crmpi_coll_comm_destroy before crmpi_pml_del_comm (every collective on it complete:
  * a non-blocking one counts as a live request of the PML communicator, so MPI_Comm_free
  * waits for it, MPI-3.1 section 6.4.3). The first create registers the schedule
@@ -122,9 +123,12 @@ typedef struct crmpi_coll_op {
 /*
  * The arguments of any collective, already checked by mpi/coll/ and with MPI_IN_PLACE
  * resolved into `in_place` (sbuf is then unused: the data are where MPI-3.1 says, in rbuf
- * at this rank's place). Fields a collective does not have are 0/NULL. The arrays and
- * buffers belong to the application; for a non-blocking collective they must stay valid
- * until it completes (MPI-3.1 section 5.12), which the schedule relies on.
+ * at this rank's place; never on an intercommunicator). Fields a collective does not have
+ * are 0/NULL. On an intercommunicator the per-rank blocks and arrays are the remote
+ * group's, but for Reduce_scatter's rcounts, which are the local group's (MPI-3.1 section
+ * 5.10). The arrays and buffers belong to the application; for a non-blocking collective
+ * they must stay valid until it completes (MPI-3.1 section 5.12), which the schedule
+ * relies on.
  */
 typedef struct crmpi_coll_args {
     const void *sbuf;           /* send buffer */
@@ -140,7 +144,10 @@ typedef struct crmpi_coll_args {
     const MPI_Datatype *stypes; /* alltoallw: per-rank send types */
     const MPI_Datatype *rtypes; /* alltoallw: per-rank receive types */
     const crmpi_coll_op_t *op;  /* reductions: the operation */
-    int root;                   /* rooted collectives: the root's rank */
+    int root;                   /* rooted collectives: the root's rank; on an
+                                   intercommunicator MPI_ROOT (this process is the root),
+                                   MPI_PROC_NULL (another process of the root's group is)
+                                   or the root's rank in the remote group */
     bool in_place;              /* MPI_IN_PLACE was given (see above) */
     /* Neighbourhood collectives: block i of the receive side comes from sources[i], block i
      * of the send side goes to dests[i] (MPI_PROC_NULL: no message, the block is left
@@ -178,21 +185,28 @@ typedef int (*crmpi_coll_build_fn_t)(const crmpi_coll_args_t *args, crmpi_coll_c
 typedef int (*crmpi_coll_direct_fn_t)(const crmpi_coll_args_t *args, crmpi_coll_comm_t *comm,
                                       int tag);
 
-/* A component's table: one algorithm builder per collective (every slot is filled). */
+/* A component's table: one algorithm builder per collective (every slot is filled, but
+ * in the intercommunicator table, where Scan and Exscan are undefined). */
 typedef struct crmpi_coll_ops {
     const char *component;                           /* "basic" or "tuned", for messages */
     crmpi_coll_build_fn_t build[CRMPI_COLL_COUNT];   /* indexed by crmpi_coll_kind_t */
     crmpi_coll_direct_fn_t direct[CRMPI_COLL_COUNT]; /* optional fast paths (NULL: none) */
 } crmpi_coll_ops_t;
 
-/* A communicator as the collectives see it (made by crmpi_coll_comm_create; the MPI layer
- * keeps it in its communicator and passes it to every call). */
+/* A communicator as the collectives see it (made by crmpi_coll_comm_create or
+ * crmpi_coll_comm_create_inter; the MPI layer keeps it in its communicator and passes it
+ * to every call). */
 struct crmpi_coll_comm {
-    int rank;                    /* this process's rank in the communicator */
-    int size;                    /* its number of ranks */
-    crmpi_pml_comm_t *pml;       /* the PML communicator every message goes over */
+    int rank;                    /* this process's rank in the communicator (its local group) */
+    int size;                    /* its number of ranks (of its local group) */
+    crmpi_pml_comm_t *pml;       /* the PML communicator its messages go over */
     const crmpi_coll_ops_t *ops; /* the selected component's table */
     uint32_t sequence;           /* collectives started on the communicator so far */
+    int remote_size;             /* intercommunicator: the remote group's number of ranks,
+                                    which the ranks of messages over pml name; 0 otherwise */
+    crmpi_coll_comm_t *local;    /* intercommunicator: its local group's own communicator
+                                    (not owned), for the steps among the local group; NULL
+                                    otherwise */
 };
 
 /**
@@ -205,6 +219,22 @@ struct crmpi_coll_comm {
  */
 int crmpi_coll_comm_create(crmpi_pml_comm_t *pml, int rank, int size, crmpi_coll_comm_t **comm_out);
 
+/**
+ * Set up the collectives of an intercommunicator (MPI-3.1 section 5.2.2): `pml` is its PML
+ * communicator (ranks name the remote group of `remote_size` ranks), rank and size are
+ * this process's in the local group, and `local` is the collectives' communicator of the
+ * local group alone, made before with crmpi_coll_comm_create on a PML communicator of its
+ * own (a context id no other communicator of these processes has), which must outlive
+ * this one. Its messages are the local steps of the intercommunicator's collectives
+ * (a reduction inside each group before the leaders exchange), with the
+ * intercommunicator's tags. The algorithms are component basic's intercommunicator ones
+ * whatever the selection (tuned has none). Scan and Exscan are not defined on
+ * intercommunicators: their slots are NULL, and the MPI layer refuses them.
+ * @return as crmpi_coll_comm_create
+ */
+int crmpi_coll_comm_create_inter(crmpi_pml_comm_t *pml, int rank, int size, int remote_size,
+                                 crmpi_coll_comm_t *local, crmpi_coll_comm_t **comm_out);
+
 /** Free a communicator's collective state (no collective may be pending on it; NULL is
  *  fine). */
 void crmpi_coll_comm_destroy(crmpi_coll_comm_t *comm);
@@ -212,8 +242,10 @@ void crmpi_coll_comm_destroy(crmpi_coll_comm_t *comm);
 /**
  * A blocking collective: build the schedule with the communicator's algorithm and run it
  * to completion, dropping the lock between progress turns.
- * @return CRMPI_OK; a CRMPI_ERR_* (negative) when a message could not be started; or an MPI
- *         error class (positive, e.g. MPI_ERR_TRUNCATE) a message completed with.
+ * @return CRMPI_OK; a CRMPI_ERR_* (negative) when a message could not be started
+ *         (CRMPI_ERR_NOT_SUPPORTED: the collective is not defined on the communicator, Scan
+ *         on an intercommunicator); or an MPI error class (positive, e.g.
+ *         MPI_ERR_TRUNCATE) a message completed with.
  */
 int crmpi_coll_run(crmpi_coll_comm_t *comm, crmpi_coll_kind_t kind, const crmpi_coll_args_t *args);
 

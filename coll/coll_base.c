@@ -138,6 +138,26 @@ err_unregister:
     return rc;
 }
 
+int crmpi_coll_comm_create_inter(crmpi_pml_comm_t *pml, int rank, int size, int remote_size,
+                                 crmpi_coll_comm_t *local, crmpi_coll_comm_t **comm_out)
+{
+    crmpi_coll_comm_t *comm;
+    int rc = crmpi_coll_comm_create(pml, rank, size, &comm);
+
+    if (rc != CRMPI_OK)
+        return rc;
+    /* Neither component has intercommunicator algorithms of its own but basic. */
+    comm->ops = &crmpi_coll_basic_inter_ops;
+    comm->remote_size = remote_size;
+    comm->local = local;
+    crmpi_fw_verbose(&crmpi_coll_framework, 10,
+                     "intercommunicator of %d and %d ranks (rank %d here): component basic's "
+                     "intercommunicator algorithms",
+                     size, remote_size, rank);
+    *comm_out = comm;
+    return CRMPI_OK;
+}
+
 void crmpi_coll_comm_destroy(crmpi_coll_comm_t *comm)
 {
     if (!comm)
@@ -160,9 +180,13 @@ static inline int coll_base_next_tag(crmpi_coll_comm_t *comm)
 static int coll_base_build(crmpi_coll_comm_t *comm, crmpi_coll_kind_t kind,
                            const crmpi_coll_args_t *args, int tag, crmpi_coll_sched_t **sched_out)
 {
-    crmpi_coll_sched_t *sched = crmpi_coll_sched_create(comm, tag);
+    crmpi_coll_sched_t *sched;
     int rc;
 
+    /* Scan and Exscan on an intercommunicator (the MPI layer refuses them first). */
+    if (!comm->ops->build[kind])
+        return CRMPI_ERR_NOT_SUPPORTED;
+    sched = crmpi_coll_sched_create(comm, tag);
     if (!sched)
         return CRMPI_ERR_OUT_OF_RESOURCE;
     rc = comm->ops->build[kind](args, comm, sched);

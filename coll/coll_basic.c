@@ -200,9 +200,8 @@ int coll_basic_allgather(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, cr
     return coll_basic_allgatherv(a, comm, s);
 }
 
-/* The block of peer r in an alltoall(v,w) send (is_send) or receive buffer. */
-static void alltoall_slot(const crmpi_coll_args_t *a, int r, bool is_send, void **buf_out,
-                          size_t *count_out, MPI_Datatype *type_out)
+void coll_basic_alltoall_slot(const crmpi_coll_args_t *a, int r, bool is_send, void **buf_out,
+                              size_t *count_out, MPI_Datatype *type_out)
 {
     const void *buf = is_send ? a->sbuf : a->rbuf;
     const int *counts = is_send ? a->scounts : a->rcounts;
@@ -247,7 +246,7 @@ int coll_basic_alltoall(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, crm
 
             if (r == me)
                 continue;
-            alltoall_slot(a, r, false, &slot, &count, &type);
+            coll_basic_alltoall_slot(a, r, false, &slot, &count, &type);
             out[r] = crmpi_coll_sched_tmp(s, count, type);
             if (!out[r])
                 return CRMPI_ERR_OUT_OF_RESOURCE;
@@ -260,19 +259,19 @@ int coll_basic_alltoall(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, crm
         size_t scount, rcount;
         MPI_Datatype stype, rtype;
 
-        alltoall_slot(a, from, false, &rslot, &rcount, &rtype);
+        coll_basic_alltoall_slot(a, from, false, &rslot, &rcount, &rtype);
         if (k == 0) {
             if (!a->in_place) {
-                alltoall_slot(a, me, true, &sslot, &scount, &stype);
+                coll_basic_alltoall_slot(a, me, true, &sslot, &scount, &stype);
                 TRY(crmpi_coll_sched_copy(s, sslot, scount, stype, rslot, rcount, rtype));
             }
             continue;
         }
         if (a->in_place) {
-            alltoall_slot(a, to, false, &sslot, &scount, &stype);
+            coll_basic_alltoall_slot(a, to, false, &sslot, &scount, &stype);
             sslot = out[to];
         } else {
-            alltoall_slot(a, to, true, &sslot, &scount, &stype);
+            coll_basic_alltoall_slot(a, to, true, &sslot, &scount, &stype);
         }
         TRY(crmpi_coll_sched_recv(s, rslot, rcount, rtype, from));
         TRY(crmpi_coll_sched_send(s, sslot, scount, stype, to));

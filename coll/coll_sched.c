@@ -19,6 +19,7 @@ crmpi_coll_sched_t *crmpi_coll_sched_create(crmpi_coll_comm_t *comm, int tag)
         return NULL;
     }
     sched->comm = comm;
+    sched->target = comm;
     sched->tag = tag;
     return sched;
 }
@@ -78,6 +79,7 @@ int crmpi_coll_sched_send(crmpi_coll_sched_t *sched, const void *buf, size_t cou
     step->count = count;
     step->type = type;
     step->peer = peer;
+    step->pml = sched->target->pml;
     sched_hold(type);
     return CRMPI_OK;
 }
@@ -93,6 +95,7 @@ int crmpi_coll_sched_recv(crmpi_coll_sched_t *sched, void *buf, size_t count, MP
     step->count = count;
     step->type = type;
     step->peer = peer;
+    step->pml = sched->target->pml;
     sched_hold(type);
     return CRMPI_OK;
 }
@@ -142,6 +145,11 @@ int crmpi_coll_sched_round(crmpi_coll_sched_t *sched)
     if (sched->num_steps == 0 || sched->steps[sched->num_steps - 1].kind == COLL_STEP_ROUND)
         return CRMPI_OK;
     return sched_append(sched, COLL_STEP_ROUND) ? CRMPI_OK : CRMPI_ERR_OUT_OF_RESOURCE;
+}
+
+void crmpi_coll_sched_target(crmpi_coll_sched_t *sched, crmpi_coll_comm_t *target)
+{
+    sched->target = target;
 }
 
 void *crmpi_coll_sched_tmp(crmpi_coll_sched_t *sched, size_t count, MPI_Datatype type)
@@ -229,7 +237,7 @@ static void sched_round_start(crmpi_coll_sched_t *sched)
         switch (step->kind) {
         case COLL_STEP_SEND:
             rc = crmpi_pml_isend(step->src, step->count, step->type, step->peer, sched->tag,
-                                 CRMPI_PML_SEND_STANDARD, sched->comm->pml, &step->req);
+                                 CRMPI_PML_SEND_STANDARD, step->pml, &step->req);
             if (rc != CRMPI_OK) {
                 step->req = NULL;
                 sched_fail(sched, rc);
@@ -237,7 +245,7 @@ static void sched_round_start(crmpi_coll_sched_t *sched)
             break;
         case COLL_STEP_RECV:
             rc = crmpi_pml_irecv(step->dst, step->count, step->type, step->peer, sched->tag,
-                                 sched->comm->pml, &step->req);
+                                 step->pml, &step->req);
             if (rc != CRMPI_OK) {
                 step->req = NULL;
                 sched_fail(sched, rc);

@@ -41,6 +41,8 @@ typedef struct coll_step {
     MPI_Datatype dtype;        /* copy: the destination type */
     const crmpi_coll_op_t *op; /* reduce: the operation */
     int peer;                  /* send, recv: the rank in the communicator */
+    crmpi_pml_comm_t *pml;     /* send, recv: the PML communicator peer is a rank of (the
+                                  schedule's target when the step was appended) */
     crmpi_request_t *req;      /* send, recv: the PML request while the round runs */
 } coll_step_t;
 
@@ -64,6 +66,10 @@ struct crmpi_coll_sched {
     bool busy;                /* being progressed (a user op runs without the lock) */
     crmpi_request_t *persist; /* a start of a persistent collective: the request this run
                                  completes (req is then unused); NULL otherwise */
+
+    /* The communicator the sends and receives appended next go over: comm, or an
+     * intercommunicator's local group (crmpi_coll_sched_target). */
+    crmpi_coll_comm_t *target;
 };
 
 /** A new empty schedule on comm with tag. @return NULL when out of memory (logged). */
@@ -83,6 +89,13 @@ int crmpi_coll_sched_reduce(crmpi_coll_sched_t *sched, const void *src, void *ds
                             MPI_Datatype type, const crmpi_coll_op_t *op);
 /** End the current round (an empty round is dropped). */
 int crmpi_coll_sched_round(crmpi_coll_sched_t *sched);
+/**
+ * The sends and receives appended from now on go over `target`'s PML communicator and
+ * their peers are its ranks: an intercommunicator's algorithm switches between its local
+ * group (comm->local, where it may reuse an intracommunicator builder given that
+ * communicator) and the intercommunicator itself (comm). The schedule starts on comm.
+ */
+void crmpi_coll_sched_target(crmpi_coll_sched_t *sched, crmpi_coll_comm_t *target);
 
 /**
  * A temporary buffer for `count` elements of `type` laid out as the type says, returned
@@ -146,6 +159,12 @@ int coll_basic_alltoall(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, crm
 int coll_basic_reduce_scatter(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
                               crmpi_coll_sched_t *s);
 int coll_basic_scan(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, crmpi_coll_sched_t *s);
+/** The block of peer r in an alltoall(v,w) send (is_send) or receive buffer. */
+void coll_basic_alltoall_slot(const crmpi_coll_args_t *a, int r, bool is_send, void **buf_out,
+                              size_t *count_out, MPI_Datatype *type_out);
+
+/* Component basic's intercommunicator algorithms (coll_basic_inter.c). */
+extern const crmpi_coll_ops_t crmpi_coll_basic_inter_ops;
 
 /* The tuned component's forced algorithms (coll_tuned_<coll>_algorithm; 0: decide). */
 typedef struct coll_tuned_params {

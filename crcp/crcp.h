@@ -1,7 +1,7 @@
 /*
  * crcp.h: the checkpoint/restart coordination protocol, component "bkmrk" (docs/design.md,
- * "The checkpoint, phase by phase", step 2): the bookmark exchange and the drain that empty every channel before a
- * checkpoint, without knowing which interconnect carries them.
+ * "The checkpoint, phase by phase", step 2): the bookmark exchange and the drain that empty every
+ * channel before a checkpoint, without knowing which interconnect carries them.
  *
  *   snapc app coordinator (C/R thread, library lock held)
  *        |  crmpi_crcp_bookmarks / crmpi_crcp_drain / crmpi_crcp_release

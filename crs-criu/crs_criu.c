@@ -36,6 +36,19 @@
 #define CRS_CRIU_LOG_LEVEL 2
 
 /*
+ * CRIU's parasite, run inside the namespace's init, gets a /proc of the init's pid namespace
+ * by mounting one at "proc.crtools" in the init's working directory, and removes it at once.
+ * The dumps of inits that share a working directory (every rank of a job started in one
+ * directory, on one node or on nodes that share its file system, all dumped at the same
+ * moment) can meet there: the later mkdir fails with EEXIST before anything was dumped, and
+ * the rank keeps running. Such a dump is run again after a random pause, a few times.
+ */
+#define CRS_CRIU_DUMP_TRIES     10
+#define CRS_CRIU_COLLISION_LINE "Can't create a directory (-17)"
+/* The pause before try t (from 1): a random time up to t times this many milliseconds. */
+#define CRS_CRIU_COLLISION_PAUSE_MS 50
+
+/*
  * Error lines CRIU writes on every run here, failed or not, so they explain nothing:
  * criu raises its own RLIMIT_NOFILE to the kernel's nr_open and logs at error level when
  * it may not (a container without CAP_SYS_RESOURCE), then goes on with its current limit.
@@ -112,6 +125,36 @@ static void crs_criu_quote_errors(const char *log_path, char *out, size_t out_le
         snprintf(out, out_len, "no Error line in CRIU's log");
     } else if (more > 0 && used + 32 < out_len) {
         snprintf(out + used, out_len - used, " | (%d more)", more);
+    }
+}
+
+int crs_criu_log_says_collision(const char *log_path)
+{
+    char line[512];
+    int found = 0;
+    FILE *f = fopen(log_path, "re");
+
+    while (f && !found && fgets(line, sizeof(line), f))
+        found = strstr(line, "parasite") && strstr(line, CRS_CRIU_COLLISION_LINE);
+    if (f)
+        fclose(f);
+    return found;
+}
+
+/* The pause before dump try `attempt` (see CRS_CRIU_DUMP_TRIES): random, so that dumps that
+ * met do not meet again. */
+static void crs_criu_collision_pause(int attempt)
+{
+    static unsigned seed;
+    struct timespec pause;
+    long ms;
+
+    if (!seed)
+        seed = (unsigned)getpid() ^ (unsigned)time(NULL);
+    ms = 1 + (long)(rand_r(&seed) % (attempt * CRS_CRIU_COLLISION_PAUSE_MS));
+    pause.tv_sec = ms / 1000;
+    pause.tv_nsec = (ms % 1000) * 1000000L;
+    while (nanosleep(&pause, &pause) < 0 && errno == EINTR) {
     }
 }
 
@@ -331,6 +374,16 @@ int crs_criu_checkpoint(const crmpi_crs_ckpt_opts_t *opts, crmpi_crs_ckpt_result
 
     double start = crs_criu_now();
     int ret = criu_local_dump(copts);
+    for (int attempt = 1;
+         ret < 0 && attempt < CRS_CRIU_DUMP_TRIES && crs_criu_log_says_collision(log_path);
+         attempt++) {
+        crmpi_fw_verbose(&crmpi_crs_framework, 10,
+                         "crs:criu: dump of init %d met another dump in its working directory "
+                         "(proc.crtools); trying again",
+                         (int)opts->init_pid);
+        crs_criu_collision_pause(attempt);
+        ret = criu_local_dump(copts);
+    }
     result.dump_seconds = crs_criu_now() - start;
     if (ret < 0) {
         crs_criu_quote_errors(log_path, quoted, sizeof(quoted));

@@ -16,6 +16,12 @@ int crs_criu_checkpoint(const crmpi_crs_ckpt_opts_t *opts, crmpi_crs_ckpt_result
 int crs_criu_restart(const crmpi_crs_restart_opts_t *opts, pid_t *init_pid_out);
 int crs_criu_recorded_key(const char *images_dir, int rank_fd, char *key_out, size_t key_len);
 
+/**
+ * CRIU's log at `log_path` says that its parasite found "proc.crtools" in the init's working
+ * directory: another dump was there at the same moment (crs_criu.c). @return 1 or 0.
+ */
+int crs_criu_log_says_collision(const char *log_path);
+
 /* Name of the record this component writes beside the image, inside the images dir. */
 #define CRS_CRIU_META_FILE "crs-criu.meta"
 /* First line of crs-criu.meta: format name and version. Unknown later lines are ignored. */

@@ -10,8 +10,17 @@
  * Agreement: the members take part in rounds over windows of CID_WINDOW ids, starting at
  * 0. In a round each member contributes the bitmap of the window's ids free here; an
  * AND-allreduce (comm_xchg.c) gives the ids free on every member, and everyone takes the
- * lowest of them, the same one. A window with none free on all sends everyone to the next
- * window. One round is the usual case: ids are given back at MPI_Comm_free and reused.
+ * lowest of them, the same one (the `count` lowest, when it wants more than one). A
+ * window with too few free on all sends everyone to the next window. One round is the
+ * usual case: ids are given back at MPI_Comm_free and reused.
+ *
+ * Intercommunicators: the processes of both groups must agree on one id, though each
+ * group talks only among itself and through its leader. The allreduce of each group is
+ * bridged to the other's (comm_xchg.c): the two leaders swap their group's AND and both
+ * take the AND of the two before handing it down, so every process of both groups ends
+ * each round with the same bitmap, picks the same ids and moves on to the same window.
+ * An intercommunicator takes two ids: its own, and its local group's communicator's (the
+ * two local communicators are disjoint, so both groups may use the same one).
  *
  * Several agreements may run at once in one process (threads, MPI_Comm_idup): each
  * reserves the ids it offered until its round ends, so two of them never offer, and thus
@@ -36,6 +45,7 @@ static size_t cid_num_words; /* words in both bitmaps */
 
 struct crmpi_comm_cid_op {
     crmpi_comm_xchg_set_t set;          /* the members */
+    int count;                          /* ids wanted */
     uint32_t base;                      /* first id of the current window */
     uint64_t bits[CID_WINDOW_WORDS];    /* offered by this member; then the AND */
     uint64_t offered[CID_WINDOW_WORDS]; /* what this member reserved in the window */
@@ -90,7 +100,28 @@ static int cid_round_start(crmpi_comm_cid_op_t *op)
     return rc;
 }
 
-int crmpi_comm_cid_start(const crmpi_comm_xchg_set_t *set, crmpi_comm_cid_op_t **op_out)
+bool crmpi_comm_cid_pick(const uint64_t *bits, int nwords, uint32_t base, int count,
+                         uint32_t cids_out[])
+{
+    uint32_t found[CRMPI_COMM_CID_MAX];
+    int n = 0;
+
+    for (int w = 0; w < nwords && n < count; w++) {
+        uint64_t word = bits[w];
+
+        while (word && n < count) {
+            int bit = __builtin_ctzll(word);
+            found[n++] = base + (uint32_t)(w * 64 + bit);
+            word &= word - 1;
+        }
+    }
+    if (n < count)
+        return false;
+    memcpy(cids_out, found, (size_t)count * sizeof(uint32_t));
+    return true;
+}
+
+int crmpi_comm_cid_start(const crmpi_comm_xchg_set_t *set, int count, crmpi_comm_cid_op_t **op_out)
 {
     crmpi_comm_cid_op_t *op = calloc(1, sizeof(*op));
     int rc;
@@ -100,6 +131,7 @@ int crmpi_comm_cid_start(const crmpi_comm_xchg_set_t *set, crmpi_comm_cid_op_t *
         return CRMPI_ERR_OUT_OF_RESOURCE;
     }
     op->set = *set;
+    op->count = count;
     rc = cid_round_start(op);
     if (rc != CRMPI_OK) {
         free(op);
@@ -109,7 +141,7 @@ int crmpi_comm_cid_start(const crmpi_comm_xchg_set_t *set, crmpi_comm_cid_op_t *
     return CRMPI_OK;
 }
 
-int crmpi_comm_cid_test(crmpi_comm_cid_op_t *op, uint32_t *cid_out, int *rc_out)
+int crmpi_comm_cid_test(crmpi_comm_cid_op_t *op, uint32_t cids_out[], int *rc_out)
 {
     int rc;
 
@@ -122,17 +154,14 @@ int crmpi_comm_cid_test(crmpi_comm_cid_op_t *op, uint32_t *cid_out, int *rc_out)
             cid_reserved[first + w] &= ~op->offered[w];
         if (rc != CRMPI_OK)
             break;
-        for (int w = 0; w < CID_WINDOW_WORDS; w++) {
-            if (op->bits[w]) {
-                int bit = __builtin_ctzll(op->bits[w]);
-                cid_used[first + w] |= 1ull << bit;
-                *cid_out = op->base + (uint32_t)(w * 64 + bit);
-                free(op);
-                *rc_out = CRMPI_OK;
-                return 1;
-            }
+        if (crmpi_comm_cid_pick(op->bits, CID_WINDOW_WORDS, op->base, op->count, cids_out)) {
+            for (int i = 0; i < op->count; i++)
+                cid_used[cids_out[i] / 64] |= 1ull << (cids_out[i] % 64);
+            free(op);
+            *rc_out = CRMPI_OK;
+            return 1;
         }
-        /* Nothing free on every member here: all of them move on together, since all
+        /* Too few free on every member here: all of them move on together, since all
          * got the same AND. */
         op->base += CID_WINDOW;
         rc = cid_round_start(op);
@@ -144,14 +173,14 @@ int crmpi_comm_cid_test(crmpi_comm_cid_op_t *op, uint32_t *cid_out, int *rc_out)
     return 1;
 }
 
-int crmpi_comm_cid_agree(const crmpi_comm_xchg_set_t *set, uint32_t *cid_out)
+int crmpi_comm_cid_agree(const crmpi_comm_xchg_set_t *set, int count, uint32_t cids_out[])
 {
     crmpi_comm_cid_op_t *op;
-    int rc = crmpi_comm_cid_start(set, &op);
+    int rc = crmpi_comm_cid_start(set, count, &op);
 
     if (rc != CRMPI_OK)
         return rc;
-    while (!crmpi_comm_cid_test(op, cid_out, &rc))
+    while (!crmpi_comm_cid_test(op, cids_out, &rc))
         crmpi_pml_wait_turn();
     return rc;
 }

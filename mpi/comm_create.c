@@ -1,8 +1,12 @@
 /*
  * comm_create.c: the life of created communicators (MPI-3.1 section 6.4): made by
  * MPI_Comm_dup, dup_with_info, idup, create and create_group here, by split in
- * comm_split.c; freed by MPI_Comm_free. Every one goes through crmpi_comm_alloc (members,
- * error handler) then crmpi_comm_activate (context id, crmpi_comm_attach_layers).
+ * comm_split.c, by MPI_Intercomm_create and merge in comm_inter.c; freed by MPI_Comm_free.
+ * Every one goes through crmpi_comm_alloc or crmpi_comm_alloc_inter (members, error
+ * handler) then crmpi_comm_activate (context ids, crmpi_comm_attach_layers).
+ *
+ * Dup, idup, create and free apply to intercommunicators as well (6.4.2: dup and create
+ * keep the two-group form, create taking a subset of each group; 6.4.3).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +45,8 @@ int crmpi_comm_attach_layers(struct crmpi_comm_s *comm)
         .rank = comm->rank,
         .size = comm->size,
         .world_ranks = comm->world_ranks,
+        .remote_size = comm->inter ? comm->remote_size : 0,
+        .remote_world_ranks = comm->inter ? comm->remote_world_ranks : NULL,
         .name = comm->name,
         .owner = comm,
     };
@@ -48,7 +54,13 @@ int crmpi_comm_attach_layers(struct crmpi_comm_s *comm)
 
     if (rc != CRMPI_OK)
         return rc;
-    rc = crmpi_coll_comm_create(comm->pml, comm->rank, comm->size, &comm->coll);
+    /* An intercommunicator's local steps go over its local communicator, attached first
+     * (crmpi_comm_activate). */
+    if (comm->inter)
+        rc = crmpi_coll_comm_create_inter(comm->pml, comm->rank, comm->size, comm->remote_size,
+                                          comm->local_comm->coll, &comm->coll);
+    else
+        rc = crmpi_coll_comm_create(comm->pml, comm->rank, comm->size, &comm->coll);
     if (rc != CRMPI_OK) {
         crmpi_pml_del_comm(comm->pml);
         comm->pml = NULL;
@@ -76,6 +88,8 @@ int crmpi_comm_alloc(MPI_Comm parent, int size, uint32_t *world_ranks, MPI_Comm 
     }
     comm->size = size;
     comm->world_ranks = world_ranks;
+    comm->remote_size = size;
+    comm->remote_world_ranks = world_ranks;
     comm->rank = MPI_UNDEFINED;
     for (int r = 0; r < size; r++) {
         if (world_ranks[r] == me) {
@@ -90,14 +104,56 @@ int crmpi_comm_alloc(MPI_Comm parent, int size, uint32_t *world_ranks, MPI_Comm 
     return CRMPI_OK;
 }
 
-int crmpi_comm_activate(MPI_Comm comm, uint32_t cid)
+int crmpi_comm_alloc_inter(MPI_Comm parent, int size, uint32_t *world_ranks, int remote_size,
+                           uint32_t *remote_world_ranks, MPI_Comm *comm_out)
+{
+    uint32_t *local_ranks = crmpi_comm_copy_ranks(world_ranks, size);
+    MPI_Comm comm, local;
+    int rc;
+
+    if (!local_ranks) {
+        rc = CRMPI_ERR_OUT_OF_RESOURCE;
+        goto err_free_ranks;
+    }
+    rc = crmpi_comm_alloc(parent, size, local_ranks, &local);
+    if (rc != CRMPI_OK)
+        goto err_free_ranks;
+    rc = crmpi_comm_alloc(parent, size, world_ranks, &comm);
+    if (rc != CRMPI_OK) {
+        crmpi_comm_destroy(local);
+        free(remote_world_ranks);
+        return rc;
+    }
+    /* For log lines of the layers below; the application never sees it. */
+    snprintf(local->name, sizeof(local->name), "(the local group of an intercommunicator)");
+    comm->inter = true;
+    comm->remote_size = remote_size;
+    comm->remote_world_ranks = remote_world_ranks;
+    comm->local_comm = local;
+    *comm_out = comm;
+    return CRMPI_OK;
+
+err_free_ranks:
+    free(world_ranks);
+    free(remote_world_ranks);
+    return rc;
+}
+
+int crmpi_comm_activate(MPI_Comm comm, const uint32_t cids[])
 {
     int rc;
 
-    comm->context_id = cid;
+    if (comm->inter) {
+        rc = crmpi_comm_activate(comm->local_comm, &cids[1]);
+        if (rc != CRMPI_OK) {
+            crmpi_comm_cid_release(cids[0]);
+            return rc;
+        }
+    }
+    comm->context_id = cids[0];
     rc = crmpi_comm_attach_layers(comm);
     if (rc != CRMPI_OK) {
-        crmpi_comm_cid_release(cid);
+        crmpi_comm_cid_release(cids[0]);
         comm->context_id = COMM_NO_CID;
     }
     return rc;
@@ -111,24 +167,28 @@ int crmpi_comm_destroy(MPI_Comm comm)
         crmpi_comm_detach_layers(comm);
         crmpi_comm_cid_release(comm->context_id);
     }
+    /* After the intercommunicator's collectives, which use it. */
+    if (comm->local_comm)
+        crmpi_comm_destroy(comm->local_comm);
     crmpi_topo_destroy(comm->topo);
     if (comm->info)
         crmpi_info_destroy(comm->info);
     crmpi_errhandler_release(comm->errhandler);
+    if (comm->remote_world_ranks != comm->world_ranks)
+        free(comm->remote_world_ranks);
     free(comm->world_ranks);
     free(comm);
     return err;
 }
 
-/* A copy of comm's member list. */
-static uint32_t *comm_copy_ranks(MPI_Comm comm)
+uint32_t *crmpi_comm_copy_ranks(const uint32_t *world_ranks, int size)
 {
-    uint32_t *ranks = malloc((size_t)comm->size * sizeof(uint32_t));
+    uint32_t *ranks = malloc(((size_t)size + 1) * sizeof(uint32_t));
 
     if (ranks)
-        memcpy(ranks, comm->world_ranks, (size_t)comm->size * sizeof(uint32_t));
+        memcpy(ranks, world_ranks, (size_t)size * sizeof(uint32_t));
     else
-        crmpi_log_error("comm: out of memory for %d ranks", comm->size);
+        crmpi_log_error("comm: out of memory for %d ranks", size);
     return ranks;
 }
 
@@ -148,13 +208,23 @@ static int comm_raise(MPI_Comm comm, int rc, const char *func_name, const char *
  */
 int crmpi_comm_dup_prepare(MPI_Comm comm, MPI_Info info, bool use_info, MPI_Comm *dup_out)
 {
-    uint32_t *ranks = comm_copy_ranks(comm);
+    uint32_t *ranks = crmpi_comm_copy_ranks(comm->world_ranks, comm->size);
     MPI_Comm dup;
     int err, rc;
 
     if (!ranks)
         return MPI_ERR_NO_MEM;
-    rc = crmpi_comm_alloc(comm, comm->size, ranks, &dup);
+    if (comm->inter) {
+        uint32_t *remote = crmpi_comm_copy_ranks(comm->remote_world_ranks, comm->remote_size);
+
+        if (!remote) {
+            free(ranks);
+            return MPI_ERR_NO_MEM;
+        }
+        rc = crmpi_comm_alloc_inter(comm, comm->size, ranks, comm->remote_size, remote, &dup);
+    } else {
+        rc = crmpi_comm_alloc(comm, comm->size, ranks, &dup);
+    }
     if (rc != CRMPI_OK)
         return MPI_ERR_NO_MEM;
     if (comm->topo) {
@@ -186,7 +256,7 @@ static int comm_dup(MPI_Comm comm, MPI_Info info, bool use_info, MPI_Comm *newco
 {
     crmpi_comm_xchg_set_t set;
     MPI_Comm dup;
-    uint32_t cid;
+    uint32_t cids[CRMPI_COMM_CID_MAX];
     int err, rc;
 
     crmpi_lock();
@@ -201,10 +271,11 @@ static int comm_dup(MPI_Comm comm, MPI_Info info, bool use_info, MPI_Comm *newco
     if (err != MPI_SUCCESS)
         return crmpi_mpi_errhandler_invoke(comm, err, func_name,
                                            "cannot copy the communicator's attributes");
+    /* Over both groups of an intercommunicator (crmpi_comm_xchg_all). */
     set = crmpi_comm_xchg_all(comm, CRMPI_COMM_TAG_CID);
-    rc = crmpi_comm_cid_agree(&set, &cid);
+    rc = crmpi_comm_cid_agree(&set, crmpi_comm_num_cids(dup), cids);
     if (rc == CRMPI_OK)
-        rc = crmpi_comm_activate(dup, cid);
+        rc = crmpi_comm_activate(dup, cids);
     if (rc != CRMPI_OK) {
         crmpi_comm_destroy(dup);
         return comm_raise(comm, rc, func_name, "cannot make the new communicator");
@@ -251,7 +322,7 @@ static bool comm_group_within(MPI_Comm comm, MPI_Group group, int *parent_ranks,
  * one of them. */
 static int comm_from_group(MPI_Comm parent, MPI_Group group, uint32_t cid, MPI_Comm *comm_out)
 {
-    uint32_t *ranks = malloc((size_t)group->size * sizeof(uint32_t));
+    uint32_t *ranks = crmpi_comm_copy_ranks(group->world_ranks, group->size);
     MPI_Comm comm;
     int rc;
 
@@ -259,19 +330,82 @@ static int comm_from_group(MPI_Comm parent, MPI_Group group, uint32_t cid, MPI_C
         crmpi_comm_cid_release(cid);
         return CRMPI_ERR_OUT_OF_RESOURCE;
     }
-    memcpy(ranks, group->world_ranks, (size_t)group->size * sizeof(uint32_t));
     rc = crmpi_comm_alloc(parent, group->size, ranks, &comm);
     if (rc != CRMPI_OK) {
         crmpi_comm_cid_release(cid);
         return rc;
     }
-    rc = crmpi_comm_activate(comm, cid);
+    rc = crmpi_comm_activate(comm, &cid);
     if (rc != CRMPI_OK) {
         crmpi_comm_destroy(comm);
         return rc;
     }
     *comm_out = comm;
     return CRMPI_OK;
+}
+
+/*
+ * MPI_Comm_create on an intercommunicator (MPI-3.1 section 6.4.2): every process of a
+ * group passes the same subset of that group; the leaders swap their group's subset, so
+ * every process knows both, and the result is the intercommunicator between the two
+ * subsets, or MPI_COMM_NULL where either is empty or this process is left out. Every
+ * process of both groups takes part in the agreement, as for an intracommunicator.
+ */
+static int comm_create_inter(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm_out)
+{
+    crmpi_comm_xchg_set_t set = crmpi_comm_xchg_all(comm, CRMPI_COMM_TAG_INTER);
+    uint32_t mine = (uint32_t)group->size, theirs = 0;
+    uint32_t cids[CRMPI_COMM_CID_MAX];
+    uint32_t *local = NULL, *remote = NULL;
+    MPI_Comm created = MPI_COMM_NULL;
+    int rc;
+
+    rc = crmpi_comm_xchg_swap(&set, &mine, sizeof(mine), &theirs, sizeof(theirs));
+    if (rc != CRMPI_OK)
+        return rc;
+    remote = malloc(((size_t)theirs + 1) * sizeof(uint32_t));
+    if (!remote) {
+        crmpi_log_error("comm: out of memory for a group of %u ranks", theirs);
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    }
+    rc = crmpi_comm_xchg_swap(&set, group->world_ranks, mine * sizeof(uint32_t), remote,
+                              theirs * sizeof(uint32_t));
+    if (rc == CRMPI_OK) {
+        set.tag = set.bridge_tag = CRMPI_COMM_TAG_CID;
+        rc = crmpi_comm_cid_agree(&set, 2, cids);
+    }
+    if (rc != CRMPI_OK)
+        goto out;
+    if (group->rank == MPI_UNDEFINED || theirs == 0) {
+        crmpi_comm_cid_release(cids[0]);
+        crmpi_comm_cid_release(cids[1]);
+        goto out;
+    }
+    local = crmpi_comm_copy_ranks(group->world_ranks, group->size);
+    if (!local) {
+        crmpi_comm_cid_release(cids[0]);
+        crmpi_comm_cid_release(cids[1]);
+        rc = CRMPI_ERR_OUT_OF_RESOURCE;
+        goto out;
+    }
+    rc = crmpi_comm_alloc_inter(comm, group->size, local, (int)theirs, remote, &created);
+    remote = NULL; /* taken over, or freed */
+    if (rc != CRMPI_OK) {
+        crmpi_comm_cid_release(cids[0]);
+        crmpi_comm_cid_release(cids[1]);
+        goto out;
+    }
+    rc = crmpi_comm_activate(created, cids);
+    if (rc != CRMPI_OK) {
+        crmpi_comm_destroy(created);
+        created = MPI_COMM_NULL;
+    }
+
+out:
+    free(remote);
+    if (rc == CRMPI_OK)
+        *newcomm_out = created;
+    return rc;
 }
 
 /*
@@ -301,8 +435,16 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
         if (!comm_group_within(comm, group, NULL, detail, sizeof(detail)))
             return crmpi_mpi_errhandler_invoke(comm, MPI_ERR_GROUP, func_name, detail);
     }
+    if (comm->inter) {
+        rc = comm_create_inter(comm, group, &created);
+        if (rc != CRMPI_OK)
+            return comm_raise(comm, rc, func_name, "cannot make the new intercommunicator");
+        *newcomm = created;
+        crmpi_unlock();
+        return MPI_SUCCESS;
+    }
     set = crmpi_comm_xchg_all(comm, CRMPI_COMM_TAG_CID);
-    rc = crmpi_comm_cid_agree(&set, &cid);
+    rc = crmpi_comm_cid_agree(&set, 1, &cid);
     if (rc == CRMPI_OK) {
         if (group->rank != MPI_UNDEFINED)
             rc = comm_from_group(comm, group, cid, &created);
@@ -344,6 +486,10 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
         if (tag < 0)
             return crmpi_mpi_errhandler_invoke(comm, MPI_ERR_TAG, func_name, "tag is negative");
     }
+    /* Defined on intracommunicators only (MPI-3.1 section 6.4.2). */
+    if (comm->inter)
+        return crmpi_mpi_errhandler_invoke(comm, MPI_ERR_COMM, func_name,
+                                           "comm is an intercommunicator");
     if (group->rank == MPI_UNDEFINED) {
         /* MPI_GROUP_EMPTY is allowed (the result is MPI_COMM_NULL); another group must
          * contain the caller. */
@@ -369,7 +515,7 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
         .me = group->rank,
         .tag = CRMPI_COMM_TAG_CREATE_GROUP_BASE - (tag & CRMPI_COMM_TAG_CREATE_GROUP_MASK),
     };
-    rc = crmpi_comm_cid_agree(&set, &cid);
+    rc = crmpi_comm_cid_agree(&set, 1, &cid);
     free(parent_ranks);
     if (rc == CRMPI_OK)
         rc = comm_from_group(comm, group, cid, &created);

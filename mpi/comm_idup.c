@@ -39,16 +39,16 @@ static int idup_progress(void)
 
     while (*pos) {
         idup_pending_t *p = *pos;
-        uint32_t cid;
+        uint32_t cids[CRMPI_COMM_CID_MAX];
         int rc;
 
-        if (!crmpi_comm_cid_test(p->op, &cid, &rc)) {
+        if (!crmpi_comm_cid_test(p->op, cids, &rc)) {
             pos = &p->next;
             continue;
         }
         *pos = p->next;
         if (rc == CRMPI_OK)
-            rc = crmpi_comm_activate(p->dup, cid);
+            rc = crmpi_comm_activate(p->dup, cids);
         if (rc == CRMPI_OK) {
             *p->newcomm = p->dup;
             crmpi_pml_request_set_complete(p->req, MPI_SUCCESS);
@@ -91,6 +91,7 @@ static int idup_start(MPI_Comm comm, MPI_Info info, bool use_info, MPI_Comm *new
         return crmpi_mpi_errhandler_invoke(comm, err, func_name,
                                            "cannot copy the communicator's attributes");
     }
+    /* Over both groups of an intercommunicator (crmpi_comm_xchg_all). */
     set = crmpi_comm_xchg_all(comm, CRMPI_COMM_TAG_IDUP_BASE -
                                         (int)(comm->idup_count++ & CRMPI_COMM_TAG_IDUP_MASK));
     rc = crmpi_progress_register(idup_progress);
@@ -99,7 +100,7 @@ static int idup_start(MPI_Comm comm, MPI_Info info, bool use_info, MPI_Comm *new
     if (rc == CRMPI_OK)
         rc = crmpi_pml_request_create_generic(comm->pml, &p->req);
     if (rc == CRMPI_OK) {
-        rc = crmpi_comm_cid_start(&set, &p->op);
+        rc = crmpi_comm_cid_start(&set, crmpi_comm_num_cids(p->dup), &p->op);
         if (rc != CRMPI_OK)
             crmpi_pml_request_free(p->req);
     }

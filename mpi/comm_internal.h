@@ -41,6 +41,7 @@ enum {
     CRMPI_COMM_TAG_CID = -1000,          /* context id agreement */
     CRMPI_COMM_TAG_SPLIT = -1001,        /* MPI_Comm_split's allgather of (color, key) */
     CRMPI_COMM_TAG_TOPO = -1002,         /* MPI_Dist_graph_create's exchange of edges */
+    CRMPI_COMM_TAG_INTER = -1003,        /* intercommunicators: groups, colors, merge order */
     CRMPI_COMM_TAG_NEIGHBOR_AG = -1010,  /* MPI_Neighbor_allgather */
     CRMPI_COMM_TAG_NEIGHBOR_A2A = -1011, /* MPI_Neighbor_alltoall */
 };
@@ -76,6 +77,12 @@ int crmpi_group_find(MPI_Group group, uint32_t world_rank);
 /*
  * Sets of ranks of a parent communicator that talk among themselves (all of it for
  * Comm_dup, a group's members for Comm_create_group).
+ *
+ * A set may have a bridge: its member 0 (the leader) also talks, over another
+ * communicator, with the leader of a second set, disjoint from the first, which has the
+ * first as its bridge in turn. That joins the two groups of an intercommunicator being
+ * made or used: the AND-allreduce (and so the context id agreement) and the swap then
+ * span both sets; the other exchanges stay within one set.
  */
 typedef struct crmpi_comm_xchg_set {
     MPI_Comm comm;    /* the communicator the messages go over */
@@ -83,15 +90,34 @@ typedef struct crmpi_comm_xchg_set {
     int size;         /* members */
     int me;           /* this process's index among them */
     int tag;          /* the reserved tag of the exchange */
+    MPI_Comm bridge;  /* MPI_COMM_NULL, or (at member 0 only) the communicator to the other
+                         set's leader */
+    int bridge_peer;  /* that leader's rank in bridge */
+    int bridge_tag;   /* the tag of the leaders' messages over bridge */
 } crmpi_comm_xchg_set_t;
 
-/** The whole of comm, with `tag`. */
+/** The whole of comm, with `tag`; for an intercommunicator, its local group (over its
+ *  local communicator) bridged to the remote group through comm itself, leader to leader
+ *  (local rank 0 on each side), with the same tag. */
 crmpi_comm_xchg_set_t crmpi_comm_xchg_all(MPI_Comm comm, int tag);
 
 /** Every member gets every member's block of sizes[i] bytes at recv + displs[i].
  *  @return CRMPI_OK or the PML's error */
 int crmpi_comm_xchg_allgatherv(const crmpi_comm_xchg_set_t *set, const void *block,
                                const size_t sizes[], const size_t displs[], void *recv);
+
+/** Every member gets member 0's `nbytes` at buf. @return CRMPI_OK or the PML's error */
+int crmpi_comm_xchg_bcast(const crmpi_comm_xchg_set_t *set, void *buf, size_t nbytes);
+
+/**
+ * The leaders of two bridged sets swap blocks: member 0 sends `mine` (mine_bytes, member
+ * 0's counts) over the bridge and receives the other leader's block into `theirs`
+ * (theirs_bytes, which every member must know: its size is the other side's mine_bytes);
+ * every member then gets it in `theirs`. mine is read at member 0 only.
+ * @return CRMPI_OK or the PML's error
+ */
+int crmpi_comm_xchg_swap(const crmpi_comm_xchg_set_t *set, const void *mine, size_t mine_bytes,
+                         void *theirs, size_t theirs_bytes);
 
 /* A non-blocking AND-allreduce in progress (comm_xchg.c); fields are private to it. */
 typedef struct crmpi_comm_band {
@@ -107,9 +133,11 @@ typedef struct crmpi_comm_band {
     int num_down;              /* of them, not yet finished */
     bool sent_down;            /* down[] was posted */
     bool have_result;          /* the parent's result is in tmp */
+    crmpi_request_t *across;   /* the leader's bits to the other set's leader, or NULL */
 } crmpi_comm_band_t;
 
-/** Start an AND-allreduce of `words` in place. @return CRMPI_OK or out of resource */
+/** Start an AND-allreduce of `words` in place, over both sets when bridged.
+ *  @return CRMPI_OK or out of resource */
 int crmpi_comm_band_start(const crmpi_comm_xchg_set_t *set, uint64_t *words, int nwords,
                           crmpi_comm_band_t *band);
 /** Advance without blocking: 1 when done (*rc_out: CRMPI_OK or the error), 0 otherwise. */
@@ -126,19 +154,34 @@ int crmpi_comm_xchg_allgather(const crmpi_comm_xchg_set_t *set, const void *bloc
 /*
  * A non-blocking context id agreement (comm_cid.c): started, then advanced until done.
  * The blocking calls loop over it; MPI_Comm_idup advances it from the progress engine.
+ * One agreement gives `count` ids at once, the same on every member: an intercommunicator
+ * takes two (crmpi_comm_num_cids).
  */
 typedef struct crmpi_comm_cid_op crmpi_comm_cid_op_t;
 
-/** Start agreeing on a context id among `set` (the set is copied; ranks must live until
- *  done). @return CRMPI_OK with *op_out, or CRMPI_ERR_OUT_OF_RESOURCE */
-int crmpi_comm_cid_start(const crmpi_comm_xchg_set_t *set, crmpi_comm_cid_op_t **op_out);
-/** Advance without blocking. @return 1 when done (then *cid_out, or the error in *rc_out
- *  when rc_out says so), 0 when not yet; the op is freed once done. */
-int crmpi_comm_cid_test(crmpi_comm_cid_op_t *op, uint32_t *cid_out, int *rc_out);
-/** Start and wait: the agreed id, now in use in this process. @return CRMPI_OK or error */
-int crmpi_comm_cid_agree(const crmpi_comm_xchg_set_t *set, uint32_t *cid_out);
+/* The most ids one agreement gives. */
+#define CRMPI_COMM_CID_MAX 2
+
+/** Start agreeing on `count` context ids (1..CRMPI_COMM_CID_MAX) among `set`, and the set
+ *  it is bridged to (the set is copied; ranks must live until done).
+ *  @return CRMPI_OK with *op_out, or CRMPI_ERR_OUT_OF_RESOURCE */
+int crmpi_comm_cid_start(const crmpi_comm_xchg_set_t *set, int count, crmpi_comm_cid_op_t **op_out);
+/** Advance without blocking. @return 1 when done (then cids_out[0..count-1], or the error
+ *  in *rc_out when rc_out says so), 0 when not yet; the op is freed once done. */
+int crmpi_comm_cid_test(crmpi_comm_cid_op_t *op, uint32_t cids_out[], int *rc_out);
+/** Start and wait: `count` agreed ids, now in use in this process, in cids_out.
+ *  @return CRMPI_OK or error */
+int crmpi_comm_cid_agree(const crmpi_comm_xchg_set_t *set, int count, uint32_t cids_out[]);
 /** Give back an id of this process: a communicator was freed, or was not made after all. */
 void crmpi_comm_cid_release(uint32_t cid);
+/**
+ * The choice every member makes from the AND of a window's bitmaps (nwords words; bit b
+ * of word w is the id base + 64 w + b): the `count` lowest ids free on every member.
+ * @return true with cids_out[0..count-1] ascending, or false when the window has fewer
+ *         (every member then moves on to the next window)
+ */
+bool crmpi_comm_cid_pick(const uint64_t *bits, int nwords, uint32_t base, int count,
+                         uint32_t cids_out[]);
 
 /*
  * Communicators
@@ -153,6 +196,23 @@ void crmpi_comm_cid_release(uint32_t cid);
  */
 int crmpi_comm_alloc(MPI_Comm parent, int size, uint32_t *world_ranks, MPI_Comm *comm_out);
 /**
+ * An intercommunicator not yet usable, as crmpi_comm_alloc: the local group (world_ranks,
+ * this process among them) and the remote group (remote_world_ranks, disjoint from it),
+ * both malloc'd and taken over (freed on failure), and its local communicator, allocated
+ * too. @return CRMPI_OK with *comm_out, or CRMPI_ERR_OUT_OF_RESOURCE
+ */
+int crmpi_comm_alloc_inter(MPI_Comm parent, int size, uint32_t *world_ranks, int remote_size,
+                           uint32_t *remote_world_ranks, MPI_Comm *comm_out);
+/** A malloc'd copy of `size` world ranks (room for one more, so that size 0 is not NULL).
+ *  @return NULL when out of memory (logged) */
+uint32_t *crmpi_comm_copy_ranks(const uint32_t *world_ranks, int size);
+/** The context ids a communicator takes: 2 for an intercommunicator (its own, and its
+ *  local communicator's), else 1. */
+static inline int crmpi_comm_num_cids(MPI_Comm comm)
+{
+    return comm->inter ? 2 : 1;
+}
+/**
  * A duplicate of comm, not yet activated: members, attributes (copy callbacks, run
  * unlocked), topology, and `info` when use_info (else comm's hints).
  * @return MPI_SUCCESS with *dup_out, or an MPI error class; lock held either way
@@ -164,9 +224,11 @@ int crmpi_comm_dup_prepare(MPI_Comm comm, MPI_Info info, bool use_info, MPI_Comm
  * then parent rank), or MPI_COMM_NULL for MPI_UNDEFINED. @return CRMPI_OK or an error
  */
 int crmpi_comm_split_make(MPI_Comm comm, int color, int key, MPI_Comm *newcomm_out);
-/** Give an allocated communicator its agreed context id and attach the layers.
- *  @return CRMPI_OK, or an error (the communicator stays inactive: destroy it) */
-int crmpi_comm_activate(MPI_Comm comm, uint32_t cid);
+/** Give an allocated communicator its agreed context ids (crmpi_comm_num_cids of them;
+ *  an intercommunicator's local communicator takes the second) and attach the layers.
+ *  @return CRMPI_OK, or an error (the ids not kept are given back; destroy the
+ *  communicator) */
+int crmpi_comm_activate(MPI_Comm comm, const uint32_t cids[]);
 
 /**
  * The per-communicator state of the layers below mpi/ for a new communicator (context id,

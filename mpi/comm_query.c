@@ -1,7 +1,7 @@
 /*
  * comm_query.c: local questions and settings of a communicator (MPI-3.1 sections 6.4.1,
- * 6.6, 6.8, 6.4.4): compare, test_inter, names, info hints; and the intercommunicator
- * calls, which crmpi does not provide.
+ * 6.6.1, 6.8, 6.4.4): compare, test_inter, names, info hints. They mean the same on
+ * intercommunicators, but compare, which compares both groups of two intercommunicators.
  */
 #include <stdio.h>
 #include <string.h>
@@ -24,12 +24,33 @@
             return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_COMM, func_name, NULL);      \
     } while (0)
 
+/* How two groups compare (as MPI_Group_compare): MPI_IDENT (same members, same order),
+ * MPI_SIMILAR (same members) or MPI_UNEQUAL. */
+static int comm_compare_groups(const uint32_t *a, int na, const uint32_t *b, int nb)
+{
+    bool same_order = true;
+
+    if (na != nb)
+        return MPI_UNEQUAL;
+    for (int i = 0; i < na; i++) {
+        bool found = false;
+        if (a[i] != b[i])
+            same_order = false;
+        for (int j = 0; j < nb && !found; j++)
+            found = b[j] == a[i];
+        if (!found)
+            return MPI_UNEQUAL;
+    }
+    return same_order ? MPI_IDENT : MPI_SIMILAR;
+}
+
 /* MPI_IDENT: one object; CONGRUENT: same members in the same order; SIMILAR: same
- * members; UNEQUAL otherwise (6.4.1). */
+ * members; UNEQUAL otherwise (6.4.1). Two intercommunicators compare by both their local
+ * and their remote groups; an intercommunicator and an intracommunicator are unequal. */
 int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 {
     static const char func_name[] = "MPI_Comm_compare";
-    bool same_order = true;
+    int local, remote;
 
     COMM_ENTER(comm1, func_name);
     if (!crmpi_mpi_comm_is_valid(comm2))
@@ -42,26 +63,23 @@ int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
         crmpi_unlock();
         return MPI_SUCCESS;
     }
-    *result = MPI_UNEQUAL;
-    if (comm1->size == comm2->size) {
-        for (int i = 0; i < comm1->size; i++) {
-            bool found = false;
-            if (comm1->world_ranks[i] != comm2->world_ranks[i])
-                same_order = false;
-            for (int j = 0; j < comm2->size && !found; j++)
-                found = comm2->world_ranks[j] == comm1->world_ranks[i];
-            if (!found) {
-                crmpi_unlock();
-                return MPI_SUCCESS;
-            }
-        }
-        *result = same_order ? MPI_CONGRUENT : MPI_SIMILAR;
-    }
+    local = comm_compare_groups(comm1->world_ranks, comm1->size, comm2->world_ranks, comm2->size);
+    remote = MPI_IDENT;
+    if (comm1->inter != comm2->inter)
+        remote = MPI_UNEQUAL;
+    else if (comm1->inter)
+        remote = comm_compare_groups(comm1->remote_world_ranks, comm1->remote_size,
+                                     comm2->remote_world_ranks, comm2->remote_size);
+    if (local == MPI_UNEQUAL || remote == MPI_UNEQUAL)
+        *result = MPI_UNEQUAL;
+    else if (local == MPI_IDENT && remote == MPI_IDENT)
+        *result = MPI_CONGRUENT;
+    else
+        *result = MPI_SIMILAR;
     crmpi_unlock();
     return MPI_SUCCESS;
 }
 
-/* Every communicator of crmpi is an intracommunicator. */
 int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
 {
     static const char func_name[] = "MPI_Comm_test_inter";
@@ -69,7 +87,7 @@ int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
     COMM_ENTER(comm, func_name);
     if (flag == NULL)
         return crmpi_mpi_errhandler_invoke(comm, MPI_ERR_ARG, func_name, "flag is NULL");
-    *flag = 0;
+    *flag = comm->inter;
     crmpi_unlock();
     return MPI_SUCCESS;
 }

@@ -5,6 +5,12 @@
  * PML (comm_xchg.c), then all of them agree on one context id: the new communicators are
  * disjoint, so they may all share it. Each rank builds its own communicator from the
  * ranks of its color, ordered by key, ties broken by rank in the parent.
+ *
+ * On an intercommunicator each group gathers its own (color, key) pairs, the leaders swap
+ * their group's table, and each process makes the intercommunicator between the processes
+ * of its color in its group and those of its color in the other group, each side ordered
+ * by key then rank; MPI_COMM_NULL when its color is MPI_UNDEFINED or has no process on the
+ * other side. Split_type does the same with the node as the color.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +56,7 @@ int crmpi_comm_split_make(MPI_Comm comm, int color, int key, MPI_Comm *newcomm_o
     rc = crmpi_comm_xchg_allgather(&set, &mine, sizeof(mine), all);
     if (rc == CRMPI_OK) {
         set.tag = CRMPI_COMM_TAG_CID;
-        rc = crmpi_comm_cid_agree(&set, &cid);
+        rc = crmpi_comm_cid_agree(&set, 1, &cid);
     }
     if (rc != CRMPI_OK)
         goto out;
@@ -80,7 +86,7 @@ int crmpi_comm_split_make(MPI_Comm comm, int color, int key, MPI_Comm *newcomm_o
         crmpi_comm_cid_release(cid);
         goto out;
     }
-    rc = crmpi_comm_activate(created, cid);
+    rc = crmpi_comm_activate(created, &cid);
     if (rc != CRMPI_OK) {
         crmpi_comm_destroy(created);
         created = MPI_COMM_NULL;
@@ -93,11 +99,105 @@ out:
     return rc;
 }
 
+/* The world ranks of the `n` entries of `table` (ranks of `group_ranks`) of `color`, in
+ * the order of their keys, then ranks. @return NULL when out of memory; *count_out */
+static uint32_t *split_select(const split_entry_t *table, int n, const uint32_t *group_ranks,
+                              int color, int *count_out)
+{
+    split_entry_t *chosen = malloc(((size_t)n + 1) * sizeof(*chosen));
+    uint32_t *ranks = malloc(((size_t)n + 1) * sizeof(uint32_t));
+    int count = 0;
+
+    if (!chosen || !ranks) {
+        crmpi_log_error("comm: out of memory splitting a group of %d ranks", n);
+        free(chosen);
+        free(ranks);
+        return NULL;
+    }
+    for (int r = 0; r < n; r++) {
+        if (table[r].color == color) {
+            chosen[count] = table[r];
+            chosen[count].parent_rank = r;
+            count++;
+        }
+    }
+    qsort(chosen, (size_t)count, sizeof(*chosen), split_entry_cmp);
+    for (int i = 0; i < count; i++)
+        ranks[i] = group_ranks[chosen[i].parent_rank];
+    free(chosen);
+    *count_out = count;
+    return ranks;
+}
+
+/* The work of MPI_Comm_split and MPI_Comm_split_type on an intercommunicator. */
+static int split_make_inter(MPI_Comm comm, int color, int key, MPI_Comm *newcomm_out)
+{
+    split_entry_t mine = {color, key, comm->rank};
+    split_entry_t *local = malloc(((size_t)comm->size + 1) * sizeof(*local));
+    split_entry_t *remote = malloc(((size_t)comm->remote_size + 1) * sizeof(*remote));
+    crmpi_comm_xchg_set_t set = crmpi_comm_xchg_all(comm, CRMPI_COMM_TAG_SPLIT);
+    MPI_Comm created = MPI_COMM_NULL;
+    uint32_t cids[CRMPI_COMM_CID_MAX];
+    uint32_t *local_ranks = NULL, *remote_ranks = NULL;
+    int rc, nlocal = 0, nremote = 0;
+
+    if (!local || !remote) {
+        crmpi_log_error("comm: out of memory splitting %s", comm->name);
+        rc = CRMPI_ERR_OUT_OF_RESOURCE;
+        goto out;
+    }
+    rc = crmpi_comm_xchg_allgather(&set, &mine, sizeof(mine), local);
+    if (rc == CRMPI_OK) {
+        set.tag = set.bridge_tag = CRMPI_COMM_TAG_INTER;
+        rc = crmpi_comm_xchg_swap(&set, local, (size_t)comm->size * sizeof(*local), remote,
+                                  (size_t)comm->remote_size * sizeof(*remote));
+    }
+    if (rc == CRMPI_OK) {
+        set.tag = set.bridge_tag = CRMPI_COMM_TAG_CID;
+        rc = crmpi_comm_cid_agree(&set, 2, cids);
+    }
+    if (rc != CRMPI_OK)
+        goto out;
+    if (color != MPI_UNDEFINED) {
+        local_ranks = split_select(local, comm->size, comm->world_ranks, color, &nlocal);
+        remote_ranks =
+            split_select(remote, comm->remote_size, comm->remote_world_ranks, color, &nremote);
+        if (!local_ranks || !remote_ranks)
+            rc = CRMPI_ERR_OUT_OF_RESOURCE;
+    }
+    if (rc != CRMPI_OK || color == MPI_UNDEFINED || nremote == 0) {
+        crmpi_comm_cid_release(cids[0]);
+        crmpi_comm_cid_release(cids[1]);
+        free(local_ranks);
+        free(remote_ranks);
+        goto out;
+    }
+    rc = crmpi_comm_alloc_inter(comm, nlocal, local_ranks, nremote, remote_ranks, &created);
+    if (rc != CRMPI_OK) {
+        crmpi_comm_cid_release(cids[0]);
+        crmpi_comm_cid_release(cids[1]);
+        goto out;
+    }
+    rc = crmpi_comm_activate(created, cids);
+    if (rc != CRMPI_OK) {
+        crmpi_comm_destroy(created);
+        created = MPI_COMM_NULL;
+    }
+
+out:
+    free(local);
+    free(remote);
+    if (rc == CRMPI_OK)
+        *newcomm_out = created;
+    return rc;
+}
+
 /* The body of both calls, after the argument checks; lock held, released on return. */
 static int split_run(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const char *func_name)
 {
     MPI_Comm created;
-    int rc = crmpi_comm_split_make(comm, color, key, &created);
+    int rc = comm->inter ? split_make_inter(comm, color, key, &created)
+                         : crmpi_comm_split_make(comm, color, key, &created);
 
     if (rc != CRMPI_OK)
         return crmpi_mpi_errhandler_invoke(comm, crmpi_comm_error_class(rc), func_name,

@@ -7,9 +7,14 @@
  * - allreduce of a bitmap with AND: a binomial tree up to member 0, then down again, in
  *   2 log2(n) steps; non-blocking (crmpi_comm_band_*) because MPI_Comm_idup runs it from
  *   the progress engine.
+ *   When the set is bridged to another (an intercommunicator's two groups), the two
+ *   roots swap their reduced bitmaps over the bridge and AND them before sending the
+ *   result down, so both sets end with the AND of all their members.
  * - allgatherv: every member sends its block to every other one (n - 1 messages each).
  *   Used for a few ints per rank (MPI_Comm_split) and graph edges; quadratic in messages,
  *   which is fine for the job sizes crmpi runs, and has no root to wait for.
+ * - bcast from member 0, and the leaders' swap over a bridge followed by a bcast in each
+ *   set: linear, for group lists and flags of intercommunicators.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +25,14 @@
 
 crmpi_comm_xchg_set_t crmpi_comm_xchg_all(MPI_Comm comm, int tag)
 {
+    if (comm->inter)
+        return (crmpi_comm_xchg_set_t){.comm = comm->local_comm,
+                                       .size = comm->size,
+                                       .me = comm->rank,
+                                       .tag = tag,
+                                       .bridge = comm,
+                                       .bridge_peer = 0,
+                                       .bridge_tag = tag};
     return (crmpi_comm_xchg_set_t){
         .comm = comm, .ranks = NULL, .size = comm->size, .me = comm->rank, .tag = tag};
 }
@@ -56,6 +69,7 @@ static int xchg_lowbit(int index, int size)
  */
 enum {
     BAND_REDUCE,    /* receiving from children at `mask`, then sending to the parent */
+    BAND_BRIDGE,    /* member 0 of a bridged set: swapping with the other set's root */
     BAND_RECV_DOWN, /* the result is coming from the parent into tmp */
     BAND_SEND_DOWN, /* the result goes to the children; waiting for those sends */
     BAND_DONE,
@@ -136,7 +150,30 @@ int crmpi_comm_band_test(crmpi_comm_band_t *band, int *rc_out)
                     band->state = BAND_RECV_DOWN;
                     rc = band_post_recv(band, me - low);
                 }
+            } else if (band->set.bridge != MPI_COMM_NULL) {
+                /* The other set's bits into tmp; ours leave from words, which the AND
+                 * overwrites only once they are out. */
+                band->state = BAND_BRIDGE;
+                rc = crmpi_pml_isend(band->words, (size_t)band->nwords * sizeof(uint64_t), MPI_BYTE,
+                                     band->set.bridge_peer, band->set.bridge_tag,
+                                     CRMPI_PML_SEND_STANDARD, band->set.bridge->pml, &band->across);
+                if (rc == CRMPI_OK)
+                    rc = crmpi_pml_irecv(band->tmp, (size_t)band->nwords * sizeof(uint64_t),
+                                         MPI_BYTE, band->set.bridge_peer, band->set.bridge_tag,
+                                         band->set.bridge->pml, &band->recv);
             } else {
+                band->state = BAND_SEND_DOWN;
+            }
+            break;
+        case BAND_BRIDGE:
+            if (!band->across->complete)
+                return 0;
+            rc = xchg_finish(band->across);
+            band->across = NULL;
+            if (rc == CRMPI_OK) {
+                for (int w = 0; w < band->nwords; w++)
+                    band->words[w] &= band->tmp[w];
+                band->have_result = false;
                 band->state = BAND_SEND_DOWN;
             }
             break;
@@ -179,6 +216,8 @@ done:
             crmpi_pml_request_free(band->recv);
         if (band->send_up)
             crmpi_pml_request_free(band->send_up);
+        if (band->across)
+            crmpi_pml_request_free(band->across);
         for (int i = 0; i < band->num_down; i++)
             crmpi_pml_request_free(band->down[i]);
     }
@@ -240,6 +279,83 @@ int crmpi_comm_xchg_allgatherv(const crmpi_comm_xchg_set_t *set, const void *blo
         crmpi_log_error("comm: an exchange among %d ranks of %s failed (%s)", n, set->comm->name,
                         crmpi_strerror(rc));
     return rc;
+}
+
+/* Wait for the posted requests, and return the first error (every one is waited for:
+ * the peers do their part whatever happened here). */
+static int xchg_wait_all(crmpi_request_t **reqs, int posted, int rc)
+{
+    for (int i = 0; i < posted; i++) {
+        crmpi_pml_wait(reqs[i]);
+        int done_rc = xchg_finish(reqs[i]);
+        if (rc == CRMPI_OK)
+            rc = done_rc;
+    }
+    return rc;
+}
+
+int crmpi_comm_xchg_bcast(const crmpi_comm_xchg_set_t *set, void *buf, size_t nbytes)
+{
+    int n = set->size, rc = CRMPI_OK, posted = 0;
+    crmpi_request_t **reqs;
+
+    if (n == 1)
+        return CRMPI_OK;
+    if (set->me != 0) {
+        crmpi_request_t *req;
+
+        rc = crmpi_pml_irecv(buf, nbytes, MPI_BYTE, xchg_peer(set, 0), set->tag, set->comm->pml,
+                             &req);
+        if (rc == CRMPI_OK)
+            rc = xchg_wait_all(&req, 1, rc);
+        goto out;
+    }
+    reqs = calloc((size_t)n, sizeof(*reqs));
+    if (!reqs) {
+        crmpi_log_error("comm: out of memory for an exchange among %d ranks", n);
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    }
+    for (int i = 1; i < n && rc == CRMPI_OK; i++) {
+        rc = crmpi_pml_isend(buf, nbytes, MPI_BYTE, xchg_peer(set, i), set->tag,
+                             CRMPI_PML_SEND_STANDARD, set->comm->pml, &reqs[posted]);
+        posted += rc == CRMPI_OK;
+    }
+    rc = xchg_wait_all(reqs, posted, rc);
+    free(reqs);
+
+out:
+    if (rc != CRMPI_OK)
+        crmpi_log_error("comm: a broadcast among %d ranks of %s failed (%s)", n, set->comm->name,
+                        crmpi_strerror(rc));
+    return rc;
+}
+
+int crmpi_comm_xchg_swap(const crmpi_comm_xchg_set_t *set, const void *mine, size_t mine_bytes,
+                         void *theirs, size_t theirs_bytes)
+{
+    if (set->me == 0) {
+        crmpi_request_t *reqs[2];
+        int posted = 0;
+        int rc = crmpi_pml_isend(mine, mine_bytes, MPI_BYTE, set->bridge_peer, set->bridge_tag,
+                                 CRMPI_PML_SEND_STANDARD, set->bridge->pml, &reqs[0]);
+
+        posted += rc == CRMPI_OK;
+        if (rc == CRMPI_OK) {
+            rc = crmpi_pml_irecv(theirs, theirs_bytes, MPI_BYTE, set->bridge_peer, set->bridge_tag,
+                                 set->bridge->pml, &reqs[1]);
+            posted += rc == CRMPI_OK;
+        }
+        rc = xchg_wait_all(reqs, posted, rc);
+        if (rc != CRMPI_OK) {
+            crmpi_log_error("comm: the leaders' exchange over %s failed (%s)", set->bridge->name,
+                            crmpi_strerror(rc));
+            /* The members wait for the leader's broadcast: they get it, with whatever
+             * arrived, and the error is this leader's to raise. */
+            crmpi_comm_xchg_bcast(set, theirs, theirs_bytes);
+            return rc;
+        }
+    }
+    return crmpi_comm_xchg_bcast(set, theirs, theirs_bytes);
 }
 
 int crmpi_comm_xchg_allgather(const crmpi_comm_xchg_set_t *set, const void *block,

@@ -172,6 +172,11 @@ static int init_run(int required, int *provided, const char *func_name)
     }
     for (uint32_t r = 0; r < job->size; r++)
         crmpi_mpi_comm_world.comm.world_ranks[r] = r;
+    /* Intracommunicators: the ranks of their calls name their own group. */
+    crmpi_mpi_comm_world.comm.remote_size = crmpi_mpi_comm_world.comm.size;
+    crmpi_mpi_comm_world.comm.remote_world_ranks = crmpi_mpi_comm_world.comm.world_ranks;
+    crmpi_mpi_comm_self.comm.remote_size = crmpi_mpi_comm_self.comm.size;
+    crmpi_mpi_comm_self.comm.remote_world_ranks = crmpi_mpi_comm_self.comm.world_ranks;
 
     /* The data path: BTLs and their modex. A peer no BTL reaches ends the job, naming both
      * ranks. */

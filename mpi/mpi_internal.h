@@ -55,6 +55,13 @@ struct crmpi_errhandler_s {
 /* Context ids of the predefined communicators; those of created ones must differ. */
 enum { CRMPI_CONTEXT_ID_WORLD = 0, CRMPI_CONTEXT_ID_SELF = 1 };
 
+/*
+ * A communicator. An intercommunicator (MPI-3.1 section 6.6) has a local group, which
+ * rank, size and world_ranks describe as for an intracommunicator, and a remote group,
+ * which the ranks of its point-to-point calls and collectives name: remote_size and
+ * remote_world_ranks. For an intracommunicator those describe its one group, so the calls
+ * check ranks against remote_size whatever the kind, at no extra cost.
+ */
 struct crmpi_comm_s {
     int rank;                       /* this process's rank in the communicator */
     int size;                       /* number of processes in the communicator */
@@ -69,6 +76,15 @@ struct crmpi_comm_s {
     uint32_t idup_count;            /* MPI_Comm_idup calls on it so far: their tags */
     crmpi_coll_comm_t *coll;        /* the collectives' communicator (coll.h:
                                        crmpi_coll_comm_create) */
+    bool inter;                     /* an intercommunicator */
+    int remote_size;                /* ranks that sends, receives and collectives name: the
+                                       remote group's for an intercommunicator, else size */
+    uint32_t *remote_world_ranks;   /* rank in MPI_COMM_WORLD of each of them; world_ranks
+                                       itself for an intracommunicator */
+    MPI_Comm local_comm;            /* intercommunicator: its local group as an
+                                       intracommunicator of its own (never handed to the
+                                       application), over which the collectives' local
+                                       steps and the creation exchanges run; else NULL */
 };
 
 /*

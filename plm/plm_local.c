@@ -17,8 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "crmpi_status.h"
@@ -41,6 +41,8 @@ static int plm_local_init(crmpi_plm_job_t *job)
     if (crmpi_param_get_int("plm_local_kill_grace", &job->kill_grace_ms) != CRMPI_OK ||
         job->kill_grace_ms < 0)
         job->kill_grace_ms = PLM_LOCAL_KILL_GRACE_DEFAULT_MS;
+    job->kill_grace_param = "plm_local_kill_grace";
+    job->node_dir_var = NULL; /* every agent runs here: mpirun's session directory */
     crmpi_param_get_string("plm_local_agent", &configured);
     rc = plm_base_agent_path(configured, "plm_local_agent", &state->agent_path);
     if (rc != CRMPI_OK)
@@ -48,38 +50,10 @@ static int plm_local_init(crmpi_plm_job_t *job)
     return plm_local_pmix_init(job, state);
 }
 
-/*
- * The child's side of the fork: only async-signal-safe calls from here to exec (mpirun
- * has threads: the PMIx server's).
- */
-static void plm_local_exec(const char *agent_path, int out_fd, int err_fd, char **argv, char **env)
-{
-    static const char msg[] = "mpirun: cannot start crmpi-agent\n";
-    int null_fd = open("/dev/null", O_RDONLY);
-    sigset_t none;
-    ssize_t ignored;
-
-    if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
-        _exit(127);
-    setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    /* mpirun died between the fork and the prctl: nobody would end this agent. */
-    if (getppid() == 1)
-        _exit(127);
-    /* mpirun blocks the signals it reads through its signalfd; the agent must not. */
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    execve(agent_path, argv, env);
-    ignored = write(2, msg, sizeof(msg) - 1);
-    (void)ignored;
-    _exit(127);
-}
-
 static int plm_local_spawn(crmpi_plm_job_t *job, plm_local_state_t *state, int rank)
 {
     crmpi_plm_agent_t *agent = &job->agents[rank];
     char **pmix_env = NULL, **env = NULL, **argv = NULL;
-    int out_pipe[2], err_pipe[2];
     pid_t pid;
     int rc;
 
@@ -89,41 +63,23 @@ static int plm_local_spawn(crmpi_plm_job_t *job, plm_local_state_t *state, int r
     rc = plm_base_agent_env(job, pmix_env, &env);
     plm_base_env_free(pmix_env);
     if (rc == CRMPI_OK)
-        rc = plm_base_agent_argv(job, rank, state->agent_path, &argv);
+        rc = plm_base_agent_argv(job, rank, state->agent_path, 0, &argv);
     if (rc != CRMPI_OK) {
         crmpi_log_error("plm:local: out of memory preparing the agent of rank %d", rank);
         plm_base_env_free(env);
         return rc;
     }
-    if (pipe2(out_pipe, O_CLOEXEC) < 0)
-        goto err_free_env;
-    if (pipe2(err_pipe, O_CLOEXEC) < 0)
-        goto err_close_out;
-    pid = fork();
-    if (pid < 0)
-        goto err_close_err;
-    if (pid == 0)
-        plm_local_exec(state->agent_path, out_pipe[1], err_pipe[1], argv, env);
-    close(out_pipe[1]);
-    close(err_pipe[1]);
-    agent->pid = pid;
-    agent->out_fd = out_pipe[0];
-    agent->err_fd = err_pipe[0];
+    if (plm_base_spawn(state->agent_path, argv, env, &pid, &agent->out_fd, &agent->err_fd) !=
+        CRMPI_OK) {
+        crmpi_log_error("plm:local: cannot start the agent of rank %d: %s", rank, strerror(errno));
+        rc = CRMPI_ERR_OUT_OF_RESOURCE;
+    } else {
+        agent->pid = pid;
+        agent->running = true;
+    }
     free(argv);
     plm_base_env_free(env);
-    return CRMPI_OK;
-
-err_close_err:
-    close(err_pipe[0]);
-    close(err_pipe[1]);
-err_close_out:
-    close(out_pipe[0]);
-    close(out_pipe[1]);
-err_free_env:
-    crmpi_log_error("plm:local: cannot start the agent of rank %d: %s", rank, strerror(errno));
-    free(argv);
-    plm_base_env_free(env);
-    return CRMPI_ERR_OUT_OF_RESOURCE;
+    return rc;
 }
 
 static int plm_local_launch(crmpi_plm_job_t *job)
@@ -152,6 +108,25 @@ static int plm_local_signal(crmpi_plm_job_t *job, int rank, int sig)
     return kill(pid, sig) == 0 || errno != ESRCH ? CRMPI_OK : CRMPI_ERR_NOT_FOUND;
 }
 
+/* The agents are mpirun's only children. */
+static void plm_local_reap(crmpi_plm_job_t *job, crmpi_plm_gone_fn_t gone_fn, void *arg)
+{
+    int status;
+    pid_t pid;
+
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        for (int rank = 0; rank < job->np; rank++) {
+            crmpi_plm_agent_t *agent = &job->agents[rank];
+
+            if (agent->pid != pid)
+                continue;
+            agent->pid = 0;
+            agent->running = false;
+            gone_fn(arg, rank, status, false);
+        }
+    }
+}
+
 static void plm_local_finalize(crmpi_plm_job_t *job)
 {
     plm_local_state_t *state = job->state;
@@ -165,8 +140,10 @@ static void plm_local_finalize(crmpi_plm_job_t *job)
 }
 
 static const crmpi_plm_ops_t plm_local_ops = {
+    .flags = 0,
     .init = plm_local_init,
     .launch = plm_local_launch,
+    .reap = plm_local_reap,
     .signal = plm_local_signal,
     .finalize = plm_local_finalize,
 };

@@ -307,5 +307,8 @@ int crmpi_bml_finalize(void)
     free(crmpi_bml_peers);
     crmpi_bml_peers = NULL;
     bml_num_peers = 0;
+    /* The next crmpi_bml_init (a restart's) opens it again with the parameters of then:
+     * btl_base_verbose is read at the open. */
+    crmpi_framework_close(&crmpi_btl_framework);
     return CRMPI_OK;
 }

@@ -15,8 +15,9 @@
  *
  * The PML knows nothing of the MPI layer's objects: a communicator is a crmpi_pml_comm_t
  * that crmpi_pml_add_comm made from the facts the PML needs (context id, rank, size, the
- * map to ranks of MPI_COMM_WORLD), and the MPI communicator it belongs to is an opaque
- * owner handle that the PML stores and hands back, never dereferences.
+ * map to ranks of MPI_COMM_WORLD, and for an intercommunicator its remote group), and the
+ * MPI communicator it belongs to is an opaque owner handle that the PML stores and hands
+ * back, never dereferences.
  *
  * Lifecycle: crmpi_pml_set_comm_idle_fn (once) -> crmpi_pml_init (in MPI_Init, after the
  * rte: opens the BML and BTLs, exchanges the modex) -> crmpi_pml_add_comm for every
@@ -138,19 +139,33 @@ int crmpi_pml_finalize(void);
  * (MPI-3.1 section 6.4.3).
  */
 
-/* What crmpi_pml_add_comm needs to know of a communicator. */
+/*
+ * What crmpi_pml_add_comm needs to know of a communicator.
+ *
+ * An intercommunicator (MPI-3.1 section 6.6) has two groups: the ranks of its sends,
+ * receives and probes name the remote group, and MPI_ANY_SOURCE matches any rank of it,
+ * while its messages carry as their source this process's rank in the local group, which
+ * is how the other side names it. So `rank` is the local rank, and the remote group is
+ * the one the PML maps ranks to world ranks with and keeps its matching queues for. Both
+ * kinds of communicator then cost the same per message: the choice is made here, once.
+ */
 typedef struct crmpi_pml_comm_params {
     uint32_t context_id;         /* tells its messages apart from those of every other
                                     communicator; one communicator per id at a time */
-    int rank;                    /* this process's rank in it */
-    int size;                    /* its number of ranks */
+    int rank;                    /* this process's rank in it (in its local group) */
+    int size;                    /* its number of ranks (of its local group) */
     const uint32_t *world_ranks; /* rank in MPI_COMM_WORLD of each rank, `size` entries;
-                                    copied */
+                                    copied for an intracommunicator, whose ranks name them */
     const char *name;            /* NUL-terminated, for log lines only; read (never freed)
                                     until crmpi_pml_del_comm, so a renamed communicator
                                     shows its new name */
     MPI_Comm owner;              /* the MPI layer's handle, copied into every request on it
                                     (crmpi_request_s.owner); never dereferenced */
+
+    /* An intercommunicator's remote group; 0 and NULL for an intracommunicator. */
+    int remote_size;                    /* its number of ranks */
+    const uint32_t *remote_world_ranks; /* rank in MPI_COMM_WORLD of each, `remote_size`
+                                           entries; copied */
 } crmpi_pml_comm_params_t;
 
 /**

@@ -87,7 +87,11 @@ static void pml_ob1_comm_free(pml_ob1_comm_t *pcomm)
 
 int crmpi_pml_add_comm(const crmpi_pml_comm_params_t *params, crmpi_pml_comm_t **pcomm_out)
 {
-    size_t size = (size_t)params->size;
+    /* The group ranks name (pml.h): an intercommunicator's remote group. Matching and
+     * sending then work the same for both kinds. */
+    bool inter = params->remote_size > 0;
+    size_t size = (size_t)(inter ? params->remote_size : params->size);
+    const uint32_t *peer_world_ranks = inter ? params->remote_world_ranks : params->world_ranks;
     pml_ob1_comm_t *pcomm;
 
     if (params->context_id >= pml_ob1.num_comms) {
@@ -108,7 +112,7 @@ int crmpi_pml_add_comm(const crmpi_pml_comm_params_t *params, crmpi_pml_comm_t *
         goto err_no_memory;
     pcomm->ctx = params->context_id;
     pcomm->rank = params->rank;
-    pcomm->size = params->size;
+    pcomm->size = (int)size;
     pcomm->name = params->name;
     pcomm->owner = params->owner;
     pcomm->world_ranks = malloc(size * sizeof(pcomm->world_ranks[0]));
@@ -118,7 +122,7 @@ int crmpi_pml_add_comm(const crmpi_pml_comm_params_t *params, crmpi_pml_comm_t *
         pml_ob1_comm_free(pcomm);
         goto err_no_memory;
     }
-    memcpy(pcomm->world_ranks, params->world_ranks, size * sizeof(pcomm->world_ranks[0]));
+    memcpy(pcomm->world_ranks, peer_world_ranks, size * sizeof(pcomm->world_ranks[0]));
     pml_ob1.comms[pcomm->ctx] = pcomm;
     pml_ob1_recv_adopt_orphans(pcomm);
     *pcomm_out = pcomm;

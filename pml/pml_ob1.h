@@ -108,9 +108,12 @@ enum {
  */
 struct crmpi_pml_comm {
     uint32_t ctx;                    /* context id */
-    int rank;                        /* this process's rank in it */
-    int size;                        /* ranks */
-    uint32_t *world_ranks;           /* world rank of each rank (our copy), `size` entries */
+    int rank;                        /* this process's rank in it (its local group): the
+                                        source rank its messages carry */
+    int size;                        /* ranks its sends and receives name: its own group's,
+                                        or an intercommunicator's remote group's (pml.h) */
+    uint32_t *world_ranks;           /* world rank of each of them (our copy), `size`
+                                        entries */
     const char *name;                /* the caller's name for it, for log lines */
     MPI_Comm owner;                  /* the MPI layer's handle, copied into its requests */
     int live_requests;               /* allocated and not yet released (pml.h) */
@@ -226,7 +229,8 @@ void pml_ob1_msg_free(pml_ob1_msg_t *msg);
  *  receive, so that its sender completes. */
 void pml_ob1_cr_pull(pml_ob1_msg_t *msg);
 
-/* The world rank of `rank` in `comm`. */
+/* The world rank of the process `rank` names in `comm` (a remote rank for an
+ * intercommunicator). */
 static inline uint32_t pml_ob1_world_rank(const pml_ob1_comm_t *comm, int rank)
 {
     return comm->world_ranks[rank];

@@ -275,6 +275,18 @@ int crmpi_framework_allows(const crmpi_framework_t *fw, const char *component_na
     return allowed;
 }
 
+int crmpi_framework_requested(const crmpi_framework_t *fw, const char *component_name)
+{
+    component_list_t list;
+    bool named;
+
+    if (component_list_parse(fw, &list) != CRMPI_OK)
+        return 0;
+    named = list.mode == COMPONENT_LIST_INCLUDE && component_list_names(&list, component_name);
+    component_list_free(&list);
+    return named;
+}
+
 /*
  * Query every linked component the list allows; fill one candidate per linked component.
  * On CRMPI_OK, *candidates_out (malloc'ed, *count_out entries) belongs to the caller.

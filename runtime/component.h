@@ -83,6 +83,14 @@ int crmpi_framework_open(crmpi_framework_t *fw);
 int crmpi_framework_allows(const crmpi_framework_t *fw, const char *component_name);
 
 /**
+ * Does the selection list name `component_name` (an include list: "self,ofi")? A component
+ * whose opening costs something (a fabric library, its endpoint) may stay out of a default
+ * selection where it is not needed, yet run when the user names it, and must then say why
+ * it cannot run instead of stepping aside quietly.
+ */
+int crmpi_framework_requested(const crmpi_framework_t *fw, const char *component_name);
+
+/**
  * Choose the highest-priority available allowed component.
  * @return CRMPI_OK with *selected_out set, or CRMPI_ERR_NOT_FOUND after logging one error
  *         that names every candidate and why it was not chosen.

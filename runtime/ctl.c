@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -256,6 +258,17 @@ int crmpi_ctl_recv(int fd, crmpi_ctl_msg_t *msg_out)
     return CRMPI_OK;
 }
 
+void crmpi_ctl_tcp_keepalive(int fd)
+{
+    /* Idle 10 s, then a probe every 5 s; 4 unanswered probes: gone. */
+    int on = 1, idle = 10, interval = 5, count = (CRMPI_CTL_KEEPALIVE_S - 10) / 5;
+
+    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof(interval));
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof(count));
+}
+
 void crmpi_ctl_msg_free(crmpi_ctl_msg_t *msg)
 {
     free(msg->payload);
@@ -279,6 +292,8 @@ const char *crmpi_ctl_type_name(uint16_t type)
     case CRMPI_CTL_AGENT_HELLO: return "AGENT_HELLO";
     case CRMPI_CTL_AGENT_EXIT: return "AGENT_EXIT";
     case CRMPI_CTL_AGENT_ABORT: return "AGENT_ABORT";
+    case CRMPI_CTL_AGENT_OUTPUT: return "AGENT_OUTPUT";
+    case CRMPI_CTL_AGENT_SIGNAL: return "AGENT_SIGNAL";
     case CRMPI_CTL_CKPT_BEGIN: return "CKPT_BEGIN";
     case CRMPI_CTL_CKPT_BOOKMARKS: return "CKPT_BOOKMARKS";
     case CRMPI_CTL_CKPT_EXPECT: return "CKPT_EXPECT";

@@ -4,8 +4,13 @@
  *   tools --unix--> mpirun (HNP) <--stream--> crmpi-agent (one per rank) <--socketpair--> rank
  *                                                   ^ also the rank's init (exit status)
  *
+ * mpirun <-> agent is a unix socket on one node, TCP when the agents run on other nodes
+ * (plm.h); there the agent's hello carries the job's key, which mpirun checks before it
+ * takes the connection for the agent's.
+ *
  * One framing everywhere: a fixed 20-byte header in host byte order (every peer of a
- * connection runs on the same machine architecture) followed by `len` payload bytes.
+ * connection runs on the same machine architecture: a job's nodes are alike) followed by
+ * `len` payload bytes.
  * Payloads are sequences of typed fields built with crmpi_buf_t; a reader skips nothing
  * and fails with CRMPI_ERR_PROTO on any mismatch. The version is checked on every message:
  * a peer of another version is refused, never misread.
@@ -39,9 +44,13 @@ typedef enum {
     CRMPI_CTL_CR_STOP,   /* rank -> agent: no checkpoint from here on (MPI_Finalize); reply */
     CRMPI_CTL_CR_START,  /* rank -> agent: its C/R thread reads the socket now; reply */
     /* agent <-> mpirun */
-    CRMPI_CTL_AGENT_HELLO = 32, /* agent -> mpirun: u32 rank, u32 agent pid, u32 rank pid */
+    CRMPI_CTL_AGENT_HELLO = 32, /* agent -> mpirun: u32 rank, u32 agent pid, u32 rank pid,
+                                   str node name, str the job's key */
     CRMPI_CTL_AGENT_EXIT,       /* agent -> mpirun: u32 rank, i32 raw wait status */
     CRMPI_CTL_AGENT_ABORT,      /* agent -> mpirun: u32 rank, i32 errcode, str message */
+    CRMPI_CTL_AGENT_OUTPUT,     /* agent -> mpirun (--output ctl): u32 stream (1 stdout,
+                                   2 stderr), bytes what the rank wrote */
+    CRMPI_CTL_AGENT_SIGNAL,     /* mpirun -> agent: i32 signal, as if the agent received it */
     /* A checkpoint (snapc.h): the header's seq is the checkpoint's sequence number; "down"
      * goes mpirun -> agent -> rank, "up" the other way; every "up" carries a status. */
     CRMPI_CTL_CKPT_BEGIN = 64, /* down: u32 flags (CRMPI_SNAPC_TERM, ...) */
@@ -63,7 +72,9 @@ typedef enum {
     CRMPI_CTL_TOOL_CKPT = 96, /* tool -> mpirun: u32 flags; replies TOOL_PROGRESS..., REPLY */
     CRMPI_CTL_TOOL_PROGRESS,  /* mpirun -> tool: str one line of progress */
     CRMPI_CTL_TOOL_STATUS,    /* tool -> mpirun; REPLY: u64 jobid, u32 np, u32 C/R enabled,
-                                 u32 snapc state, u32 last checkpoint, str jobdir, str program */
+                                 u32 snapc state, u32 last checkpoint, str jobdir, str program,
+                                 u64 periodic interval (ms, 0: none), u32 auto, u64 MTBF (s),
+                                 u32 ranks running, str hosts ("n1:2,n2:2") */
 } crmpi_ctl_type_t;
 
 typedef struct crmpi_ctl_hdr {
@@ -124,6 +135,14 @@ int crmpi_ctl_send(int fd, crmpi_ctl_type_t type, uint32_t seq, int32_t status, 
 int crmpi_ctl_recv(int fd, crmpi_ctl_msg_t *msg_out);
 
 void crmpi_ctl_msg_free(crmpi_ctl_msg_t *msg);
+
+/**
+ * TCP keepalive on a control connection between nodes, so that a peer whose node vanished
+ * (it sends no end of file) is found gone within CRMPI_CTL_KEEPALIVE_S seconds: its reads
+ * fail then as if it had closed.
+ */
+#define CRMPI_CTL_KEEPALIVE_S 30
+void crmpi_ctl_tcp_keepalive(int fd);
 
 /** A message type's name for logs ("MODEX_GET"); "?" for unknown. */
 const char *crmpi_ctl_type_name(uint16_t type);

@@ -25,6 +25,10 @@
 #define FAULT_ENV "CRMPI_FAULT"
 /* The parameter that arms fault points (core_params.c). */
 #define FAULT_PARAM "runtime_fault_inject"
+/* The environment variable naming the file whose creation ends every pause point's hold. */
+#define FAULT_RELEASE_ENV "CRMPI_FAULT_RELEASE"
+/* How often a held pause point looks for its release file. */
+#define FAULT_RELEASE_POLL_US 10000
 /* Longest point name accepted in a list. */
 #define FAULT_NAME_MAX 64
 
@@ -33,9 +37,9 @@ const crmpi_fault_point_t crmpi_fault_points[] = {
      "FileM: a write to stable storage fails with ENOSPC (the disk is full) while a rank's "
      "files are copied"},
     {"filem_copy_pause",
-     "FileM: the agent's copy of its rank's images to stable storage waits 3 seconds before it "
+     "FileM: the agent's copy of its rank's images to stable storage is held before it "
      "starts, while the rank runs (a slow copy: lets a test act while a checkpoint is being "
-     "stored)"},
+     "stored); see crmpi_fault_pause for how long"},
     {"filem_copy_corrupt",
      "FileM: a copied file's bytes are damaged on stable storage after their checksum was "
      "computed (restart verification must catch it)"},
@@ -46,11 +50,22 @@ const crmpi_fault_point_t crmpi_fault_points[] = {
      "SnapC: the rank dies during the quiesce, after it has sent its bookmarks and before its "
      "drain (its C/R thread ends the process); arm it in one rank only"},
     {"snapc_dump_pause",
-     "SnapC: the agent waits 3 seconds before it dumps its rank, which is suspended meanwhile "
-     "(a slow dump: lets a test look at the suspended rank, or act during a checkpoint)"},
+     "SnapC: the agent is held before it dumps its rank, which is suspended meanwhile (a slow "
+     "dump: lets a test look at the suspended rank, or act during a checkpoint)"},
     {"snapc_dump_fail",
      "SnapC: the agent's dump of its rank fails without running the checkpointer, as a CRIU "
      "failure would"},
+    /* Fired by libcrmpi-pheap (pheap/pheap_util.c), which reads CRMPI_FAULT itself: the
+     * library is used without the run-time. Listed here so that libmpi knows the names. */
+    {"pheap_backup_stop_mid_write",
+     "pheap: backup() stops its process with SIGSTOP when half of the new backup is written "
+     "(a test kills it there: the previous backup must restore)"},
+    {"pheap_backup_stop_before_rename",
+     "pheap: backup() stops its process with SIGSTOP after the new backup is written and "
+     "flushed, before it replaces the previous one"},
+    {"agent_hello_pause",
+     "Agent: it is held before it tells mpirun its rank started (AGENT_HELLO), as an agent "
+     "on a slow node would: the job is still starting meanwhile"},
     {NULL, NULL},
 };
 
@@ -198,6 +213,21 @@ void crmpi_fault_crash(const char *name)
 {
     if (crmpi_fault_hit(name))
         _exit(CRMPI_FAULT_EXIT_STATUS);
+}
+
+bool crmpi_fault_pause(const char *name)
+{
+    const char *release = getenv(FAULT_RELEASE_ENV);
+
+    if (!crmpi_fault_hit(name))
+        return false;
+    if (!release || !*release) {
+        sleep(CRMPI_FAULT_PAUSE_S);
+        return true;
+    }
+    while (access(release, F_OK) != 0)
+        usleep(FAULT_RELEASE_POLL_US);
+    return true;
 }
 
 int crmpi_fault_configure(const char *spec)

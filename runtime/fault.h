@@ -52,6 +52,18 @@ bool crmpi_fault_hit(const char *name);
 void crmpi_fault_crash(const char *name);
 
 /**
+ * A pause point: when `name` fires, hold the calling thread, as a slow step would. The hold
+ * lasts until the file named by CRMPI_FAULT_RELEASE exists when that variable is set (a
+ * test creates the file once it has seen what it waits for: a state, not a time), and
+ * CRMPI_FAULT_PAUSE_S seconds otherwise.
+ * @return true when the point fired (and the hold is over)
+ */
+bool crmpi_fault_pause(const char *name);
+
+/* How long a pause point holds when no release file is named. */
+#define CRMPI_FAULT_PAUSE_S 3
+
+/**
  * Replace the armed list by `spec` (same syntax as CRMPI_FAULT; NULL or "" disarms every
  * point) and reset every hit count. For tests; the environment and parameter are not read.
  * @return CRMPI_OK, CRMPI_ERR_BAD_PARAM (logged: a malformed entry; nothing is armed),

@@ -50,7 +50,7 @@ int crmpi_session_job_connect(uint64_t jobid, int *fd_out)
 int crmpi_session_job_status(uint64_t jobid, crmpi_job_status_t *status_out)
 {
     crmpi_job_status_t status = {0};
-    const char *jobdir = NULL, *program = NULL;
+    const char *jobdir = NULL, *program = NULL, *hosts = NULL;
     crmpi_ctl_msg_t msg;
     crmpi_buf_t buf;
     int fd, rc;
@@ -72,11 +72,17 @@ int crmpi_session_job_status(uint64_t jobid, crmpi_job_status_t *status_out)
     crmpi_buf_get_u32(&buf, &status.last_seq);
     crmpi_buf_get_str(&buf, &jobdir);
     crmpi_buf_get_str(&buf, &program);
+    crmpi_buf_get_u64(&buf, &status.ckpt_interval_ms);
+    crmpi_buf_get_u32(&buf, &status.ckpt_auto);
+    crmpi_buf_get_u64(&buf, &status.mtbf_s);
+    crmpi_buf_get_u32(&buf, &status.running);
+    crmpi_buf_get_str(&buf, &hosts);
     rc = msg.hdr.type == CRMPI_CTL_REPLY && msg.hdr.status == CRMPI_OK ? crmpi_buf_get_done(&buf)
                                                                        : CRMPI_ERR_PROTO;
     if (rc == CRMPI_OK) {
         snprintf(status.jobdir, sizeof(status.jobdir), "%s", jobdir);
         snprintf(status.program, sizeof(status.program), "%s", program);
+        snprintf(status.hosts, sizeof(status.hosts), "%s", hosts);
         *status_out = status;
     }
     crmpi_ctl_msg_free(&msg);

@@ -27,13 +27,18 @@ int crmpi_session_job_connect(uint64_t jobid, int *fd_out);
 
 /* What mpirun says of its job (TOOL_STATUS). */
 typedef struct crmpi_job_status {
-    uint64_t jobid;     /* mpirun's pid */
-    uint32_t np;        /* ranks */
-    uint32_t cr;        /* started with --with-ft cr */
-    uint32_t state;     /* crmpi_snapc_state_t */
-    uint32_t last_seq;  /* the last checkpoint's sequence number (0: none yet) */
-    char jobdir[4096];  /* its snapshot directory (<dir>/<jobid>.ckpt) */
-    char program[4096]; /* its program */
+    uint64_t jobid;            /* mpirun's pid */
+    uint32_t np;               /* ranks */
+    uint32_t cr;               /* started with --with-ft cr */
+    uint32_t state;            /* crmpi_snapc_state_t */
+    uint32_t last_seq;         /* the last checkpoint's sequence number (0: none yet) */
+    char jobdir[4096];         /* its snapshot directory (<dir>/<jobid>.ckpt) */
+    char program[4096];        /* its program */
+    uint64_t ckpt_interval_ms; /* periodic checkpoints: the interval now (0: none) */
+    uint32_t ckpt_auto;        /* the interval is Daly's for mtbf_s */
+    uint64_t mtbf_s;           /* --mtbf, with --ckpt-interval auto */
+    uint32_t running;          /* ranks started (or restored: their restart done) and running */
+    char hosts[4096];          /* where they run: "n1:2,n2:2", node and ranks on it */
 } crmpi_job_status_t;
 
 /** Ask job `jobid`'s mpirun for its state. @return as crmpi_session_job_connect, or

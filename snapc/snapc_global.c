@@ -17,6 +17,7 @@
 #include "filem.h"
 #include "log.h"
 #include "snapc_global.h"
+#include "snapc_periodic.h"
 #include "snapshot_entry.h"
 #include "snapshot_manifest.h"
 #include "snapshot_commit.h"
@@ -57,6 +58,8 @@ struct crmpi_snapc_global {
     double started;                   /* the checkpoint's start */
     double phase_s[SNAPC_NUM_STEPS];  /* wall time of each step, by snapc_step_t */
     uint64_t image_bytes;             /* sum of CKPT_DUMPED */
+    crmpi_snapc_periodic_t periodic;  /* --ckpt-interval's schedule */
+    bool periodic_running;            /* the current checkpoint is a periodic one */
 };
 
 static const char *snapc_global_step_name(snapc_step_t step)
@@ -92,6 +95,8 @@ int crmpi_snapc_global_create(const crmpi_snapc_global_params_t *params,
         crmpi_snapc_global_destroy(global);
         return CRMPI_ERR_OUT_OF_RESOURCE;
     }
+    crmpi_snapc_periodic_init(&global->periodic, params->ckpt_interval_s, params->mtbf_s,
+                              params->initial_cost_s, crmpi_clock_s());
     /* A jobid is a pid, and pids come back: number after what an earlier job committed. */
     if (params->enabled && crmpi_filem_commit_read(global->jobdir, &commit) == CRMPI_OK) {
         global->seq = commit->seqs[commit->num_seqs - 1];
@@ -107,6 +112,30 @@ static void snapc_global_marks_free(crmpi_snapc_global_t *global)
         free(global->marks[rank].marks);
         global->marks[rank] = (snapc_marks_t){0};
     }
+}
+
+/* The time the application was blocked by the current checkpoint: from the start of the
+ * drain to the end of the continue (the copy to stable storage runs in the background). */
+static double snapc_global_blocked_s(const crmpi_snapc_global_t *global)
+{
+    double blocked = 0.0;
+
+    for (int step = SNAPC_STEP_BOOKMARKS; step <= SNAPC_STEP_CONTINUED; step++)
+        blocked += global->phase_s[step];
+    return blocked;
+}
+
+/* The checkpoint is over (committed or aborted): the next periodic one is scheduled. */
+static void snapc_global_end_periodic(crmpi_snapc_global_t *global, bool committed)
+{
+    crmpi_snapc_periodic_done(&global->periodic, committed, snapc_global_blocked_s(global),
+                              crmpi_clock_s());
+    if (global->periodic.automatic && committed)
+        crmpi_log_info("periodic checkpoints: the next in %.1f s (Daly's interval for a cost of "
+                       "%.3f s and an MTBF of %.0f s)",
+                       global->periodic.interval_s, snapc_global_blocked_s(global),
+                       global->periodic.mtbf_s);
+    global->periodic_running = false;
 }
 
 /* The checkpoint is over (committed or aborted). */
@@ -202,17 +231,25 @@ static void snapc_global_enter(crmpi_snapc_global_t *global, snapc_step_t step)
     memset(global->answered, 0, (size_t)global->params.np * sizeof(bool));
 }
 
-/* Send one step to every agent and wait for all of them. */
-static void snapc_global_step_all(crmpi_snapc_global_t *global, snapc_step_t step,
-                                  crmpi_ctl_type_t type, const crmpi_buf_t *payload)
+/* Send one step to every agent and wait for all of them. @return the first rank whose
+ * agent could not be sent it (said at warning level), or -1. */
+static int snapc_global_step_all(crmpi_snapc_global_t *global, snapc_step_t step,
+                                 crmpi_ctl_type_t type, const crmpi_buf_t *payload)
 {
+    int unreached = -1;
+
     snapc_global_enter(global, step);
     for (int rank = 0; rank < global->params.np; rank++) {
-        if (global->params.send_fn(global->params.arg, rank, type, global->seq, payload) !=
+        if (global->params.send_fn(global->params.arg, rank, type, global->seq, payload) ==
             CRMPI_OK)
+            continue;
+        if (unreached < 0)
+            unreached = rank;
+        if (type != CRMPI_CTL_CKPT_BEGIN)
             crmpi_log_warn("snapc: cannot send %s of checkpoint %u to rank %d's agent",
                            crmpi_ctl_type_name(type), global->seq, rank);
     }
+    return unreached;
 }
 
 /* Stop the checkpoint everywhere; the ranks undo what they did. `outcome` says what
@@ -233,6 +270,7 @@ static void snapc_global_abort_job(crmpi_snapc_global_t *global, const char *why
     if (global->tool_fd >= 0)
         snapc_global_tool_reply(global, global->tool_fd, global->seq, CRMPI_ERR_CKPT_ABORTED, text);
     crmpi_filem_seq_abort(global->jobdir, global->seq);
+    snapc_global_end_periodic(global, false);
     snapc_global_end(global);
 }
 
@@ -245,7 +283,8 @@ static void snapc_global_abort(crmpi_snapc_global_t *global, const char *why)
     snapc_global_abort_job(global, why, "the job goes on");
 }
 
-void crmpi_snapc_global_status(crmpi_snapc_global_t *global, int fd)
+void crmpi_snapc_global_status(crmpi_snapc_global_t *global, int fd, uint32_t ranks_running,
+                               const char *hosts)
 {
     crmpi_buf_t buf;
 
@@ -257,10 +296,102 @@ void crmpi_snapc_global_status(crmpi_snapc_global_t *global, int fd)
     crmpi_buf_put_u32(&buf, global->seq);
     crmpi_buf_put_str(&buf, global->jobdir);
     crmpi_buf_put_str(&buf, global->params.program);
+    /* Periodic checkpoints: the interval in milliseconds (0: none), and whether it is
+     * Daly's (then also the MTBF in seconds). */
+    crmpi_buf_put_u64(&buf,
+                      global->periodic.enabled ? (uint64_t)(global->periodic.interval_s * 1e3) : 0);
+    crmpi_buf_put_u32(&buf, global->periodic.automatic);
+    crmpi_buf_put_u64(&buf, (uint64_t)global->periodic.mtbf_s);
+    crmpi_buf_put_u32(&buf, ranks_running);
+    crmpi_buf_put_str(&buf, hosts);
     crmpi_ctl_send(fd, CRMPI_CTL_REPLY, 0, buf.failed ? CRMPI_ERR_OUT_OF_RESOURCE : CRMPI_OK,
                    buf.data, buf.len);
     crmpi_buf_free(&buf);
     close(fd);
+}
+
+/* A checkpoint cannot start: the tool that asked is told why, or, for a periodic one,
+ * mpirun's log. */
+static void snapc_global_refuse(crmpi_snapc_global_t *global, int fd, uint32_t seq, int status,
+                                const char *text)
+{
+    if (fd >= 0)
+        snapc_global_tool_reply(global, fd, seq, status, text);
+    else
+        crmpi_log_warn("periodic checkpoint: %s", text);
+}
+
+/* Start checkpoint global->seq + 1 with `flags`, for the tool on `fd` (-1: a periodic one).
+ * @return true when it started */
+static bool snapc_global_begin(crmpi_snapc_global_t *global, int fd, uint32_t flags)
+{
+    if (global->step == SNAPC_STEP_STOPPED) {
+        char text[256];
+
+        snprintf(text, sizeof(text),
+                 "the job is stopped after checkpoint %u (--stop); resume it first with "
+                 "kill -CONT %llu",
+                 global->seq, (unsigned long long)global->params.jobid);
+        snapc_global_refuse(global, fd, global->seq, CRMPI_ERR_RESOURCE_BUSY, text);
+        return false;
+    }
+    if (global->step != SNAPC_STEP_IDLE) {
+        char text[256];
+
+        snprintf(text, sizeof(text),
+                 "%scheckpoint %u is in progress (%s); one checkpoint at a time: try again "
+                 "when it has ended",
+                 global->periodic_running ? "periodic " : "", global->seq,
+                 snapc_global_step_name(global->step));
+        snapc_global_refuse(global, fd, global->seq, CRMPI_ERR_RESOURCE_BUSY, text);
+        return false;
+    }
+    global->seq++;
+    if (crmpi_filem_seq_begin(global->jobdir, global->seq, &global->partial_dir) != CRMPI_OK ||
+        crmpi_filem_manifest_create(global->params.jobid, global->seq, (size_t)global->params.np,
+                                    &global->manifest) != CRMPI_OK) {
+        char text[600];
+
+        snprintf(text, sizeof(text),
+                 "cannot prepare checkpoint %u in %s (mpirun says why); the job goes on",
+                 global->seq, global->jobdir);
+        snapc_global_refuse(global, fd, global->seq, CRMPI_ERR_IO, text);
+        snapc_global_end_periodic(global, false);
+        snapc_global_end(global);
+        return false;
+    }
+    global->params.manifest_fn(global->params.arg, global->manifest);
+    global->flags = flags;
+    global->tool_fd = fd;
+    global->periodic_running = fd < 0;
+    snapc_global_progress(global, "checkpoint %u of job %llu started", global->seq,
+                          (unsigned long long)global->params.jobid);
+    if (fd >= 0 && (flags & CRMPI_SNAPC_NOWAIT)) {
+        /* The tool leaves now, with the handle; its going away aborts nothing. */
+        snapc_global_tool_reply(global, fd, global->seq, CRMPI_OK, global->jobdir);
+    }
+    global->started = crmpi_clock_s();
+    global->step_started = global->started;
+    global->image_bytes = 0;
+    memset(global->phase_s, 0, sizeof(global->phase_s));
+    crmpi_buf_t buf;
+    crmpi_buf_init(&buf);
+    crmpi_buf_put_u32(&buf, flags);
+    int unreached = snapc_global_step_all(global, SNAPC_STEP_BOOKMARKS, CRMPI_CTL_CKPT_BEGIN, &buf);
+    crmpi_buf_free(&buf);
+    if (unreached >= 0) {
+        /* A job being started (or restarted) whose agents are not all connected yet: the
+         * others would wait for that one until snapc_base_timeout. */
+        char why[160];
+
+        snprintf(why, sizeof(why),
+                 "rank %d's agent is not connected to mpirun (the job is still starting, or "
+                 "the agent is gone)",
+                 unreached);
+        snapc_global_abort(global, why);
+        return false;
+    }
+    return true;
 }
 
 void crmpi_snapc_global_tool(crmpi_snapc_global_t *global, int fd, crmpi_ctl_msg_t *msg)
@@ -285,57 +416,7 @@ void crmpi_snapc_global_tool(crmpi_snapc_global_t *global, int fd, crmpi_ctl_msg
                                 "a checkpoint cannot both terminate and stop the job");
         return;
     }
-    if (global->step == SNAPC_STEP_STOPPED) {
-        char text[256];
-
-        snprintf(text, sizeof(text),
-                 "the job is stopped after checkpoint %u (--stop); resume it first with "
-                 "kill -CONT %llu",
-                 global->seq, (unsigned long long)global->params.jobid);
-        snapc_global_tool_reply(global, fd, global->seq, CRMPI_ERR_RESOURCE_BUSY, text);
-        return;
-    }
-    if (global->step != SNAPC_STEP_IDLE) {
-        char text[256];
-
-        snprintf(text, sizeof(text),
-                 "checkpoint %u is in progress (%s); one checkpoint at a time: try again "
-                 "when it has ended",
-                 global->seq, snapc_global_step_name(global->step));
-        snapc_global_tool_reply(global, fd, global->seq, CRMPI_ERR_RESOURCE_BUSY, text);
-        return;
-    }
-    global->seq++;
-    if (crmpi_filem_seq_begin(global->jobdir, global->seq, &global->partial_dir) != CRMPI_OK ||
-        crmpi_filem_manifest_create(global->params.jobid, global->seq, (size_t)global->params.np,
-                                    &global->manifest) != CRMPI_OK) {
-        char text[600];
-
-        snprintf(text, sizeof(text),
-                 "cannot prepare checkpoint %u in %s (mpirun says why); the job goes on",
-                 global->seq, global->jobdir);
-        snapc_global_tool_reply(global, fd, global->seq, CRMPI_ERR_IO, text);
-        snapc_global_end(global);
-        return;
-    }
-    global->params.manifest_fn(global->params.arg, global->manifest);
-    global->flags = flags;
-    global->tool_fd = fd;
-    snapc_global_progress(global, "checkpoint %u of job %llu started", global->seq,
-                          (unsigned long long)global->params.jobid);
-    if (flags & CRMPI_SNAPC_NOWAIT) {
-        /* The tool leaves now, with the handle; its going away aborts nothing. */
-        snapc_global_tool_reply(global, fd, global->seq, CRMPI_OK, global->jobdir);
-    }
-    global->started = crmpi_clock_s();
-    global->step_started = global->started;
-    global->image_bytes = 0;
-    memset(global->phase_s, 0, sizeof(global->phase_s));
-    crmpi_buf_t buf;
-    crmpi_buf_init(&buf);
-    crmpi_buf_put_u32(&buf, flags);
-    snapc_global_step_all(global, SNAPC_STEP_BOOKMARKS, CRMPI_CTL_CKPT_BEGIN, &buf);
-    crmpi_buf_free(&buf);
+    snapc_global_begin(global, fd, flags);
 }
 
 /*
@@ -407,6 +488,10 @@ static void snapc_global_commit(crmpi_snapc_global_t *global)
             crmpi_filem_manifest_timing_add(global->manifest, phases[step], global->phase_s[step]);
     }
     crmpi_filem_manifest_timing_add(global->manifest, "total", crmpi_clock_s() - global->started);
+    /* What the application lost, and what ran while it went on (the copy). */
+    crmpi_filem_manifest_timing_add(global->manifest, "blocked", snapc_global_blocked_s(global));
+    crmpi_filem_manifest_timing_add(global->manifest, "background",
+                                    global->phase_s[SNAPC_STEP_STORED]);
     rc = crmpi_filem_seq_commit(global->jobdir, global->manifest, global->params.keep);
     if (rc != CRMPI_OK) {
         snapc_global_abort(global, "the snapshot could not be committed (mpirun says why)");
@@ -420,6 +505,7 @@ static void snapc_global_commit(crmpi_snapc_global_t *global)
                    global->phase_s[SNAPC_STEP_READY] * 1e3, global->phase_s[SNAPC_STEP_DUMPED],
                    global->phase_s[SNAPC_STEP_CONTINUED] * 1e3, global->phase_s[SNAPC_STEP_STORED],
                    (unsigned long long)global->image_bytes);
+    snapc_global_end_periodic(global, true);
     snapc_global_end(global);
     if (global->flags & CRMPI_SNAPC_STOP) {
         global->step = SNAPC_STEP_STOPPED;
@@ -625,6 +711,13 @@ void crmpi_snapc_global_tick(crmpi_snapc_global_t *global)
 {
     char why[256];
 
+    if (global->step == SNAPC_STEP_IDLE && global->params.enabled &&
+        crmpi_snapc_periodic_due(&global->periodic, crmpi_clock_s())) {
+        if (snapc_global_begin(global, -1, 0))
+            crmpi_log_info("periodic checkpoint %u of job %llu started", global->seq,
+                           (unsigned long long)global->params.jobid);
+        return;
+    }
     if (global->step == SNAPC_STEP_IDLE || global->step == SNAPC_STEP_STOPPED ||
         global->params.timeout_s <= 0 ||
         crmpi_clock_s() - global->step_started < global->params.timeout_s)
@@ -668,4 +761,13 @@ void crmpi_snapc_global_tool_event(crmpi_snapc_global_t *global)
     if (global->step != SNAPC_STEP_IDLE && global->step != SNAPC_STEP_CONTINUED &&
         global->step != SNAPC_STEP_STORED)
         snapc_global_abort(global, "ompi-checkpoint was interrupted");
+}
+
+double crmpi_snapc_global_next_tick_s(const crmpi_snapc_global_t *global)
+{
+    double now = crmpi_clock_s();
+
+    if (global->step == SNAPC_STEP_IDLE && global->params.enabled && global->periodic.enabled)
+        return global->periodic.due_s > now ? global->periodic.due_s - now : 0.0;
+    return -1.0;
 }

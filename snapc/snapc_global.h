@@ -3,7 +3,8 @@
  *
  *   ompi-checkpoint --TOOL_CKPT--> mpirun: crmpi_snapc_global_tool  (one at a time)
  *   agents --CKPT_* answers------> mpirun: crmpi_snapc_global_agent_msg
- *   every loop turn                        crmpi_snapc_global_tick     (timeouts)
+ *   every loop turn                        crmpi_snapc_global_tick     (timeouts, periodic
+ *                                                                         checkpoints)
  *   an agent or rank gone                  crmpi_snapc_global_rank_gone
  *   SIGCONT (after --stop)                 crmpi_snapc_global_resume
  *
@@ -43,6 +44,9 @@ typedef struct crmpi_snapc_global_params {
     const char *jobdir;                      /* the job's snapshot: <global dir>/<jobid>.ckpt */
     unsigned keep;                           /* committed sequences kept (snapc_base_keep) */
     int timeout_s;                           /* each step's limit (snapc_base_timeout) */
+    double ckpt_interval_s;                  /* --ckpt-interval: every so often; 0: none */
+    double mtbf_s;                           /* --ckpt-interval auto: Daly's interval for it */
+    double initial_cost_s;                   /* auto: a checkpoint's cost before one is measured */
     crmpi_snapc_send_fn_t send_fn;           /* to the agents */
     crmpi_snapc_terminate_fn_t terminate_fn; /* after a --term checkpoint */
     crmpi_snapc_manifest_fn_t manifest_fn;   /* the launch facts of each manifest */
@@ -57,8 +61,13 @@ void crmpi_snapc_global_destroy(crmpi_snapc_global_t *global);
 /** A tool connected with its first message `msg` (TOOL_CKPT); the global takes `fd`. */
 void crmpi_snapc_global_tool(crmpi_snapc_global_t *global, int fd, crmpi_ctl_msg_t *msg);
 
-/** A tool asked for the job's state (TOOL_STATUS): answered at once; `fd` is closed. */
-void crmpi_snapc_global_status(crmpi_snapc_global_t *global, int fd);
+/**
+ * A tool asked for the job's state (TOOL_STATUS): answered at once; `fd` is closed.
+ * @param ranks_running  ranks started (or restored) and running, as mpirun counts them
+ * @param hosts          where the ranks run, "n1:2,n2:2" (node and ranks on it)
+ */
+void crmpi_snapc_global_status(crmpi_snapc_global_t *global, int fd, uint32_t ranks_running,
+                               const char *hosts);
 
 /** The tool's socket, to poll for its going away (-1 when none). */
 int crmpi_snapc_global_tool_fd(const crmpi_snapc_global_t *global);
@@ -73,8 +82,13 @@ void crmpi_snapc_global_agent_msg(crmpi_snapc_global_t *global, int rank, crmpi_
  *  to every agent). @return true when the job was stopped so. */
 bool crmpi_snapc_global_resume(crmpi_snapc_global_t *global);
 
-/** Check the current step's deadline. */
+/** Check the current step's deadline, and start a periodic checkpoint that is due (a
+ *  periodic one is refused like a tool's while another runs, and logged). */
 void crmpi_snapc_global_tick(crmpi_snapc_global_t *global);
+
+/** Seconds until tick has something to do on its own (a periodic checkpoint due), or -1
+ *  when nothing is scheduled: the event loop waits no longer than that. */
+double crmpi_snapc_global_next_tick_s(const crmpi_snapc_global_t *global);
 
 /** Rank `rank` (or its agent) ended: a checkpoint in progress is aborted. */
 void crmpi_snapc_global_rank_gone(crmpi_snapc_global_t *global, int rank);

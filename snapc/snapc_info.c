@@ -23,6 +23,11 @@ static const crmpi_param_decl_t snapc_base_params[] = {
      "(bookmarks, drain, suspend, dump, continue, store) before it aborts the checkpoint "
      "and lets the job go on.",
      CRMPI_PARAM_LEVEL_USER},
+    {"snapc_base_periodic_initial_cost", CRMPI_PARAM_INT, "1",
+     "With mpirun --ckpt-interval auto: the seconds a checkpoint is assumed to block the "
+     "application before the first one is measured; Daly's interval for the first "
+     "checkpoint comes from it, later ones from the measured costs.",
+     CRMPI_PARAM_LEVEL_TUNER},
 };
 
 const crmpi_component_info_t crmpi_snapc_full_info = {

@@ -29,10 +29,6 @@
 #include "filem_fs.h"
 #include "software.h"
 
-/* How long the fault points snapc_dump_pause and filem_copy_pause hold the dump or the copy
- * back (runtime/fault.c). */
-#define SNAPC_LOCAL_FAULT_PAUSE_S 3
-
 /* One copy of a checkpoint's node-local images to stable storage. The loop fills it and
  * starts the thread; the thread sets `status` and `json` and writes done_fd last; the loop
  * reads them after pthread_join. */
@@ -184,8 +180,7 @@ static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq, uint32_t 
         return;
     }
     /* Fault points: a slow dump (the rank stays suspended), a dump that fails. */
-    if (crmpi_fault_hit("snapc_dump_pause"))
-        sleep(SNAPC_LOCAL_FAULT_PAUSE_S);
+    crmpi_fault_pause("snapc_dump_pause");
     start = crmpi_clock_ns();
     if (crmpi_fault_hit("snapc_dump_fail")) {
         snprintf(result.error, sizeof(result.error),
@@ -235,8 +230,7 @@ static void *snapc_local_copy_run(void *arg)
     uint64_t one = 1;
 
     /* Fault point: a slow copy, while the rank runs. */
-    if (crmpi_fault_hit("filem_copy_pause"))
-        sleep(SNAPC_LOCAL_FAULT_PAUSE_S);
+    crmpi_fault_pause("filem_copy_pause");
     /* An aborted checkpoint's <seq>.partial is gone: nothing to copy into. */
     if (__atomic_load_n(&copy->aborted, __ATOMIC_ACQUIRE))
         copy->status = CRMPI_ERR_CKPT_ABORTED;

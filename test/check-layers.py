@@ -7,8 +7,9 @@ The table ("Layers inside a rank, and the include rule") gives, per layer, the f
 owns and the layers (or single headers, names ending in .h) it may include. A file belongs
 to the layer whose `files` entry matches it most specifically (a file path beats a folder,
 a longer folder beats a shorter one). An #include is resolved by the header's file name
-against the headers of the tree (the build puts every folder on the include path);
-headers not in the tree (system, PMIx, CRIU, ...) are not judged. Test programs
+against the headers of the tree (the build puts every folder on the include path); an
+#include with a directory (<sys/param.h>, <crmpi/pheap.h>) only names tree headers whose
+path ends with it. Headers not in the tree (system, PMIx, CRIU, ...) are not judged. Test programs
 (`*/test/`, `test/`, `bench/`, `examples/`) are not checked.
 
 Prints one line per violation ("pml/pml_ob1.h:28: pml includes mpi_internal.h (mpi)")
@@ -98,8 +99,10 @@ def check(top):
         with open(os.path.join(top, path), encoding="utf-8", errors="replace") as f:
             text = f.read()
         for match in INCLUDE_RE.finditer(text):
-            name = os.path.basename(match.group(1))
-            owners = [h for h in headers.get(name, []) if not is_unchecked(h)]
+            included = match.group(1)
+            name = os.path.basename(included)
+            owners = [h for h in headers.get(name, []) if not is_unchecked(h) and
+                      (included == name or h.endswith("/" + included))]
             if not owners:
                 continue
             # The compiler finds a quoted header beside the includer first.

@@ -8,6 +8,10 @@
 # once through the page cache, as CRIU writes, and once with fdatasync, the disk itself).
 #
 # Usage: bench/cr-breakdown/run.sh [--prefix DIR] [--out DIR] [--np "2 4 8"] [--mib "16 128 512"]
+#                                   [--mca NAME VALUE]...
+#
+# --mca passes a parameter to the job (repeatable): `--mca btl self,ofi --mca btl_ofi_domain
+# lo` measures the release and rebuild of the ofi BTL in suspend and continue.
 #
 # crmpi comes from --prefix (default <repo>/install, ./bootstrap.sh build). Snapshots go to
 # a directory under --out (default bench/cr-breakdown/results-<date>-<time>/, git-ignored),
@@ -19,12 +23,14 @@ prefix="$(cd "$here/../.." && pwd)/install"
 out="$here/results-$(date +%Y%m%d-%H%M%S)"
 nps="2 4 8"
 mibs="16 128 512"
+mca=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --prefix) prefix=$2; shift 2 ;;
         --out) out=$2; shift 2 ;;
         --np) nps=$2; shift 2 ;;
         --mib) mibs=$2; shift 2 ;;
+        --mca) mca+=(--mca "$2" "$3"); shift 3 ;;
         -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "cr-breakdown: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
@@ -50,6 +56,7 @@ for np in $nps; do
         rm -rf "$run"
         mkdir -p "$run/ready"
         "$bin/mpirun" --with-ft cr -np "$np" --oversubscribe --report-pid "$run/jobid" \
+            ${mca[@]+"${mca[@]}"} \
             --mca snapc_base_global_snapshot_dir "$run/snapshots" \
             "$out/cr_mem" "$mib" "$run/ready" >"$run/job.log" 2>&1 &
         job=$!

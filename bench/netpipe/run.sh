@@ -8,8 +8,8 @@
 #                       (default: bench/netpipe/results-<date>-<time>/)
 #   --upper BYTES       largest message size, NetPIPE's -u (default 8388608 = 8 MiB)
 #   --timeout SECONDS   limit for each run (default 300)
-#   --rounds N          do the four runs N times (default 1) and keep, for every size, the
-#                       best of the N rounds; about 3 minutes a round
+#   --rounds N          do the runs N times (default 1) and keep, for every size, the
+#                       best of the N rounds; about 90 s a pair and round
 #   --only crmpi|openmpi
 #                       run one implementation only
 #   --openmpi-binary debian|source
@@ -19,6 +19,9 @@
 #                       source: NPmpi built from the same source with Open MPI's mpicc
 #   --crmpi-arg ARG     one more argument for crmpi's mpirun (repeatable; bench/cr-overhead
 #                       passes --with-ft cr this way)
+#   --transports LIST   the pairs to run, comma-separated, in this order: sm, tcp, ofi
+#                       (default sm,tcp); ofi is crmpi's btl ofi against Open MPI's ofi MTL,
+#                       both over libfabric's tcp;ofi_rxm
 #   --report DIR        print the tables of an earlier run's results directory, run nothing
 #   -h, --help          print this help
 #
@@ -31,6 +34,10 @@
 #   Open MPI  mpirun --mca btl self,vader   NPopenmpi   (pml ob1)
 #   crmpi     mpirun --mca btl self,tcp     NPmpi
 #   Open MPI  mpirun --mca btl self,tcp     NPopenmpi   (pml ob1)
+# and with --transports ...,ofi:
+#   crmpi     mpirun --mca btl self,ofi     NPmpi       (provider tcp;ofi_rxm, interface lo)
+#   Open MPI  mpirun --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include tcp;ofi_rxm
+#                                           NPopenmpi   (-x FI_TCP_IFACE=lo)
 # then prints, per transport pair, the 1-byte one-way latency, the bandwidth at the sizes
 # nearest 64 KiB, 1 MiB and 4 MiB, and the peak, with the ratio crmpi / Open MPI.
 #
@@ -52,6 +59,7 @@ only=""
 ompi_binary=debian
 report=""
 crmpi_args=()
+transports=sm,tcp
 
 say() { printf 'netpipe: %s\n' "$*"; }
 die() { printf 'netpipe: error: %s\n' "$*" >&2; exit 2; }
@@ -68,6 +76,7 @@ while [ $# -gt 0 ]; do
         --openmpi-binary) ompi_binary=${2:?--openmpi-binary needs debian or source}; shift 2 ;;
         --report) report=${2:?--report needs a results directory}; shift 2 ;;
         --crmpi-arg) crmpi_args+=("${2:?--crmpi-arg needs an argument}"); shift 2 ;;
+        --transports) transports=${2:?--transports needs a list}; shift 2 ;;
         -h | --help) usage; exit 0 ;;
         *) die "unknown argument: $1 (see --help)" ;;
     esac
@@ -78,6 +87,9 @@ case "$ompi_binary" in debian | source) ;; *) die "--openmpi-binary takes debian
     die "--upper must be a byte count of at least 4194304 (the table reports 4 MiB)"
 [[ "$run_timeout" =~ ^[0-9]+$ ]] && [ "$run_timeout" -gt 0 ] || die "--timeout must be seconds"
 [[ "$rounds" =~ ^[0-9]+$ ]] && [ "$rounds" -gt 0 ] || die "--rounds must be a count"
+for t in ${transports//,/ }; do
+    case "$t" in sm | tcp | ofi) ;; *) die "--transports takes sm, tcp and ofi, not $t" ;; esac
+done
 [ ! -d "$prefix" ] || prefix=$(cd "$prefix" && pwd)
 if [ -n "$report" ]; then
     [ -d "$report" ] || die "--report: no such directory: $report"
@@ -195,14 +207,34 @@ cpu_busy_percent() {
         printf "%d\n", (busy + idle > 0) ? 100 * busy / (busy + idle) + 0.5 : 0 }'
 }
 
-# run_netpipe LABEL STEM MPIRUN BTL BINARY [ENV...]: NetPIPE's output goes to STEM.np.out,
+# The Open MPI label of a transport (its shared-memory BTL is vader).
+ompi_label() {
+    case "$1" in sm) echo openmpi-vader ;; *) echo "openmpi-$1" ;; esac
+}
+
+# run_netpipe LABEL STEM MPIRUN BINARY [ENV...]: NetPIPE's output goes to STEM.np.out,
 # what the job printed to STEM.log. 0 when NetPIPE reached the upper size.
 run_netpipe() {
-    local label=$1 stem=$2 mpirun=$3 btl=$4 binary=$5
-    shift 5
-    local -a cmd=("$mpirun" -np 2 --bind-to core --mca btl "$btl")
+    local label=$1 stem=$2 mpirun=$3 binary=$4
+    shift 4
+    local -a cmd=("$mpirun" -np 2 --bind-to core)
+    # Open MPI's ob1 runs are forced onto pml ob1 so that the btl list means what it says;
+    # its libfabric path is the cm PML with the ofi MTL.
     case "$label" in
-        openmpi-*) cmd+=(--mca pml ob1) ;;
+        crmpi-sm) cmd+=(--mca btl self,sm) ;;
+        crmpi-tcp) cmd+=(--mca btl self,tcp) ;;
+        # Both over the loopback interface: libfabric's first may be any bridge of the host.
+        crmpi-ofi)
+            cmd+=(--mca btl self,ofi --mca btl_ofi_provider "tcp;ofi_rxm" --mca btl_ofi_domain lo)
+            ;;
+        openmpi-vader) cmd+=(--mca btl self,vader --mca pml ob1) ;;
+        openmpi-tcp) cmd+=(--mca btl self,tcp --mca pml ob1) ;;
+        openmpi-ofi)
+            cmd+=(--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include "tcp;ofi_rxm"
+                -x FI_TCP_IFACE=lo)
+            ;;
+    esac
+    case "$label" in
         crmpi-*) cmd+=(${crmpi_args[@]+"${crmpi_args[@]}"}) ;;
     esac
     cmd+=(--timeout "$run_timeout" "$binary" -u "$upper" -o "$out/$stem.np.out")
@@ -323,10 +355,15 @@ print_tables() {
     echo "(2^20 bit/s); GB/s = 10^9 B/s. Under each bandwidth: the size it was measured at"
     echo "(NetPIPE's size nearest the target; for the peak, where it was reached)."
     echo
-    summarize "shared memory: crmpi btl sm vs Open MPI btl vader" \
-        "$dir/crmpi-sm.np.out" "$dir/openmpi-vader.np.out"
-    summarize "TCP: crmpi btl tcp vs Open MPI btl tcp" \
-        "$dir/crmpi-tcp.np.out" "$dir/openmpi-tcp.np.out"
+    [ ! -e "$dir/crmpi-sm.np.out" ] && [ ! -e "$dir/openmpi-vader.np.out" ] ||
+        summarize "shared memory: crmpi btl sm vs Open MPI btl vader" \
+            "$dir/crmpi-sm.np.out" "$dir/openmpi-vader.np.out"
+    [ ! -e "$dir/crmpi-tcp.np.out" ] && [ ! -e "$dir/openmpi-tcp.np.out" ] ||
+        summarize "TCP: crmpi btl tcp vs Open MPI btl tcp" \
+            "$dir/crmpi-tcp.np.out" "$dir/openmpi-tcp.np.out"
+    [ ! -e "$dir/crmpi-ofi.np.out" ] && [ ! -e "$dir/openmpi-ofi.np.out" ] ||
+        summarize "libfabric tcp;ofi_rxm: crmpi btl ofi vs Open MPI mtl ofi (pml cm)" \
+            "$dir/crmpi-ofi.np.out" "$dir/openmpi-ofi.np.out"
 }
 
 # --- Main ----------------------------------------------------------------------------------
@@ -409,29 +446,31 @@ failed_labels=" " suffix=""
 for round in $(seq 1 "$rounds"); do
     [ "$rounds" = 1 ] || suffix=".r$round"
     [ "$rounds" = 1 ] || say "round $round of $rounds"
-    for pair in sm:vader tcp:tcp; do
-        btl=${pair%:*}
-        if [ -n "$crmpi_np" ] && [[ "$failed_labels" != *" crmpi-$btl "* ]]; then
-            run_netpipe "crmpi-$btl" "crmpi-$btl$suffix" "$prefix/bin/mpirun" "self,$btl" \
-                "$crmpi_np" || {
-                failed_labels+="crmpi-$btl "
-                crmpi_failed="${crmpi_failed:+$crmpi_failed; }the $btl run failed"
-                crmpi_failed+=" (log: $out/crmpi-$btl$suffix.log)"
+    for t in ${transports//,/ }; do
+        label=crmpi-$t
+        if [ -n "$crmpi_np" ] && [[ "$failed_labels" != *" $label "* ]]; then
+            run_netpipe "$label" "$label$suffix" "$prefix/bin/mpirun" "$crmpi_np" || {
+                failed_labels+="$label "
+                crmpi_failed="${crmpi_failed:+$crmpi_failed; }the $t run failed"
+                crmpi_failed+=" (log: $out/$label$suffix.log)"
             }
         fi
-        btl=${pair#*:}
-        if [ -n "$ompi_np" ] && [[ "$failed_labels" != *" openmpi-$btl "* ]]; then
-            run_netpipe "openmpi-$btl" "openmpi-$btl$suffix" "$ompi_mpirun" "self,$btl" \
-                "$ompi_np" "${ompi_env[@]}" || {
-                failed_labels+="openmpi-$btl "
-                ompi_failed="${ompi_failed:+$ompi_failed; }the $btl run failed"
-                ompi_failed+=" (log: $out/openmpi-$btl$suffix.log)"
+        label=$(ompi_label "$t")
+        if [ -n "$ompi_np" ] && [[ "$failed_labels" != *" $label "* ]]; then
+            run_netpipe "$label" "$label$suffix" "$ompi_mpirun" "$ompi_np" \
+                "${ompi_env[@]}" || {
+                failed_labels+="$label "
+                ompi_failed="${ompi_failed:+$ompi_failed; }the ${label#openmpi-} run failed"
+                ompi_failed+=" (log: $out/$label$suffix.log)"
             }
         fi
     done
 done
 if [ "$rounds" != 1 ]; then
-    for label in crmpi-sm openmpi-vader crmpi-tcp openmpi-tcp; do merge_rounds "$label"; done
+    for t in ${transports//,/ }; do
+        merge_rounds "crmpi-$t"
+        merge_rounds "$(ompi_label "$t")"
+    done
 fi
 [ -z "$crmpi_failed" ] || [ -z "$crmpi_np" ] || say "crmpi: FAILED: $crmpi_failed"
 [ -z "$ompi_failed" ] || [ -z "$ompi_np" ] || say "Open MPI: FAILED: $ompi_failed"

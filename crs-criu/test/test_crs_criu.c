@@ -402,6 +402,47 @@ static void test_criu_failure_quoted(void **state)
     assert_int_equal(tst_tick().n, 10);
 }
 
+/*
+ * Two dumps whose inits share a working directory met in CRIU's "proc.crtools" (crs_criu.c):
+ * the directory is made here, as the other dump would have it, and removed by a child once
+ * CRIU's log says the dump met it; the dump is tried again and succeeds. Before the retry,
+ * the checkpoint failed.
+ */
+static void test_checkpoint_collision(void **state)
+{
+    (void)state;
+    crmpi_crs_ckpt_result_t result;
+    char errbuf[1024], meeting[64], log_path[300];
+    int status;
+    pid_t remover;
+
+    snprintf(meeting, sizeof(meeting), "/proc/%d/cwd/proc.crtools", (int)tst_rank.init_pid);
+    tst_dir("collision", log_path, sizeof(log_path));
+    strncat(log_path, "/dump.log", sizeof(log_path) - strlen(log_path) - 1);
+    assert_int_equal(mkdir(meeting, 0700), 0);
+    remover = fork();
+    assert_true(remover >= 0);
+    if (remover == 0) {
+        /* Until CRIU's log names the meeting (the first try failed on it), then leave. */
+        for (int i = 0; i < TST_TIMEOUT_MS / 10; i++) {
+            if (crs_criu_log_says_collision(log_path)) {
+                rmdir(meeting);
+                _exit(0);
+            }
+            usleep(10000);
+        }
+        rmdir(meeting);
+        _exit(1);
+    }
+    int rc = tst_checkpoint("collision", 0, &result, errbuf, sizeof(errbuf));
+    assert_int_equal(waitpid(remover, &status, 0), remover);
+    rmdir(meeting);
+    if (rc != CRMPI_OK) {
+        fail_msg("the dump did not get past the other dump's proc.crtools: %s", errbuf);
+    }
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0); /* it did meet it */
+}
+
 /* A criu program that does not exist (parameter crs_criu_binary): a clear message. */
 static void test_missing_binary(void **state)
 {
@@ -533,10 +574,15 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "--ns-init") == 0)
         crmpi_agent_ns_init_run(argc, argv);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_start),           cmocka_unit_test(test_checkpoint_leave_running),
-        cmocka_unit_test(test_restore_new_fds), cmocka_unit_test(test_restore_twice_remapped),
-        cmocka_unit_test(test_checkpoint_term), cmocka_unit_test(test_criu_failure_quoted),
-        cmocka_unit_test(test_missing_binary),  cmocka_unit_test(test_restore_failures),
+        cmocka_unit_test(test_start),
+        cmocka_unit_test(test_checkpoint_leave_running),
+        cmocka_unit_test(test_restore_new_fds),
+        cmocka_unit_test(test_restore_twice_remapped),
+        cmocka_unit_test(test_checkpoint_term),
+        cmocka_unit_test(test_criu_failure_quoted),
+        cmocka_unit_test(test_checkpoint_collision),
+        cmocka_unit_test(test_missing_binary),
+        cmocka_unit_test(test_restore_failures),
         cmocka_unit_test(test_bad_pid),
     };
     char self[480];

@@ -1,7 +1,9 @@
 /*
  * alltoall.c: MPI_Alltoall, MPI_Alltoallv, MPI_Alltoallw (MPI-3.1 section 5.8) and their
  * non-blocking forms (5.12.6). With MPI_IN_PLACE as sendbuf, the send arguments are
- * ignored and the blocks are taken from, and replaced in, recvbuf.
+ * ignored and the blocks are taken from, and replaced in, recvbuf. On an
+ * intercommunicator, block r goes to and comes from rank r of the remote group, and
+ * MPI_IN_PLACE is not allowed (coll_mpi.h).
  */
 #include "coll_mpi.h"
 
@@ -50,6 +52,8 @@ static int alltoall_body(crmpi_coll_kind_t kind, const crmpi_coll_args_t *in, MP
             COLL_FAIL(MPI_COMM_NULL, MPI_ERR_COMM, "comm is MPI_COMM_NULL");
         if (in->rbuf == MPI_IN_PLACE)
             COLL_FAIL(comm, MPI_ERR_BUFFER, "recvbuf cannot be MPI_IN_PLACE");
+        if (in_place && comm->inter)
+            COLL_FAIL(comm, MPI_ERR_BUFFER, CRMPI_MPI_COLL_INTER_IN_PLACE);
         switch (kind) {
         case CRMPI_COLL_ALLTOALL:
             if (!in_place)
@@ -61,18 +65,18 @@ static int alltoall_body(crmpi_coll_kind_t kind, const crmpi_coll_args_t *in, MP
         case CRMPI_COLL_ALLTOALLV:
             if (!in_place)
                 rc = crmpi_mpi_coll_check_vector(in->sbuf, in->scounts, in->sdispls, in->stype,
-                                                 comm->size, "the send", &detail);
+                                                 comm->remote_size, "the send", &detail);
             if (rc == MPI_SUCCESS)
                 rc = crmpi_mpi_coll_check_vector(in->rbuf, in->rcounts, in->rdispls, in->rtype,
-                                                 comm->size, "the receive", &detail);
+                                                 comm->remote_size, "the receive", &detail);
             break;
         default:
             if (!in_place)
                 rc = alltoallw_check_side(in->sbuf, in->scounts, in->sdispls, in->stypes,
-                                          comm->size, "a send", &detail);
+                                          comm->remote_size, "a send", &detail);
             if (rc == MPI_SUCCESS)
                 rc = alltoallw_check_side(in->rbuf, in->rcounts, in->rdispls, in->rtypes,
-                                          comm->size, "a receive", &detail);
+                                          comm->remote_size, "a receive", &detail);
             break;
         }
         if (rc != MPI_SUCCESS)

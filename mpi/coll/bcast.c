@@ -1,5 +1,6 @@
 /*
- * bcast.c: MPI_Bcast and MPI_Ibcast (MPI-3.1 sections 5.4 and 5.12.2).
+ * bcast.c: MPI_Bcast and MPI_Ibcast (MPI-3.1 sections 5.4 and 5.12.2), on intra- and
+ * intercommunicators (coll_mpi.h).
  */
 #include "coll_mpi.h"
 
@@ -21,13 +22,16 @@ static int bcast_body(void *buffer, MPI_Count count, MPI_Datatype type, int root
     if (crmpi_mpi_state.param_check) {
         if (!crmpi_mpi_comm_is_valid(comm))
             COLL_FAIL(MPI_COMM_NULL, MPI_ERR_COMM, "comm is MPI_COMM_NULL");
-        rc = crmpi_mpi_coll_check_buffer(buffer, count, type, "the", &detail);
-        if (rc != MPI_SUCCESS)
-            COLL_FAIL(comm, rc, detail);
-        if (buffer == MPI_IN_PLACE)
-            COLL_FAIL(comm, MPI_ERR_BUFFER, "MPI_IN_PLACE is not allowed in MPI_Bcast");
-        if (root < 0 || root >= comm->size)
-            COLL_FAIL(comm, MPI_ERR_ROOT, "root is not a rank of the communicator");
+        /* On an intercommunicator, the root's group but the root takes no part. */
+        if (!(comm->inter && root == MPI_PROC_NULL)) {
+            rc = crmpi_mpi_coll_check_buffer(buffer, count, type, "the", &detail);
+            if (rc != MPI_SUCCESS)
+                COLL_FAIL(comm, rc, detail);
+            if (buffer == MPI_IN_PLACE)
+                COLL_FAIL(comm, MPI_ERR_BUFFER, "MPI_IN_PLACE is not allowed in MPI_Bcast");
+        }
+        if (!crmpi_mpi_coll_root_ok(comm, root))
+            COLL_FAIL(comm, MPI_ERR_ROOT, crmpi_mpi_coll_root_detail(comm));
         if (mode != CRMPI_MPI_COLL_BLOCKING && request == NULL)
             COLL_FAIL(comm, MPI_ERR_ARG, "request is NULL");
     }

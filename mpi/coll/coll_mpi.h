@@ -33,6 +33,30 @@ static inline bool crmpi_mpi_coll_type_ok(MPI_Datatype type)
 }
 
 /*
+ * Intercommunicators (MPI-3.1 sections 5.2.2, 5.2.3): the per-rank blocks and arrays of a call are
+ * the remote group's (comm->remote_size, which is comm->size on an intracommunicator), a
+ * root is MPI_ROOT in the root itself, MPI_PROC_NULL in the rest of its group and the
+ * root's rank in the other group, MPI_IN_PLACE is not allowed, and Scan and Exscan are
+ * not defined.
+ */
+static inline bool crmpi_mpi_coll_root_ok(MPI_Comm comm, int root)
+{
+    if (comm->inter)
+        return root == MPI_ROOT || root == MPI_PROC_NULL || (root >= 0 && root < comm->remote_size);
+    return root >= 0 && root < comm->size;
+}
+
+/* The detail of MPI_ERR_ROOT for a root crmpi_mpi_coll_root_ok refused. */
+static inline const char *crmpi_mpi_coll_root_detail(MPI_Comm comm)
+{
+    return comm->inter ? "root is neither MPI_ROOT, MPI_PROC_NULL nor a rank of the remote group"
+                       : "root is not a rank of the communicator";
+}
+
+#define CRMPI_MPI_COLL_INTER_IN_PLACE                                                              \
+    "MPI_IN_PLACE is not allowed on an intercommunicator (MPI-3.1 section 5.2.3)"
+
+/*
  * The checks every collective call makes, each a function returning MPI_SUCCESS or the
  * error class with *detail_out saying what is wrong (the caller raises it).
  */

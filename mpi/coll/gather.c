@@ -1,6 +1,7 @@
 /*
  * gather.c: MPI_Gather(v), MPI_Scatter(v), MPI_Allgather(v) (MPI-3.1 sections 5.5 to 5.7)
- * and their non-blocking forms (5.12.3 to 5.12.5).
+ * and their non-blocking forms (5.12.3 to 5.12.5), on intra- and intercommunicators
+ * (coll_mpi.h).
  */
 #include "coll_mpi.h"
 
@@ -45,6 +46,54 @@ typedef struct gather_call {
     int root;               /* the root; -1 for the allgathers */
 } gather_call_t;
 
+/*
+ * The checks on an intercommunicator (MPI-3.1 section 5.2.3): the root (MPI_ROOT) has the
+ * blocks of every process of the other group, which send or receive one each; the rest of
+ * the root's group (MPI_PROC_NULL) passes nothing significant; for the allgathers every
+ * process sends its block and receives the other group's. No MPI_IN_PLACE.
+ */
+static int gather_check_inter(const gather_call_t *c, MPI_Comm comm, const char **detail_out)
+{
+    bool all = c->root == -1;
+    bool is_root = !all && c->root == MPI_ROOT;
+    bool scatter = c->kind == CRMPI_COLL_SCATTER || c->kind == CRMPI_COLL_SCATTERV;
+    bool vector = c->kind == CRMPI_COLL_GATHERV || c->kind == CRMPI_COLL_SCATTERV ||
+                  c->kind == CRMPI_COLL_ALLGATHERV;
+    /* Who sends, who receives: the root the other group's blocks, the others their own. */
+    bool sends = all || (scatter ? is_root : !is_root);
+    bool receives = all || (scatter ? !is_root : is_root);
+    int n = comm->remote_size;
+
+    if (!all && !crmpi_mpi_coll_root_ok(comm, c->root)) {
+        *detail_out = crmpi_mpi_coll_root_detail(comm);
+        return MPI_ERR_ROOT;
+    }
+    if (!all && c->root == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    if ((sends && c->sbuf == MPI_IN_PLACE) || (receives && c->rbuf == MPI_IN_PLACE)) {
+        *detail_out = CRMPI_MPI_COLL_INTER_IN_PLACE;
+        return MPI_ERR_BUFFER;
+    }
+    if (sends) {
+        /* Only a Scatterv root sends blocks of different sizes. */
+        int rc =
+            vector && scatter
+                ? crmpi_mpi_coll_check_vector(c->sbuf, c->scounts, c->sdispls, c->stype, n,
+                                              "the send", detail_out)
+                : crmpi_mpi_coll_check_buffer(c->sbuf, c->scount, c->stype, "the send", detail_out);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    if (receives) {
+        return vector && !scatter
+                   ? crmpi_mpi_coll_check_vector(c->rbuf, c->rcounts, c->rdispls, c->rtype, n,
+                                                 "the receive", detail_out)
+                   : crmpi_mpi_coll_check_buffer(c->rbuf, c->rcount, c->rtype, "the receive",
+                                                 detail_out);
+    }
+    return MPI_SUCCESS;
+}
+
 static int gather_check(const gather_call_t *c, MPI_Comm comm, const char **detail_out)
 {
     bool all = c->root < 0;
@@ -54,8 +103,10 @@ static int gather_check(const gather_call_t *c, MPI_Comm comm, const char **deta
                   c->kind == CRMPI_COLL_ALLGATHERV;
     int rc;
 
-    if (!all && (c->root < 0 || c->root >= comm->size)) {
-        *detail_out = "root is not a rank of the communicator";
+    if (comm->inter)
+        return gather_check_inter(c, comm, detail_out);
+    if (!all && !crmpi_mpi_coll_root_ok(comm, c->root)) {
+        *detail_out = crmpi_mpi_coll_root_detail(comm);
         return MPI_ERR_ROOT;
     }
     if (scatter) {
@@ -132,7 +183,8 @@ static int gather_body(const gather_call_t *c, MPI_Comm comm, MPI_Request *reque
     args.rcounts = c->rcounts;
     args.rdispls = c->rdispls;
     args.rtype = c->rtype;
-    args.root = c->root < 0 ? 0 : c->root;
+    /* An intercommunicator's root may be MPI_ROOT or MPI_PROC_NULL (-1: no root). */
+    args.root = c->root == -1 ? 0 : c->root;
     return crmpi_mpi_coll_call_mode(comm, c->kind, &args, request, mode, func_name);
 }
 

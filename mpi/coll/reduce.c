@@ -1,7 +1,7 @@
 /*
  * reduce.c: the reductions: MPI_Reduce, MPI_Allreduce, MPI_Reduce_scatter_block,
  * MPI_Reduce_scatter, MPI_Scan, MPI_Exscan (MPI-3.1 sections 5.9 to 5.11) and their
- * non-blocking forms (5.12.7 to 5.12.10).
+ * non-blocking forms (5.12.7 to 5.12.10); all but the scans on intercommunicators too.
  */
 #include "coll_mpi.h"
 
@@ -46,6 +46,81 @@ typedef struct reduce_call {
     int root;               /* Reduce's root; -1 for the others */
 } reduce_call_t;
 
+/* The checks on an intracommunicator; `count` is the number of elements sent. */
+static int reduce_check_intra(const reduce_call_t *c, MPI_Comm comm, MPI_Count count,
+                              const char **detail_out)
+{
+    bool in_place = c->sbuf == MPI_IN_PLACE;
+    int rc;
+
+    if (c->kind == CRMPI_COLL_REDUCE && !crmpi_mpi_coll_root_ok(comm, c->root)) {
+        *detail_out = crmpi_mpi_coll_root_detail(comm);
+        return MPI_ERR_ROOT;
+    }
+    rc = crmpi_mpi_coll_check_buffer(in_place ? c->rbuf : c->sbuf, count, c->type, "the send",
+                                     detail_out);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (c->rbuf == MPI_IN_PLACE) {
+        *detail_out = "recvbuf cannot be MPI_IN_PLACE";
+        return MPI_ERR_BUFFER;
+    }
+    if (in_place && c->kind == CRMPI_COLL_REDUCE && comm->rank != c->root) {
+        *detail_out = "MPI_IN_PLACE is for the root's sendbuf only";
+        return MPI_ERR_BUFFER;
+    }
+    if (!in_place && count > 0 && c->sbuf == c->rbuf &&
+        (c->kind != CRMPI_COLL_REDUCE || comm->rank == c->root)) {
+        *detail_out = "sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)";
+        return MPI_ERR_BUFFER;
+    }
+    return crmpi_mpi_coll_check_op(c->op, c->type, detail_out);
+}
+
+/*
+ * The checks on an intercommunicator (MPI-3.1 section 5.2.3): a Reduce root's group
+ * passes MPI_ROOT at the root, which receives, and MPI_PROC_NULL elsewhere (nothing is
+ * significant there); the other group, and both groups of the other reductions, send
+ * `count` elements; the latter also receive (Reduce_scatter: their block). No MPI_IN_PLACE.
+ */
+static int reduce_check_inter(const reduce_call_t *c, MPI_Comm comm, MPI_Count count,
+                              const char **detail_out)
+{
+    bool is_reduce = c->kind == CRMPI_COLL_REDUCE;
+    bool sends = !is_reduce || (c->root != MPI_ROOT && c->root != MPI_PROC_NULL);
+    bool receives = !is_reduce || c->root == MPI_ROOT;
+    MPI_Count rcount = c->count;
+    int rc;
+
+    if (is_reduce && !crmpi_mpi_coll_root_ok(comm, c->root)) {
+        *detail_out = crmpi_mpi_coll_root_detail(comm);
+        return MPI_ERR_ROOT;
+    }
+    if (!sends && !receives)
+        return MPI_SUCCESS;
+    if ((sends && c->sbuf == MPI_IN_PLACE) || (receives && c->rbuf == MPI_IN_PLACE)) {
+        *detail_out = CRMPI_MPI_COLL_INTER_IN_PLACE;
+        return MPI_ERR_BUFFER;
+    }
+    if (sends) {
+        rc = crmpi_mpi_coll_check_buffer(c->sbuf, count, c->type, "the send", detail_out);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    if (c->kind == CRMPI_COLL_REDUCE_SCATTER)
+        rcount = c->rcounts[comm->rank];
+    if (receives) {
+        rc = crmpi_mpi_coll_check_buffer(c->rbuf, rcount, c->type, "the receive", detail_out);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    if (sends && receives && count > 0 && c->sbuf == c->rbuf) {
+        *detail_out = "sendbuf and recvbuf are the same buffer";
+        return MPI_ERR_BUFFER;
+    }
+    return crmpi_mpi_coll_check_op(c->op, c->type, detail_out);
+}
+
 static int reduce_body(const reduce_call_t *c, MPI_Comm comm, MPI_Request *request,
                        crmpi_mpi_coll_mode_t mode, const char *func_name)
 {
@@ -73,26 +148,22 @@ static int reduce_body(const reduce_call_t *c, MPI_Comm comm, MPI_Request *reque
         } else if (c->kind == CRMPI_COLL_REDUCE_SCATTER_BLOCK && c->count >= 0) {
             count = c->count * comm->size;
         }
-        if (c->kind == CRMPI_COLL_REDUCE && (c->root < 0 || c->root >= comm->size))
-            COLL_FAIL(comm, MPI_ERR_ROOT, "root is not a rank of the communicator");
-        rc = crmpi_mpi_coll_check_buffer(in_place ? c->rbuf : c->sbuf, count, c->type, "the send",
-                                         &detail);
-        if (rc != MPI_SUCCESS)
-            COLL_FAIL(comm, rc, detail);
-        if (c->rbuf == MPI_IN_PLACE)
-            COLL_FAIL(comm, MPI_ERR_BUFFER, "recvbuf cannot be MPI_IN_PLACE");
-        if (in_place && c->kind == CRMPI_COLL_REDUCE && comm->rank != c->root)
-            COLL_FAIL(comm, MPI_ERR_BUFFER, "MPI_IN_PLACE is for the root's sendbuf only");
-        if (!in_place && count > 0 && c->sbuf == c->rbuf &&
-            (c->kind != CRMPI_COLL_REDUCE || comm->rank == c->root))
-            COLL_FAIL(comm, MPI_ERR_BUFFER,
-                      "sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)");
-        rc = crmpi_mpi_coll_check_op(c->op, c->type, &detail);
-        if (rc != MPI_SUCCESS)
-            COLL_FAIL(comm, rc, detail);
+        if (comm->inter) {
+            rc = reduce_check_inter(c, comm, count, &detail);
+            if (rc != MPI_SUCCESS)
+                COLL_FAIL(comm, rc, detail);
+        } else {
+            rc = reduce_check_intra(c, comm, count, &detail);
+            if (rc != MPI_SUCCESS)
+                COLL_FAIL(comm, rc, detail);
+        }
         if (mode != CRMPI_MPI_COLL_BLOCKING && request == NULL)
             COLL_FAIL(comm, MPI_ERR_ARG, "request is NULL");
     }
+    if (comm->inter && (c->kind == CRMPI_COLL_SCAN || c->kind == CRMPI_COLL_EXSCAN))
+        COLL_FAIL(comm, MPI_ERR_COMM,
+                  "comm is an intercommunicator, on which scans are not defined (MPI-3.1 "
+                  "section 5.11)");
     args.sbuf = in_place ? NULL : c->sbuf;
     args.rbuf = c->rbuf;
     args.in_place = in_place;
@@ -101,7 +172,8 @@ static int reduce_body(const reduce_call_t *c, MPI_Comm comm, MPI_Request *reque
     args.rtype = c->type;
     args.stype = c->type;
     args.op = &c->op->coll;
-    args.root = c->root < 0 ? 0 : c->root;
+    /* An intercommunicator's root may be MPI_ROOT or MPI_PROC_NULL (-1: no root). */
+    args.root = c->root == -1 ? 0 : c->root;
     return crmpi_mpi_coll_call_mode(comm, c->kind, &args, request, mode, func_name);
 }
 

@@ -25,16 +25,20 @@ static const char *p2p_type_label(MPI_Datatype type)
 /* The raising of crmpi_p2p_raise_args for a receive's or a send's peer. */
 CRMPI_P2P_COLD static int p2p_raise_rank(const char *func_name, const crmpi_p2p_args_t *args)
 {
+    /* An intercommunicator's ranks name its remote group (MPI-3.1 section 6.6). */
+    const char *group = args->comm->inter ? "the remote group of " : "";
     char detail[P2P_DETAIL_MAX];
 
     if (args->kind == CRMPI_P2P_ARGS_SEND) {
         snprintf(detail, sizeof(detail),
-                 "%sdest %d is not a rank of %s (size %d) nor MPI_PROC_NULL", args->side,
-                 args->peer, p2p_comm_label(args->comm), args->comm->size);
+                 "%sdest %d is not a rank of %s%s (size %d) nor MPI_PROC_NULL", args->side,
+                 args->peer, group, p2p_comm_label(args->comm), args->comm->remote_size);
     } else {
         snprintf(detail, sizeof(detail),
-                 "%ssource %d is not a rank of %s (size %d), nor MPI_ANY_SOURCE or MPI_PROC_NULL",
-                 args->side, args->peer, p2p_comm_label(args->comm), args->comm->size);
+                 "%ssource %d is not a rank of %s%s (size %d), nor MPI_ANY_SOURCE or "
+                 "MPI_PROC_NULL",
+                 args->side, args->peer, group, p2p_comm_label(args->comm),
+                 args->comm->remote_size);
     }
     return crmpi_mpi_errhandler_invoke(args->comm, MPI_ERR_RANK, func_name, detail);
 }

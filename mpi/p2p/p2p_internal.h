@@ -77,16 +77,17 @@ static inline bool crmpi_p2p_buffer_ok(const void *buf, MPI_Count count, MPI_Dat
     return buf != NULL || count == 0 || type->size == 0 || type->true_lb != 0;
 }
 
-/* dest of a send: a rank of comm, or MPI_PROC_NULL (MPI-3.1 section 3.11). */
+/* dest of a send: a rank of comm, or MPI_PROC_NULL (MPI-3.1 section 3.11); of the remote
+ * group for an intercommunicator (6.6), which remote_size is for both kinds. */
 static inline bool crmpi_p2p_dest_ok(int dest, MPI_Comm comm)
 {
-    return (unsigned)dest < (unsigned)comm->size || dest == MPI_PROC_NULL;
+    return (unsigned)dest < (unsigned)comm->remote_size || dest == MPI_PROC_NULL;
 }
 
 /* source of a receive or probe: also MPI_ANY_SOURCE (MPI-3.1 section 3.2.4). */
 static inline bool crmpi_p2p_source_ok(int source, MPI_Comm comm)
 {
-    return (unsigned)source < (unsigned)comm->size || source == MPI_PROC_NULL ||
+    return (unsigned)source < (unsigned)comm->remote_size || source == MPI_PROC_NULL ||
            source == MPI_ANY_SOURCE;
 }
 

@@ -2,7 +2,9 @@
  * test_comm_objects.c: the local parts of mpi/'s objects in a singleton: group algebra
  * (on groups of made-up world ranks, so that a one-rank job can have big groups), info
  * objects, keyvals and attribute callbacks on duplicates of MPI_COMM_SELF, context ids
- * given back and reused, MPI_Dims_create, and Cartesian arithmetic.
+ * given back and reused, picked and agreed over a bridge (as an intercommunicator's two
+ * groups agree), the intercommunicator calls a singleton can make, MPI_Dims_create, and
+ * Cartesian arithmetic.
  *
  * MPI can be initialised once per process: the group setup does it and sets
  * MPI_ERRORS_RETURN on both predefined communicators, so errors come back as return values.
@@ -312,6 +314,101 @@ static void test_free_with_pending_requests(void **state)
     assert_int_equal(MPI_Comm_free(&other), MPI_SUCCESS);
 }
 
+/* The ids an agreement picks from a window's AND: the lowest `count`, or none. */
+static void test_context_id_pick(void **state)
+{
+    uint64_t bits[2] = {(1ull << 5) | (1ull << 63), 1ull << 6};
+    uint32_t cids[2] = {0, 0};
+
+    (void)state;
+    assert_true(crmpi_comm_cid_pick(bits, 2, 1024, 1, cids));
+    assert_int_equal(cids[0], 1024 + 5);
+    assert_true(crmpi_comm_cid_pick(bits, 2, 1024, 2, cids));
+    assert_int_equal(cids[0], 1024 + 5);
+    assert_int_equal(cids[1], 1024 + 63);
+    bits[0] = 0;
+    assert_true(crmpi_comm_cid_pick(bits, 2, 0, 1, cids));
+    assert_int_equal(cids[0], 64 + 6);
+    /* Fewer free than wanted: nothing is picked, everyone moves to the next window. */
+    cids[0] = cids[1] = 7;
+    assert_false(crmpi_comm_cid_pick(bits, 2, 0, 2, cids));
+    assert_int_equal(cids[0], 7);
+    bits[1] = 0;
+    assert_false(crmpi_comm_cid_pick(bits, 2, 0, 1, cids));
+}
+
+/*
+ * A bridged agreement, as an intercommunicator's two groups run it: here the one-member
+ * set's leader is bridged to itself over MPI_COMM_SELF, so it gets its own bitmap back and
+ * the agreement must end with two ids free here. Two agreements in flight at once
+ * (bridged with their own tags) never pick the same id.
+ */
+static void test_context_id_bridged(void **state)
+{
+    crmpi_comm_xchg_set_t set;
+    crmpi_comm_cid_op_t *ops[2];
+    uint32_t cids[2][2];
+    int rc[2], done[2] = {0, 0};
+
+    (void)state;
+    crmpi_lock();
+    set = crmpi_comm_xchg_all(MPI_COMM_SELF, CRMPI_COMM_TAG_CID);
+    set.bridge = MPI_COMM_SELF;
+    set.bridge_peer = 0;
+    set.bridge_tag = -1500;
+    assert_int_equal(crmpi_comm_cid_agree(&set, 2, cids[0]), CRMPI_OK);
+    assert_true(cids[0][0] > CRMPI_CONTEXT_ID_SELF);
+    assert_true(cids[0][1] > cids[0][0]);
+    crmpi_comm_cid_release(cids[0][0]);
+    crmpi_comm_cid_release(cids[0][1]);
+
+    for (int i = 0; i < 2; i++) {
+        set.tag = -1510 - i;
+        set.bridge_tag = -1520 - i;
+        assert_int_equal(crmpi_comm_cid_start(&set, 2, &ops[i]), CRMPI_OK);
+    }
+    while (!done[0] || !done[1]) {
+        for (int i = 0; i < 2; i++) {
+            if (!done[i])
+                done[i] = crmpi_comm_cid_test(ops[i], cids[i], &rc[i]);
+        }
+        crmpi_progress();
+    }
+    assert_int_equal(rc[0], CRMPI_OK);
+    assert_int_equal(rc[1], CRMPI_OK);
+    for (int i = 0; i < 2; i++) {
+        for (int j = 0; j < 2; j++) {
+            assert_int_not_equal(cids[0][i], cids[1][j]);
+            crmpi_comm_cid_release(cids[i][j]);
+        }
+    }
+    crmpi_unlock();
+}
+
+/* The intercommunicator calls on a singleton: no intercommunicator can exist (its groups
+ * would overlap), and the calls for one refuse intracommunicators. */
+static void test_intercomm_refused(void **state)
+{
+    MPI_Comm inter = MPI_COMM_NULL, merged;
+    MPI_Group group;
+    int flag = 1, size;
+
+    (void)state;
+    assert_int_equal(MPI_Comm_test_inter(MPI_COMM_SELF, &flag), MPI_SUCCESS);
+    assert_false(flag);
+    assert_int_equal(MPI_Comm_remote_size(MPI_COMM_SELF, &size), MPI_ERR_COMM);
+    assert_int_equal(MPI_Comm_remote_group(MPI_COMM_WORLD, &group), MPI_ERR_COMM);
+    assert_int_equal(MPI_Intercomm_merge(MPI_COMM_SELF, 0, &merged), MPI_ERR_COMM);
+    /* The leader meets itself over MPI_COMM_SELF: both groups are this process. */
+    assert_int_equal(MPI_Intercomm_create(MPI_COMM_SELF, 0, MPI_COMM_SELF, 0, 5, &inter),
+                     MPI_ERR_COMM);
+    assert_ptr_equal(inter, MPI_COMM_NULL);
+    assert_int_equal(MPI_Intercomm_create(MPI_COMM_SELF, 1, MPI_COMM_SELF, 0, 5, &inter),
+                     MPI_ERR_RANK);
+    assert_int_equal(MPI_Intercomm_create(MPI_COMM_SELF, 0, MPI_COMM_SELF, 0, -1, &inter),
+                     MPI_ERR_TAG);
+}
+
 static void test_dims_create(void **state)
 {
     (void)state;
@@ -453,6 +550,9 @@ int main(void)
         cmocka_unit_test(test_attributes),
         cmocka_unit_test(test_context_id_reuse),
         cmocka_unit_test(test_free_with_pending_requests),
+        cmocka_unit_test(test_context_id_pick),
+        cmocka_unit_test(test_context_id_bridged),
+        cmocka_unit_test(test_intercomm_refused),
         cmocka_unit_test(test_dims_create),
         cmocka_unit_test(test_cart_arithmetic),
         cmocka_unit_test(test_added_errors),

@@ -212,6 +212,8 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int p
     crmpi_mpi_require_active(func_name);
     if (!crmpi_mpi_comm_is_valid(comm_old))
         return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_COMM, func_name, NULL);
+    if (comm_old->inter)
+        return crmpi_mpi_errhandler_invoke(comm_old, MPI_ERR_COMM, func_name, CRMPI_TOPO_NOT_INTER);
     if (ndims < 0 || comm_cart == NULL || (ndims > 0 && (dims == NULL || periods == NULL)))
         return crmpi_mpi_errhandler_invoke(comm_old, MPI_ERR_ARG, func_name,
                                            "ndims is negative or an array is NULL");

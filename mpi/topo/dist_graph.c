@@ -87,6 +87,8 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int s
     crmpi_mpi_require_active(func_name);
     if (!crmpi_mpi_comm_is_valid(comm_old))
         return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_COMM, func_name, NULL);
+    if (comm_old->inter)
+        return crmpi_mpi_errhandler_invoke(comm_old, MPI_ERR_COMM, func_name, CRMPI_TOPO_NOT_INTER);
     if (indegree < 0 || outdegree < 0 || comm_dist_graph == NULL ||
         (indegree > 0 && sources == NULL) || (outdegree > 0 && destinations == NULL))
         return crmpi_mpi_errhandler_invoke(comm_old, MPI_ERR_ARG, func_name,
@@ -128,6 +130,8 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const 
     crmpi_mpi_require_active(func_name);
     if (!crmpi_mpi_comm_is_valid(comm_old))
         return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_COMM, func_name, NULL);
+    if (comm_old->inter)
+        return crmpi_mpi_errhandler_invoke(comm_old, MPI_ERR_COMM, func_name, CRMPI_TOPO_NOT_INTER);
     if (n < 0 || comm_dist_graph == NULL ||
         (n > 0 && (sources == NULL || degrees == NULL || destinations == NULL)))
         return crmpi_mpi_errhandler_invoke(comm_old, MPI_ERR_ARG, func_name,

@@ -27,6 +27,8 @@ int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const in
     crmpi_mpi_require_active(func_name);
     if (!crmpi_mpi_comm_is_valid(comm_old))
         return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_COMM, func_name, NULL);
+    if (comm_old->inter)
+        return crmpi_mpi_errhandler_invoke(comm_old, MPI_ERR_COMM, func_name, CRMPI_TOPO_NOT_INTER);
     if (nnodes < 0 || nnodes > comm_old->size || comm_graph == NULL ||
         (nnodes > 0 && (index == NULL || edges == NULL)))
         return crmpi_mpi_errhandler_invoke(

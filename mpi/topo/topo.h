@@ -31,6 +31,10 @@ struct crmpi_topo_s {
     bool weighted;      /* made with weights (MPI_Dist_graph_neighbors gives them back) */
 };
 
+/* The detail of MPI_ERR_COMM for a topology asked of an intercommunicator: topologies
+ * belong to intracommunicators only (MPI-3.1 chapter 7). */
+#define CRMPI_TOPO_NOT_INTER "comm_old is an intercommunicator, which cannot have a topology"
+
 /** A zeroed topology of `kind`. @return NULL when out of memory */
 struct crmpi_topo_s *crmpi_topo_new(int kind);
 

@@ -2,8 +2,9 @@
  * test_pml_match.c: MPI matching in the ob1 PML, driven through pml.h in a singleton (one
  * rank, the self BTL): sequence order, posted-versus-unexpected, wildcards and their
  * posting order, tags the library reserves, truncation, probes and matched probes, cancel,
- * synchronous sends, persistent requests, messages for a communicator created later, and
- * the live requests of a communicator that MPI_Comm_free waits for.
+ * synchronous sends, persistent requests, messages for a communicator created later, the
+ * ranks of an intercommunicator, and the live requests of a communicator that
+ * MPI_Comm_free waits for.
  *
  * MPI_Init brings the PML up; the tests use communicators of their own, made with
  * crmpi_pml_add_comm, as the MPI layer makes its own. The PML runs with the library lock
@@ -350,6 +351,54 @@ static void test_orphan_adopted(void **state)
     crmpi_pml_del_comm(receiver);
 }
 
+/*
+ * An intercommunicator's PML communicator: sends name ranks of the remote group, and a
+ * message carries the sender's rank in its local group, which receives match against.
+ * Here this process is rank 2 of a local group of 3 and also every rank of a remote group
+ * of 4 (the PML does not care that the groups overlap), so a send to remote rank 3 comes
+ * back to it from source 2.
+ */
+static void test_intercomm_ranks(void **state)
+{
+    static const uint32_t local_world[3] = {7, 8, 0};
+    static const uint32_t remote_world[4] = {0, 0, 0, 0};
+    crmpi_pml_comm_params_t params = {
+        .context_id = 14,
+        .rank = 2,
+        .size = 3,
+        .world_ranks = local_world,
+        .remote_size = 4,
+        .remote_world_ranks = remote_world,
+        .name = "test intercomm",
+        .owner = MPI_COMM_NULL,
+    };
+    crmpi_pml_comm_t *inter = NULL;
+    crmpi_request_t *send, *wrong_source, *recv;
+    int out = 41, got = -1, stray = -1, flag = 0;
+    MPI_Status status;
+
+    (void)state;
+    assert_int_equal(crmpi_pml_add_comm(&params, &inter), CRMPI_OK);
+    /* A receive from remote rank 3 does not take a message from remote rank 2. */
+    assert_int_equal(crmpi_pml_irecv(&stray, 1, MPI_INT, 3, 1, inter, &wrong_source), 0);
+    assert_int_equal(crmpi_pml_isend(&out, 1, MPI_INT, 3, 1, CRMPI_PML_SEND_STANDARD, inter, &send),
+                     0);
+    wait_finish(send);
+    for (int i = 0; i < 10 && !flag; i++)
+        crmpi_pml_iprobe(2, 1, inter, &flag, &status);
+    assert_int_equal(flag, 1);
+    assert_int_equal(status.MPI_SOURCE, 2);
+    assert_false(wrong_source->complete);
+    assert_int_equal(crmpi_pml_irecv(&got, 1, MPI_INT, MPI_ANY_SOURCE, 1, inter, &recv), 0);
+    status = wait_finish(recv);
+    assert_int_equal(got, 41);
+    assert_int_equal(status.MPI_SOURCE, 2);
+    crmpi_pml_cancel(wrong_source);
+    status = wait_finish(wrong_source);
+    assert_int_equal(status._cancelled, 1);
+    crmpi_pml_del_comm(inter);
+}
+
 /* The idle function's calls: the owners it was called with, in order. */
 static MPI_Comm idle_owners[8];
 static int idle_calls;
@@ -421,17 +470,12 @@ static void test_release_waits_for_requests(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_order_kept),
-        cmocka_unit_test(test_posting_order_decides),
-        cmocka_unit_test(test_tags_and_any_tag),
-        cmocka_unit_test(test_unexpected_sizes),
-        cmocka_unit_test(test_truncation),
-        cmocka_unit_test(test_probe_and_matched_probe),
-        cmocka_unit_test(test_cancel),
-        cmocka_unit_test(test_synchronous_send),
-        cmocka_unit_test(test_persistent),
-        cmocka_unit_test(test_orphan_adopted),
-        cmocka_unit_test(test_release_waits_for_requests),
+        cmocka_unit_test(test_order_kept),       cmocka_unit_test(test_posting_order_decides),
+        cmocka_unit_test(test_tags_and_any_tag), cmocka_unit_test(test_unexpected_sizes),
+        cmocka_unit_test(test_truncation),       cmocka_unit_test(test_probe_and_matched_probe),
+        cmocka_unit_test(test_cancel),           cmocka_unit_test(test_synchronous_send),
+        cmocka_unit_test(test_persistent),       cmocka_unit_test(test_orphan_adopted),
+        cmocka_unit_test(test_intercomm_ranks),  cmocka_unit_test(test_release_waits_for_requests),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

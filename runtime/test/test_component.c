@@ -146,6 +146,8 @@ static void test_empty_list_allows_all(void **state)
     tst_open_with("");
     assert_true(crmpi_framework_allows(&tst_framework, "a"));
     assert_true(crmpi_framework_allows(&tst_framework, "d"));
+    /* Allowed, but nobody asked for them by name. */
+    assert_false(crmpi_framework_requested(&tst_framework, "a"));
     /* b and e tie at 30: the earlier in preference order wins. */
     assert_string_equal(tst_select_one_name(), "b");
     assert_int_equal(tst_query_calls, 3);
@@ -161,6 +163,9 @@ static void test_include_list(void **state)
     assert_true(crmpi_framework_allows(&tst_framework, "a"));
     assert_true(crmpi_framework_allows(&tst_framework, "c"));
     assert_false(crmpi_framework_allows(&tst_framework, "b"));
+    assert_true(crmpi_framework_requested(&tst_framework, "a"));
+    assert_true(crmpi_framework_requested(&tst_framework, "c"));
+    assert_false(crmpi_framework_requested(&tst_framework, "b"));
     /* Priorities still rule among the listed ones; c cannot run. */
     assert_string_equal(tst_select_one_name(), "a");
     /* Components the list leaves out are not even queried. */
@@ -175,6 +180,9 @@ static void test_exclude_list(void **state)
     tst_open_with("^b");
     assert_false(crmpi_framework_allows(&tst_framework, "b"));
     assert_true(crmpi_framework_allows(&tst_framework, "a"));
+    /* An exclude list names what it leaves out. */
+    assert_false(crmpi_framework_requested(&tst_framework, "a"));
+    assert_false(crmpi_framework_requested(&tst_framework, "b"));
     assert_string_equal(tst_select_one_name(), "e");
     assert_string_equal(tst_select_all_names(names, sizeof(names)), "e,a");
 

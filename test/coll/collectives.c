@@ -83,8 +83,6 @@ static int kind_ok(coll_kind_t kind, size_t count)
 
 static void test_barrier(void)
 {
-    double start;
-
     for (int i = 0; i < 20; i++) {
         if (nonblocking) {
             MPI_Request req;
@@ -94,10 +92,14 @@ static void test_barrier(void)
             COLL_MPI(MPI_Barrier(W));
         }
     }
-    /* Causal: nobody leaves the barrier before rank 0, which sleeps first, enters it. */
-    start = MPI_Wtime();
-    if (coll_rank == 0)
+    /* Causal: nobody leaves the barrier before rank 0, which sleeps first, enters it. The
+     * ranks share this node's monotonic clock, so each compares the time it left with the
+     * time rank 0 entered, whatever the load of the machine. */
+    double entered = 0.0, left;
+    if (coll_rank == 0) {
         usleep(300000);
+        entered = MPI_Wtime();
+    }
     if (nonblocking) {
         MPI_Request req;
         COLL_MPI(MPI_Ibarrier(W, &req));
@@ -105,10 +107,9 @@ static void test_barrier(void)
     } else {
         COLL_MPI(MPI_Barrier(W));
     }
-    COLL_CHECK(MPI_Wtime() - start >= 0.25,
-               "left the barrier %.3f s after entering, before "
-               "rank 0 (asleep 0.3 s) entered it",
-               MPI_Wtime() - start);
+    left = MPI_Wtime();
+    COLL_MPI(MPI_Bcast(&entered, 1, MPI_DOUBLE, 0, W));
+    COLL_CHECK(left >= entered, "left the barrier %.6f s before rank 0 entered it", entered - left);
 }
 
 static void test_bcast(void)
@@ -694,50 +695,49 @@ static void test_freed_pending(void)
 }
 
 /* While the main thread waits in a collective, another thread's MPI calls go through:
- * the waiting collective drops the library lock between progress turns. */
-static volatile int lock_test_done;
-static long lock_test_calls;
+ * the waiting collective drops the library lock between progress turns. Shown by a
+ * dependency, not by counting calls in a time: rank 1 contributes to the allreduce only
+ * after rank 0's other thread, started as rank 0's main thread enters it, has made 50 MPI
+ * calls and sent it a message. A collective that held the lock while waiting would leave
+ * that thread, and so the job, stuck. */
+#define LOCK_TEST_TAG 4242
+static volatile int lock_test_entering;
 
 static void *lock_test_thread(void *arg)
 {
+    int token = 1;
+
     (void)arg;
-    while (!lock_test_done) {
+    while (!lock_test_entering)
+        sched_yield();
+    for (int i = 0; i < 50; i++) {
         int r;
         MPI_Comm_rank(W, &r);
-        lock_test_calls++;
-        usleep(1000);
     }
+    MPI_Send(&token, 1, MPI_INT, 1, LOCK_TEST_TAG, W);
     return NULL;
 }
 
 static void test_threads(void)
 {
     pthread_t thread;
-    int value = coll_rank, sum = 0;
+    int value = coll_rank, sum = 0, token = 0;
 
     if (coll_thread_level < MPI_THREAD_MULTIPLE || coll_size < 2) {
         COLL_CHECK(1, "skipped");
         return;
     }
-    lock_test_done = 0;
-    lock_test_calls = 0;
+    lock_test_entering = 0;
     if (coll_rank == 0)
         pthread_create(&thread, NULL, lock_test_thread, NULL);
-    else
-        usleep(300000); /* rank 0 waits in the allreduce meanwhile */
+    if (coll_rank == 1)
+        COLL_MPI(MPI_Recv(&token, 1, MPI_INT, 0, LOCK_TEST_TAG, W, MPI_STATUS_IGNORE));
     if (coll_rank == 0)
-        usleep(20000); /* the thread runs before the collective starts, too */
+        lock_test_entering = 1;
     COLL_MPI(MPI_Allreduce(&value, &sum, 1, MPI_INT, MPI_SUM, W));
-    if (coll_rank == 0) {
-        long during = lock_test_calls;
-        lock_test_done = 1;
+    if (coll_rank == 0)
         pthread_join(thread, NULL);
-        /* ~300 ms of waiting at 1 ms per call: far more than the 20 before it started. */
-        COLL_CHECK(during > 60,
-                   "another thread made only %ld MPI calls while this one waited "
-                   "0.3 s in MPI_Allreduce",
-                   during);
-    }
+    COLL_CHECK(coll_rank != 1 || token == 1, "threads: rank 1 received %d", token);
     COLL_CHECK(sum == coll_size * (coll_size - 1) / 2, "threads: allreduce gave %d", sum);
 }
 

@@ -23,6 +23,10 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 INSTALL = os.environ.get("CRMPI_INSTALL", os.path.join(HERE, "../../install"))
+# The interface crmpi's ofi BTL uses in tests: libfabric's first one may be a bridge that
+# other users of a shared machine delete and create again, which stalls TCP connections to
+# its address for tens of seconds (retransmissions with backoff).
+OFI_DOMAIN = "lo"
 
 
 class Job:
@@ -91,6 +95,8 @@ class MpiImpl:
             args = ["--oversubscribe"] + args + ["--mca", "pml", "ob1"]
         if btls is not None:
             args += ["--mca", "btl", self.btl_list(btls)]
+            if self.is_crmpi and "ofi" in btls.lstrip("^").split(","):
+                args += ["--mca", "btl_ofi_domain", OFI_DOMAIN]
         for name, value in mca:
             args += ["--mca", name, value]
         return args

@@ -1,5 +1,6 @@
-"""Communicators, groups, attributes, error handlers, info and topologies: the programs of
-test/comm/ at 1, 2, 3, 4 and 8 ranks (8 is more ranks than this machine has cores).
+"""Communicators, groups, attributes, error handlers, info, topologies and
+intercommunicators: the programs of test/comm/ at 1, 2, 3, 4 and 8 ranks (8 is more ranks
+than this machine has cores; intercomm.c from 2).
 
 Each program checks itself (test/comm/comm_common.h): a failed check prints
 "FAIL <program>: rank R: <step>: <what>", every rank ends with
@@ -19,8 +20,10 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 COMM_DIR = os.path.abspath(os.path.join(HERE, "..", "comm"))
 
-PROGRAMS = ["split", "create", "attr_err", "topo", "threads"]
+PROGRAMS = ["split", "create", "attr_err", "topo", "threads", "intercomm"]
 RANK_COUNTS = [1, 2, 3, 4, 8]
+# An intercommunicator needs two groups: intercomm.c runs from 2 ranks.
+MIN_RANKS = {"intercomm": 2}
 
 
 @pytest.fixture(scope="session")
@@ -54,8 +57,9 @@ def check_job(job, program, np):
             rank, checks, failed, job.report())
 
 
-@pytest.mark.parametrize("np", RANK_COUNTS)
-@pytest.mark.parametrize("program", PROGRAMS)
+@pytest.mark.parametrize("program, np", [(program, np) for program in PROGRAMS
+                                         for np in RANK_COUNTS
+                                         if np >= MIN_RANKS.get(program, 1)])
 def test_comm_program(mpi, comm_binaries, program, np):
     job = mpi.run(mpi.launch_args(np), comm_binaries(program))
     check_job(job, program, np)
@@ -66,7 +70,7 @@ def test_comm_program(mpi, comm_binaries, program, np):
 def test_comm_over_btls(mpi, comm_binaries, btls):
     """The library's own messages (context id agreement, split's exchange, neighbour
     collectives) go over every BTL like the application's."""
-    for program in ("create", "topo"):
+    for program in ("create", "topo", "intercomm"):
         job = mpi.run(mpi.launch_args(3, btls), comm_binaries(program))
         check_job(job, program, 3)
         mpi.assert_clean(job)

@@ -513,6 +513,35 @@ def test_checkpoint_outside_mpi(tmp_path, phases, where, words):
     crjob.assert_clean(job.jobid)
 
 
+def test_checkpoint_while_the_job_starts(tmp_path, program, expected):
+    """A checkpoint asked for while the agents have not all connected to mpirun (fault
+    point agent_hello_pause holds each before its hello until the test releases it, as a
+    slow node would; a job restarted with ompi-restart is there while its ranks are restored)
+    is refused at once, saying why. It used to send its first step to the agents that were
+    there and wait for the others until snapc_base_timeout (120 s). (The hold once lasted
+    3 s: on a loaded machine mpirun saw the request after the hellos, and the test failed.)"""
+    release = str(tmp_path / "release")
+    crenv = crjob.CrEnv(tmp_path, {"CRMPI_FAULT": "agent_hello_pause:1",
+                                   "CRMPI_FAULT_RELEASE": release})
+    job = crjob.CrJob(crenv, program, 2)
+    deadline = time.monotonic() + 30
+    while True:
+        # mpirun listens once its session directory exists; until then it is not there.
+        result = crenv.checkpoint(job.jobid, timeout=30)
+        if "is not a crmpi mpirun" not in result.err:
+            break
+        assert job.running() and time.monotonic() < deadline, job.finish().report()
+        time.sleep(0.05)
+    assert result.returncode == 1, result.report("ompi-checkpoint while the job starts")
+    assert "is not connected to mpirun (the job is still starting" in result.err, \
+        result.report()
+    with open(release, "w"):
+        pass
+    job.ready()
+    ckpt_ok(crenv, job)
+    finishes_ok(crenv, job, expected(2))
+
+
 def test_checkpoints_after_a_timeout(tmp_path, program, expected):
     """snapc_base_timeout 1 with a dump held 3 s (snapc_dump_pause): the first checkpoint
     is aborted by the timeout while the agents are still dumping; checkpoints asked for

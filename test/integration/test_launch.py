@@ -278,7 +278,14 @@ def test_bind_to_core_refuses_more_ranks_than_cores(mpi_job):
     (["--no-such-option", "prog"], "unknown option"),
     (["-np", "2", "no-such-program-anywhere"], "cannot find 'no-such-program-anywhere'"),
     (["-np", "2", "NOT_EXECUTABLE"], "cannot run 'NOT_EXECUTABLE'"),
-    (["-np", "2", "--host", "some-other-node", "true"], "is not this node"),
+    (["-np", "2", "--launcher", "local", "--host", "some-other-node", "true"],
+     "is not this node"),
+    # Another node implies the ompi launcher, which names a host it cannot resolve before
+    # anything starts.
+    (["-np", "2", "--host", "some-other-node", "true"], "'some-other-node' cannot be resolved"),
+    (["--launcher", "elsewhere", "true"], "--launcher: unknown 'elsewhere'"),
+    (["--map-by", "ppr:2:rack", "true"], "unknown object 'rack'"),
+    (["-N", "2", "-np", "3", "--host", "localhost", "true"], "places at most 2 ranks"),
     (["-np", "3", "--host", "localhost:2", "true"], "only 2 slots"),
     (["--hostfile", "/no/such/hostfile", "true"], "cannot read /no/such/hostfile"),
 ])

@@ -14,6 +14,7 @@ from conftest import INSTALL
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROJECTS = os.path.abspath(os.path.join(HERE, "..", "wrappers"))
 EXAMPLES = os.path.abspath(os.path.join(HERE, "..", "..", "examples"))
+INSTALL = os.path.abspath(INSTALL)
 BIN = os.path.join(INSTALL, "bin")
 
 

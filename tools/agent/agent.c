@@ -1,14 +1,17 @@
 /*
  * agent.c: crmpi-agent, one per rank (agent.h says which file does what).
  *
- *   crmpi-agent [--cpuset LIST [--membind]] [--restore SEQDIR] -- PROGRAM [ARG]...
+ *   crmpi-agent [--cpuset LIST [--membind]] [--restore SEQDIR] [--output ctl] -- PROGRAM
+ *   [ARG]...
  *
- *   PMIx_Init (client of mpirun's server, or of Open MPI's daemons later)
- *     -> job facts from PMIx -> connect to mpirun (CRMPI_HNP_URI), AGENT_HELLO
+ *   PMIx_Init (client of the launcher's server: mpirun's own, or Open MPI's daemon)
+ *     -> job facts from PMIx -> connect to mpirun (CRMPI_HNP_URI: a unix socket, or TCP
+ *        from another node), AGENT_HELLO with the job's key (CRMPI_JOB_KEY)
  *     -> bind (hwloc) -> start the rank in its own pid namespace (agent_ns.c), or restore
  *        it (agent_restore.c)
  *     -> serve the rank's control requests (job facts, modex, fence, abort),
- *        forward its stdout/stderr, forward signals to it
+ *        forward its stdout/stderr (to the agent's own, or to mpirun as AGENT_OUTPUT with
+ *        --output ctl), forward signals to it (its own, or mpirun's AGENT_SIGNAL)
  *     -> AGENT_EXIT with the rank's wait status -> PMIx_Finalize -> exit
  *
  * The agent is started by a launcher, not by users; it is not installed as a user command
@@ -16,6 +19,7 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <hwloc.h>
 #include <poll.h>
@@ -25,6 +29,9 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -34,6 +41,7 @@
 #include "agent_crs.h"
 #include "component.h"
 #include "crmpi_status.h"
+#include "fault.h"
 #include "log.h"
 
 /*
@@ -43,17 +51,73 @@
  * goes to its init, which passes it to the rank (SIGHUP as SIGTERM, the batch-job meaning);
  * after the rank ended, one means that mpirun releases this agent.
  */
+static void agent_signal(agent_state_t *st, int sig)
+{
+    st->signals_received++;
+    if (sig == SIGKILL) {
+        /* mpirun's last word to an agent that did not end: the rank's namespace dies with
+         * its init, and the agent with nothing left to wait for. */
+        if (st->init_alive)
+            kill(st->child.init_pid, SIGKILL);
+        _exit(128 + SIGKILL);
+    }
+    if (st->init_alive) {
+        kill(st->child.init_pid, sig == SIGHUP ? SIGTERM : sig);
+        crmpi_snapc_local_thaw(&st->snapc); /* stopped by --stop: let it act on it */
+    }
+}
+
 static void agent_handle_signals(agent_state_t *st)
 {
     struct signalfd_siginfo si;
-    while (read(st->signal_fd, &si, sizeof(si)) == sizeof(si)) {
-        int sig = (int)si.ssi_signo;
-        st->signals_received++;
-        if (st->init_alive) {
-            kill(st->child.init_pid, sig == SIGHUP ? SIGTERM : sig);
-            crmpi_snapc_local_thaw(&st->snapc); /* stopped by --stop: let it act on it */
-        }
+    while (read(st->signal_fd, &si, sizeof(si)) == sizeof(si))
+        agent_signal(st, (int)si.ssi_signo);
+}
+
+/* "tcp:ADDRESS:PORT" (an IPv6 address in brackets): a connected TCP socket, or -1. */
+static int agent_connect_tcp(const char *spec)
+{
+    char host[256];
+    const char *colon = strrchr(spec, ':');
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+    struct addrinfo *found = NULL;
+    size_t host_len;
+    int fd = -1, one = 1, rc;
+
+    if (!colon || colon == spec) {
+        errno = EINVAL;
+        return -1;
     }
+    host_len = (size_t)(colon - spec);
+    if (spec[0] == '[' && host_len >= 2 && spec[host_len - 1] == ']') {
+        spec++;
+        host_len -= 2;
+    }
+    if (host_len >= sizeof(host)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(host, spec, host_len);
+    host[host_len] = '\0';
+    rc = getaddrinfo(host, colon + 1, &hints, &found);
+    if (rc != 0) {
+        crmpi_log_error("mpirun's address %s: %s", host, gai_strerror(rc));
+        errno = EINVAL;
+        return -1;
+    }
+    fd = socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd >= 0 && connect(fd, found->ai_addr, found->ai_addrlen) < 0) {
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(found);
+    /* Each step of a checkpoint is a small message that the next step waits for; and a
+     * mpirun whose node vanished sends no end of file: keepalive finds it out. */
+    if (fd >= 0) {
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        crmpi_ctl_tcp_keepalive(fd);
+    }
+    return fd;
 }
 
 static int agent_connect_hnp(agent_state_t *st)
@@ -61,9 +125,17 @@ static int agent_connect_hnp(agent_state_t *st)
     const char *uri = getenv("CRMPI_HNP_URI");
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
 
+    if (uri && strncmp(uri, "tcp:", 4) == 0) {
+        st->hnp_fd = agent_connect_tcp(uri + 4);
+        if (st->hnp_fd < 0) {
+            crmpi_log_error("cannot connect to mpirun at %s: %s", uri + 4, strerror(errno));
+            return CRMPI_ERR_IO;
+        }
+        return CRMPI_OK;
+    }
     if (!uri || strncmp(uri, "unix:", 5) != 0 || strlen(uri + 5) >= sizeof(addr.sun_path)) {
-        crmpi_log_error("CRMPI_HNP_URI is missing or not a unix: URI; the agent is started by "
-                        "mpirun, not by hand");
+        crmpi_log_error("CRMPI_HNP_URI is missing or neither a unix: nor a tcp: URI; the agent "
+                        "is started by mpirun, not by hand");
         return CRMPI_ERR_BAD_PARAM;
     }
     strcpy(addr.sun_path, uri + 5);
@@ -85,11 +157,15 @@ int agent_send_hnp(agent_state_t *st, crmpi_ctl_type_t type, crmpi_buf_t *buf)
 
 static int agent_hello_hnp(agent_state_t *st)
 {
+    const char *key = getenv("CRMPI_JOB_KEY");
     crmpi_buf_t buf;
+
     crmpi_buf_init(&buf);
     crmpi_buf_put_u32(&buf, st->info.rank);
     crmpi_buf_put_u32(&buf, (uint32_t)getpid());
     crmpi_buf_put_u32(&buf, (uint32_t)st->child.rank_pid);
+    crmpi_buf_put_str(&buf, st->info.nodename);
+    crmpi_buf_put_str(&buf, key ? key : "");
     return agent_send_hnp(st, CRMPI_CTL_AGENT_HELLO, &buf);
 }
 
@@ -123,7 +199,9 @@ static int agent_bind(const char *cpuset_list, int membind)
     return rc;
 }
 
-static void agent_forward_output(int *fd, int out_fd)
+/* What the rank wrote on `stream` (1 or 2): to the agent's own stdout or stderr, or to
+ * mpirun with --output ctl. */
+static void agent_forward_output(agent_state_t *st, int *fd, int stream)
 {
     char data[8192];
     ssize_t n = read(*fd, data, sizeof(data));
@@ -135,8 +213,17 @@ static void agent_forward_output(int *fd, int out_fd)
         *fd = -1;
         return;
     }
+    if (st->output_ctl) {
+        crmpi_buf_t buf;
+
+        crmpi_buf_init(&buf);
+        crmpi_buf_put_u32(&buf, (uint32_t)stream);
+        crmpi_buf_put_bytes(&buf, data, (size_t)n);
+        agent_send_hnp(st, CRMPI_CTL_AGENT_OUTPUT, &buf); /* a failure: hnp_fd says so */
+        return;
+    }
     for (ssize_t done = 0; done < n;) {
-        ssize_t w = write(out_fd, data + done, (size_t)(n - done));
+        ssize_t w = write(stream, data + done, (size_t)(n - done));
         if (w < 0 && errno == EINTR) {
             continue;
         }
@@ -144,6 +231,24 @@ static void agent_forward_output(int *fd, int out_fd)
             return; /* mpirun is gone; hnp_fd tells us too */
         }
         done += w;
+    }
+}
+
+/* A message from mpirun: a signal it passes on (plm.h), or a step of a checkpoint. */
+static void agent_from_hnp(agent_state_t *st, crmpi_ctl_msg_t *msg)
+{
+    crmpi_buf_t buf;
+    int32_t sig;
+
+    if (msg->hdr.type != CRMPI_CTL_AGENT_SIGNAL) {
+        crmpi_snapc_local_from_hnp(&st->snapc, msg);
+        return;
+    }
+    crmpi_buf_init_read(&buf, msg->payload, msg->hdr.len);
+    crmpi_buf_get_i32(&buf, &sig);
+    if (crmpi_buf_get_done(&buf) == CRMPI_OK && sig > 0 && sig < NSIG) {
+        agent_signal(st, sig);
+        st->snapc.ending = true;
     }
 }
 
@@ -175,7 +280,7 @@ static void agent_run(agent_state_t *st)
             crmpi_ctl_msg_t msg;
 
             if (crmpi_ctl_recv(st->hnp_fd, &msg) == CRMPI_OK) {
-                crmpi_snapc_local_from_hnp(&st->snapc, &msg); /* checkpoints only */
+                agent_from_hnp(st, &msg);
                 crmpi_ctl_msg_free(&msg);
             } else {
                 /* mpirun closed its end: the job is over, whatever the rank is doing. */
@@ -188,10 +293,10 @@ static void agent_run(agent_state_t *st)
             ctl_open = 0;
         }
         if (fds[2].revents) {
-            agent_forward_output(&st->child.out_fd, 1);
+            agent_forward_output(st, &st->child.out_fd, 1);
         }
         if (fds[3].revents) {
-            agent_forward_output(&st->child.err_fd, 2);
+            agent_forward_output(st, &st->child.err_fd, 2);
         }
         /* Signals first: a fence that fails because the job is being torn down must be
          * seen as such (see agent_fence_reply). */
@@ -210,13 +315,16 @@ static void agent_run(agent_state_t *st)
 
 static void agent_usage(FILE *out)
 {
-    fputs("Usage: crmpi-agent [--cpuset LIST [--membind]] [--restore SEQDIR] -- PROGRAM [ARG]...\n"
+    fputs("Usage: crmpi-agent [--cpuset LIST [--membind]] [--restore SEQDIR] [--output ctl] --\n"
+          "       PROGRAM [ARG]...\n"
           "Run one rank of a crmpi job in its own pid namespace. Started by mpirun (or by\n"
           "ompi-restart), never by hand: it needs the PMIx environment and CRMPI_HNP_URI.\n"
           "  --cpuset LIST    bind the rank to these CPUs (hwloc list syntax, e.g. 0-1)\n"
           "  --membind        also bind its memory near those CPUs\n"
           "  --restore SEQDIR restore the rank from sequence directory SEQDIR of a snapshot\n"
-          "                   (its rank.<r>/) instead of starting PROGRAM\n",
+          "                   (its rank.<r>/) instead of starting PROGRAM\n"
+          "  --output ctl     send the rank's output to mpirun over the control connection\n"
+          "                   (an agent on another node than mpirun's)\n",
           out);
 }
 
@@ -225,6 +333,7 @@ typedef struct agent_options {
     const char *cpuset;      /* --cpuset LIST, or NULL */
     int membind;             /* --membind */
     const char *restore_dir; /* --restore SEQDIR, or NULL */
+    int output_ctl;          /* --output ctl: the rank's output goes to mpirun as messages */
     char **program_argv;     /* PROGRAM [ARG]..., NULL-terminated (the rest of argv) */
 } agent_options_t;
 
@@ -244,6 +353,10 @@ static int agent_options_parse(int argc, char **argv, agent_options_t *opts_out)
             opts.membind = 1;
         } else if (strcmp(argv[argi], "--restore") == 0 && argi + 1 < argc) {
             opts.restore_dir = argv[++argi];
+        } else if (strcmp(argv[argi], "--output") == 0 && argi + 1 < argc &&
+                   strcmp(argv[argi + 1], "ctl") == 0) {
+            opts.output_ctl = 1;
+            argi++;
         } else if (strcmp(argv[argi], "--help") == 0 || strcmp(argv[argi], "-h") == 0) {
             agent_usage(stdout);
             return 0;
@@ -315,6 +428,7 @@ static int agent_start(agent_state_t *st, const agent_options_t *opts)
     st->snapc.rank = (int)st->info.rank;
     st->snapc.init_pid = st->child.init_pid;
     st->snapc.local_base = st->info.session_dir;
+    crmpi_fault_pause("agent_hello_pause");
     rc = agent_hello_hnp(st);
     if (rc == CRMPI_OK && opts->restore_dir)
         rc = agent_restart_rank(st);
@@ -355,6 +469,34 @@ static void agent_report_exit(agent_state_t *st)
     }
 }
 
+/*
+ * The rank's shared-memory segment, when the rank ended before it removed the name (the
+ * sm BTL names it "crmpi-<jobid>-sm-<rank>" and unlinks it once its peers have attached):
+ * mpirun removes the leftovers of its own node (mpirun_session.c), and only the agent is
+ * on the others.
+ */
+static void agent_shm_remove(const agent_state_t *st)
+{
+    char prefix[64], suffix[32];
+    size_t prefix_len, suffix_len;
+    struct dirent *entry;
+    DIR *dir = opendir("/dev/shm");
+
+    if (!dir)
+        return;
+    prefix_len =
+        (size_t)snprintf(prefix, sizeof(prefix), "crmpi-%llu-", (unsigned long long)st->info.jobid);
+    suffix_len = (size_t)snprintf(suffix, sizeof(suffix), "-%u", st->info.rank);
+    while ((entry = readdir(dir)) != NULL) {
+        size_t len = strlen(entry->d_name);
+
+        if (len > prefix_len + suffix_len && strncmp(entry->d_name, prefix, prefix_len) == 0 &&
+            strcmp(entry->d_name + len - suffix_len, suffix) == 0)
+            unlinkat(dirfd(dir), entry->d_name, 0);
+    }
+    closedir(dir);
+}
+
 int main(int argc, char **argv)
 {
     agent_state_t st;
@@ -373,6 +515,7 @@ int main(int argc, char **argv)
     rc = agent_options_parse(argc, argv, &opts);
     if (rc >= 0)
         return rc;
+    st.output_ctl = opts.output_ctl;
     if (crmpi_catalog_register_all() != CRMPI_OK)
         return 1;
     prc = PMIx_Init(&st.self, NULL, 0);
@@ -393,6 +536,7 @@ int main(int argc, char **argv)
     }
     agent_run(&st);
     agent_report_exit(&st);
+    agent_shm_remove(&st);
     close(st.hnp_fd);
     agent_crs_finalize();
     crmpi_rte_job_info_free(&st.info);

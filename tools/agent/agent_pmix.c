@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agent.h"
@@ -41,12 +42,109 @@ static int agent_pmix_get_u32(const pmix_proc_t *proc, const char *key, uint32_t
     return rc;
 }
 
+/* Peer `rank`'s node name (PMIX_HOSTNAME), into name (len bytes). */
+static int agent_pmix_peer_host(const agent_state_t *st, uint32_t rank, char *name, size_t len)
+{
+    pmix_proc_t peer;
+    pmix_value_t *val = NULL;
+    pmix_info_t optional;
+    bool yes = true;
+    int rc = CRMPI_ERR_NOT_FOUND;
+
+    PMIX_LOAD_PROCID(&peer, st->self.nspace, rank);
+    PMIX_INFO_LOAD(&optional, PMIX_OPTIONAL, &yes, PMIX_BOOL);
+    if (PMIx_Get(&peer, PMIX_HOSTNAME, &optional, 1, &val) == PMIX_SUCCESS && val &&
+        val->type == PMIX_STRING) {
+        snprintf(name, len, "%s", val->data.string);
+        rc = CRMPI_OK;
+    }
+    PMIX_INFO_DESTRUCT(&optional);
+    if (val)
+        PMIX_VALUE_RELEASE(val);
+    return rc;
+}
+
+/*
+ * Every rank's node, numbered 0.. in the order the ranks name them (the same numbering in
+ * every agent), from each rank's PMIX_HOSTNAME. Launchers number their nodes their own way
+ * (Open MPI 4.1 gives PMIX_NODEID as an index into all the nodes it knows, its own among
+ * them, and only for the ranks of the asking node), so node ids are taken from the names,
+ * which every launcher gives for every rank.
+ */
+static int agent_node_map(agent_state_t *st)
+{
+    crmpi_rte_job_info_t *info = &st->info;
+    char(*names)[CRMPI_RTE_NAME_MAX] = calloc(info->size, sizeof(*names));
+    uint32_t num_nodes = 0;
+    int rc = CRMPI_OK;
+
+    info->node_of_rank = calloc(info->size, sizeof(uint32_t));
+    if (!names || !info->node_of_rank) {
+        free(names);
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    }
+    for (uint32_t rank = 0; rank < info->size && rc == CRMPI_OK; rank++) {
+        char name[CRMPI_RTE_NAME_MAX];
+        uint32_t node = 0;
+
+        rc = agent_pmix_peer_host(st, rank, name, sizeof(name));
+        if (rc != CRMPI_OK) {
+            crmpi_log_error("PMIx has no %s for rank %u: the launcher did not say where it runs",
+                            PMIX_HOSTNAME, rank);
+            break;
+        }
+        while (node < num_nodes && strcmp(names[node], name) != 0)
+            node++;
+        if (node == num_nodes)
+            snprintf(names[num_nodes++], sizeof(names[0]), "%s", name);
+        info->node_of_rank[rank] = node;
+    }
+    if (rc == CRMPI_OK) {
+        info->num_nodes = num_nodes;
+        info->node_id = info->node_of_rank[info->rank];
+        snprintf(info->nodename, sizeof(info->nodename), "%s", names[info->node_id]);
+    }
+    free(names);
+    return rc;
+}
+
+/*
+ * The agent's node-local directory: mpirun's session directory when the agents run on its
+ * node; else the directory the launcher made for the job on this node and removes at its
+ * end, in the variable CRMPI_SESSION_DIR_VAR names (plm.h), with a crmpi/ of ours inside.
+ */
+static int agent_session_dir(crmpi_rte_job_info_t *info)
+{
+    const char *var = getenv("CRMPI_SESSION_DIR_VAR");
+    const char *dir = getenv("CRMPI_SESSION_DIR");
+
+    if (var && *var) {
+        const char *node_dir = getenv(var);
+
+        if (!node_dir || !*node_dir) {
+            crmpi_log_error("the launcher gave no node-local directory in %s", var);
+            return CRMPI_ERR_NOT_FOUND;
+        }
+        if ((size_t)snprintf(info->session_dir, sizeof(info->session_dir), "%s/crmpi", node_dir) >=
+            sizeof(info->session_dir)) {
+            crmpi_log_error("the node-local directory %s (%s) is too long", node_dir, var);
+            return CRMPI_ERR_BAD_PARAM;
+        }
+        if (mkdir(info->session_dir, 0700) < 0 && errno != EEXIST) {
+            crmpi_log_error("cannot create %s: %s", info->session_dir, strerror(errno));
+            return CRMPI_ERR_IO;
+        }
+        return CRMPI_OK;
+    }
+    snprintf(info->session_dir, sizeof(info->session_dir), "%s", dir ? dir : "");
+    return CRMPI_OK;
+}
+
 int agent_job_facts(agent_state_t *st)
 {
     pmix_proc_t wildcard;
-    pmix_value_t *val = NULL;
     crmpi_rte_job_info_t *info = &st->info;
-    const char *session_dir = getenv("CRMPI_SESSION_DIR");
+    const char *jobid = getenv("CRMPI_JOBID");
     int rc;
 
     PMIX_LOAD_PROCID(&wildcard, st->self.nspace, PMIX_RANK_WILDCARD);
@@ -54,34 +152,10 @@ int agent_job_facts(agent_state_t *st)
     if ((rc = agent_pmix_get_u32(&wildcard, PMIX_JOB_SIZE, &info->size)) != CRMPI_OK ||
         (rc = agent_pmix_get_u32(&st->self, PMIX_LOCAL_RANK, &info->local_rank)) != CRMPI_OK ||
         (rc = agent_pmix_get_u32(&wildcard, PMIX_LOCAL_SIZE, &info->local_size)) != CRMPI_OK ||
-        (rc = agent_pmix_get_u32(&st->self, PMIX_NODEID, &info->node_id)) != CRMPI_OK ||
-        (rc = agent_pmix_get_u32(&wildcard, PMIX_NUM_NODES, &info->num_nodes)) != CRMPI_OK) {
+        (rc = agent_node_map(st)) != CRMPI_OK)
         return rc;
-    }
-    if (PMIx_Get(&st->self, PMIX_HOSTNAME, NULL, 0, &val) == PMIX_SUCCESS &&
-        val->type == PMIX_STRING) {
-        snprintf(info->nodename, sizeof(info->nodename), "%s", val->data.string);
-    } else if (gethostname(info->nodename, sizeof(info->nodename)) < 0) {
-        snprintf(info->nodename, sizeof(info->nodename), "localhost");
-    }
-    if (val) {
-        PMIX_VALUE_RELEASE(val);
-    }
-    info->node_of_rank = calloc(info->size, sizeof(uint32_t));
-    if (!info->node_of_rank) {
-        return CRMPI_ERR_OUT_OF_RESOURCE;
-    }
-    for (uint32_t rank = 0; rank < info->size; rank++) {
-        pmix_proc_t peer;
-        PMIX_LOAD_PROCID(&peer, st->self.nspace, rank);
-        if ((rc = agent_pmix_get_u32(&peer, PMIX_NODEID, &info->node_of_rank[rank])) != CRMPI_OK) {
-            return rc;
-        }
-    }
-    const char *jobid = getenv("CRMPI_JOBID");
     info->jobid = jobid ? strtoull(jobid, NULL, 10) : 0;
-    snprintf(info->session_dir, sizeof(info->session_dir), "%s", session_dir ? session_dir : "");
-    return CRMPI_OK;
+    return agent_session_dir(info);
 }
 
 static int agent_modex_key(const char *key, char *full, size_t full_len)

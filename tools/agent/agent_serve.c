@@ -18,7 +18,7 @@
 extern char **environ;
 
 /* Without what belongs to the agent alone (PMIx's variables: the rank never talks to
- * PMIx) and with the control socket's descriptor. */
+ * PMIx; the way to mpirun and the job's key) and with the control socket's descriptor. */
 char **agent_rank_env(void)
 {
     size_t count = 0, n = 0;
@@ -31,7 +31,8 @@ char **agent_rank_env(void)
     }
     for (char **e = environ; *e; e++) {
         if (strncmp(*e, "PMIX_", 5) == 0 || strncmp(*e, "PMI_", 4) == 0 ||
-            strncmp(*e, "CRMPI_HNP_URI=", 14) == 0 || strncmp(*e, "CRMPI_CTL_FD=", 13) == 0) {
+            strncmp(*e, "CRMPI_HNP_URI=", 14) == 0 || strncmp(*e, "CRMPI_CTL_FD=", 13) == 0 ||
+            strncmp(*e, "CRMPI_JOB_KEY=", 14) == 0) {
             continue;
         }
         env[n++] = *e;

@@ -158,6 +158,14 @@ static int ompi_checkpoint_status(const ompi_checkpoint_options_t *opts)
                (unsigned long long)status.jobid, status.np, status.program,
                status.cr ? "enabled" : "not enabled (no --with-ft cr)",
                crmpi_snapc_state_name((crmpi_snapc_state_t)status.state), note);
+        if (status.ckpt_interval_ms && status.ckpt_auto)
+            printf("job %llu: periodic checkpoints every %.1f s (Daly's interval for an MTBF of "
+                   "%llu s and the measured cost of a checkpoint)\n",
+                   (unsigned long long)status.jobid, (double)status.ckpt_interval_ms / 1e3,
+                   (unsigned long long)status.mtbf_s);
+        else if (status.ckpt_interval_ms)
+            printf("job %llu: periodic checkpoints every %.1f s\n",
+                   (unsigned long long)status.jobid, (double)status.ckpt_interval_ms / 1e3);
     }
     if (opts->list) {
         if (!status.cr || crmpi_filem_commit_read(status.jobdir, &commit) != CRMPI_OK) {

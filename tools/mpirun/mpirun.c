@@ -1,8 +1,9 @@
 /*
  * mpirun.c: the head node process (HNP) of a crmpi job (mpirun.h says which file does what).
  *
- *   parse and validate -> map and bind -> session directory + control socket
- *     -> plm init/launch (plm.h: one crmpi-agent per rank)
+ *   parse and validate -> choose the launcher (plm.h) -> map and bind -> session directory,
+ *     control socket (and a TCP listener for agents on other nodes)
+ *     -> plm init/launch (one crmpi-agent per rank)
  *     -> event loop (mpirun_loop.c): output, agent reports, checkpoints, signals, timeout
  *     -> teardown (SIGTERM, grace, SIGKILL) -> remove the session directory -> exit code
  */
@@ -69,14 +70,22 @@ static int mpirun_resolve_program(const char *name, char **path_out)
 }
 
 /* The -x settings that carry a value, as "NAME=value" ("-x VAR" alone forwards mpirun's
- * own value, which every agent inherits anyway). */
-static int mpirun_env_build(const mpirun_options_t *opts, char ***env_out)
+ * own value, which every agent on this node inherits anyway, and a launcher to other nodes
+ * passes on by name); and the names of all of them. */
+static int mpirun_env_build(const mpirun_options_t *opts, char ***env_out, char ***names_out)
 {
     char **env = calloc(opts->num_env + 1, sizeof(*env));
+    char **names = calloc(opts->num_env + 1, sizeof(*names));
     size_t count = 0;
 
-    if (!env)
+    if (!env || !names) {
+        free(env);
+        free(names);
         return CRMPI_ERR_OUT_OF_RESOURCE;
+    }
+    for (size_t v = 0; v < opts->num_env; v++)
+        names[v] = opts->env[v].name; /* borrowed from opts */
+    *names_out = names;
     for (size_t v = 0; v < opts->num_env; v++) {
         const mpirun_env_var_t *var = &opts->env[v];
 
@@ -95,25 +104,86 @@ static int mpirun_env_build(const mpirun_options_t *opts, char ***env_out)
     return CRMPI_OK;
 }
 
-/* The rank count, each rank's node and CPUs, on this node's topology. */
+static void mpirun_hostname(char *buf, size_t len)
+{
+    if (gethostname(buf, len) < 0)
+        snprintf(buf, len, "localhost");
+    buf[len - 1] = '\0';
+}
+
+/*
+ * The launcher: --launcher, else the plm parameter when it is set, else ompi when a host is
+ * another node (local otherwise, plm_base.c's preference). Then the framework's selection,
+ * which says in one line why a launcher cannot be used (Open MPI's mpirun missing).
+ */
+static int mpirun_launcher(mpirun_state_t *st, const mpirun_options_t *opts)
+{
+    crmpi_param_source_t source = CRMPI_PARAM_SOURCE_DEFAULT;
+    char hostname[256];
+
+    mpirun_hostname(hostname, sizeof(hostname));
+    crmpi_param_lookup("plm", NULL, NULL, &source);
+    if (opts->launcher == MPIRUN_LAUNCHER_LOCAL)
+        crmpi_param_set_override("plm", "local");
+    else if (opts->launcher == MPIRUN_LAUNCHER_OMPI)
+        crmpi_param_set_override("plm", "ompi");
+    else if (source == CRMPI_PARAM_SOURCE_DEFAULT && mpirun_map_names_remote(opts, hostname))
+        crmpi_param_set_override("plm", "ompi");
+    return crmpi_plm_base_open(&st->plm);
+}
+
+/* The rank count, each rank's node and CPUs, on this node's topology; --display-map and
+ * --report-bindings say them. */
 static int mpirun_map(mpirun_state_t *st, mpirun_options_t *opts)
 {
     char err[512], hostname[256];
     hwloc_topology_t topo;
     int rc;
 
-    if (gethostname(hostname, sizeof(hostname)) < 0)
-        snprintf(hostname, sizeof(hostname), "localhost");
-    hostname[sizeof(hostname) - 1] = '\0';
+    mpirun_hostname(hostname, sizeof(hostname));
     if (hwloc_topology_init(&topo) < 0 || hwloc_topology_load(topo) < 0) {
         crmpi_log_error("hwloc cannot read this node's topology: %s", strerror(errno));
         return CRMPI_ERROR;
     }
-    rc = mpirun_map_compute(opts, topo, hostname, &st->map, err, sizeof(err));
-    hwloc_topology_destroy(topo);
+    rc = mpirun_map_compute(opts, topo, hostname, st->plm->flags & CRMPI_PLM_FLAG_REMOTE, &st->map,
+                            err, sizeof(err));
     if (rc != CRMPI_OK)
         crmpi_log_error("%s", err);
+    if (rc == CRMPI_OK && opts->display_map)
+        mpirun_map_display(&st->map, topo, st->job.jobid, stdout);
+    for (int rank = 0; rc == CRMPI_OK && opts->report_bindings && rank < st->map.np; rank++) {
+        const crmpi_plm_placement_t *place = &st->map.placement[rank];
+        char binding[512];
+
+        mpirun_map_binding_text(topo, place->cpuset, binding, sizeof(binding));
+        if (*binding)
+            fprintf(stderr, "[%s] MCW rank %d bound to %s\n", st->map.nodes[place->node_id], rank,
+                    binding);
+        else
+            fprintf(stderr,
+                    "[%s] MCW rank %d is not bound (or bound to all available "
+                    "processors)\n",
+                    st->map.nodes[place->node_id], rank);
+    }
+    hwloc_topology_destroy(topo);
     return rc;
+}
+
+/* Where the ranks run, "n1:2,n2:2" (node and ranks on it): for the snapshot's manifest and
+ * for the tools (TOOL_STATUS). */
+static void mpirun_hosts_text(mpirun_state_t *st)
+{
+    size_t len = 0;
+
+    st->hosts[0] = '\0';
+    for (uint32_t node = 0; node < st->map.num_nodes && len < sizeof(st->hosts); node++) {
+        int ranks = 0;
+
+        for (int rank = 0; rank < st->map.np; rank++)
+            ranks += st->map.placement[rank].node_id == node;
+        len += (size_t)snprintf(st->hosts + len, sizeof(st->hosts) - len, "%s%s:%d",
+                                node ? "," : "", st->map.nodes[node], ranks);
+    }
 }
 
 /* The job as the launcher will see it, and mpirun's side of each agent. */
@@ -131,22 +201,22 @@ static int mpirun_job_fill(mpirun_state_t *st, const mpirun_options_t *opts)
     job->args = opts->argv + 1;
     job->num_args = opts->argc - 1;
     job->env = st->env;
+    job->env_names = st->env_names;
     job->restore = opts->restore;
     job->session_dir = st->session_dir;
     job->hnp_uri = st->hnp_uri;
+    job->job_key = st->job_key;
     job->agents = calloc((size_t)np, sizeof(*job->agents));
     st->agents = calloc((size_t)np, sizeof(*st->agents));
     if (!job->agents || !st->agents)
         return CRMPI_ERR_OUT_OF_RESOURCE;
-    for (int rank = 0; rank < np; rank++) {
-        job->agents[rank] = (crmpi_plm_agent_t){.pid = 0, .out_fd = -1, .err_fd = -1};
-        st->agents[rank].ctl_fd = -1;
-    }
+    for (int rank = 0; rank < np; rank++)
+        job->agents[rank] = (crmpi_plm_agent_t){.pid = 0, .out_fd = -1, .err_fd = -1, .ctl_fd = -1};
     return CRMPI_OK;
 }
 
 /* Everything before the session directory: parameters, hostfile, the snapshot to restore,
- * the program, the map. */
+ * the program, the launcher, the map, the job's key. */
 static int mpirun_prepare(mpirun_state_t *st, mpirun_options_t *opts)
 {
     char err[512];
@@ -162,9 +232,12 @@ static int mpirun_prepare(mpirun_state_t *st, mpirun_options_t *opts)
     if (opts->restore && (rc = mpirun_restore_check(opts)) != CRMPI_OK)
         return rc;
     if ((rc = mpirun_resolve_program(opts->argv[0], &st->program)) != CRMPI_OK ||
-        (rc = mpirun_map(st, opts)) != CRMPI_OK)
+        (rc = mpirun_launcher(st, opts)) != CRMPI_OK || (rc = mpirun_map(st, opts)) != CRMPI_OK ||
+        (rc = mpirun_key_create(st)) != CRMPI_OK)
         return rc;
-    if (mpirun_env_build(opts, &st->env) != CRMPI_OK || mpirun_job_fill(st, opts) != CRMPI_OK)
+    mpirun_hosts_text(st);
+    if (mpirun_env_build(opts, &st->env, &st->env_names) != CRMPI_OK ||
+        mpirun_job_fill(st, opts) != CRMPI_OK)
         return CRMPI_ERR_OUT_OF_RESOURCE;
     return mpirun_snapc_create(st);
 }
@@ -217,8 +290,8 @@ static void mpirun_run(mpirun_state_t *st, mpirun_options_t *opts)
 
     if (rc == CRMPI_OK)
         rc = mpirun_listen(st);
-    if (rc == CRMPI_OK)
-        rc = crmpi_plm_base_open(&st->plm);
+    if (rc == CRMPI_OK && (st->plm->flags & CRMPI_PLM_FLAG_REMOTE))
+        rc = mpirun_listen_tcp(st);
     if (rc == CRMPI_OK)
         rc = st->plm->init(&st->job);
     if (rc == CRMPI_OK)
@@ -230,7 +303,9 @@ static void mpirun_run(mpirun_state_t *st, mpirun_options_t *opts)
     if (opts->timeout_s)
         mpirun_ts_after(&st->timeout_at, opts->timeout_s);
     if (opts->verbose)
-        crmpi_log_info("starting %d ranks of %s", st->map.np, st->program);
+        crmpi_log_info("starting %d ranks of %s on %u node%s through the %s launcher", st->map.np,
+                       st->program, st->map.num_nodes, st->map.num_nodes == 1 ? "" : "s",
+                       crmpi_plm_base_selected());
     if (st->plm->launch(&st->job) != CRMPI_OK) {
         mpirun_fail(st, 1);
         mpirun_teardown(st, SIGTERM);
@@ -243,8 +318,14 @@ static void mpirun_cleanup(mpirun_state_t *st)
 {
     if (st->plm)
         st->plm->finalize(&st->job);
+    for (int rank = 0; st->job.agents && rank < st->map.np; rank++) {
+        if (st->job.agents[rank].ctl_fd >= 0)
+            close(st->job.agents[rank].ctl_fd);
+    }
     if (st->listen_fd >= 0)
         close(st->listen_fd);
+    if (st->tcp_fd >= 0)
+        close(st->tcp_fd);
     if (st->signal_fd >= 0)
         close(st->signal_fd);
     mpirun_session_remove(st);
@@ -256,6 +337,7 @@ static void mpirun_cleanup(mpirun_state_t *st)
     for (char **entry = st->env; entry && *entry; entry++)
         free(*entry);
     free(st->env);
+    free(st->env_names);
     free(st->program);
 }
 
@@ -267,7 +349,7 @@ int main(int argc, char **argv)
     int rc;
 
     memset(&st, 0, sizeof(st));
-    st.listen_fd = st.signal_fd = -1;
+    st.listen_fd = st.tcp_fd = st.signal_fd = -1;
     crmpi_log_set_who("mpirun");
     if (crmpi_catalog_register_all() != CRMPI_OK)
         return 1;

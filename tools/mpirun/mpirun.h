@@ -6,6 +6,7 @@
  *                     timeouts, teardown
  *   mpirun_io.c       the ranks' output, forwarded (and tagged with --tag-output)
  *   mpirun_session.c  the session directory, the control socket, leftovers of killed jobs
+ *   mpirun_net.c      the TCP listener for agents on other nodes, the job's key
  *   mpirun_cr.c       checkpoint/restart: the global coordinator (snapc_global.h) wired to
  *                     the agents, and --restore's check of the snapshot
  *
@@ -24,35 +25,59 @@
 #include "plm.h"
 #include "snapc_global.h"
 
-/* mpirun's side of one rank's agent (the launcher's side is crmpi_plm_agent_t). */
+/* mpirun's side of one rank's agent (the launcher's side, and the control connection, are
+ * in crmpi_plm_agent_t). */
 typedef struct mpirun_agent {
-    int ctl_fd;          /* control connection from the agent; -1 until it says hello */
     bool exited;         /* AGENT_EXIT received or the agent was reaped */
+    bool started;        /* its hello came, and (--restore) its rank finished its restart */
     char out_line[4096]; /* partial stdout line awaiting its newline (--tag-output) */
     size_t out_len;      /* bytes in out_line */
     char err_line[4096]; /* partial stderr line */
     size_t err_len;      /* bytes in err_line */
 } mpirun_agent_t;
 
+/* Connections accepted whose first message has not come yet, at most. */
+#define MPIRUN_PENDING_MAX 64
+
+/* A connection on the control socket or the TCP listener, before its first message (an
+ * agent's hello, or a tool's request): watched by the loop like every other descriptor, so
+ * that a peer slow to speak (an agent on a slow node, or a connection that never speaks)
+ * holds nothing else up. */
+typedef struct mpirun_pending {
+    int fd;                /* the accepted connection */
+    bool is_tcp;           /* on the TCP listener: only agents of other nodes may use it */
+    struct timespec until; /* closed unheard after this */
+} mpirun_pending_t;
+
+/* Hex digits of the job's key: 32 random bytes. */
+#define MPIRUN_KEY_HEX 64
+
 typedef struct mpirun_state {
-    const mpirun_options_t *opts; /* the command line */
-    mpirun_map_t map;             /* placement and binding of each rank */
-    crmpi_plm_job_t job;          /* the job as the launcher sees it */
-    const crmpi_plm_ops_t *plm;   /* the selected launch component; NULL until selected */
-    char session_dir[512];        /* private scratch directory, removed on every exit */
-    char hnp_uri[600];            /* "unix:<session_dir>/hnp.sock" */
-    char *program;                /* absolute path of the program, checked executable */
-    char **env;                   /* -x settings as "NAME=value", NULL-terminated */
-    mpirun_agent_t *agents;       /* map.np entries, indexed by rank */
-    int listen_fd;                /* control socket the agents connect to */
-    int signal_fd;                /* SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGCONT */
-    int exit_code;                /* what mpirun will return; set by the first failure */
-    int failed;                   /* a failure was recorded (exit_code is final) */
-    int tearing_down;             /* SIGTERM was sent to the agents */
-    struct timespec kill_at;      /* when teardown escalates to SIGKILL */
-    int killed;                   /* SIGKILL was sent */
-    struct timespec timeout_at;   /* --timeout deadline */
-    crmpi_snapc_global_t *snapc;  /* the global checkpoint coordinator */
+    const mpirun_options_t *opts;     /* the command line */
+    mpirun_map_t map;                 /* placement and binding of each rank */
+    crmpi_plm_job_t job;              /* the job as the launcher sees it */
+    const crmpi_plm_ops_t *plm;       /* the selected launch component; NULL until selected */
+    char session_dir[512];            /* private scratch directory, removed on every exit */
+    char hnp_uri[600];                /* the agents' way to mpirun: "unix:<session_dir>/hnp.sock",
+                                       * or "tcp:ADDRESS:PORT" (plm.h) */
+    char job_key[MPIRUN_KEY_HEX + 1]; /* the job's secret, in hex (mpirun_net.c) */
+    char hosts[4096];                 /* where the ranks run, "n1:2,n2:2" (node: ranks on it) */
+    char *program;                    /* absolute path of the program, checked executable */
+    char **env;                       /* -x settings as "NAME=value", NULL-terminated */
+    char **env_names;                 /* every -x name (borrowed from opts), NULL-terminated */
+    mpirun_agent_t *agents;           /* map.np entries, indexed by rank */
+    int listen_fd;                    /* control socket: tools, and the agents of this node */
+    int tcp_fd;                       /* TCP listener for the agents of other nodes, or -1 */
+    mpirun_pending_t pending[MPIRUN_PENDING_MAX]; /* accepted, not heard from yet */
+    int npending;                                 /* entries in pending */
+    int signal_fd;                                /* SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGCONT */
+    int exit_code;               /* what mpirun will return; set by the first failure */
+    int failed;                  /* a failure was recorded (exit_code is final) */
+    int tearing_down;            /* SIGTERM was sent to the agents */
+    struct timespec kill_at;     /* when teardown escalates to SIGKILL */
+    int killed;                  /* SIGKILL was sent */
+    struct timespec timeout_at;  /* --timeout deadline */
+    crmpi_snapc_global_t *snapc; /* the global checkpoint coordinator */
 } mpirun_state_t;
 
 /* ---- mpirun_loop.c ---------------------------------------------------------------------- */
@@ -70,8 +95,12 @@ void mpirun_event_loop(mpirun_state_t *st);
 
 /* ---- mpirun_io.c ------------------------------------------------------------------------ */
 
-/** Forward what rank `rank`'s agent wrote on stdout (or stderr when is_err). */
+/** Forward what rank `rank`'s agent wrote on stdout (or stderr when is_err): read its pipe. */
 void mpirun_forward(mpirun_state_t *st, int rank, int is_err);
+/** Forward what rank `rank` wrote, as it came (over the control connection). */
+void mpirun_output(mpirun_state_t *st, int rank, int is_err, const char *data, size_t len);
+/** The rank's output is over: a partial line (--tag-output) goes out with a newline. */
+void mpirun_output_end(mpirun_state_t *st, int rank);
 
 /* ---- mpirun_session.c ------------------------------------------------------------------- */
 
@@ -81,6 +110,15 @@ int mpirun_session_create(mpirun_state_t *st);
 int mpirun_listen(mpirun_state_t *st);
 /** Remove the session directory and the job's leftover shared-memory segments. */
 void mpirun_session_remove(mpirun_state_t *st);
+
+/* ---- mpirun_net.c ----------------------------------------------------------------------- */
+
+/** The job's key: MPIRUN_KEY_HEX hex digits of the kernel's randomness. */
+int mpirun_key_create(mpirun_state_t *st);
+/** `key` is the job's key, compared in constant time. */
+bool mpirun_key_matches(const mpirun_state_t *st, const char *key);
+/** Listen on TCP on the interface the job uses; sets tcp_fd and hnp_uri. */
+int mpirun_listen_tcp(mpirun_state_t *st);
 
 /* ---- mpirun_cr.c ------------------------------------------------------------------------ */
 

@@ -25,7 +25,7 @@ static int mpirun_snapc_send(void *arg, int rank, crmpi_ctl_type_t type, uint32_
                              const crmpi_buf_t *payload)
 {
     mpirun_state_t *st = arg;
-    int fd = st->agents[rank].ctl_fd;
+    int fd = st->job.agents[rank].ctl_fd;
 
     if (fd < 0)
         return CRMPI_ERR_PEER_GONE;
@@ -48,16 +48,34 @@ static void mpirun_snapc_manifest(void *arg, crmpi_filem_manifest_t *manifest)
 {
     mpirun_state_t *st = arg;
     const mpirun_options_t *opts = st->opts;
-    static const char *const map_by[] = {"slot", "core", "socket", "numa", "node"};
-    static const char *const bind_to[] = {"none", "core", "socket", "numa"};
-    char np[16];
+    char np[16], map_by[64];
 
     crmpi_filem_manifest_argv_set(manifest, opts->argc, opts->argv);
     crmpi_filem_kv_list_add(&manifest->launch, "program", st->program);
     snprintf(np, sizeof(np), "%d", st->map.np);
     crmpi_filem_kv_list_add(&manifest->launch, "np", np);
-    crmpi_filem_kv_list_add(&manifest->launch, "map-by", map_by[opts->map_by]);
-    crmpi_filem_kv_list_add(&manifest->launch, "bind-to", bind_to[opts->bind_to]);
+    crmpi_filem_kv_list_add(&manifest->launch, "map-by",
+                            mpirun_options_map_by_text(opts, map_by, sizeof(map_by)));
+    crmpi_filem_kv_list_add(&manifest->launch, "bind-to",
+                            mpirun_options_bind_to_text(opts->bind_to));
+    /* Where the ranks ran, for the record. */
+    crmpi_filem_kv_list_add(&manifest->launch, "hosts", st->hosts);
+    if (crmpi_plm_base_selected())
+        crmpi_filem_kv_list_add(&manifest->launch, "launcher", crmpi_plm_base_selected());
+    /* Periodic checkpoints go on after a restart, as the job was launched. */
+    if (opts->ckpt_interval_s > 0 || opts->ckpt_auto) {
+        char value[32];
+
+        if (opts->ckpt_auto)
+            snprintf(value, sizeof(value), "auto");
+        else
+            snprintf(value, sizeof(value), "%g", opts->ckpt_interval_s);
+        crmpi_filem_kv_list_add(&manifest->launch, "ckpt-interval", value);
+        if (opts->ckpt_auto) {
+            snprintf(value, sizeof(value), "%g", opts->mtbf_s);
+            crmpi_filem_kv_list_add(&manifest->launch, "mtbf", value);
+        }
+    }
     for (size_t m = 0; m < opts->num_mca; m++)
         crmpi_filem_kv_list_add(&manifest->mca, opts->mca_names[m], opts->mca_values[m]);
 }
@@ -76,7 +94,7 @@ int mpirun_snapc_create(mpirun_state_t *st)
         .arg = st,
     };
     char *global_dir = NULL, *jobdir = NULL;
-    int64_t timeout_s = 0;
+    int64_t timeout_s = 0, initial_cost_s = 1;
     int rc;
 
     if (opts->with_ft_cr) {
@@ -90,8 +108,12 @@ int mpirun_snapc_create(mpirun_state_t *st)
         }
     }
     crmpi_param_get_int("snapc_base_timeout", &timeout_s);
+    crmpi_param_get_int("snapc_base_periodic_initial_cost", &initial_cost_s);
     params.jobdir = jobdir;
     params.timeout_s = (int)timeout_s;
+    params.ckpt_interval_s = opts->ckpt_interval_s;
+    params.mtbf_s = opts->ckpt_auto ? opts->mtbf_s : 0.0;
+    params.initial_cost_s = initial_cost_s > 0 ? (double)initial_cost_s : 1.0;
     rc = crmpi_snapc_global_create(&params, &st->snapc);
     if (rc != CRMPI_OK)
         crmpi_log_error("out of memory for the checkpoint coordinator");

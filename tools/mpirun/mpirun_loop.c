@@ -1,7 +1,8 @@
 /*
  * mpirun_loop.c: mpirun's event loop (mpirun.h): the agents' connections and messages,
- * signals (through a signalfd), reaping, --timeout, and the teardown (SIGTERM through the
- * launcher, SIGKILL after its grace period).
+ * signals (through a signalfd), the launcher's descriptors and its reaping (plm.h),
+ * --timeout, and the teardown (SIGTERM through the launcher, SIGKILL after its grace
+ * period).
  */
 #include "config.h"
 
@@ -12,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -56,14 +59,23 @@ void mpirun_teardown(mpirun_state_t *st, int sig)
 
 void mpirun_kill_all(mpirun_state_t *st)
 {
-    st->killed = 1;
+    /* A launcher that does not end at once is asked again after another grace period. */
+    st->killed++;
+    mpirun_ts_after(&st->kill_at, (double)st->job.kill_grace_ms / 1000.0);
     for (int rank = 0; rank < st->map.np; rank++) {
-        if (st->job.agents[rank].pid > 0) {
-            crmpi_log_warn("rank %d (%s) did not end within plm_local_kill_grace; killing it", rank,
-                           st->agents[rank].exited ? "its agent" : "still running");
-            st->plm->signal(&st->job, rank, SIGKILL);
-        }
+        if (st->job.agents[rank].running && st->killed == 1)
+            crmpi_log_warn("rank %d (%s) did not end within %s; killing it", rank,
+                           st->agents[rank].exited ? "its agent" : "still running",
+                           st->job.kill_grace_param ? st->job.kill_grace_param
+                                                    : "the kill grace period");
+        st->plm->signal(&st->job, rank, SIGKILL);
     }
+}
+
+/* The node rank `rank` runs on, for messages. */
+static const char *mpirun_node_of(const mpirun_state_t *st, int rank)
+{
+    return st->map.nodes[st->map.placement[rank].node_id];
 }
 
 /* "exited with status 3" or "was killed by signal 11 (Segmentation fault)" */
@@ -102,28 +114,57 @@ static void mpirun_rank_ended(mpirun_state_t *st, int rank, int status)
     mpirun_teardown(st, SIGTERM);
 }
 
+/* Rank `rank`'s agent is gone (plm.h's gone_fn, and a remote agent's closed connection). */
+static void mpirun_agent_gone(void *arg, int rank, int status, bool explained);
+
+/* The control connection of rank `rank`'s agent closed: it is exiting. A local agent's end
+ * comes with SIGCHLD; a remote agent's end is this (plm.h). */
+static void mpirun_agent_closed(mpirun_state_t *st, int rank)
+{
+    crmpi_plm_agent_t *agent = &st->job.agents[rank];
+
+    close(agent->ctl_fd);
+    agent->ctl_fd = -1;
+    if (!(st->plm->flags & CRMPI_PLM_FLAG_REMOTE))
+        return;
+    mpirun_output_end(st, rank);
+    if (agent->running) {
+        agent->running = false;
+        mpirun_agent_gone(st, rank, -1, false);
+    }
+}
+
 static void mpirun_handle_agent_msg(mpirun_state_t *st, int rank)
 {
-    mpirun_agent_t *agent = &st->agents[rank];
+    crmpi_plm_agent_t *plm_agent = &st->job.agents[rank];
     crmpi_ctl_msg_t msg;
     crmpi_buf_t buf;
-    uint32_t msg_rank;
+    uint32_t msg_rank, stream;
     int32_t status, errcode;
     const char *text;
+    const void *data;
+    size_t len;
 
-    int rc = crmpi_ctl_recv(agent->ctl_fd, &msg);
+    int rc = crmpi_ctl_recv(plm_agent->ctl_fd, &msg);
     if (rc != CRMPI_OK) {
-        /* The agent closed its connection: it is exiting; SIGCHLD tells the rest. */
-        close(agent->ctl_fd);
-        agent->ctl_fd = -1;
+        mpirun_agent_closed(st, rank);
         return;
     }
     crmpi_buf_init_read(&buf, msg.payload, msg.hdr.len);
     switch (msg.hdr.type) {
+    case CRMPI_CTL_AGENT_OUTPUT:
+        crmpi_buf_get_u32(&buf, &stream);
+        crmpi_buf_get_bytes(&buf, &data, &len);
+        if (crmpi_buf_get_done(&buf) == CRMPI_OK)
+            mpirun_output(st, rank, stream == 2, data, len);
+        break;
     case CRMPI_CTL_AGENT_EXIT:
         crmpi_buf_get_u32(&buf, &msg_rank);
         crmpi_buf_get_i32(&buf, &status);
         if (crmpi_buf_get_done(&buf) == CRMPI_OK && msg_rank == (uint32_t)rank) {
+            /* A remote agent sent its rank's output before: a partial line goes out now. */
+            if (st->plm->flags & CRMPI_PLM_FLAG_REMOTE)
+                mpirun_output_end(st, rank);
             mpirun_rank_ended(st, rank, status);
         }
         break;
@@ -140,11 +181,18 @@ static void mpirun_handle_agent_msg(mpirun_state_t *st, int rank)
             mpirun_teardown(st, SIGTERM);
         }
         break;
+    case CRMPI_CTL_CKPT_CONTINUED:
+        /* A restored rank's first CONTINUED ends its restart (outside any checkpoint: the
+         * coordinator ignores it then). */
+        if (st->opts->restore && !st->agents[rank].started && msg.hdr.status == CRMPI_OK &&
+            crmpi_snapc_global_state(st->snapc) == CRMPI_SNAPC_IDLE)
+            st->agents[rank].started = true;
+        crmpi_snapc_global_agent_msg(st->snapc, rank, &msg);
+        break;
     case CRMPI_CTL_CKPT_BOOKMARKS:
     case CRMPI_CTL_CKPT_DRAINED:
     case CRMPI_CTL_CKPT_READY:
     case CRMPI_CTL_CKPT_DUMPED:
-    case CRMPI_CTL_CKPT_CONTINUED:
     case CRMPI_CTL_CKPT_STORED:
     case CRMPI_CTL_CKPT_ABORT: crmpi_snapc_global_agent_msg(st->snapc, rank, &msg); break;
     default:
@@ -155,29 +203,109 @@ static void mpirun_handle_agent_msg(mpirun_state_t *st, int rank)
     crmpi_ctl_msg_free(&msg);
 }
 
-static void mpirun_accept_agent(mpirun_state_t *st)
+/*
+ * An agent's hello: its rank, pids, node and the job's key. A connection that is not one of
+ * this job's agents (a wrong key, a rank already connected, a pid that is not the one the
+ * launcher started) is refused and closed.
+ */
+static void mpirun_agent_hello(mpirun_state_t *st, int fd, crmpi_ctl_msg_t *msg)
 {
-    int fd = accept4(st->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-    crmpi_ctl_msg_t msg;
     crmpi_buf_t buf;
     uint32_t rank, agent_pid, rank_pid;
+    const char *node = "", *key = "";
+    struct timeval none = {0};
 
-    if (fd < 0) {
+    crmpi_buf_init_read(&buf, msg->payload, msg->hdr.len);
+    crmpi_buf_get_u32(&buf, &rank);
+    crmpi_buf_get_u32(&buf, &agent_pid);
+    crmpi_buf_get_u32(&buf, &rank_pid);
+    crmpi_buf_get_str(&buf, &node);
+    crmpi_buf_get_str(&buf, &key);
+    if (msg->hdr.type != CRMPI_CTL_AGENT_HELLO || crmpi_buf_get_done(&buf) != CRMPI_OK ||
+        !mpirun_key_matches(st, key) || rank >= (uint32_t)st->map.np ||
+        st->job.agents[rank].ctl_fd >= 0 || st->agents[rank].exited ||
+        (st->job.agents[rank].pid > 0 && st->job.agents[rank].pid != (pid_t)agent_pid)) {
+        crmpi_log_warn("refused a control connection that is not one of this job's agents");
+        close(fd);
         return;
     }
-    /* The hello follows the connect at once; do not let a stuck peer stall mpirun. */
-    struct timeval tv = {.tv_sec = 5};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &none, sizeof(none));
+    st->job.agents[rank].ctl_fd = fd;
+    st->agents[rank].started = !st->opts->restore; /* a restored rank: once restarted */
+    if (st->opts->verbose > 1) {
+        crmpi_log_info("rank %u started on %s (agent pid %u, rank pid %u in its namespace)", rank,
+                       node, agent_pid, rank_pid);
+    }
+    /* It connected after the teardown began: it has its signal now. */
+    if (st->tearing_down)
+        st->plm->signal(&st->job, (int)rank, SIGTERM);
+}
+
+/* How long an accepted connection may stay silent before its first message. */
+#define MPIRUN_PENDING_S 60.0
+/* How long the rest of a first message may take once its first bytes are there. */
+#define MPIRUN_FIRST_MSG_S 2
+
+static void mpirun_pending_drop(mpirun_state_t *st, int index)
+{
+    st->pending[index] = st->pending[--st->npending];
+}
+
+/* A connection on the control socket (`is_tcp`: on the TCP listener, where only agents of
+ * other nodes may connect; tools come through the unix socket of the session directory):
+ * kept until its first message, which the loop waits for with everything else. */
+static void mpirun_accept(mpirun_state_t *st, int listen_fd, bool is_tcp)
+{
+    int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+    struct timeval tv = {.tv_sec = MPIRUN_FIRST_MSG_S};
+    mpirun_pending_t *pending;
+
+    if (fd < 0)
+        return;
+    if (is_tcp) {
+        int one = 1;
+
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        /* An agent whose node vanished sends no end of file: keepalive finds it out. */
+        crmpi_ctl_tcp_keepalive(fd);
+    }
+    /* A message whose first bytes came and whose rest does not cannot stall mpirun long. */
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    if (st->npending == MPIRUN_PENDING_MAX) {
+        /* Full of connections that do not speak: the oldest makes room. */
+        crmpi_log_warn("too many control connections waiting for their first message; "
+                       "closing the oldest");
+        close(st->pending[0].fd);
+        mpirun_pending_drop(st, 0);
+    }
+    pending = &st->pending[st->npending++];
+    pending->fd = fd;
+    pending->is_tcp = is_tcp;
+    mpirun_ts_after(&pending->until, MPIRUN_PENDING_S);
+}
+
+/* The first message of pending connection `index` is there (or its end): serve it. */
+static void mpirun_pending_ready(mpirun_state_t *st, int index)
+{
+    int fd = st->pending[index].fd;
+    bool is_tcp = st->pending[index].is_tcp;
+    crmpi_ctl_msg_t msg;
+
+    mpirun_pending_drop(st, index);
     if (crmpi_ctl_recv(fd, &msg) != CRMPI_OK) {
         close(fd);
         return;
     }
-    if (msg.hdr.type == CRMPI_CTL_TOOL_STATUS) {
-        crmpi_snapc_global_status(st->snapc, fd);
+    if (!is_tcp && msg.hdr.type == CRMPI_CTL_TOOL_STATUS) {
+        uint32_t running = 0;
+
+        for (int rank = 0; rank < st->map.np; rank++)
+            running += st->agents[rank].started && !st->agents[rank].exited;
+        crmpi_snapc_global_status(st->snapc, fd, running, st->hosts);
         crmpi_ctl_msg_free(&msg);
         return;
     }
-    if (msg.hdr.type == CRMPI_CTL_TOOL_CKPT) {
+    if (!is_tcp && msg.hdr.type == CRMPI_CTL_TOOL_CKPT) {
         /* ompi-checkpoint: the coordinator keeps the connection until it answers. */
         struct timeval none = {0};
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &none, sizeof(none));
@@ -185,58 +313,62 @@ static void mpirun_accept_agent(mpirun_state_t *st)
         crmpi_ctl_msg_free(&msg);
         return;
     }
-    crmpi_buf_init_read(&buf, msg.payload, msg.hdr.len);
-    crmpi_buf_get_u32(&buf, &rank);
-    crmpi_buf_get_u32(&buf, &agent_pid);
-    crmpi_buf_get_u32(&buf, &rank_pid);
-    if (msg.hdr.type != CRMPI_CTL_AGENT_HELLO || crmpi_buf_get_done(&buf) != CRMPI_OK ||
-        rank >= (uint32_t)st->map.np || st->agents[rank].ctl_fd >= 0 ||
-        st->job.agents[rank].pid != (pid_t)agent_pid) {
-        crmpi_log_warn("refused a control connection that is not one of this job's agents");
-        crmpi_ctl_msg_free(&msg);
-        close(fd);
-        return;
-    }
+    mpirun_agent_hello(st, fd, &msg);
     crmpi_ctl_msg_free(&msg);
-    struct timeval none = {0};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &none, sizeof(none));
-    st->agents[rank].ctl_fd = fd;
-    if (st->opts->verbose > 1) {
-        crmpi_log_info("rank %u started (agent pid %u, rank pid %u in its namespace)", rank,
-                       agent_pid, rank_pid);
+}
+
+/* Close the pending connections that stayed silent too long (all of them when `all`). */
+static void mpirun_pending_expire(mpirun_state_t *st, bool all)
+{
+    double now = crmpi_clock_s();
+
+    for (int i = st->npending - 1; i >= 0; i--) {
+        if (all || now >= mpirun_ts_seconds(&st->pending[i].until)) {
+            close(st->pending[i].fd);
+            mpirun_pending_drop(st, i);
+        }
     }
 }
 
-static void mpirun_reap(mpirun_state_t *st)
+static void mpirun_agent_gone(void *arg, int rank, int status, bool explained)
 {
-    int status;
-    pid_t pid;
-    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-        for (int rank = 0; rank < st->map.np; rank++) {
-            mpirun_agent_t *agent = &st->agents[rank];
-            if (st->job.agents[rank].pid != pid) {
-                continue;
-            }
-            st->job.agents[rank].pid = 0;
-            /* Its last messages (AGENT_EXIT) may still be unread: the signalfd can be served
-             * before the agent's socket. A dead peer's socket holds data or end-of-file, so
-             * this cannot block. */
-            while (agent->ctl_fd >= 0) {
-                mpirun_handle_agent_msg(st, rank);
-            }
-            /* Not exited yet: the agent died without reporting its rank's end. */
-            if (!agent->exited && !st->tearing_down) {
-                char what[256];
-                mpirun_describe_status(status, what, sizeof(what));
-                crmpi_log_error("the agent of rank %d %s before reporting its rank's exit; "
-                                "terminating the job",
-                                rank, what);
-                mpirun_fail(st, 1);
-                mpirun_teardown(st, SIGTERM);
-            }
-            agent->exited = true;
-        }
+    mpirun_state_t *st = arg;
+    mpirun_agent_t *agent = &st->agents[rank];
+    crmpi_plm_agent_t *plm_agent = &st->job.agents[rank];
+
+    /* Its last messages (AGENT_EXIT) may still be unread: the signalfd can be served before
+     * the agent's socket. A dead peer's socket holds data or end-of-file; a remote agent's
+     * (whose launcher ended) may not have closed yet, so only what is there is read. */
+    while (plm_agent->ctl_fd >= 0) {
+        struct pollfd pfd = {.fd = plm_agent->ctl_fd, .events = POLLIN};
+
+        if (poll(&pfd, 1, 0) <= 0)
+            break;
+        mpirun_handle_agent_msg(st, rank);
     }
+    /* Not exited yet: the agent died without reporting its rank's end. */
+    if (!agent->exited && !st->tearing_down) {
+        if (explained) {
+            mpirun_fail(st, 1);
+        } else if (status < 0) {
+            crmpi_log_error("the connection to the agent of rank %d on %s ended before the "
+                            "agent reported its rank's exit (the agent died, or its node is "
+                            "unreachable); terminating the job",
+                            rank, mpirun_node_of(st, rank));
+            mpirun_fail(st, 1);
+        } else {
+            char what[256];
+            mpirun_describe_status(status, what, sizeof(what));
+            crmpi_log_error("the agent of rank %d %s before reporting its rank's exit; "
+                            "terminating the job",
+                            rank, what);
+            mpirun_fail(st, 1);
+        }
+        mpirun_teardown(st, SIGTERM);
+    }
+    if (!agent->exited)
+        crmpi_snapc_global_rank_gone(st->snapc, rank);
+    agent->exited = true;
 }
 
 static void mpirun_handle_signal(mpirun_state_t *st)
@@ -245,7 +377,7 @@ static void mpirun_handle_signal(mpirun_state_t *st)
     while (read(st->signal_fd, &si, sizeof(si)) == sizeof(si)) {
         int sig = (int)si.ssi_signo;
         if (sig == SIGCHLD) {
-            mpirun_reap(st);
+            st->plm->reap(&st->job, mpirun_agent_gone, st);
             continue;
         }
         if (sig == SIGCONT) {
@@ -265,22 +397,46 @@ static void mpirun_handle_signal(mpirun_state_t *st)
     }
 }
 
-static int mpirun_all_done(const mpirun_state_t *st)
+/* The launcher's descriptors at most (plm.h's poll_fds). */
+#define MPIRUN_PLM_FDS_MAX 8
+
+static int mpirun_all_done(mpirun_state_t *st)
 {
+    struct pollfd ignored[MPIRUN_PLM_FDS_MAX];
+
     for (int rank = 0; rank < st->map.np; rank++) {
         const crmpi_plm_agent_t *agent = &st->job.agents[rank];
-        if (agent->pid > 0 || agent->out_fd >= 0 || agent->err_fd >= 0) {
+        if (agent->running || agent->out_fd >= 0 || agent->err_fd >= 0) {
             return 0;
         }
     }
-    return 1;
+    return st->plm->poll_fds(&st->job, ignored, MPIRUN_PLM_FDS_MAX) == 0;
 }
+
+/* What fds[i] of the loop belongs to. */
+typedef enum {
+    MPIRUN_FD_SIGNAL,
+    MPIRUN_FD_LISTEN,
+    MPIRUN_FD_LISTEN_TCP,
+    MPIRUN_FD_PENDING,
+    MPIRUN_FD_TOOL,
+    MPIRUN_FD_PLM,
+    MPIRUN_FD_CTL,
+    MPIRUN_FD_OUT,
+    MPIRUN_FD_ERR,
+} mpirun_fd_kind_t;
+
+typedef struct mpirun_fd_owner {
+    mpirun_fd_kind_t kind; /* what the descriptor is */
+    int rank;              /* whose, for CTL, OUT and ERR; the fd for PENDING */
+} mpirun_fd_owner_t;
 
 void mpirun_event_loop(mpirun_state_t *st)
 {
     const int np = st->map.np;
-    struct pollfd *fds = calloc((size_t)(3 + 3 * np), sizeof(*fds));
-    int *owner = calloc((size_t)(3 + 3 * np), sizeof(int));
+    const int max_fds = 4 + MPIRUN_PENDING_MAX + MPIRUN_PLM_FDS_MAX + 3 * np;
+    struct pollfd *fds = calloc((size_t)max_fds, sizeof(*fds));
+    mpirun_fd_owner_t *owner = calloc((size_t)max_fds, sizeof(*owner));
 
     if (!fds || !owner) {
         crmpi_log_error("out of memory in the event loop; terminating the job");
@@ -292,32 +448,41 @@ void mpirun_event_loop(mpirun_state_t *st)
     }
     while (!mpirun_all_done(st)) {
         int nfds = 0;
-        fds[nfds++] = (struct pollfd){.fd = st->signal_fd, .events = POLLIN};
-        fds[nfds++] = (struct pollfd){.fd = st->listen_fd, .events = POLLIN};
-        fds[nfds++] =
-            (struct pollfd){.fd = crmpi_snapc_global_tool_fd(st->snapc), .events = POLLIN};
+#define MPIRUN_WATCH(fd_, kind_, rank_)                                                            \
+    do {                                                                                           \
+        owner[nfds] = (mpirun_fd_owner_t){.kind = (kind_), .rank = (rank_)};                       \
+        fds[nfds++] = (struct pollfd){.fd = (fd_), .events = POLLIN};                              \
+    } while (0)
+        MPIRUN_WATCH(st->signal_fd, MPIRUN_FD_SIGNAL, -1);
+        MPIRUN_WATCH(st->listen_fd, MPIRUN_FD_LISTEN, -1);
+        MPIRUN_WATCH(st->tcp_fd, MPIRUN_FD_LISTEN_TCP, -1);
+        for (int i = 0; i < st->npending; i++)
+            MPIRUN_WATCH(st->pending[i].fd, MPIRUN_FD_PENDING, st->pending[i].fd);
+        MPIRUN_WATCH(crmpi_snapc_global_tool_fd(st->snapc), MPIRUN_FD_TOOL, -1);
+        int plm_fds = st->plm->poll_fds(&st->job, fds + nfds, MPIRUN_PLM_FDS_MAX);
+        for (int i = 0; i < plm_fds; i++)
+            owner[nfds + i] = (mpirun_fd_owner_t){.kind = MPIRUN_FD_PLM, .rank = -1};
+        nfds += plm_fds;
         for (int rank = 0; rank < np; rank++) {
             const crmpi_plm_agent_t *agent = &st->job.agents[rank];
-            /* owner: rank * 3 + (0 ctl, 1 out, 2 err) */
-            if (st->agents[rank].ctl_fd >= 0) {
-                owner[nfds] = rank * 3;
-                fds[nfds++] = (struct pollfd){.fd = st->agents[rank].ctl_fd, .events = POLLIN};
-            }
-            if (agent->out_fd >= 0) {
-                owner[nfds] = rank * 3 + 1;
-                fds[nfds++] = (struct pollfd){.fd = agent->out_fd, .events = POLLIN};
-            }
-            if (agent->err_fd >= 0) {
-                owner[nfds] = rank * 3 + 2;
-                fds[nfds++] = (struct pollfd){.fd = agent->err_fd, .events = POLLIN};
-            }
+            if (agent->ctl_fd >= 0)
+                MPIRUN_WATCH(agent->ctl_fd, MPIRUN_FD_CTL, rank);
+            if (agent->out_fd >= 0)
+                MPIRUN_WATCH(agent->out_fd, MPIRUN_FD_OUT, rank);
+            if (agent->err_fd >= 0)
+                MPIRUN_WATCH(agent->err_fd, MPIRUN_FD_ERR, rank);
         }
+#undef MPIRUN_WATCH
         double now = crmpi_clock_s(), wait_s = 1.0;
-        if (st->tearing_down && !st->killed) {
+        if (st->tearing_down) {
             wait_s = mpirun_ts_seconds(&st->kill_at) - now;
-        } else if (st->opts->timeout_s && !st->tearing_down) {
+        } else if (st->opts->timeout_s) {
             wait_s = mpirun_ts_seconds(&st->timeout_at) - now;
         }
+        /* A periodic checkpoint due sooner than that wakes the loop for it. */
+        double ckpt_s = crmpi_snapc_global_next_tick_s(st->snapc);
+        if (ckpt_s >= 0 && ckpt_s < wait_s)
+            wait_s = ckpt_s;
         int timeout_ms = wait_s <= 0 ? 0 : (wait_s > 1.0 ? 1000 : (int)(wait_s * 1000) + 1);
         int ready = poll(fds, (nfds_t)nfds, timeout_ms);
         if (ready < 0 && errno != EINTR) {
@@ -330,19 +495,32 @@ void mpirun_event_loop(mpirun_state_t *st)
             if (!fds[i].revents) {
                 continue;
             }
-            if (i == 0) {
-                mpirun_handle_signal(st);
-            } else if (i == 1) {
-                mpirun_accept_agent(st);
-            } else if (i == 2) {
-                crmpi_snapc_global_tool_event(st->snapc);
-            } else if (owner[i] % 3 == 0) {
-                mpirun_handle_agent_msg(st, owner[i] / 3);
-            } else {
-                mpirun_forward(st, owner[i] / 3, owner[i] % 3 == 2);
+            switch (owner[i].kind) {
+            case MPIRUN_FD_SIGNAL: mpirun_handle_signal(st); break;
+            case MPIRUN_FD_LISTEN: mpirun_accept(st, st->listen_fd, false); break;
+            case MPIRUN_FD_LISTEN_TCP: mpirun_accept(st, st->tcp_fd, true); break;
+            case MPIRUN_FD_PENDING:
+                /* Looked up by descriptor: an accept this round may have moved the entries. */
+                for (int p = 0; p < st->npending; p++) {
+                    if (st->pending[p].fd == owner[i].rank) {
+                        mpirun_pending_ready(st, p);
+                        break;
+                    }
+                }
+                break;
+            case MPIRUN_FD_TOOL: crmpi_snapc_global_tool_event(st->snapc); break;
+            case MPIRUN_FD_PLM: st->plm->poll_event(&st->job, &fds[i]); break;
+            case MPIRUN_FD_CTL:
+                /* Handled already when the agent was found gone in this same round. */
+                if (st->job.agents[owner[i].rank].ctl_fd == fds[i].fd)
+                    mpirun_handle_agent_msg(st, owner[i].rank);
+                break;
+            case MPIRUN_FD_OUT: mpirun_forward(st, owner[i].rank, 0); break;
+            case MPIRUN_FD_ERR: mpirun_forward(st, owner[i].rank, 1); break;
             }
         }
         crmpi_snapc_global_tick(st->snapc);
+        mpirun_pending_expire(st, false);
         now = crmpi_clock_s();
         if (st->opts->timeout_s && !st->tearing_down && now >= mpirun_ts_seconds(&st->timeout_at)) {
             crmpi_log_error("the job did not finish within --timeout %d s; terminating it",
@@ -350,10 +528,11 @@ void mpirun_event_loop(mpirun_state_t *st)
             mpirun_fail(st, 1);
             mpirun_teardown(st, SIGTERM);
         }
-        if (st->tearing_down && !st->killed && now >= mpirun_ts_seconds(&st->kill_at)) {
+        if (st->tearing_down && now >= mpirun_ts_seconds(&st->kill_at)) {
             mpirun_kill_all(st);
         }
     }
+    mpirun_pending_expire(st, true);
     free(fds);
     free(owner);
 }

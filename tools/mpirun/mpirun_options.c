@@ -16,20 +16,33 @@
 
 const char mpirun_options_usage[] =
     "Usage: mpirun [OPTION]... PROGRAM [ARG]...\n"
-    "Start an MPI job of PROGRAM on this node (crmpi's local launcher).\n"
+    "Start an MPI job of PROGRAM on this node, or on the hosts given (through Open MPI's\n"
+    "mpirun and its daemons).\n"
     "\n"
     "  -np, -n N                 number of ranks (default: one per slot)\n"
     "  -H, --host LIST           hosts, comma-separated, each NAME or NAME:SLOTS\n"
     "      --hostfile FILE       hosts, one per line: NAME [slots=N]\n"
-    "      --map-by WHAT         slot (default), core, socket, numa or node\n"
-    "      --bind-to WHAT        none (default), core, socket or numa\n"
+    "  -N, --npernode N          N ranks on each host (--map-by ppr:N:node)\n"
+    "      --map-by WHAT         slot (default), core, socket, numa, node, or\n"
+    "                            ppr:N:node|socket|numa (N ranks per object of each host)\n"
+    "      --bind-to WHAT        none (default), hwthread, core, socket or numa\n"
+    "      --report-bindings     say each rank's binding on stderr\n"
+    "      --display-map         print the job's map (hosts and ranks) before it starts\n"
     "      --oversubscribe       allow more ranks than slots or cores\n"
+    "      --launcher WHAT       local (this node only) or ompi (Open MPI's mpirun and\n"
+    "                            daemons); default: ompi when a host is another node\n"
+    "      --allow-run-as-root   accepted (crmpi runs as root, or with its capabilities)\n"
     "  -x VAR[=VALUE]            set VAR (or pass mpirun's own VAR) in every rank\n"
     "      --mca NAME VALUE      set an MCA parameter (crmpi_info --param all all lists them)\n"
     "      --tag-output          prefix each output line with [jobid,rank]<stdout|stderr>:\n"
     "      --with-ft cr          enable checkpoint/restart for this job (ompi-checkpoint)\n"
     "      --restore SEQDIR      restore the job from a snapshot's sequence directory\n"
     "                            instead of starting it (ompi-restart uses it)\n"
+    "      --ckpt-interval DURATION  with --with-ft cr: a checkpoint every DURATION (90,\n"
+    "                            90s, 15m, 2h, 1d), counted from the end of the last one\n"
+    "      --ckpt-interval auto --mtbf DURATION  the interval that minimises the run time\n"
+    "                            for that mean time between failures (Daly's formula,\n"
+    "                            re-estimated from each checkpoint's measured cost)\n"
     "      --timeout SECONDS     end the job, with an error, after SECONDS\n"
     "      --report-pid WHERE    print the jobid (mpirun's pid) to - (stdout), + (stderr)\n"
     "                            or a file\n"
@@ -46,6 +59,33 @@ int mpirun_options_fail(char *err_out, size_t err_len, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err_out, err_len, fmt, ap);
     va_end(ap);
+    return CRMPI_ERR_BAD_PARAM;
+}
+
+/* A duration: a positive number with an optional unit s, m, h or d ("90", "1.5h"). */
+static int mpirun_options_parse_duration(const char *text, double *seconds_out)
+{
+    static const struct {
+        char unit;
+        double seconds;
+    } units[] = {{'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}};
+    char *end;
+    double value;
+
+    errno = 0;
+    value = strtod(text, &end);
+    if (errno || end == text || !(value > 0) || value > 1e9)
+        return CRMPI_ERR_BAD_PARAM;
+    if (*end == '\0') {
+        *seconds_out = value;
+        return CRMPI_OK;
+    }
+    for (size_t u = 0; u < sizeof(units) / sizeof(units[0]); u++) {
+        if (end[0] == units[u].unit && end[1] == '\0') {
+            *seconds_out = value * units[u].seconds;
+            return CRMPI_OK;
+        }
+    }
     return CRMPI_ERR_BAD_PARAM;
 }
 
@@ -181,10 +221,69 @@ static const mpirun_keyword_t mpirun_map_by_words[] = {
 };
 
 static const mpirun_keyword_t mpirun_bind_to_words[] = {
-    {"none", MPIRUN_BIND_TO_NONE},     {"core", MPIRUN_BIND_TO_CORE},
-    {"socket", MPIRUN_BIND_TO_SOCKET}, {"package", MPIRUN_BIND_TO_SOCKET},
-    {"numa", MPIRUN_BIND_TO_NUMA},     {NULL, 0},
+    {"none", MPIRUN_BIND_TO_NONE},
+    {"core", MPIRUN_BIND_TO_CORE},
+    {"socket", MPIRUN_BIND_TO_SOCKET},
+    {"package", MPIRUN_BIND_TO_SOCKET},
+    {"numa", MPIRUN_BIND_TO_NUMA},
+    {"hwthread", MPIRUN_BIND_TO_HWTHREAD},
+    {NULL, 0},
 };
+
+static int mpirun_options_keyword(const mpirun_keyword_t *words, const char *text, int *value_out);
+
+static const mpirun_keyword_t mpirun_ppr_words[] = {
+    {"node", MPIRUN_PPR_NODE},
+    {"socket", MPIRUN_PPR_SOCKET},
+    {"package", MPIRUN_PPR_SOCKET},
+    {"numa", MPIRUN_PPR_NUMA},
+    {NULL, 0},
+};
+
+const char *mpirun_options_map_by_text(const mpirun_options_t *opts, char *buf, size_t len)
+{
+    static const char *const names[] = {"slot", "core", "socket", "numa", "node"};
+    static const char *const objects[] = {"node", "socket", "numa"};
+
+    if (opts->map_by != MPIRUN_MAP_BY_PPR)
+        return names[opts->map_by];
+    snprintf(buf, len, "ppr:%d:%s", opts->ppr_count, objects[opts->ppr_object]);
+    return buf;
+}
+
+const char *mpirun_options_bind_to_text(mpirun_bind_to_t bind_to)
+{
+    static const char *const names[] = {"none", "core", "socket", "numa", "hwthread"};
+
+    return names[bind_to];
+}
+
+/* "ppr:N:OBJECT" */
+static int mpirun_options_parse_ppr(mpirun_options_t *opts, const char *value, char *err_out,
+                                    size_t err_len)
+{
+    char count[16];
+    const char *object = strchr(value + 4, ':');
+    size_t count_len = object ? (size_t)(object - value - 4) : 0;
+    int word = 0;
+
+    if (!object || count_len == 0 || count_len >= sizeof(count))
+        return mpirun_options_fail(err_out, err_len,
+                                   "--map-by %s: expected ppr:N:node, ppr:N:socket or ppr:N:numa",
+                                   value);
+    memcpy(count, value + 4, count_len);
+    count[count_len] = '\0';
+    if (mpirun_options_parse_int(count, 1, 1 << 20, &opts->ppr_count) != CRMPI_OK)
+        return mpirun_options_fail(
+            err_out, err_len, "--map-by %s: '%s' is not a positive number of ranks", value, count);
+    if (mpirun_options_keyword(mpirun_ppr_words, object + 1, &word) != CRMPI_OK)
+        return mpirun_options_fail(err_out, err_len,
+                                   "--map-by %s: unknown object '%s' (node, socket, numa)", value,
+                                   object + 1);
+    opts->map_by = MPIRUN_MAP_BY_PPR;
+    opts->ppr_object = (mpirun_ppr_object_t)word;
+    return CRMPI_OK;
+}
 
 static int mpirun_options_keyword(const mpirun_keyword_t *words, const char *text, int *value_out)
 {
@@ -282,19 +381,41 @@ int mpirun_options_parse(int argc, char **argv, mpirun_options_t *opts_out, char
             opts.hostfile = strdup(value);
         } else if (TAKE("map-by")) {
             int word = 0;
-            if (mpirun_options_keyword(mpirun_map_by_words, value, &word) != CRMPI_OK) {
+            if (strncmp(value, "ppr:", 4) == 0) {
+                rc = mpirun_options_parse_ppr(&opts, value, err_out, err_len);
+            } else if (mpirun_options_keyword(mpirun_map_by_words, value, &word) != CRMPI_OK) {
                 rc = mpirun_options_fail(err_out, err_len,
-                                         "--map-by: unknown '%s' (slot, core, socket, numa, node)",
+                                         "--map-by: unknown '%s' (slot, core, socket, numa, node, "
+                                         "ppr:N:node|socket|numa)",
                                          value);
+            } else {
+                opts.map_by = (mpirun_map_by_t)word;
+                opts.ppr_count = 0;
             }
-            opts.map_by = (mpirun_map_by_t)word;
+        } else if (TAKE("N") || TAKE("npernode")) {
+            if (mpirun_options_parse_int(value, 1, 1 << 20, &opts.ppr_count) != CRMPI_OK) {
+                rc = mpirun_options_fail(
+                    err_out, err_len, "-N: '%s' is not a positive number of ranks per host", value);
+            }
+            opts.map_by = MPIRUN_MAP_BY_PPR;
+            opts.ppr_object = MPIRUN_PPR_NODE;
         } else if (TAKE("bind-to")) {
             int word = 0;
             if (mpirun_options_keyword(mpirun_bind_to_words, value, &word) != CRMPI_OK) {
                 rc = mpirun_options_fail(
-                    err_out, err_len, "--bind-to: unknown '%s' (none, core, socket, numa)", value);
+                    err_out, err_len,
+                    "--bind-to: unknown '%s' (none, hwthread, core, socket, numa)", value);
             }
             opts.bind_to = (mpirun_bind_to_t)word;
+        } else if (TAKE("launcher")) {
+            if (strcmp(value, "local") == 0) {
+                opts.launcher = MPIRUN_LAUNCHER_LOCAL;
+            } else if (strcmp(value, "ompi") == 0) {
+                opts.launcher = MPIRUN_LAUNCHER_OMPI;
+            } else {
+                rc = mpirun_options_fail(err_out, err_len,
+                                         "--launcher: unknown '%s' (local or ompi)", value);
+            }
         } else if (TAKE("x")) {
             rc = mpirun_options_parse_env(&opts, value, err_out, err_len);
         } else if (mpirun_options_flag(arg, "mca") || mpirun_options_flag(arg, "gmca")) {
@@ -316,6 +437,21 @@ int mpirun_options_parse(int argc, char **argv, mpirun_options_t *opts_out, char
                 rc = mpirun_options_fail(
                     err_out, err_len, "--timeout: '%s' is not a positive number of seconds", value);
             }
+        } else if (TAKE("ckpt-interval")) {
+            opts.ckpt_auto = strcmp(value, "auto") == 0;
+            if (!opts.ckpt_auto &&
+                mpirun_options_parse_duration(value, &opts.ckpt_interval_s) != CRMPI_OK) {
+                rc = mpirun_options_fail(err_out, err_len,
+                                         "--ckpt-interval: '%s' is neither 'auto' nor a duration "
+                                         "(90, 90s, 15m, 2h, 1d)",
+                                         value);
+            }
+        } else if (TAKE("mtbf")) {
+            if (mpirun_options_parse_duration(value, &opts.mtbf_s) != CRMPI_OK) {
+                rc = mpirun_options_fail(err_out, err_len,
+                                         "--mtbf: '%s' is not a duration (90, 90s, 15m, 2h, 1d)",
+                                         value);
+            }
         } else if (TAKE("report-pid")) {
             free(opts.report_pid);
             opts.report_pid = strdup(value);
@@ -327,6 +463,12 @@ int mpirun_options_parse(int argc, char **argv, mpirun_options_t *opts_out, char
             opts.tag_output = true;
         } else if (mpirun_options_flag(arg, "oversubscribe")) {
             opts.oversubscribe = true;
+        } else if (mpirun_options_flag(arg, "report-bindings")) {
+            opts.report_bindings = true;
+        } else if (mpirun_options_flag(arg, "display-map")) {
+            opts.display_map = true;
+        } else if (mpirun_options_flag(arg, "allow-run-as-root")) {
+            /* Open MPI's guard; crmpi runs as root or with its capabilities anyway. */
         } else if (mpirun_options_flag(arg, "v") || mpirun_options_flag(arg, "verbose")) {
             opts.verbose++;
         } else if (mpirun_options_flag(arg, "h") || mpirun_options_flag(arg, "help")) {
@@ -341,6 +483,19 @@ int mpirun_options_parse(int argc, char **argv, mpirun_options_t *opts_out, char
     }
     if (rc == CRMPI_OK && !opts.help && !opts.version && i >= argc) {
         rc = mpirun_options_fail(err_out, err_len, "no program to run (mpirun --help)");
+    }
+    if (rc == CRMPI_OK && (opts.ckpt_interval_s > 0 || opts.ckpt_auto) && !opts.with_ft_cr) {
+        rc = mpirun_options_fail(err_out, err_len,
+                                 "--ckpt-interval needs --with-ft cr (periodic checkpoints are "
+                                 "checkpoints)");
+    } else if (rc == CRMPI_OK && opts.ckpt_auto && opts.mtbf_s <= 0) {
+        rc = mpirun_options_fail(err_out, err_len,
+                                 "--ckpt-interval auto needs --mtbf DURATION, the mean time "
+                                 "between failures it optimises for");
+    } else if (rc == CRMPI_OK && opts.mtbf_s > 0 && !opts.ckpt_auto) {
+        rc = mpirun_options_fail(err_out, err_len,
+                                 "--mtbf is for --ckpt-interval auto (a fixed interval needs "
+                                 "no MTBF)");
     }
     if (rc != CRMPI_OK) {
         mpirun_options_free(&opts);

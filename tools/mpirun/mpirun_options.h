@@ -16,6 +16,7 @@ typedef enum {
     MPIRUN_MAP_BY_SOCKET,
     MPIRUN_MAP_BY_NUMA,
     MPIRUN_MAP_BY_NODE, /* round-robin over hosts */
+    MPIRUN_MAP_BY_PPR,  /* ppr:N:node|socket|numa (and -N N): N ranks per object of each host */
 } mpirun_map_by_t;
 
 typedef enum {
@@ -23,7 +24,22 @@ typedef enum {
     MPIRUN_BIND_TO_CORE,
     MPIRUN_BIND_TO_SOCKET,
     MPIRUN_BIND_TO_NUMA,
+    MPIRUN_BIND_TO_HWTHREAD,
 } mpirun_bind_to_t;
+
+/* The object of --map-by ppr:N:OBJECT. */
+typedef enum {
+    MPIRUN_PPR_NODE,
+    MPIRUN_PPR_SOCKET,
+    MPIRUN_PPR_NUMA,
+} mpirun_ppr_object_t;
+
+/* --launcher: which plm component starts the agents. */
+typedef enum {
+    MPIRUN_LAUNCHER_DEFAULT, /* the plm parameter, else ompi when a host is another node */
+    MPIRUN_LAUNCHER_LOCAL,
+    MPIRUN_LAUNCHER_OMPI,
+} mpirun_launcher_t;
 
 typedef struct mpirun_host {
     char *name; /* as given by the user */
@@ -39,24 +55,32 @@ typedef struct mpirun_options {
     int np;               /* -np/-n; 0 when not given (then one rank per slot) */
     mpirun_host_t *hosts; /* --host entries, then --hostfile entries */
     size_t num_hosts;
-    char *hostfile;           /* --hostfile path (entries are read by mpirun_hostfile_read) */
-    mpirun_map_by_t map_by;   /* --map-by */
-    mpirun_bind_to_t bind_to; /* --bind-to */
-    bool oversubscribe;       /* --oversubscribe: more ranks than slots/cores is allowed */
-    mpirun_env_var_t *env;    /* -x entries, in order */
+    char *hostfile;                 /* --hostfile path (entries are read by mpirun_hostfile_read) */
+    mpirun_map_by_t map_by;         /* --map-by */
+    int ppr_count;                  /* --map-by ppr:N:OBJECT, -N N: N (0 unless MAP_BY_PPR) */
+    mpirun_ppr_object_t ppr_object; /* its OBJECT */
+    mpirun_bind_to_t bind_to;       /* --bind-to */
+    bool report_bindings;           /* --report-bindings: each rank's binding on stderr */
+    bool display_map;               /* --display-map: the job's map on stdout before it starts */
+    mpirun_launcher_t launcher;     /* --launcher */
+    bool oversubscribe;             /* --oversubscribe: more ranks than slots/cores is allowed */
+    mpirun_env_var_t *env;          /* -x entries, in order */
     size_t num_env;
     char **mca_names; /* --mca NAME VALUE pairs, in order */
     char **mca_values;
     size_t num_mca;
-    bool tag_output;  /* --tag-output: prefix each line with [jobid,rank]<stream>: */
-    bool with_ft_cr;  /* --with-ft cr */
-    int timeout_s;    /* --timeout N; 0 means none */
-    char *report_pid; /* --report-pid -|+|FILE; NULL when not asked */
-    char *restore;    /* --restore SEQDIR: the snapshot sequence to restore; NULL: launch */
-    int verbose;      /* -v/--verbose count */
-    bool help;        /* -h/--help */
-    bool version;     /* -V/--version */
-    char **argv;      /* the program and its arguments (borrowed from the caller) */
+    bool tag_output;        /* --tag-output: prefix each line with [jobid,rank]<stream>: */
+    bool with_ft_cr;        /* --with-ft cr */
+    int timeout_s;          /* --timeout N; 0 means none */
+    double ckpt_interval_s; /* --ckpt-interval DURATION; 0: none (or auto) */
+    bool ckpt_auto;         /* --ckpt-interval auto: Daly's interval for mtbf_s */
+    double mtbf_s;          /* --mtbf DURATION (with --ckpt-interval auto) */
+    char *report_pid;       /* --report-pid -|+|FILE; NULL when not asked */
+    char *restore;          /* --restore SEQDIR: the snapshot sequence to restore; NULL: launch */
+    int verbose;            /* -v/--verbose count */
+    bool help;              /* -h/--help */
+    bool version;           /* -V/--version */
+    char **argv;            /* the program and its arguments (borrowed from the caller) */
     int argc;
 } mpirun_options_t;
 
@@ -82,6 +106,12 @@ void mpirun_options_free(mpirun_options_t *opts);
 /** Format a one-line user error into err_out; @return CRMPI_ERR_BAD_PARAM, for `return`. */
 int mpirun_options_fail(char *err_out, size_t err_len, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/** --map-by's text ("slot", "ppr:2:node"), for the snapshot's manifest; static or in
+ *  `buf`. */
+const char *mpirun_options_map_by_text(const mpirun_options_t *opts, char *buf, size_t len);
+/** --bind-to's text ("none", "core", ...). */
+const char *mpirun_options_bind_to_text(mpirun_bind_to_t bind_to);
 
 /** The --help text. */
 extern const char mpirun_options_usage[];

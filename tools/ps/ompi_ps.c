@@ -88,6 +88,9 @@ int main(int argc, char **argv)
         ompi_ps_snapshots(&status, snapshots, sizeof(snapshots));
         if (status.cr)
             printf("%-8s snapshots: %s\n", "", snapshots);
+        if (status.ckpt_interval_ms)
+            printf("%-8s periodic: every %.1f s%s\n", "", (double)status.ckpt_interval_ms / 1e3,
+                   status.ckpt_auto ? " (auto, Daly's interval)" : "");
         jobs++;
     }
     if (dir)

@@ -36,10 +36,17 @@ static const char ompi_restart_usage[] =
     "replaced by the previous committed sequence, with a message.\n"
     "\n"
     "  --seq N             restart from sequence N\n"
-    "  -H, --host LIST     hosts, as for mpirun\n"
+    "  -H, --host LIST     hosts, as for mpirun (other nodes: through Open MPI's mpirun)\n"
     "  --hostfile FILE     hosts, as for mpirun\n"
-    "  --map-by WHAT       mapping (default: the checkpointed job's)\n"
+    "  -N N                N ranks on each host (--map-by ppr:N:node)\n"
+    "  --map-by WHAT       mapping (default: the checkpointed job's, unless it placed N\n"
+    "                      ranks per object and hosts are given)\n"
     "  --bind-to WHAT      binding (default: the checkpointed job's)\n"
+    "  --oversubscribe     allow more ranks than slots or cores\n"
+    "  -x VAR[=VALUE]      set (or pass on) a variable of the agents (the restored ranks\n"
+    "                      keep the environment of their image)\n"
+    "  --report-bindings, --display-map, --launcher local|ompi, --allow-run-as-root\n"
+    "                      as for mpirun\n"
     "  --mca NAME VALUE    an MCA parameter of the restarted job (e.g. --mca btl self,tcp);\n"
     "                      the checkpointed job's parameters apply unless set again here\n"
     "  -i, --info          say which sequence is restarted and how\n"
@@ -54,19 +61,41 @@ static const char ompi_restart_usage[] =
 typedef struct ompi_restart_options {
     const char *handle;
     long seq; /* -1: the newest committed */
-    const char *host, *hostfile, *map_by, *bind_to;
+    const char *host, *hostfile, *map_by, *bind_to, *npernode, *launcher;
     char **mca; /* NAME, VALUE pairs */
     size_t num_mca;
+    char **env; /* -x values, as given */
+    size_t num_env;
+    /* mpirun's flags passed on as they are: --oversubscribe, --report-bindings, ... */
+    const char **flags;
+    size_t num_flags;
     bool info, showme;
     int verbose;
 } ompi_restart_options_t;
+
+/* Flags of mpirun that ompi-restart passes on. */
+static const char *const ompi_restart_mpirun_flags[] = {
+    "--oversubscribe", "--report-bindings", "--display-map", "--allow-run-as-root", NULL,
+};
+
+static bool ompi_restart_is_flag(const char *arg)
+{
+    for (const char *const *flag = ompi_restart_mpirun_flags; *flag; flag++) {
+        /* Open MPI's habit: one dash or two. */
+        if (strcmp(arg, *flag) == 0 || strcmp(arg, *flag + 1) == 0)
+            return true;
+    }
+    return false;
+}
 
 /* @return 0 (parsed), 1 (--help shown), 2 (bad command line, said why) */
 static int ompi_restart_parse(int argc, char **argv, ompi_restart_options_t *opts)
 {
     opts->seq = -1;
     opts->mca = calloc((size_t)argc, sizeof(char *));
-    if (!opts->mca)
+    opts->env = calloc((size_t)argc, sizeof(char *));
+    opts->flags = calloc((size_t)argc, sizeof(char *));
+    if (!opts->mca || !opts->env || !opts->flags)
         return 2;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
@@ -107,6 +136,18 @@ static int ompi_restart_parse(int argc, char **argv, ompi_restart_options_t *opt
             value_of = &opts->hostfile;
         } else if (strcmp(arg, "--map-by") == 0) {
             value_of = &opts->map_by;
+        } else if (strcmp(arg, "-N") == 0 || strcmp(arg, "--npernode") == 0) {
+            value_of = &opts->npernode;
+        } else if (strcmp(arg, "--launcher") == 0) {
+            value_of = &opts->launcher;
+        } else if (strcmp(arg, "-x") == 0) {
+            if (i + 1 >= argc) {
+                crmpi_log_error("-x needs VAR or VAR=VALUE");
+                return 2;
+            }
+            opts->env[opts->num_env++] = argv[++i];
+        } else if (ompi_restart_is_flag(arg)) {
+            opts->flags[opts->num_flags++] = arg;
         } else if (strcmp(arg, "--bind-to") == 0) {
             value_of = &opts->bind_to;
         } else if (arg[0] == '-') {
@@ -245,7 +286,8 @@ int main(int argc, char **argv)
                 (unsigned long long)restart->manifest->jobid, restart->seq, restart->jobdir,
                 restart->manifest->num_ranks, program);
 
-    cmd = calloc(32 + 2 * (restart->manifest->mca.count + opts.num_mca) + restart->manifest->argc,
+    cmd = calloc(32 + 2 * (restart->manifest->mca.count + opts.num_mca + opts.num_env) +
+                     opts.num_flags + restart->manifest->argc,
                  sizeof(char *));
     if (!cmd)
         return 1;
@@ -259,6 +301,26 @@ int main(int argc, char **argv)
         opts.map_by ? opts.map_by : ompi_restart_kv(&restart->manifest->launch, "map-by");
     const char *bind_to =
         opts.bind_to ? opts.bind_to : ompi_restart_kv(&restart->manifest->launch, "bind-to");
+    /* N ranks per object of each host was the checkpointed job's answer to its own hosts: on
+     * other hosts it would refuse a rank count it cannot place. And -N is a mapping of its
+     * own, which a --map-by after it would replace. */
+    if (!opts.map_by && map_by &&
+        (opts.npernode || ((opts.host || opts.hostfile) && strncmp(map_by, "ppr:", 4) == 0)))
+        map_by = NULL;
+    if (opts.npernode) {
+        cmd[n++] = "-N";
+        cmd[n++] = (char *)opts.npernode;
+    }
+    if (opts.launcher) {
+        cmd[n++] = "--launcher";
+        cmd[n++] = (char *)opts.launcher;
+    }
+    for (size_t i = 0; i < opts.num_flags; i++)
+        cmd[n++] = (char *)opts.flags[i];
+    for (size_t i = 0; i < opts.num_env; i++) {
+        cmd[n++] = "-x";
+        cmd[n++] = opts.env[i];
+    }
     if (map_by) {
         cmd[n++] = "--map-by";
         cmd[n++] = (char *)map_by;
@@ -266,6 +328,17 @@ int main(int argc, char **argv)
     if (bind_to) {
         cmd[n++] = "--bind-to";
         cmd[n++] = (char *)bind_to;
+    }
+    /* Periodic checkpoints go on as the job was launched. */
+    const char *ckpt_interval = ompi_restart_kv(&restart->manifest->launch, "ckpt-interval");
+    const char *mtbf = ompi_restart_kv(&restart->manifest->launch, "mtbf");
+    if (ckpt_interval) {
+        cmd[n++] = "--ckpt-interval";
+        cmd[n++] = (char *)ckpt_interval;
+    }
+    if (ckpt_interval && mtbf) {
+        cmd[n++] = "--mtbf";
+        cmd[n++] = (char *)mtbf;
     }
     if (opts.host) {
         cmd[n++] = "--host";

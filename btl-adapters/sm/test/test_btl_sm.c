@@ -53,6 +53,10 @@ extern const crmpi_component_info_t crmpi_btl_self_info;
 extern const crmpi_component_info_t crmpi_btl_tcp_info;
 const crmpi_component_t crmpi_btl_self_component = {.info = &crmpi_btl_self_info};
 const crmpi_component_t crmpi_btl_tcp_component = {.info = &crmpi_btl_tcp_info};
+#if CRMPI_HAVE_LIBFABRIC
+extern const crmpi_component_info_t crmpi_btl_ofi_info;
+const crmpi_component_t crmpi_btl_ofi_component = {.info = &crmpi_btl_ofi_info};
+#endif
 
 /* ---- the child's side ------------------------------------------------------------------ */
 

@@ -151,6 +151,54 @@ static void test_map_bind(void **state)
                      CRMPI_ERR_BAD_PARAM);
 }
 
+/* The spellings of Open MPI for multi-node jobs. */
+static void test_multinode_options(void **state)
+{
+    mpirun_options_t opts;
+    char err[256], text[64];
+
+    assert_int_equal(parse(&opts, err, sizeof(err), "-N", "2", "--bind-to", "hwthread",
+                           "--report-bindings", "--display-map", "--allow-run-as-root",
+                           "--launcher", "ompi", "p", NULL),
+                     CRMPI_OK);
+    assert_int_equal(opts.map_by, MPIRUN_MAP_BY_PPR);
+    assert_int_equal(opts.ppr_count, 2);
+    assert_int_equal(opts.ppr_object, MPIRUN_PPR_NODE);
+    assert_string_equal(mpirun_options_map_by_text(&opts, text, sizeof(text)), "ppr:2:node");
+    assert_int_equal(opts.bind_to, MPIRUN_BIND_TO_HWTHREAD);
+    assert_string_equal(mpirun_options_bind_to_text(opts.bind_to), "hwthread");
+    assert_true(opts.report_bindings && opts.display_map);
+    assert_int_equal(opts.launcher, MPIRUN_LAUNCHER_OMPI);
+    mpirun_options_free(&opts);
+
+    assert_int_equal(parse(&opts, err, sizeof(err), "--map-by", "ppr:3:socket", "-np", "6",
+                           "--launcher=local", "p", NULL),
+                     CRMPI_OK);
+    assert_int_equal(opts.map_by, MPIRUN_MAP_BY_PPR);
+    assert_int_equal(opts.ppr_count, 3);
+    assert_int_equal(opts.ppr_object, MPIRUN_PPR_SOCKET);
+    assert_int_equal(opts.launcher, MPIRUN_LAUNCHER_LOCAL);
+    mpirun_options_free(&opts);
+
+    /* A later --map-by replaces -N, as in Open MPI. */
+    assert_int_equal(parse(&opts, err, sizeof(err), "-N", "2", "--map-by", "node", "p", NULL),
+                     CRMPI_OK);
+    assert_int_equal(opts.map_by, MPIRUN_MAP_BY_NODE);
+    mpirun_options_free(&opts);
+
+    assert_int_equal(parse(&opts, err, sizeof(err), "--map-by", "ppr:0:node", "p", NULL),
+                     CRMPI_ERR_BAD_PARAM);
+    assert_non_null(strstr(err, "not a positive number"));
+    assert_int_equal(parse(&opts, err, sizeof(err), "--map-by", "ppr:2:board", "p", NULL),
+                     CRMPI_ERR_BAD_PARAM);
+    assert_non_null(strstr(err, "unknown object 'board'"));
+    assert_int_equal(parse(&opts, err, sizeof(err), "-N", "x", "p", NULL), CRMPI_ERR_BAD_PARAM);
+    assert_non_null(strstr(err, "-N"));
+    assert_int_equal(parse(&opts, err, sizeof(err), "--launcher", "slurm", "p", NULL),
+                     CRMPI_ERR_BAD_PARAM);
+    assert_non_null(strstr(err, "local or ompi"));
+}
+
 /* --restore names the sequence to restore and implies --with-ft cr. */
 static void test_restore(void **state)
 {
@@ -199,10 +247,15 @@ static void test_env_mca_and_flags(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_np_and_program), cmocka_unit_test(test_restore),
-        cmocka_unit_test(test_bad_np),         cmocka_unit_test(test_unknown_option_and_no_program),
-        cmocka_unit_test(test_hosts),          cmocka_unit_test(test_hostfile),
-        cmocka_unit_test(test_map_bind),       cmocka_unit_test(test_env_mca_and_flags),
+        cmocka_unit_test(test_np_and_program),
+        cmocka_unit_test(test_restore),
+        cmocka_unit_test(test_bad_np),
+        cmocka_unit_test(test_unknown_option_and_no_program),
+        cmocka_unit_test(test_hosts),
+        cmocka_unit_test(test_hostfile),
+        cmocka_unit_test(test_map_bind),
+        cmocka_unit_test(test_multinode_options),
+        cmocka_unit_test(test_env_mca_and_flags),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,328 @@
+/*
+ * btl_ofi.h: internals of the ofi BTL (btl.h): fragments over a libfabric provider's
+ * reliable datagram (RDM) endpoint.
+ *
+ *   rank i                                                   rank j
+ *   send: hdr + payload packed into a pooled send buffer     receive buffers posted to the
+ *         -> fi_send(endpoint, buffer, fi_addr of j) ------> endpoint (any sender); each
+ *         buffer back to the pool at its send completion      completion is delivered to
+ *                                                             its callback, then re-posted
+ *   progress: fi_cq_read on the one completion queue of the endpoint (sends and receives)
+ *
+ * One endpoint per rank, reached through an address vector (FI_AV_TABLE) filled in
+ * add_procs from the modex: each rank publishes its endpoint's name (fi_getname) with the
+ * provider's name under BTL_OFI_MODEX_KEY. The provider makes connections itself
+ * (tcp;ofi_rxm connects on the first send to a peer).
+ *
+ * FI_MSG, not FI_TAGGED: every receive buffer takes a fragment from any sender, and the
+ * receive callback is chosen by one byte of our own header. Tagged receives would make the
+ * provider run a matching engine (ofi_rxm keeps tagged receive and unexpected queues) only
+ * to match everything with an ignore mask, and the sender's rank would still have to
+ * travel: FI_SOURCE is optional, and a provider's source address would have to be mapped
+ * back to a rank. With FI_MSG the provider hands each message to the oldest posted buffer.
+ *
+ * Order (btl.h: fragments to one peer arrive whole, once, in order). The endpoint is asked
+ * for FI_ORDER_SAS on send and receive (fi_endpoint(3): messages from one endpoint to
+ * another are matched to receive buffers in the order they were sent); a provider that
+ * cannot give it is not used, and btl_base_verbose 10 says so. SAS orders the matching,
+ * not the completions: every provider here reports comp_order FI_ORDER_NONE, and ofi_rxm
+ * completes a message it segments (above 16 KiB) or moves by rendezvous (above 128 KiB)
+ * after smaller ones sent behind it, thousands of times in a test of a few seconds. So each
+ * fragment carries a per-peer sequence number, and the receiver delivers a fragment that
+ * completes early only after the ones before it (btl_ofi_recv_complete), holding its
+ * buffer meanwhile; SAS bounds how many wait.
+ *
+ * Provider (btl_ofi_provider): empty chooses tcp;ofi_rxm, else sockets, whichever first
+ * offers an RDM endpoint with FI_MSG and FI_ORDER_SAS; any other provider, a NIC's
+ * (verbs;ofi_rxm, psm3, ...), udp;ofi_rxd or shm, runs when named (crmpi has been tested on
+ * the four found here, not on a NIC's), and a name libfabric does not know fails init with
+ * one line listing the ones it does.
+ * Within the provider, btl_ofi_domain chooses the domain (for the IP providers, a network
+ * interface: eth0, lo); empty, libfabric's first one is used, which may be an interface
+ * that comes and goes (a container's bridge): name one on such nodes.
+ *
+ * Reachability (add_procs): a peer is reached when it published an ofi address, with the
+ * same provider, and, if either address reaches only its own node, on the same node. An
+ * address reaches only its node when the provider is shm (shared memory: the shm module
+ * reaches only the ranks of its node) or the address is a loopback one (127.0.0.0/8,
+ * ::1). Ranks of different nodes must use the same provider, on fabrics that route to
+ * each other; nothing here can check the latter.
+ *
+ * Selection: exclusivity 4096, below self (65536) and sm (32768), above tcp (1024): with
+ * `--mca btl self,sm,ofi` ranks of a node use sm and the others ofi; with `self,ofi`, ofi
+ * carries every peer. When every rank of the job is on one node and the btl list does not
+ * name ofi, the component declines in query: sm and self reach everyone, and opening a
+ * fabric (loading libfabric, an endpoint, its sockets) would cost every MPI_Init and every
+ * checkpoint for nothing. Named in the list, ofi is opened anyway, and its failures (no
+ * libfabric, no usable provider) are errors instead of quiet verbose lines.
+ *
+ * The library (btl_ofi_lib.c): libfabric is loaded with dlopen at init and closed at
+ * finalize, not linked. A node without libfabric still runs every other BTL, and after
+ * finalize nothing of libfabric stays mapped (it maps a dozen libraries: ibverbs, psm2,
+ * efa, ...). Only the handful of functions libfabric exports are looked up; the rest of its
+ * API is inline calls through the ops tables of its objects. IPATH_NO_BACKTRACE is set
+ * (unless the user set it) before loading: libfabric's libinfinipath would otherwise take
+ * over SIGTERM and the crash signals for as long as it is loaded (btl_ofi_lib.c).
+ *
+ * Buffers: send buffers and receive buffers are two slabs of BTL_OFI_HDR_SIZE +
+ * max_send_size bytes per buffer, page-aligned and registered with the domain (fi_mr_reg;
+ * needed by providers with FI_MR_LOCAL, harmless for the others). A send takes a buffer
+ * from the pool, or answers CRMPI_ERR_RESOURCE_BUSY when every one is in flight or the
+ * provider's queue is full (-FI_EAGAIN); nothing is consumed then. Every receive buffer is
+ * posted at init and re-posted once its fragment has been delivered. Memory per rank:
+ * (btl_ofi_send_buffers + btl_ofi_recv_buffers) * (max_send_size + 16): 12 MiB by default
+ * (16 and 32 buffers of 256 KiB). The pools are clamped to the provider's queue sizes
+ * (tx_attr->size, rx_attr->size).
+ *
+ * Sizes: ofi_rxm sends a message up to 16 KiB from its own buffers, segments one up to
+ * 128 KiB through them (SAR), and moves a larger one by rendezvous, the receiver reading
+ * it straight from the sender's buffer into its own. Fragments of 256 KiB take that path:
+ * NetPIPE measured about twice the bandwidth of 64 KiB fragments from 256 KiB to 2 MiB, on
+ * the loopback interface; 512 KiB gained nothing more. The eager limit of 64 KiB spares
+ * messages up to it the rendezvous round trip of the PML.
+ *
+ * Progress: one fi_cq_read per call, up to BTL_OFI_CQ_BATCH completions; it also drives the
+ * provider (FI_PROGRESS_MANUAL is asked for: tcp;ofi_rxm moves data only inside it). When
+ * no peer uses the module (the BML gave them all to sm or self) and no send is in flight,
+ * progress returns at once.
+ *
+ * Checkpoint/restart: not CKPT_FRIENDLY. The endpoint holds sockets (tcp, sockets, udp),
+ * shared-memory mappings (shm) and, with the sockets provider, two progress threads of
+ * libfabric's own; CRIU can take none of them. Finalize (also how the BML releases the
+ * module before a dump) waits for the sends in flight, closes endpoint, address vector,
+ * completion queue, registrations, domain and fabric (which ends the sockets provider's
+ * threads), frees the pools and closes the library: the process is back to the fds,
+ * threads and mappings it had before init. After the dump, init runs again, with a new
+ * endpoint name in a new modex. That costs libfabric's load and first fi_getinfo again
+ * (0.4 to 0.6 s with Debian 12's 1.17: docs/design.md, "Platform facts the code relies
+ * on"), the price of not carrying what libfabric learned of this node (its interfaces and
+ * devices) into a restart on another one.
+ *
+ * Threading: as btl.h; every slot is called with the library lock held, so the domain is
+ * opened with FI_THREAD_DOMAIN. No thread of our own (the sockets provider's, above, are
+ * libfabric's). Receive callbacks run inside progress and may call send; progress guards
+ * itself against re-entrance.
+ */
+#ifndef CRMPI_BTL_OFI_H
+#define CRMPI_BTL_OFI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+
+#include "btl.h"
+
+/* Between sm (32768) and tcp (1024); ucx shares the band. */
+#define BTL_OFI_EXCLUSIVITY 4096u
+/* The modex key under which each rank publishes its endpoint's name. */
+#define BTL_OFI_MODEX_KEY "btl.ofi"
+/* "CROF": the first four bytes of the modex blob. */
+#define BTL_OFI_MAGIC 0x43524f46u
+/* Bumped whenever the modex blob or the fragment header change meaning. */
+#define BTL_OFI_VERSION 1u
+/* The libfabric API this code is written against (fi_getinfo's version argument). */
+#define BTL_OFI_FI_VERSION FI_VERSION(1, 10)
+/* Room for a provider's name in the modex ("tcp;ofi_rxm"). */
+#define BTL_OFI_PROVIDER_MAX 48
+/* Largest endpoint name accepted from fi_getname or a peer's modex. */
+#define BTL_OFI_ADDR_MAX 256
+/* Completions taken per fi_cq_read. */
+#define BTL_OFI_CQ_BATCH 16
+/* How long finalize waits for the sends in flight before it closes the endpoint anyway. */
+#define BTL_OFI_FINALIZE_TIMEOUT_MS 10000
+/* Buffers start on a page: the copies into and out of them are the large ones. */
+#define BTL_OFI_PAGE 4096u
+
+/* Before every fragment, inside the provider's message. 16 bytes, so that the fragment
+ * that follows is 16-byte aligned in the (page-aligned) receive buffer. */
+typedef struct btl_ofi_hdr {
+    uint32_t sender_rank; /* the sending rank, in MPI_COMM_WORLD: FI_MSG carries no source */
+    uint32_t seq;         /* per (sender, receiver), from 0: the delivery order */
+    uint8_t tag;          /* the receive callback's tag (< CRMPI_BTL_TAG_MAX) */
+    uint8_t reserved[7];  /* zero */
+} btl_ofi_hdr_t;
+
+#define BTL_OFI_HDR_SIZE sizeof(btl_ofi_hdr_t)
+
+/* The modex blob: this, then addr_len bytes of fi_getname. */
+typedef struct btl_ofi_modex {
+    uint32_t magic;                      /* BTL_OFI_MAGIC */
+    uint16_t version;                    /* BTL_OFI_VERSION */
+    uint16_t addr_len;                   /* bytes of endpoint name that follow */
+    uint8_t node_local;                  /* 1: the address reaches only this node */
+    uint8_t reserved[7];                 /* zero */
+    char provider[BTL_OFI_PROVIDER_MAX]; /* the provider's name, NUL-terminated */
+} btl_ofi_modex_t;
+
+/* The few functions libfabric exports (btl_ofi_lib.c); the rest of its API is inline. */
+typedef struct btl_ofi_lib {
+    void *handle; /* from dlopen */
+    int (*getinfo)(uint32_t version, const char *node, const char *service, uint64_t flags,
+                   const struct fi_info *hints, struct fi_info **info);
+    void (*freeinfo)(struct fi_info *info);
+    struct fi_info *(*dupinfo)(const struct fi_info *info);
+    int (*fabric)(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context);
+    const char *(*strerror)(int errnum);
+    uint32_t (*version)(void);
+} btl_ofi_lib_t;
+
+typedef enum {
+    BTL_OFI_BUF_SEND, /* a send buffer: back to the free list at its completion */
+    BTL_OFI_BUF_RECV, /* a receive buffer: delivered, then re-posted */
+} btl_ofi_buf_kind_t;
+
+/* One buffer of a pool: the descriptor libfabric's op_context points to. */
+typedef struct btl_ofi_buf {
+    struct fi_context2 ctx;   /* first: the op_context of its operation (FI_CONTEXT2 mode) */
+    btl_ofi_buf_kind_t kind;  /* which pool */
+    uint32_t peer_rank;       /* send: the destination; receive: the sender, once arrived */
+    uint32_t seq;             /* receive: the fragment's sequence number, once arrived */
+    size_t len;               /* bytes received (receive), or sent (send) */
+    char *data;               /* BTL_OFI_HDR_SIZE + max_send_size bytes in the slab */
+    struct btl_ofi_buf *next; /* free list (send), early arrivals or re-post list (receive) */
+} btl_ofi_buf_t;
+
+/* What this rank knows of one sender: the order of its fragments. */
+typedef struct btl_ofi_peer {
+    uint32_t recv_seq;    /* the sequence number to deliver next */
+    btl_ofi_buf_t *early; /* fragments that completed before their turn, by seq */
+} btl_ofi_peer_t;
+
+typedef struct btl_ofi_module btl_ofi_module_t;
+
+/* This rank's way to one peer. */
+struct crmpi_btl_endpoint {
+    btl_ofi_module_t *module; /* the owner */
+    uint32_t peer_rank;       /* in MPI_COMM_WORLD */
+    fi_addr_t addr;           /* the peer's endpoint in the address vector */
+    uint32_t send_seq;        /* the sequence number of the next fragment sent to it */
+    bool failed;              /* a send to it failed (logged); later sends fail at once */
+};
+
+/* What init read from the parameters (btl_ofi_info.c). */
+typedef struct btl_ofi_settings {
+    const char *library;  /* btl_ofi_library: what dlopen loads */
+    const char *provider; /* btl_ofi_provider: "" chooses (btl_ofi_provider.c) */
+    const char *domain;   /* btl_ofi_domain: "" takes the provider's first */
+    bool required;        /* the btl list names ofi, or a provider or domain is set: what keeps
+                           * ofi from running is an error, not a verbose line */
+    size_t max_send_size; /* btl_ofi_max_send_size: largest hdr + payload of one send */
+    size_t eager_limit;   /* btl_ofi_eager_limit, for the PML */
+    size_t send_buffers;  /* btl_ofi_send_buffers: buffers in the send pool */
+    size_t recv_buffers;  /* btl_ofi_recv_buffers: receive buffers kept posted */
+} btl_ofi_settings_t;
+
+struct btl_ofi_module {
+    crmpi_btl_module_t super;         /* the slots; first, so the BML's pointer is ours */
+    uint32_t my_rank;                 /* this rank, in MPI_COMM_WORLD */
+    uint32_t job_size;                /* ranks in MPI_COMM_WORLD */
+    uint32_t my_node;                 /* node id, for the node-local reachability rule */
+    uint32_t *node_of_rank;           /* copy of the job's node ids, job_size entries */
+    btl_ofi_lib_t lib;                /* libfabric, loaded for this module */
+    struct fi_info *info;             /* the chosen provider, fabric and domain */
+    struct fid_fabric *fabric;        /* opened from info */
+    struct fid_domain *domain;        /* opened from info */
+    struct fid_cq *cq;                /* send and receive completions */
+    struct fid_av *av;                /* peers' endpoint names -> fi_addr_t */
+    struct fid_ep *ep;                /* the RDM endpoint */
+    struct fid_mr *send_mr;           /* registration of send_slab */
+    struct fid_mr *recv_mr;           /* registration of recv_slab */
+    void *send_desc;                  /* fi_mr_desc(send_mr), passed with every send */
+    void *recv_desc;                  /* fi_mr_desc(recv_mr), passed with every receive */
+    char addr[BTL_OFI_ADDR_MAX];      /* this endpoint's name (fi_getname) */
+    size_t addr_len;                  /* bytes of addr */
+    bool node_local;                  /* addr reaches only this node (shm, loopback) */
+    size_t buf_size;                  /* bytes per buffer: BTL_OFI_HDR_SIZE + max_send_size */
+    char *send_slab;                  /* num_send buffers of buf_size, page-aligned */
+    char *recv_slab;                  /* num_recv buffers of buf_size, page-aligned */
+    btl_ofi_buf_t *send_bufs;         /* num_send descriptors */
+    btl_ofi_buf_t *recv_bufs;         /* num_recv descriptors */
+    size_t num_send;                  /* buffers in the send pool */
+    size_t num_recv;                  /* receive buffers */
+    btl_ofi_buf_t *send_free;         /* send buffers not in flight */
+    size_t num_sending;               /* send buffers in flight (awaiting their completion) */
+    btl_ofi_buf_t *repost;            /* receive buffers the provider refused (-FI_EAGAIN) */
+    crmpi_btl_endpoint_t **endpoints; /* by peer rank; NULL: not added, or deleted */
+    btl_ofi_peer_t *peers;            /* by sender rank: delivery order */
+    size_t num_live;                  /* endpoints added and not deleted */
+    uint64_t num_early;               /* fragments that completed before their turn */
+    bool in_progress;                 /* progress is running: a callback must not re-enter it */
+};
+
+/* Does the module have anything to poll? False lets progress return at once. */
+static inline bool btl_ofi_module_active(const btl_ofi_module_t *module)
+{
+    return module->num_live + module->num_sending != 0;
+}
+
+/* The library (btl_ofi_lib.c) */
+
+/**
+ * dlopen `name` and look up libfabric's exported functions.
+ * @param loud  log a failure as an error (settings->required); else at verbose 10
+ * @return CRMPI_OK; CRMPI_ERR_NOT_SUPPORTED (not found, too old: logged as above)
+ */
+int btl_ofi_lib_open(const char *name, bool loud, btl_ofi_lib_t *lib_out);
+/** dlclose: libfabric's destructor runs and every library it pulled in is unmapped. */
+void btl_ofi_lib_close(btl_ofi_lib_t *lib);
+
+/* The provider (btl_ofi_provider.c) */
+
+/**
+ * Choose the provider, fabric and domain (btl_ofi.h, "Provider"), logging why each
+ * provider considered is not used at btl_base_verbose 10.
+ * @return CRMPI_OK with *info_out (free with lib->freeinfo); CRMPI_ERR_BAD_PARAM (a named
+ *         provider that does not exist or cannot serve: logged); CRMPI_ERR_NOT_SUPPORTED
+ *         (automatic choice, nothing usable: an error when settings->required, else
+ *         verbose 10)
+ */
+int btl_ofi_provider_choose(const btl_ofi_lib_t *lib, const btl_ofi_settings_t *settings,
+                            uint32_t my_rank, struct fi_info **info_out);
+/** Does the endpoint name `addr` of provider `info` reach only its own node? */
+bool btl_ofi_provider_node_local(const struct fi_info *info, const void *addr, size_t addr_len);
+
+/* The module (btl_ofi_module.c) */
+
+/**
+ * Create the module: open the provider's objects, the pools, post the receives.
+ * @param lib   loaded; the module owns it on CRMPI_OK only
+ * @param info  chosen; the module owns it on CRMPI_OK only
+ * @return CRMPI_OK, or an error (logged)
+ */
+int btl_ofi_module_create(const crmpi_rte_job_info_t *job, const btl_ofi_settings_t *settings,
+                          btl_ofi_lib_t *lib, struct fi_info *info, btl_ofi_module_t **module_out);
+
+/** "fi_send: Connection refused (-111)" from a libfabric status, for messages. */
+const char *btl_ofi_strerror(const btl_ofi_module_t *module, int fi_status);
+
+/* Endpoints and fragments (btl_ofi_endpoint.c) */
+
+/** Encode this module's endpoint name for crmpi_rte_modex_publish (malloc'ed blob). */
+int btl_ofi_modex_pack(const btl_ofi_module_t *module, void **blob_out, size_t *len_out);
+/** Decode a peer's blob; CRMPI_ERR_PROTO (not logged) when it is malformed or another
+ *  version. *modex_out and *addr_out point into `blob`. */
+int btl_ofi_modex_unpack(const void *blob, size_t len, const btl_ofi_modex_t **modex_out,
+                         const void **addr_out);
+
+/** The module's send slot (btl.h). */
+int btl_ofi_endpoint_send(crmpi_btl_module_t *module, crmpi_btl_endpoint_t *ep, uint8_t tag,
+                          const void *hdr, size_t hdr_len, crmpi_convertor_t *payload,
+                          size_t payload_len);
+/** A send buffer's completion: back to the pool; `failed` (the caller logged why) makes the
+ *  destination's endpoint fail every later send. */
+void btl_ofi_send_complete(btl_ofi_module_t *module, btl_ofi_buf_t *buf, bool failed);
+
+/**
+ * A receive buffer's completion: deliver it, and any fragment of the same sender that was
+ * waiting for it, in sequence (btl_ofi.h, "Order"); re-post what was delivered.
+ * @param deliver  false: finalize; drop the fragment (nobody is listening any more)
+ * @return fragments delivered
+ */
+int btl_ofi_recv_complete(btl_ofi_module_t *module, btl_ofi_buf_t *buf, size_t len, bool deliver);
+/** Post a receive buffer, or keep it for the next progress when the provider is full. */
+void btl_ofi_recv_post(btl_ofi_module_t *module, btl_ofi_buf_t *buf);
+
+#endif /* CRMPI_BTL_OFI_H */

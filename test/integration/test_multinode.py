@@ -1,0 +1,512 @@
+"""Jobs across nodes: crmpi's mpirun on simulated nodes (test/nodes/nodes.sh), the agents
+started through Open MPI's mpirun and its daemons (plm component ompi, plm/plm.h).
+
+  - point-to-point and collective programs (test/p2p, test/coll) on 2 and 4 nodes, each
+    peer reached through sm on its node and tcp across (the BML's choice, shown by
+    btl_base_verbose);
+  - a 2-node job checkpointed (going on, then --term) and restarted on 4 nodes and on 1,
+    and a 1-node snapshot restarted on 4 nodes and, checkpointed there, back on 1; after a
+    restart the peers that became local use sm and those that became remote tcp;
+  - Open MPI's placement options (-N, --map-by ppr, --display-map, --report-bindings);
+  - the bad inputs: a host that cannot be resolved or reached, too few slots, Open MPI's
+    mpirun missing, crmpi's mpirun killed: one line from mpirun, and nothing of the job
+    left on any node (no process in a node's namespaces but its holder, nothing in its /tmp
+    or /dev/shm).
+
+The nodes use the prefix "mn" (never "n", which demos use, nor test_nodes.py's). They need
+root, and Open MPI's mpirun. Every wait waits for a state; timeouts only turn a hang into a
+failure. Run: CRMPI_INSTALL=$PWD/install /usr/bin/python3 -m pytest -q
+test/integration/test_multinode.py
+"""
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+import crjob
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+NODES_SH = os.path.join(ROOT, "test", "nodes", "nodes.sh")
+RSH = os.path.join(ROOT, "test", "nodes", "rsh")
+PREFIX = "mn"
+NUM_NODES = 4
+HOSTS = ["%s%d" % (PREFIX, i) for i in range(1, NUM_NODES + 1)]
+OMPI_MPIRUN = "/usr/bin/mpirun"
+HANG = 240  # seconds after which a job is considered hung
+
+
+def ompi_usable():
+    try:
+        out = subprocess.run([OMPI_MPIRUN, "--version"], capture_output=True, text=True,
+                             timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "Open MPI" in out
+
+
+pytestmark = [
+    pytest.mark.skipif(os.geteuid() != 0, reason="the simulated nodes need root (network, UTS "
+                       "and mount namespaces), and so do crmpi's checkpoints"),
+    pytest.mark.skipif(not ompi_usable(), reason="Open MPI's mpirun (%s) is not installed: "
+                       "the ompi launcher starts the agents through it" % OMPI_MPIRUN),
+]
+
+
+def nodes(*args, check=True):
+    result = subprocess.run([NODES_SH, *args], capture_output=True, text=True, timeout=180)
+    if check:
+        assert result.returncode == 0, "nodes.sh %s: %s%s" % (" ".join(args), result.stdout,
+                                                              result.stderr)
+    return result
+
+
+def wait_for(condition, what, timeout=60):
+    """Poll `condition` until it returns something true; fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail("gave up waiting for " + what)
+        time.sleep(0.05)
+
+
+class Cluster:
+    """The simulated nodes and what the tests share: a directory every node sees, the
+    environment of crmpi's commands, the namespaces of the nodes."""
+
+    def __init__(self, subnet, shared):
+        self.subnet = subnet
+        self.shared = shared
+        self.env = dict(os.environ)
+        self.env.pop("CRMPI_FAULT", None)
+        # Open MPI's mpirun reads its own parameters from the environment crmpi's mpirun
+        # passes on: the rsh stand-in, and the nodes' subnet for its daemons' traffic.
+        self.env.update(OMPI_MCA_plm_rsh_agent=RSH,
+                        OMPI_MCA_oob_tcp_if_include="%s.0/24" % subnet,
+                        CRMPI_MCA_snapc_base_global_snapshot_dir=os.path.join(shared, "snap"))
+        self.holders = {}
+        self.netns = set()
+        for host in HOSTS:
+            pid = int(open("/run/crmpi-nodes/%s/%s.pid" % (PREFIX, host)).read())
+            self.holders[host] = pid
+            self.netns.add(os.readlink("/proc/%d/ns/net" % pid))
+
+    def node_processes(self):
+        """Every process in a node's network namespace but the holders: Open MPI's daemons,
+        agents, ranks, rsh."""
+        found = []
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) in self.holders.values():
+                continue
+            try:
+                if os.readlink("/proc/%s/ns/net" % entry) not in self.netns:
+                    continue
+                with open("/proc/%s/cmdline" % entry, "rb") as f:
+                    cmd = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+            except OSError:
+                continue
+            found.append("%s (%s)" % (entry, cmd[:100]))
+        return found
+
+    def node_files(self):
+        """What is in a node's /tmp and /dev/shm."""
+        found = []
+        for host in HOSTS:
+            out = nodes("exec", host, "sh", "-c", "ls -A /tmp /dev/shm").stdout
+            found += ["%s:%s" % (host, name) for name in out.split()
+                      if name and not name.endswith(":")]
+        return found
+
+    def assert_clean(self, jobid=None):
+        """Nothing of a job on any node (and, given its jobid, on this one)."""
+        def clean():
+            left = self.node_processes()
+            if jobid:
+                left += ["process %d" % pid for pid in crjob.processes_of(jobid)]
+            return not left
+        deadline = time.monotonic() + 30
+        while not clean() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        left = self.node_processes() + (crjob.leftovers(jobid) if jobid else [])
+        assert not left, "left behind: %s" % ", ".join(left)
+        assert not self.node_files(), "left on the nodes: %s" % self.node_files()
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    nodes("down", "--prefix", PREFIX, check=False)  # what a killed earlier run left
+    shared = tempfile.mkdtemp(prefix="crmpi-multinode.", dir="/var/tmp")
+    up = nodes("up", str(NUM_NODES), "--prefix", PREFIX)
+    subnet = re.search(r"on (\d+\.\d+\.\d+)\.0/24", up.stdout).group(1)
+    yield Cluster(subnet, shared)
+    down = nodes("down", "--prefix", PREFIX, check=False)
+    shutil.rmtree(shared, ignore_errors=True)
+    assert down.returncode == 0, "the nodes could not be removed: " + down.stderr
+
+
+@pytest.fixture(scope="module")
+def programs(cluster):
+    """The test programs, built with the installed mpicc where every node sees them."""
+    built = {}
+
+    def get(path):
+        if path not in built:
+            out = os.path.join(cluster.shared, path.replace("/", "-"))
+            result = subprocess.run([crjob.tool("mpicc"), "-O2", os.path.join(ROOT, "test",
+                                                                               path + ".c"),
+                                     "-o", out, "-lpthread"], capture_output=True, text=True)
+            assert result.returncode == 0, result.stderr
+            built[path] = out
+        return built[path]
+
+    return get
+
+
+def mpirun(cluster, args, timeout=HANG):
+    """crmpi's mpirun to completion: a crjob.Finished."""
+    proc = subprocess.Popen([crjob.tool("mpirun"), "--timeout", str(timeout - 30), *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=cluster.env)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+        pytest.fail("job hung: %s\n%s" % (args, crjob.Finished(-1, out, err).report()))
+    return crjob.Finished(proc.returncode, out, err, proc.pid)
+
+
+BML_LINE = re.compile(r"bml: rank (\d+) -> rank (\d+) through (\w+)")
+
+
+def check_paths(result, node_of_rank):
+    """Every rank reached itself through self, the ranks of its node through sm and the
+    others through tcp (btl_base_verbose 20's lines), each pair said exactly once."""
+    seen = {}
+    for line in result.err.splitlines():
+        found = BML_LINE.search(line)
+        if found:
+            pair = (int(found.group(1)), int(found.group(2)))
+            assert pair not in seen, "rank %d -> rank %d said twice" % pair
+            seen[pair] = found.group(3)
+    np = len(node_of_rank)
+    assert len(seen) == np * np, "only %d of %d pairs said:\n%s" % (len(seen), np * np,
+                                                                   result.report())
+    for (rank, peer), btl in seen.items():
+        want = ("self" if rank == peer else
+                "sm" if node_of_rank[rank] == node_of_rank[peer] else "tcp")
+        assert btl == want, "rank %d -> rank %d through %s, not %s" % (rank, peer, btl, want)
+
+
+JOBS = [
+    # (program and its arguments, mpirun's placement, the node of each rank, the line that
+    # says it passed). The collectives' non-blocking run (-n) leaves out their "threads"
+    # subtest, which counts another thread's calls during a wait and needs a core of its
+    # own: four busy ranks on two cores do not give it one.
+    (["p2p/sizes"], ["-H", "mn1:2,mn2:2"], [0, 0, 1, 1], r"^summary: \d+ ok, 0 failed"),
+    (["p2p/ordering"], ["-N", "1", "-H", ",".join(HOSTS)], [0, 1, 2, 3],
+     r"^summary: \d+ ok, 0 failed"),
+    (["coll/collectives", "-n"], ["--map-by", "node", "-np", "4", "-H", "mn1:2,mn2:2"],
+     [0, 1, 0, 1], r"^ok collectives.*: \d+ checks on rank 0, 4 ranks"),
+    (["coll/stencil"], ["-N", "1", "-H", ",".join(HOSTS)], [0, 1, 2, 3],
+     r"^stencil: 32x32 grid on 2x2 ranks, \d+ iterations, residual below 1e-6: yes"),
+]
+
+
+@pytest.mark.parametrize("program, placement, node_of_rank, passed", JOBS,
+                         ids=["%s-%dnodes" % (j[0][0].split("/")[1], len(set(j[2])))
+                              for j in JOBS])
+def test_job_across_nodes(cluster, programs, program, placement, node_of_rank, passed):
+    result = mpirun(cluster, [*placement, "--mca", "btl_base_verbose", "20",
+                              programs(program[0]), *program[1:]])
+    assert result.returncode == 0, result.report()
+    assert "FAIL" not in result.out, result.report()
+    assert re.search(passed, result.out, re.M), result.report()
+    check_paths(result, node_of_rank)
+    cluster.assert_clean(result.pid)
+
+
+def test_placement_options(cluster, programs):
+    """Open MPI's spellings: -N 2 on two hosts, bound to a core each, the map shown."""
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("binding two ranks per node to a core each needs two cores")
+    result = mpirun(cluster, ["-N", "2", "-H", "mn1,mn2", "--bind-to", "core", "--display-map",
+                              "--report-bindings", "--allow-run-as-root",
+                              programs("p2p/ordering")])
+    assert result.returncode == 0, result.report()
+    assert re.search(r"Data for node: mn1\s+Num slots: \d+\s+Max slots: 0\s+Num procs: 2",
+                     result.out), result.report()
+    assert "Process rank: 3 Bound: socket" in result.out, result.report()
+    for rank, host in enumerate(["mn1", "mn1", "mn2", "mn2"]):
+        assert re.search(r"^\[%s\] MCW rank %d bound to socket \d+\[core \d+" % (host, rank),
+                         result.err, re.M), result.report()
+    cluster.assert_clean(result.pid)
+
+
+class Timings:
+    """Wall times of checkpoints and restarts, printed at the end (pytest -s shows them)."""
+    lines = []
+
+
+@pytest.fixture(scope="module", autouse=True)
+def timings():
+    yield Timings
+    if Timings.lines:
+        print("\n" + "\n".join(Timings.lines))
+
+
+def timed(what, function, *args):
+    start = time.monotonic()
+    result = function(*args)
+    Timings.lines.append("%-60s %.2f s" % (what, time.monotonic() - start))
+    return result
+
+
+@pytest.fixture
+def crenv(cluster, tmp_path):
+    """crjob's environment, with its ready and go files where every node sees them."""
+    base = tempfile.mkdtemp(prefix="cr.", dir=cluster.shared)
+    env = crjob.CrEnv(__import__("pathlib").Path(base), extra_env={
+        k: v for k, v in cluster.env.items() if k.startswith("OMPI_MCA_")})
+    return env
+
+
+def baseline(crenv, program, np):
+    """The result line of an uninterrupted run (on this node: it does not depend on the
+    layout)."""
+    crenv.go()
+    job = crjob.CrJob(crenv, program, np)
+    result = job.finish()
+    line = crjob.ok_line(result.out)
+    assert result.returncode == 0 and line, result.report("uninterrupted run")
+    os.unlink(crenv.go_file)
+    return line
+
+
+def checkpoint(crenv, jobid, *args):
+    result = crenv.checkpoint(jobid, *args)
+    assert result.returncode == 0, result.report("ompi-checkpoint " + " ".join(args))
+    return result.out.strip().splitlines()[-1]
+
+
+def restart(cluster, crenv, handle, *args):
+    """ompi-restart in the background (its ranks wait for the go file): a Popen."""
+    return subprocess.Popen([crjob.tool("ompi-restart"), *args, "--mca", "btl_base_verbose",
+                             "20", handle], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=crenv.env)
+
+
+def finish(proc):
+    out, err = proc.communicate(timeout=HANG)
+    return crjob.Finished(proc.returncode, out, err, proc.pid)
+
+
+def checkpoint_restarted(crenv, proc, *args):
+    """Checkpoint a restarted job (ompi-restart's `proc`, which becomes its mpirun): refused
+    until its mpirun listens, and while its ranks finish their restart (it says so), taken
+    once they have."""
+    deadline = time.monotonic() + 60
+    while True:
+        result = crenv.checkpoint(proc.pid, *args)
+        if result.returncode == 0:
+            return result.out.strip().splitlines()[-1]
+        assert proc.poll() is None, finish(proc).report("the restarted job")
+        assert ("still finishing" in result.err or "not finished MPI_Init" in result.err or
+                "is not a crmpi mpirun" in result.err or "is still starting" in result.err), \
+            result.report("ompi-checkpoint of the restarted job")
+        assert time.monotonic() < deadline, result.report()
+        time.sleep(0.1)
+
+
+def test_checkpoint_two_nodes_restart_on_four_and_one(cluster, programs, crenv):
+    program = programs("cr/inflight")
+    expected = baseline(crenv, program, 4)
+    job = crjob.CrJob(crenv, program, 4, ["-H", "mn1:2,mn2:2"])
+    job.ready()
+    handle = timed("checkpoint, 2 nodes x 2 ranks (job goes on)", checkpoint, crenv, job.jobid)
+    assert job.running(), "the job ended after a checkpoint without --term"
+    timed("checkpoint --term, 2 nodes x 2 ranks", checkpoint, crenv, job.jobid, "--term")
+    first = job.finish()
+    assert first.returncode == 0 and crjob.ok_line(first.out) is None, first.report()
+    cluster.assert_clean(job.jobid)
+    assert crjob.committed(handle) == [1, 2], crjob.committed(handle)
+
+    crenv.go()
+    hostfile = os.path.join(crenv.readydir, "..", "hostfile")
+    with open(hostfile, "w") as f:
+        f.write("# four nodes, a slot each\n" + "".join("%s slots=1\n" % h for h in HOSTS))
+    four = timed("restart of it on 4 nodes x 1 rank", lambda: finish(
+        restart(cluster, crenv, handle, "--hostfile", hostfile)))
+    assert four.returncode == 0 and crjob.ok_line(four.out) == expected, four.report("restart")
+    check_paths(four, [0, 1, 2, 3])
+    cluster.assert_clean(four.pid)
+    one = timed("restart of it on 1 node x 4 ranks", lambda: finish(
+        restart(cluster, crenv, handle, "-H", "mn3:4")))
+    assert one.returncode == 0 and crjob.ok_line(one.out) == expected, one.report("restart")
+    check_paths(one, [0, 0, 0, 0])
+    cluster.assert_clean(one.pid)
+
+
+def test_one_node_snapshot_to_four_nodes_and_back(cluster, programs, crenv):
+    """A 1-node job's snapshot restarted on 4 nodes; checkpointed there and restarted on 1."""
+    program = programs("cr/inflight")
+    expected = baseline(crenv, program, 4)
+    job = crjob.CrJob(crenv, program, 4, ["-H", "mn1:4"])
+    job.ready()
+    handle = timed("checkpoint --term, 1 node x 4 ranks", checkpoint, crenv, job.jobid,
+                   "--term")
+    assert job.finish().returncode == 0
+    cluster.assert_clean(job.jobid)
+
+    # On 4 nodes, waiting for the go file: checkpointed there in turn.
+    spread = restart(cluster, crenv, handle, "-N", "1", "-H", ",".join(HOSTS))
+    second = timed("checkpoint --term, 4 nodes x 1 rank (a restarted job)",
+                   checkpoint_restarted, crenv, spread, "--term")
+    result = finish(spread)
+    assert result.returncode == 0 and crjob.ok_line(result.out) is None, result.report()
+    check_paths(result, [0, 1, 2, 3])
+    cluster.assert_clean(spread.pid)
+    assert second != handle  # the restarted job has a jobid, and a snapshot, of its own
+
+    crenv.go()
+    back = finish(restart(cluster, crenv, second, "-H", "mn2:4"))
+    assert back.returncode == 0 and crjob.ok_line(back.out) == expected, back.report()
+    check_paths(back, [0, 0, 0, 0])
+    cluster.assert_clean(back.pid)
+
+
+BAD_INPUTS = [
+    # (mpirun's arguments before the program, what its one line says)
+    (["-H", "mn1:2,mn9:2"], "host 'mn9' cannot be resolved"),
+    (["-H", "mn1:2,ADDRESS:2"], "Open MPI's mpirun ended with exit status"),
+    (["--hostfile", "HOSTFILE", "-np", "3"], "only 2 slots"),
+    (["-N", "3", "-H", "mn1:2,mn2:2"], "puts 3 ranks on host mn1, which has 2 slots"),
+    (["--mca", "plm_ompi_mpirun", "/no/such/mpirun", "-H", "mn1,mn2"],
+     "Open MPI's mpirun /no/such/mpirun cannot be run"),
+    (["--launcher", "local", "-H", "mn1"], "is not this node"),
+]
+
+
+@pytest.mark.parametrize("args, message", BAD_INPUTS,
+                         ids=["unknown-host", "unreachable-host", "too-few-slots",
+                              "too-few-slots-ppr", "no-open-mpi", "local-launcher"])
+def test_bad_input_is_one_line_and_leaves_nothing(cluster, programs, args, message):
+    # An address of the nodes' subnet that no node has: it resolves, and no daemon starts.
+    hostfile = os.path.join(cluster.shared, "two-slots")
+    with open(hostfile, "w") as f:
+        f.write("mn1 slots=1\nmn2 slots=1\n")
+    args = [a.replace("ADDRESS", cluster.subnet + ".77").replace("HOSTFILE", hostfile)
+            for a in args]
+    result = mpirun(cluster, [*args, programs("p2p/ordering")])
+    assert result.returncode != 0, result.report()
+    lines = [line for line in result.err.splitlines() if line.strip()]
+    assert len(lines) == 1 and message in lines[0], result.report()
+    if "unreachable" in message or "ended with" in message:
+        assert "before the agents on " in lines[0] and ".77" in lines[0], lines[0]
+    cluster.assert_clean(result.pid)
+
+
+def test_mpirun_killed_leaves_nothing_on_the_nodes(cluster, programs, crenv):
+    """SIGKILL to crmpi's mpirun: its agents lose their connection and end their ranks,
+    Open MPI's mpirun dies with it and its daemons with their lifeline."""
+    job = crjob.CrJob(crenv, programs("cr/inflight"), 4, ["-H", "mn1:2,mn2:2"], ft=False)
+    job.ready()
+    assert len(crjob.processes_of(job.jobid)) >= 8  # agents, inits, ranks
+    job.proc.send_signal(signal.SIGKILL)
+    job.finish()
+    wait_for(lambda: not cluster.node_processes() and not crjob.processes_of(job.jobid),
+             "every process of the job to end", timeout=60)
+    # mpirun's own session directory stays, as the README says of a SIGKILLed mpirun; the
+    # next mpirun removes it.
+    shutil.rmtree(os.path.join(os.environ.get("TMPDIR") or "/tmp", "crmpi-%d" % os.getuid(),
+                               str(job.jobid)), ignore_errors=True)
+    cluster.assert_clean(job.jobid)
+
+
+def migrate(crenv, jobid, *args):
+    """ompi-migrate in the background: a Popen."""
+    return subprocess.Popen([crjob.tool("ompi-migrate"), *args, str(jobid)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=crenv.env)
+
+
+def test_migrate(cluster, programs, crenv):
+    """ompi-migrate --off mn2 --onto mn3: the job is checkpointed, restarted with mn2's
+    ranks on mn3, the old job ended once the new one runs; the new job finishes alike."""
+    program = programs("cr/inflight")
+    expected = baseline(crenv, program, 4)
+    job = crjob.CrJob(crenv, program, 4, ["-H", "mn1:2,mn2:2"])
+    job.ready()
+    mover = migrate(crenv, job.jobid, "--off", "mn2", "--onto", "mn3", "--mca",
+                    "btl_base_verbose", "20")
+    # The old job ends once the new one runs; the new one waits for the go file.
+    old = job.finish()
+    assert old.returncode == 128 + signal.SIGTERM, old.report("the migrated job")
+    assert crjob.ok_line(old.out) is None, old.report()
+    crenv.go()
+    moved = finish(mover)
+    assert moved.returncode == 0 and crjob.ok_line(moved.out) == expected, \
+        moved.report("ompi-migrate")
+    assert re.search(r"job %d \(mn1:2,mn2:2\) now runs as job \d+ on mn1:2,mn3:2" % job.jobid,
+                     moved.err), moved.report()
+    check_paths(moved, [0, 0, 1, 1])
+    cluster.assert_clean(job.jobid)
+    cluster.assert_clean(moved.pid)
+
+
+MIGRATE_FAILURES = [
+    # (ompi-migrate's options, what it says, whether the job was stopped and resumed)
+    (["--off", "mn2", "--onto", "ADDRESS"], "the restart on mn1:2,ADDRESS:2 failed", True),
+    (["--off", "mn2", "--onto", "mn3", "--timeout", "1", "--mca", "runtime_fault_inject",
+      "agent_hello_pause:1"], "did not run within --timeout", True),
+    (["--off", "mn4", "--onto", "mn3"], "--off mn4: job JOBID has no rank there", False),
+    (["--off", "mn2", "--onto", "mn9"], "--onto mn9: the host cannot be resolved", False),
+]
+
+
+@pytest.mark.parametrize("args, message, resumed", MIGRATE_FAILURES,
+                         ids=["restart-fails", "restart-too-slow", "host-not-in-job",
+                              "unknown-host"])
+def test_migrate_failure_leaves_the_job_where_it_was(cluster, programs, crenv, args, message,
+                                                     resumed):
+    program = programs("cr/inflight")
+    expected = baseline(crenv, program, 4)
+    job = crjob.CrJob(crenv, program, 4, ["-H", "mn1:2,mn2:2"])
+    job.ready()
+    address = cluster.subnet + ".77"  # in the nodes' subnet; no node has it
+    args = [a.replace("ADDRESS", address) for a in args]
+    message = message.replace("ADDRESS", address).replace("JOBID", str(job.jobid))
+    result = finish(migrate(crenv, job.jobid, *args))
+    assert result.returncode == 1, result.report("ompi-migrate")
+    last = result.err.strip().splitlines()[-1]
+    assert message in last, result.report()
+    if resumed:
+        assert "job %d is resumed where it was" % job.jobid in last, result.report()
+    else:
+        assert "nothing was changed" in last and "checkpoint" not in result.err, result.report()
+    assert job.running(), job.finish().report()
+    crenv.go()
+    done = job.finish()
+    assert done.returncode == 0 and crjob.ok_line(done.out) == expected, done.report()
+    cluster.assert_clean(job.jobid)
+
+
+def test_migrate_refuses_a_job_without_checkpoints(cluster, programs, crenv):
+    job = crjob.CrJob(crenv, programs("cr/inflight"), 2, ["-H", "mn1:2"], ft=False)
+    job.ready()
+    result = finish(migrate(crenv, job.jobid, "--off", "mn1", "--onto", "mn2"))
+    assert result.returncode == 1 and "runs without --with-ft cr" in result.err, result.report()
+    crenv.go()
+    assert job.finish().returncode == 0
+    cluster.assert_clean(job.jobid)
+    bad = finish(migrate(crenv, job.jobid, "--off", "mn1"))
+    assert bad.returncode == 2 and "as many of each" in bad.err, bad.report()
