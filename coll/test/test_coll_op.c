@@ -515,6 +515,23 @@ static void test_collective_arg_errors(void **state)
     assert_int_equal(MPI_Gatherv(in, 1, MPI_INT, out, NULL, NULL, MPI_INT, 0, MPI_COMM_WORLD),
                      MPI_ERR_ARG);
     assert_int_equal(MPI_Ibarrier(MPI_COMM_NULL, &req), MPI_ERR_COMM);
+    /* On an intracommunicator a negative root is no rank, whatever its value: MPI_ROOT and
+     * MPI_PROC_NULL are roots of intercommunicators only (MPI-3.1 section 5.2.3). */
+    static const int bad_roots[] = {-1, MPI_PROC_NULL, MPI_ROOT, -5, 1};
+    for (size_t i = 0; i < sizeof(bad_roots) / sizeof(bad_roots[0]); i++) {
+        int root = bad_roots[i];
+
+        assert_int_equal(MPI_Gather(in, 1, MPI_INT, out, 1, MPI_INT, root, MPI_COMM_WORLD),
+                         MPI_ERR_ROOT);
+        assert_int_equal(MPI_Scatter(in, 1, MPI_INT, out, 1, MPI_INT, root, MPI_COMM_WORLD),
+                         MPI_ERR_ROOT);
+        assert_int_equal(
+            MPI_Igatherv(in, 1, MPI_INT, out, in, in, MPI_INT, root, MPI_COMM_WORLD, &req),
+            MPI_ERR_ROOT);
+        assert_int_equal(MPI_Bcast(in, 1, MPI_INT, root, MPI_COMM_WORLD), MPI_ERR_ROOT);
+        assert_int_equal(MPI_Reduce(in, out, 1, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD),
+                         MPI_ERR_ROOT);
+    }
 }
 
 /* A one-rank communicator of coll's over a PML communicator whose owner is `owner`, with

@@ -43,8 +43,14 @@ typedef struct gather_call {
     const int *rcounts;     /* Gatherv's and Allgatherv's recvcounts */
     const int *rdispls;     /* their displs */
     MPI_Datatype rtype;     /* recvtype */
-    int root;               /* the root; -1 for the allgathers */
+    int root;               /* the root (the allgathers pass -1 and never read it) */
 } gather_call_t;
+
+/* An allgather has no root: the kind says so, not the root, which may be any bad value. */
+static bool gather_is_all(const gather_call_t *c)
+{
+    return c->kind == CRMPI_COLL_ALLGATHER || c->kind == CRMPI_COLL_ALLGATHERV;
+}
 
 /*
  * The checks on an intercommunicator (MPI-3.1 section 5.2.3): the root (MPI_ROOT) has the
@@ -54,7 +60,7 @@ typedef struct gather_call {
  */
 static int gather_check_inter(const gather_call_t *c, MPI_Comm comm, const char **detail_out)
 {
-    bool all = c->root == -1;
+    bool all = gather_is_all(c);
     bool is_root = !all && c->root == MPI_ROOT;
     bool scatter = c->kind == CRMPI_COLL_SCATTER || c->kind == CRMPI_COLL_SCATTERV;
     bool vector = c->kind == CRMPI_COLL_GATHERV || c->kind == CRMPI_COLL_SCATTERV ||
@@ -96,7 +102,7 @@ static int gather_check_inter(const gather_call_t *c, MPI_Comm comm, const char 
 
 static int gather_check(const gather_call_t *c, MPI_Comm comm, const char **detail_out)
 {
-    bool all = c->root < 0;
+    bool all = gather_is_all(c);
     bool is_root = all || comm->rank == c->root;
     bool scatter = c->kind == CRMPI_COLL_SCATTER || c->kind == CRMPI_COLL_SCATTERV;
     bool vector = c->kind == CRMPI_COLL_GATHERV || c->kind == CRMPI_COLL_SCATTERV ||
@@ -183,8 +189,8 @@ static int gather_body(const gather_call_t *c, MPI_Comm comm, MPI_Request *reque
     args.rcounts = c->rcounts;
     args.rdispls = c->rdispls;
     args.rtype = c->rtype;
-    /* An intercommunicator's root may be MPI_ROOT or MPI_PROC_NULL (-1: no root). */
-    args.root = c->root == -1 ? 0 : c->root;
+    /* An intercommunicator's root may be MPI_ROOT or MPI_PROC_NULL. */
+    args.root = gather_is_all(c) ? 0 : c->root;
     return crmpi_mpi_coll_call_mode(comm, c->kind, &args, request, mode, func_name);
 }
 

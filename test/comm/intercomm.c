@@ -671,6 +671,14 @@ static void test_coll_errors(MPI_Comm inter)
     err = MPI_Bcast(&a, 1, MPI_INT, rsize, inter);
     MPI_Error_class(err, &class);
     CHECK(class == MPI_ERR_ROOT, "a bcast root out of the remote group gave class %d", class);
+    /* -1 is neither MPI_ROOT, MPI_PROC_NULL nor a rank (crmpi took it for an allgather's). */
+    int blocks[64];
+    err = MPI_Gather(&a, 1, MPI_INT, blocks, 1, MPI_INT, -1, inter);
+    MPI_Error_class(err, &class);
+    CHECK(class == MPI_ERR_ROOT, "a gather root of -1 gave class %d", class);
+    err = MPI_Scatter(blocks, 1, MPI_INT, &a, 1, MPI_INT, -1, inter);
+    MPI_Error_class(err, &class);
+    CHECK(class == MPI_ERR_ROOT, "a scatter root of -1 gave class %d", class);
     /* Open MPI raises the next ones on MPI_COMM_WORLD. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     err = MPI_Allreduce(MPI_IN_PLACE, &b, 1, MPI_INT, MPI_SUM, inter);
