@@ -258,8 +258,11 @@ int crmpi_coll_start(crmpi_coll_comm_t *comm, crmpi_coll_kind_t kind, const crmp
                      crmpi_request_t **req_out);
 
 /*
- * Persistent collectives (MPI-4.0 section 6.13; coll_persist.c): a collective made once
- * and started any number of times.
+ * Persistent collectives (MPI-4.0 section 6.13; coll_base.c): a collective made once
+ * and started any number of times. Each start builds its schedule with the communicator's
+ * table, so on an intercommunicator they run basic's intercommunicator algorithms as the
+ * other forms do (Scan and Exscan, which it lacks, fail to start: the MPI layer refuses
+ * them first).
  *
  *   crmpi_coll_init (inactive request) -> crmpi_coll_restart (a schedule runs, the request
  *   completes through MPI_Wait/Test: inactive again) -> ... -> MPI_Request_free

@@ -7,9 +7,10 @@
  *        |  crmpi_coll_run / crmpi_coll_start
  *   coll                                 algorithms and schedules over the PML
  *
- * Each call has one body for its blocking and its non-blocking form (request == NULL is
- * the blocking one). Threading: called with the library lock held; the crmpi_mpi_coll_*
- * functions that end a call return with it released.
+ * Each call has one body for its blocking, non-blocking and persistent forms (the mode,
+ * crmpi_mpi_coll_mode_t), on intra- and intercommunicators alike. Threading: called with
+ * the library lock held; the crmpi_mpi_coll_* functions that end a call return with it
+ * released.
  */
 #ifndef CRMPI_MPI_COLL_H
 #define CRMPI_MPI_COLL_H
