@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/capability.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -173,9 +174,32 @@ static int crs_criu_binary(const char **path_out, char *errbuf, size_t errbuf_le
                              "crs_criu_binary): %s",
                              path, strerror(errno));
     }
+    /* An ordinary user's CRIU takes CAP_CHECKPOINT_RESTORE from its file, permitted and
+     * effective; without it CRIU refuses with a line on its standard error only. */
+    if (geteuid() != 0) {
+        cap_flag_value_t permitted = CAP_CLEAR, effective = CAP_CLEAR;
+        cap_t caps = cap_get_file(path);
+
+        if (caps) {
+            cap_get_flag(caps, CAP_CHECKPOINT_RESTORE, CAP_PERMITTED, &permitted);
+            cap_get_flag(caps, CAP_CHECKPOINT_RESTORE, CAP_EFFECTIVE, &effective);
+            cap_free(caps);
+        }
+        if (permitted != CAP_SET || effective != CAP_SET)
+            return crs_criu_fail(errbuf, errbuf_len, CRMPI_ERR_NOT_SUPPORTED,
+                                 "crs:criu: %s lacks CAP_CHECKPOINT_RESTORE, which an ordinary "
+                                 "user's checkpoint and restart need (an administrator runs "
+                                 "'setcap cap_checkpoint_restore+ep %s' once; make install as "
+                                 "root does it)",
+                                 path, path);
+    }
     *path_out = path;
     return CRMPI_OK;
 }
+
+/* In libcriu 4.1.1 but missing from its criu.h (the process-wide criu_set_unprivileged is
+ * there; this one is its per-options form). */
+void criu_local_set_unprivileged(criu_opts *opts, bool unprivileged);
 
 /* Options common to dump and restore. `log_path` decides the work dir and log name:
  * CRIU takes the log as a bare name inside its work directory. */
@@ -204,6 +228,9 @@ static int crs_criu_opts_create(const char *binary, int images_fd, const char *l
     criu_local_set_images_dir_fd(opts, images_fd);
     criu_local_set_work_dir_fd(opts, work_fd);
     criu_local_set_log_level(opts, CRS_CRIU_LOG_LEVEL);
+    /* An ordinary user's CRIU runs with CAP_CHECKPOINT_RESTORE only (docs/design.md,
+     * "Ordinary users"): it must be told, or it refuses to start. */
+    criu_local_set_unprivileged(opts, geteuid() != 0);
     *work_fd_out = work_fd;
     *opts_out = opts;
     return CRMPI_OK;

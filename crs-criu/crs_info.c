@@ -8,9 +8,10 @@
 #include "component.h"
 
 static const crmpi_param_decl_t crs_criu_params[] = {
-    {"crs_criu_binary", CRMPI_PARAM_STRING, CRMPI_CRIU_BIN,
-     "The criu program libcriu runs (as \"criu swrk\") for every dump and restore; CRIU 4.x, "
-     "run as root. The default is the one configure found.",
+    {"crs_criu_binary", CRMPI_PARAM_STRING, CRMPI_CRIU_INSTALLED,
+     "The criu program libcriu runs (as \"criu swrk\") for every dump and restore; CRIU 4.x. "
+     "The default is crmpi's installed copy of the one configure found, which make install "
+     "run as root gives CAP_CHECKPOINT_RESTORE so that ordinary users can checkpoint.",
      CRMPI_PARAM_LEVEL_USER},
 };
 

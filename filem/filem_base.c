@@ -107,12 +107,44 @@ static bool filem_is_dir(const char *path)
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/*
+ * May this user restart from `path` (a snapshot's directory or one of its sequences)? Only
+ * its owner may, root included (a snapshot runs its program as whoever restarts it), and
+ * only when nobody else could have changed it.
+ */
+static int filem_restart_trusted(const char *path)
+{
+    struct stat st;
+
+    if (stat(path, &st) < 0) {
+        crmpi_log_error("cannot read snapshot %s: %s", path, strerror(errno));
+        return errno == EACCES ? CRMPI_ERR_ACCESS : CRMPI_ERR_IO;
+    }
+    if (st.st_uid != geteuid()) {
+        crmpi_log_error("snapshot %s belongs to uid %u: only its owner may restart it", path,
+                        (unsigned)st.st_uid);
+        return CRMPI_ERR_ACCESS;
+    }
+    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+        crmpi_log_error("snapshot %s is writable by %s (mode %03o), so anyone could have "
+                        "changed it: refusing to restart it (chmod go-w makes it yours only)",
+                        path, st.st_mode & S_IWOTH ? "every user" : "its group",
+                        (unsigned)(st.st_mode & 0777));
+        return CRMPI_ERR_ACCESS;
+    }
+    return CRMPI_OK;
+}
+
 int crmpi_filem_handle_resolve(const char *handle, char **jobdir_out)
 {
     char *global_dir = NULL;
     char *candidate = NULL;
     const char *value;
 
+    if (access(handle, F_OK) < 0 && errno == EACCES) {
+        crmpi_log_error("cannot read snapshot handle '%s': %s", handle, strerror(errno));
+        return CRMPI_ERR_ACCESS;
+    }
     if (filem_is_dir(handle)) {
         *jobdir_out = strdup(handle);
         return *jobdir_out ? CRMPI_OK : CRMPI_ERR_OUT_OF_RESOURCE;
@@ -446,7 +478,9 @@ static int filem_restart_try(const char *jobdir, unsigned seq, unsigned flags,
     rc = crmpi_filem_seq_dir_path(jobdir, seq, false, &seq_dir);
     if (rc != CRMPI_OK)
         return rc;
-    rc = crmpi_filem_manifest_read(seq_dir, true, &manifest, problem);
+    rc = filem_restart_trusted(seq_dir);
+    if (rc == CRMPI_OK)
+        rc = crmpi_filem_manifest_read(seq_dir, true, &manifest, problem);
     if (rc == CRMPI_OK && (manifest->state != CRMPI_FILEM_STATE_COMPLETE || manifest->seq != seq)) {
         snprintf(problem, CRMPI_FILEM_PROBLEM_MAX,
                  "sequence %u's manifest does not describe a complete sequence %u", seq, seq);
@@ -500,6 +534,8 @@ int crmpi_filem_restart_open(const char *handle, long seq, unsigned flags,
     if (!restart)
         return CRMPI_ERR_OUT_OF_RESOURCE;
     rc = crmpi_filem_handle_resolve(handle, &restart->jobdir);
+    if (rc == CRMPI_OK)
+        rc = filem_restart_trusted(restart->jobdir);
     if (rc != CRMPI_OK)
         goto err_free;
     rc = crmpi_filem_commit_read(restart->jobdir, &commit);
@@ -537,6 +573,8 @@ int crmpi_filem_restart_open(const char *handle, long seq, unsigned flags,
             restart->fell_back = i != first;
             break;
         }
+        if (rc == CRMPI_ERR_ACCESS) /* said; and no fallback past a sequence others own */
+            goto err_free;
         if (rc == CRMPI_ERR_OUT_OF_RESOURCE || rc == CRMPI_ERR_NOT_SUPPORTED) {
             crmpi_log_error("%s", problem);
             goto err_free;

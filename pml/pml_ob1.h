@@ -76,7 +76,10 @@ struct crmpi_message_s {
     uint64_t send_req;            /* rendezvous: the sender's request */
     size_t data_len;              /* bytes in data */
     char *pulled;                 /* C/R drain: the whole message, msg_len bytes, once pulled
-                                     without a receive (pml_ob1_cr.c); NULL otherwise */
+                                     without a receive (pml_ob1_cr.c); NULL otherwise. While
+                                     the pull receives (rndv still set), the message waits: */
+    crmpi_request_t *taker;       /* the receive that took it meanwhile, or NULL */
+    bool dropped;                 /* freed meanwhile (pml_ob1_msg_free): the pull frees it */
     char data[];                  /* the data that came with the header */
 };
 typedef struct crmpi_message_s pml_ob1_msg_t;

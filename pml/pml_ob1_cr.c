@@ -7,7 +7,8 @@
  * data at the sender, whose request waits for an ACK. To empty the channel, the receiver
  * acknowledges it to an internal request that receives the rest into msg->pulled; the
  * message stays in its queue (unexpected, matched probe or orphan), and the receive that
- * later takes it copies from msg->pulled as from an eager message.
+ * later takes it copies from msg->pulled as from an eager message (once the pull has every
+ * byte: a receive that takes it before waits for the pull's end).
  */
 #include "config.h"
 
@@ -19,13 +20,18 @@
 #include "pml_ob1.h"
 #include "progress.h"
 
-/* The internal request that received a pulled message's data has finished. */
+/* The internal request that received a pulled message's data has finished: the message
+ * is whole. A receive that took it meanwhile gets it now; one freed meanwhile goes. */
 static void pml_ob1_cr_pull_done(crmpi_request_t *req)
 {
     pml_ob1_msg_t *msg = req->done_arg;
 
     msg->rndv = false;
     pml_ob1.cr_pulls--;
+    if (msg->dropped)
+        pml_ob1_msg_free(msg);
+    else if (msg->taker)
+        pml_ob1_recv_take_message(msg->taker, msg);
 }
 
 void pml_ob1_cr_pull(pml_ob1_msg_t *msg)

@@ -164,14 +164,29 @@ static void pml_ob1_recv_deliver(crmpi_request_t *req, const pml_ob1_match_hdr_t
         pml_ob1.rndv_recvs++; /* until its last FRAG */
 }
 
+/* Is a checkpoint's pull still receiving this message's data into msg->pulled? */
+static bool pml_ob1_msg_pulling(const pml_ob1_msg_t *msg)
+{
+    return msg->pulled && msg->rndv;
+}
+
 void pml_ob1_msg_free(pml_ob1_msg_t *msg)
 {
+    if (pml_ob1_msg_pulling(msg)) {
+        msg->dropped = true; /* the pull writes into it until its end (pml_ob1_cr.c) */
+        return;
+    }
     free(msg->pulled);
     free(msg);
 }
 
 void pml_ob1_recv_take_message(crmpi_request_t *req, pml_ob1_msg_t *msg)
 {
+    if (pml_ob1_msg_pulling(msg)) {
+        /* Not all here yet: the receive gets it when the pull ends (pml_ob1_cr.c). */
+        msg->taker = req;
+        return;
+    }
     if (msg->pulled) /* drained for a checkpoint: all here, and the sender is done */
         pml_ob1_recv_deliver(req, &msg->match, msg->src_world, false, msg->msg_len, 0, msg->pulled,
                              msg->msg_len);
@@ -203,6 +218,8 @@ static pml_ob1_msg_t *pml_ob1_msg_copy(const pml_ob1_match_hdr_t *match, uint32_
     msg->send_req = send_req;
     msg->data_len = nbytes;
     msg->pulled = NULL;
+    msg->taker = NULL;
+    msg->dropped = false;
     memcpy(msg->data, data, nbytes);
     return msg;
 }

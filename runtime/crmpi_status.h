@@ -23,6 +23,7 @@ enum {
     CRMPI_ERR_CKPT_ABORTED = -11,   /* a checkpoint was aborted; the job goes on */
     CRMPI_ERR_EXISTS = -12,         /* the thing to create is already there */
     CRMPI_ERR_PEER_GONE = -13,      /* the other end of a control connection closed */
+    CRMPI_ERR_ACCESS = -14,         /* not this user's, or open to others' changes */
 };
 
 /** A short, static description of a status ("peer unreachable"); never NULL. */

@@ -3,16 +3,20 @@
  */
 #include "config.h"
 
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <errno.h>
-#include <signal.h>
+#include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "crmpi_status.h"
 #include "ctl.h"
+#include "log.h"
 #include "param.h"
 #include "session.h"
 
@@ -29,17 +33,57 @@ int crmpi_session_parent(char *buf, size_t len)
     return CRMPI_OK;
 }
 
+int crmpi_session_parent_check(const char *dir)
+{
+    struct stat st;
+
+    if (lstat(dir, &st) < 0) {
+        if (errno == ENOENT)
+            return CRMPI_ERR_NOT_FOUND;
+        crmpi_log_error("cannot check %s: %s", dir, strerror(errno));
+        return CRMPI_ERR_IO;
+    }
+    if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077)) {
+        crmpi_log_error("%s is %s: another user could put their own control socket there; "
+                        "remove it, or choose another place with runtime_session_dir_base",
+                        dir,
+                        !S_ISDIR(st.st_mode)    ? "not a directory"
+                        : st.st_uid != getuid() ? "another user's"
+                                                : "open to other users (mode not 0700)");
+        return CRMPI_ERR_ACCESS;
+    }
+    return CRMPI_OK;
+}
+
 int crmpi_session_job_connect(uint64_t jobid, int *fd_out)
 {
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
-    int fd;
+    char parent[PATH_MAX];
+    int fd, rc;
 
-    if (crmpi_session_job_socket(jobid, addr.sun_path, sizeof(addr.sun_path)) != CRMPI_OK)
+    if (crmpi_session_parent(parent, sizeof(parent)) != CRMPI_OK ||
+        crmpi_session_job_socket(jobid, addr.sun_path, sizeof(addr.sun_path)) != CRMPI_OK)
         return CRMPI_ERR_BAD_PARAM;
+    rc = crmpi_session_parent_check(parent);
+    if (rc == CRMPI_ERR_NOT_FOUND) /* no session of this user: as no such process */
+        return kill((pid_t)jobid, 0) < 0 && errno == ESRCH ? CRMPI_ERR_NOT_FOUND
+                                                           : CRMPI_ERR_PEER_GONE;
+    if (rc != CRMPI_OK)
+        return CRMPI_ERR_ACCESS;
     fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return CRMPI_ERR_IO;
     if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0) {
+        struct ucred peer;
+        socklen_t peer_len = sizeof(peer);
+
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &peer_len) < 0 || peer.uid != getuid()) {
+            crmpi_log_error("the control socket of job %llu is served by uid %d, not by this "
+                            "user: refusing to talk to it",
+                            (unsigned long long)jobid, peer_len ? (int)peer.uid : -1);
+            close(fd);
+            return CRMPI_ERR_ACCESS;
+        }
         *fd_out = fd;
         return CRMPI_OK;
     }

@@ -14,6 +14,14 @@
  *  CRMPI_ERR_BAD_PARAM (too long for `len`). */
 int crmpi_session_parent(char *buf, size_t len);
 
+/**
+ * Is `dir` (the session parent) this user's alone: a directory, not a link, owned by this
+ * user, closed to group and others? Another user's or an open one would let them put their
+ * own control socket where the tools look. Says why not, in one error line.
+ * @return CRMPI_OK, CRMPI_ERR_NOT_FOUND (absent; nothing said), CRMPI_ERR_ACCESS, CRMPI_ERR_IO
+ */
+int crmpi_session_parent_check(const char *dir);
+
 /** mpirun's control socket of job `jobid`. @return CRMPI_OK or CRMPI_ERR_BAD_PARAM. */
 int crmpi_session_job_socket(uint64_t jobid, char *buf, size_t len);
 
@@ -21,7 +29,9 @@ int crmpi_session_job_socket(uint64_t jobid, char *buf, size_t len);
  * Connect to job `jobid`'s mpirun (the tools' side).
  * @return CRMPI_OK with *fd_out; CRMPI_ERR_NOT_FOUND (no such process: errno ESRCH),
  *         CRMPI_ERR_PEER_GONE (a process, but no crmpi mpirun of this user listening),
- *         CRMPI_ERR_BAD_PARAM (path too long). Nothing is logged: the tool says it.
+ *         CRMPI_ERR_BAD_PARAM (path too long). Nothing is logged: the tool says it; except
+ *         CRMPI_ERR_ACCESS, said here: the session parent is not this user's alone
+ *         (crmpi_session_parent_check), or another user serves the socket (SO_PEERCRED).
  */
 int crmpi_session_job_connect(uint64_t jobid, int *fd_out);
 

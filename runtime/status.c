@@ -20,6 +20,7 @@ const char *crmpi_strerror(int status)
     case CRMPI_ERR_CKPT_ABORTED: return "checkpoint aborted";
     case CRMPI_ERR_EXISTS: return "already exists";
     case CRMPI_ERR_PEER_GONE: return "peer closed the connection";
+    case CRMPI_ERR_ACCESS: return "not allowed (owner or permissions)";
     }
     /* Never NULL: a caller prints this straight into a message. */
     return "unknown status";

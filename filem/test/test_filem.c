@@ -607,6 +607,53 @@ static void test_missing_handle(void **state)
     free(empty);
 }
 
+/* ---- who may restart ------------------------------------------------------------------ */
+
+/* A snapshot, or one of its sequences, that others could have written is refused, saying
+ * why, without falling back to an older sequence; so is one of another user (as root: the
+ * files are given to another uid). */
+static void test_untrusted_snapshot(void **state)
+{
+    fixture_t *fx = *state;
+    crmpi_filem_restart_t *restart;
+    char *seq_dir, *err;
+
+    assert_int_equal(checkpoint(fx, 1, 2, 3), CRMPI_OK);
+    assert_int_equal(checkpoint(fx, 2, 2, 3), CRMPI_OK);
+
+    assert_int_equal(chmod(fx->jobdir, 0775), 0);
+    capture_begin();
+    assert_int_equal(crmpi_filem_restart_open(fx->jobdir, -1, 0, &restart), CRMPI_ERR_ACCESS);
+    err = capture_end();
+    assert_non_null(strstr(err, "is writable by its group (mode 775)"));
+    assert_int_equal(count_lines(err), 1);
+    free(err);
+    assert_int_equal(chmod(fx->jobdir, 0700), 0);
+
+    assert_true(asprintf(&seq_dir, "%s/2", fx->jobdir) > 0);
+    assert_int_equal(chmod(seq_dir, 0757), 0);
+    capture_begin();
+    assert_int_equal(crmpi_filem_restart_open(fx->jobdir, -1, 0, &restart), CRMPI_ERR_ACCESS);
+    err = capture_end();
+    assert_non_null(strstr(err, "is writable by every user (mode 757)"));
+    assert_null(strstr(err, "restarting from sequence 1"));
+    free(err);
+    assert_int_equal(chmod(seq_dir, 0700), 0);
+
+    if (geteuid() == 0) {
+        assert_int_equal(chown(seq_dir, 12345, 12345), 0);
+        capture_begin();
+        assert_int_equal(crmpi_filem_restart_open(fx->jobdir, -1, 0, &restart), CRMPI_ERR_ACCESS);
+        err = capture_end();
+        assert_non_null(strstr(err, "belongs to uid 12345: only its owner may restart it"));
+        free(err);
+        assert_int_equal(chown(seq_dir, 0, 0), 0);
+    }
+    free(seq_dir);
+    assert_int_equal(crmpi_filem_restart_open(fx->jobdir, -1, 0, &restart), CRMPI_OK);
+    crmpi_filem_restart_close(restart);
+}
+
 /* ---- format evolution ----------------------------------------------------------------- */
 
 static void add_unknown_fields(json_t *root)
@@ -1029,6 +1076,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_progress, setup, teardown),
         cmocka_unit_test_setup_teardown(test_parameters, setup, teardown),
         cmocka_unit_test_setup_teardown(test_software, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_untrusted_snapshot, setup, teardown),
     };
 
     crmpi_log_set_who("test_filem");

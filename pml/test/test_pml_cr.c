@@ -177,6 +177,58 @@ static void test_matched_probe_pulled(void **state)
     free(got);
 }
 
+/* A receive posted while its message is being pulled (as a non-blocking collective's next
+ * step is, progressed by the C/R thread during the drain) gets the whole message once the
+ * pull has it. It used to take the pulled buffer at once, with most of its bytes not there
+ * yet, and free it under the pull, which went on writing into freed memory. */
+static void test_receive_while_pulled(void **state)
+{
+    char *data = pattern(BIG, 3), *got = calloc(1, BIG);
+    crmpi_request_t *send, *recv;
+    MPI_Status status;
+
+    (void)state;
+    assert_int_equal(
+        crmpi_pml_isend(data, BIG, MPI_BYTE, 0, 8, CRMPI_PML_SEND_STANDARD, pml_comm, &send), 0);
+    crmpi_progress();
+    crmpi_pml_cr_quiesce_begin(); /* the pull's ACK is sent; its fragments are to come */
+    assert_false(send->complete);
+    assert_int_equal(crmpi_pml_irecv(got, BIG, MPI_BYTE, 0, 8, pml_comm, &recv), 0);
+    assert_false(recv->complete);
+    drain_self();
+    assert_true(send->complete);
+    assert_true(recv->complete);
+    crmpi_pml_cr_quiesce_end();
+    wait_finish(send);
+    status = wait_finish(recv);
+    assert_int_equal(status._nbytes, BIG);
+    assert_memory_equal(got, data, BIG);
+    free(data);
+    free(got);
+}
+
+/* A communicator freed while one of its messages is being pulled: the pull ends into its
+ * own buffer (1 MiB: a mapping of its own, so a write after its free would fault), then
+ * the message goes. */
+static void test_comm_freed_while_pulled(void **state)
+{
+    char *data = pattern(BIG, 4);
+    crmpi_pml_comm_t *pcomm = comm_add(9);
+    crmpi_request_t *send;
+
+    (void)state;
+    assert_int_equal(
+        crmpi_pml_isend(data, BIG, MPI_BYTE, 0, 9, CRMPI_PML_SEND_STANDARD, pcomm, &send), 0);
+    crmpi_progress();
+    crmpi_pml_cr_quiesce_begin();
+    assert_false(send->complete);
+    crmpi_pml_del_comm(pcomm);
+    drain_self();
+    crmpi_pml_cr_quiesce_end();
+    wait_finish(send);
+    free(data);
+}
+
 /* Sends posted while quiescing take no sequence number and move nothing; afterwards they
  * go, after every message sent before, so order is kept. A receive posted before the
  * checkpoint keeps its place. */
@@ -286,6 +338,8 @@ int main(void)
         cmocka_unit_test(test_unexpected_rendezvous_pulled),
         cmocka_unit_test(test_synchronous_send_completes_when_drained),
         cmocka_unit_test(test_matched_probe_pulled),
+        cmocka_unit_test(test_receive_while_pulled),
+        cmocka_unit_test(test_comm_freed_while_pulled),
         cmocka_unit_test(test_sends_held_in_order),
         cmocka_unit_test(test_orphan_pulled),
         cmocka_unit_test(test_sequences_reset),

@@ -70,13 +70,7 @@ for _name, _desc in SCENARIOS.items():
 FLAVOURS += [("unmatched", "twice", 3), ("probe", "twice", 2), ("corners", "concurrent", 3)]
 FLAVOURS += [("probe", "other_layout", 2), ("threads", "other_layout", 2)]
 FLAVOURS += [("inflight", "stop", 2), ("threads", "stop", 2)]
-# A known bug, not hidden: the intercommunicator scenario at 4 ranks loses rank 0 during a
-# checkpoint's drain in some runs (the checkpoint aborts cleanly and the job ends), continued
-# or restarted; at 2 ranks it passes. Marked until it is fixed.
-FLAVOURS = [pytest.param(*f, id="%s-%s-np%d" % f, marks=[pytest.mark.xfail(
-                reason="intercomm at 4 ranks: rank 0 ends during a checkpoint's drain in some runs")]
-                         if f[0] == "intercomm" and f[2] == 4 else [])
-            for f in FLAVOURS]
+FLAVOURS = [pytest.param(*f, id="%s-%s-np%d" % f) for f in FLAVOURS]
 
 
 @pytest.fixture(scope="module")

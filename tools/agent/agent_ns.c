@@ -53,6 +53,8 @@ static void agent_ns_write_str(int fd, const char *text)
 static void agent_ns_rank_exec(const char *program, char *const argv[], char *const envp[])
 {
     sigset_t none;
+    /* Without a namespace of its own, nothing else ends the rank with its init. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
     for (int sig = 1; sig < NSIG; sig++) {
         signal(sig, SIG_DFL);
     }
@@ -76,11 +78,16 @@ static void agent_ns_rank_exec(const char *program, char *const argv[], char *co
     _exit(127);
 }
 
-/* Create the rank with a chosen pid in this (new) namespace, or any pid if refused. */
+/* Create the rank with a chosen pid in this (new) namespace, or any pid if refused; any
+ * pid at once when `wanted_pid` is 0 (a shared namespace). */
 static pid_t agent_ns_clone_rank(pid_t wanted_pid, int *pid_refused_out)
 {
     pid_t set_tid[1] = {wanted_pid};
     struct clone_args args;
+
+    *pid_refused_out = 0;
+    if (wanted_pid == 0)
+        return (pid_t)syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
     memset(&args, 0, sizeof(args));
     args.exit_signal = SIGCHLD;
     args.set_tid = (uint64_t)(uintptr_t)set_tid;
@@ -134,6 +141,14 @@ void crmpi_agent_ns_init_run(int argc, char **argv)
         _exit(126);
     }
     wanted_pid = (pid_t)strtol(argv[2], NULL, 10);
+    if (getpid() != 1) {
+        /* The node's pid namespace (an ordinary user may not make one): the rank's children
+         * are still reaped here, and no new privilege comes into the tree, which is what
+         * lets an unprivileged CRIU restore it (it cannot trim capability bounding sets). */
+        prctl(PR_SET_CHILD_SUBREAPER, 1);
+        prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+        wanted_pid = 0;
+    }
     sigemptyset(&forward.sa_mask);
     forward.sa_flags = SA_RESTART;
     /* The forwarded signals stay blocked until the rank exists and its pid is recorded: one
@@ -284,6 +299,11 @@ int crmpi_agent_ns_start(const char *program, char *const argv[], char *const en
         return rc;
     }
     long pid = syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, 0, 0, 0, 0);
+    if (pid < 0 && errno == EPERM) {
+        /* An ordinary user: the rank and its init live in the node's pid namespace. */
+        pid = syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+        wanted_pid = 0;
+    }
     if (pid == 0) {
         agent_ns_init_exec(self_exe, init_argv, envp, fds.rank_end[0], fds.rank_end[1],
                            fds.rank_end[2], fds.rank_end[3]);

@@ -11,6 +11,12 @@
  * kills whatever else is left in the namespace.
  *
  * The init dies with the agent (PR_SET_PDEATHSIG), and the namespace with the init.
+ *
+ * An ordinary user may not create a pid namespace: then the init and the rank live in the
+ * node's, the rank has whatever pid the kernel gives, the init reaps the rank's orphans as
+ * a subreaper, the rank dies with the init (PR_SET_PDEATHSIG), and the tree runs with
+ * PR_SET_NO_NEW_PRIVS (CRIU without privilege can restore it only so). A restart then
+ * needs the rank's old pids free on its node.
  */
 #ifndef CRMPI_AGENT_NS_H
 #define CRMPI_AGENT_NS_H
@@ -22,7 +28,8 @@
 
 typedef struct crmpi_agent_ns_child {
     pid_t init_pid; /* the namespace's init, as the agent sees it */
-    pid_t rank_pid; /* the rank's pid inside its namespace (what getpid() returns there) */
+    pid_t rank_pid; /* the rank's pid inside its namespace (what getpid() returns there), or 0
+                     * when it shares the node's (unknown to the agent) */
     int ctl_fd;     /* agent's end of the control socket */
     int out_fd;     /* read end of the rank's stdout */
     int err_fd;     /* read end of the rank's stderr */

@@ -117,6 +117,7 @@ static int ompi_checkpoint_connect(uint64_t jobid)
 
     switch (crmpi_session_job_connect(jobid, &fd)) {
     case CRMPI_OK: return fd;
+    case CRMPI_ERR_ACCESS: break; /* said */
     case CRMPI_ERR_NOT_FOUND:
         crmpi_log_error("no job %llu: no process has that pid (the jobid is the pid of the "
                         "job's mpirun; see ompi-ps)",

@@ -155,6 +155,8 @@ static void info_summary_print(void)
     info_summary_line("C compiler", CRMPI_BUILD_CC);
     info_summary_line("CRIU binary",
                       CRMPI_CRIU_BIN[0] ? CRMPI_CRIU_BIN : "none (configured without CRIU)");
+    if (CRMPI_CRIU_BIN[0])
+        info_summary_line("CRIU binary, installed copy", CRMPI_CRIU_INSTALLED);
     for (size_t i = 0; crmpi_catalog[i]; i++) {
         const crmpi_framework_info_t *fw = crmpi_catalog[i];
 

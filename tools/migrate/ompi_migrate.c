@@ -211,9 +211,10 @@ static int ompi_migrate_job_status(const ompi_migrate_options_t *opts, crmpi_job
         return rc;
     }
     if (rc != CRMPI_OK) {
-        crmpi_log_error("process %llu is not a crmpi mpirun of this user, or it has ended (see "
-                        "ompi-ps)",
-                        jobid);
+        if (rc != CRMPI_ERR_ACCESS) /* that one is said already */
+            crmpi_log_error("process %llu is not a crmpi mpirun of this user, or it has ended "
+                            "(see ompi-ps)",
+                            jobid);
         return rc;
     }
     if (!status->cr) {

@@ -269,6 +269,19 @@ static void mpirun_accept(mpirun_state_t *st, int listen_fd, bool is_tcp)
         /* An agent whose node vanished sends no end of file: keepalive finds it out. */
         crmpi_ctl_tcp_keepalive(fd);
     }
+    if (!is_tcp) {
+        /* The socket's directory is this user's alone; the peer's credentials say so too. */
+        struct ucred peer;
+        socklen_t peer_len = sizeof(peer);
+
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &peer_len) < 0 || peer.uid != getuid()) {
+            crmpi_log_warn("refused a control connection of uid %d (only this user's tools and "
+                           "agents may connect)",
+                           peer_len ? (int)peer.uid : -1);
+            close(fd);
+            return;
+        }
+    }
     /* A message whose first bytes came and whose rest does not cannot stall mpirun long. */
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
     if (st->npending == MPIRUN_PENDING_MAX) {

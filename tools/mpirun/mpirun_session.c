@@ -91,6 +91,8 @@ int mpirun_session_create(mpirun_state_t *st)
         crmpi_log_error("cannot create %s: %s", parent, strerror(errno));
         return CRMPI_ERR_IO;
     }
+    if (crmpi_session_parent_check(parent) != CRMPI_OK)
+        return CRMPI_ERR_ACCESS;
     mpirun_session_sweep(parent, st->job.jobid);
     if ((size_t)snprintf(st->session_dir, sizeof(st->session_dir), "%s/%llu", parent,
                          (unsigned long long)st->job.jobid) >= sizeof(st->session_dir)) {

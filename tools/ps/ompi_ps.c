@@ -45,7 +45,7 @@ int main(int argc, char **argv)
 {
     char parent[4096], snapshots[8192];
     struct dirent *entry;
-    int jobs = 0;
+    int jobs = 0, rc;
     DIR *dir;
 
     crmpi_log_set_who("ompi-ps");
@@ -66,6 +66,9 @@ int main(int argc, char **argv)
         }
     }
     if (crmpi_session_parent(parent, sizeof(parent)) != CRMPI_OK)
+        return 1;
+    rc = crmpi_session_parent_check(parent);
+    if (rc != CRMPI_OK && rc != CRMPI_ERR_NOT_FOUND)
         return 1;
     dir = opendir(parent);
     if (!dir) {
