@@ -84,6 +84,11 @@ typedef enum {
     CRMPI_COLL_REDUCE_SCATTER_BLOCK,
     CRMPI_COLL_SCAN,
     CRMPI_COLL_EXSCAN,
+    CRMPI_COLL_NEIGHBOR_ALLGATHER, /* the neighbourhood collectives (MPI-3.1 section 7.6) */
+    CRMPI_COLL_NEIGHBOR_ALLGATHERV,
+    CRMPI_COLL_NEIGHBOR_ALLTOALL,
+    CRMPI_COLL_NEIGHBOR_ALLTOALLV,
+    CRMPI_COLL_NEIGHBOR_ALLTOALLW,
     CRMPI_COLL_COUNT /* number of collectives */
 } crmpi_coll_kind_t;
 
@@ -144,6 +149,17 @@ typedef struct crmpi_coll_args {
                                    MPI_PROC_NULL (another process of the root's group is)
                                    or the root's rank in the remote group */
     bool in_place;              /* MPI_IN_PLACE was given (see above) */
+    /* Neighbourhood collectives: block i of the receive side comes from sources[i], block i
+     * of the send side goes to dests[i] (MPI_PROC_NULL: no message, the block is left
+     * alone), in the order of MPI-3.1 section 7.6. Only read while the schedule is built. */
+    int nsources;             /* in-neighbours */
+    const int *sources;       /* their ranks */
+    int ndests;               /* out-neighbours */
+    const int *dests;         /* their ranks */
+    bool cart_pairs;          /* a Cartesian topology: neighbours come in pairs, the rank
+                                 at -1 then at +1 of each dimension (see coll_neighbor.c) */
+    const MPI_Aint *sbdispls; /* neighbor_alltoallw: byte displacements of the send blocks */
+    const MPI_Aint *rbdispls; /* neighbor_alltoallw: of the receive blocks */
 } crmpi_coll_args_t;
 
 typedef struct crmpi_coll_sched crmpi_coll_sched_t;
@@ -240,6 +256,30 @@ int crmpi_coll_run(crmpi_coll_comm_t *comm, crmpi_coll_kind_t kind, const crmpi_
  */
 int crmpi_coll_start(crmpi_coll_comm_t *comm, crmpi_coll_kind_t kind, const crmpi_coll_args_t *args,
                      crmpi_request_t **req_out);
+
+/*
+ * Persistent collectives (MPI-4.0 section 6.13; coll_base.c): a collective made once
+ * and started any number of times. Each start builds its schedule with the communicator's
+ * table, so on an intercommunicator they run basic's intercommunicator algorithms as the
+ * other forms do (Scan and Exscan, which it lacks, fail to start: the MPI layer refuses
+ * them first).
+ *
+ *   crmpi_coll_init (inactive request) -> crmpi_coll_restart (a schedule runs, the request
+ *   completes through MPI_Wait/Test: inactive again) -> ... -> MPI_Request_free
+ *
+ * The request is a persistent crmpi_request_t of kind CRMPI_REQUEST_COLL, live on the PML
+ * communicator from init to free. Each start takes the communicator's next collective tag,
+ * so every rank must start the persistent collectives of a communicator, and its other
+ * collectives, in one order (as MPI requires of collectives). The buffers and the count,
+ * displacement and type arrays of `args` are the application's and must stay valid until
+ * the request is freed; the neighbour lists are copied.
+ */
+/** @return CRMPI_OK with *req_out (inactive), or CRMPI_ERR_OUT_OF_RESOURCE */
+int crmpi_coll_init(crmpi_coll_comm_t *comm, crmpi_coll_kind_t kind, const crmpi_coll_args_t *args,
+                    crmpi_request_t **req_out);
+/** Start an inactive request of crmpi_coll_init. @return CRMPI_OK, or a CRMPI_ERR_* (the
+ *  request stays inactive) */
+int crmpi_coll_restart(crmpi_request_t *req);
 
 /*
  * Reductions (coll_op.c): the predefined operations' kernels for every type MPI-3.1

@@ -1,6 +1,6 @@
 /*
  * coll_base.c: the collective framework (coll.h): component choice per communicator,
- * tags, blocking runs, non-blocking requests and their progress.
+ * tags, blocking runs, non-blocking and persistent requests and their progress.
  */
 #include "config.h"
 
@@ -251,10 +251,37 @@ static void coll_base_list_remove(crmpi_coll_sched_t *sched)
     sched->listed = false;
 }
 
-/* A non-blocking collective's schedule ran to its end: complete its request. */
+/* A persistent collective (crmpi_coll_init): its arguments, its neighbour lists copied. */
+typedef struct coll_persistent {
+    crmpi_request_t req;     /* first: the application's handle */
+    crmpi_coll_comm_t *comm; /* the communicator */
+    crmpi_coll_kind_t kind;  /* which collective */
+    crmpi_coll_args_t args;  /* as given, sources and dests pointing below */
+    int *neighbors;          /* the copies of args.sources then args.dests, or NULL */
+} coll_persistent_t;
+
+static void coll_persistent_release(coll_persistent_t *pc)
+{
+    crmpi_pml_comm_t *pml = pc->comm->pml;
+
+    pc->req.magic = 0;
+    free(pc->neighbors);
+    free(pc);
+    crmpi_pml_comm_request_ended(pml);
+}
+
+/* The request's free_fn: MPI_Request_free of an inactive one, or of one that since
+ * completed. */
+static void coll_persistent_free(crmpi_request_t *req)
+{
+    coll_persistent_release((coll_persistent_t *)req);
+}
+
+/* A non-blocking collective's schedule ran to its end: complete its request (a persistent
+ * collective's when the schedule was one start of it). */
 static void coll_base_complete(crmpi_coll_sched_t *sched)
 {
-    crmpi_request_t *req = &sched->req;
+    crmpi_request_t *req = sched->persist ? sched->persist : &sched->req;
 
     coll_base_list_remove(sched);
     req->status.MPI_SOURCE = MPI_ANY_SOURCE;
@@ -269,8 +296,83 @@ static void coll_base_complete(crmpi_coll_sched_t *sched)
     else
         req->status.MPI_ERROR = MPI_SUCCESS;
     req->complete = true;
+    if (sched->persist) {
+        /* This start is over; the request stays for the next one. */
+        crmpi_coll_sched_free(sched);
+        if (req->free_when_complete)
+            coll_persistent_release((coll_persistent_t *)req);
+        return;
+    }
     if (req->free_when_complete)
         coll_base_request_release(sched);
+}
+
+/* Put a started schedule on the progress list and run its first round. */
+static void coll_base_list_add(crmpi_coll_sched_t *sched)
+{
+    sched->next = coll_base.active;
+    sched->prev = NULL;
+    if (coll_base.active)
+        coll_base.active->prev = sched;
+    coll_base.active = sched;
+    sched->listed = true;
+    /* Start the first round now, so its messages go out before the application computes.
+     * A failure completes the request with its error (MPI-3.1 section 5.12: the error of
+     * a non-blocking collective is reported at its completion). */
+    crmpi_coll_sched_progress(sched);
+    if (sched->done)
+        coll_base_complete(sched);
+}
+
+int crmpi_coll_init(crmpi_coll_comm_t *comm, crmpi_coll_kind_t kind, const crmpi_coll_args_t *args,
+                    crmpi_request_t **req_out)
+{
+    coll_persistent_t *pc = calloc(1, sizeof(*pc));
+    size_t nneighbors = (size_t)args->nsources + (size_t)args->ndests;
+
+    if (!pc) {
+        crmpi_log_error("coll: out of memory for a persistent collective");
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    }
+    pc->comm = comm;
+    pc->kind = kind;
+    pc->args = *args;
+    if (nneighbors > 0) {
+        pc->neighbors = malloc(nneighbors * sizeof(int));
+        if (!pc->neighbors) {
+            free(pc);
+            crmpi_log_error("coll: out of memory for a persistent collective");
+            return CRMPI_ERR_OUT_OF_RESOURCE;
+        }
+        memcpy(pc->neighbors, args->sources, (size_t)args->nsources * sizeof(int));
+        memcpy(pc->neighbors + args->nsources, args->dests, (size_t)args->ndests * sizeof(int));
+        pc->args.sources = pc->neighbors;
+        pc->args.dests = pc->neighbors + args->nsources;
+    }
+    pc->req.magic = CRMPI_REQUEST_MAGIC;
+    pc->req.kind = CRMPI_REQUEST_COLL;
+    pc->req.persistent = true;
+    pc->req.owner = crmpi_pml_comm_owner(comm->pml);
+    pc->req.free_fn = coll_persistent_free;
+    /* Live on the PML communicator until freed, as a non-blocking collective's. */
+    crmpi_pml_comm_request_started(comm->pml);
+    *req_out = &pc->req;
+    return CRMPI_OK;
+}
+
+int crmpi_coll_restart(crmpi_request_t *req)
+{
+    coll_persistent_t *pc = (coll_persistent_t *)req;
+    crmpi_coll_sched_t *sched;
+    int rc = coll_base_build(pc->comm, pc->kind, &pc->args, coll_base_next_tag(pc->comm), &sched);
+
+    if (rc != CRMPI_OK)
+        return rc;
+    sched->persist = req;
+    req->active = true;
+    req->complete = false;
+    coll_base_list_add(sched);
+    return CRMPI_OK;
 }
 
 int crmpi_coll_start(crmpi_coll_comm_t *comm, crmpi_coll_kind_t kind, const crmpi_coll_args_t *args,
@@ -290,19 +392,8 @@ int crmpi_coll_start(crmpi_coll_comm_t *comm, crmpi_coll_kind_t kind, const crmp
     /* Live on the PML communicator until freed: between two rounds no PML request of the
      * schedule is, and MPI_Comm_free must not take the communicator away then. */
     crmpi_pml_comm_request_started(comm->pml);
-    sched->next = coll_base.active;
-    sched->prev = NULL;
-    if (coll_base.active)
-        coll_base.active->prev = sched;
-    coll_base.active = sched;
-    sched->listed = true;
-    /* Start the first round now, so its messages go out before the application computes.
-     * A failure completes the request with its error (MPI-3.1 section 5.12: the error of
-     * a non-blocking collective is reported at its completion). */
-    crmpi_coll_sched_progress(sched);
-    if (sched->done)
-        coll_base_complete(sched);
     *req_out = req;
+    coll_base_list_add(sched);
     return CRMPI_OK;
 }
 

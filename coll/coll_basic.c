@@ -411,5 +411,10 @@ const crmpi_coll_ops_t crmpi_coll_basic_ops = {
             [CRMPI_COLL_REDUCE_SCATTER_BLOCK] = coll_basic_reduce_scatter,
             [CRMPI_COLL_SCAN] = coll_basic_scan,
             [CRMPI_COLL_EXSCAN] = coll_basic_exscan,
+            [CRMPI_COLL_NEIGHBOR_ALLGATHER] = coll_neighbor_allgather,
+            [CRMPI_COLL_NEIGHBOR_ALLGATHERV] = coll_neighbor_allgatherv,
+            [CRMPI_COLL_NEIGHBOR_ALLTOALL] = coll_neighbor_alltoall,
+            [CRMPI_COLL_NEIGHBOR_ALLTOALLV] = coll_neighbor_alltoallv,
+            [CRMPI_COLL_NEIGHBOR_ALLTOALLW] = coll_neighbor_alltoallw,
         },
 };

@@ -7,6 +7,8 @@
  *   LAND, LOR, LXOR   C integer, logical
  *   BAND, BOR, BXOR   C integer, byte, multi-language
  *   MAXLOC, MINLOC    the value-index pairs (section 5.9.4), the lower index on ties
+ * and the Fortran types of the same classes (Fortran integer: arithmetic and bitwise;
+ * MPI_LOGICAL: logical; MPI_2INTEGER, MPI_2REAL, MPI_2DOUBLE_PRECISION: MINLOC/MAXLOC).
  *
  * A kernel computes inout[i] = in[i] op inout[i] over an array of C values.
  */
@@ -114,21 +116,29 @@ KERNEL(k_band_byte, unsigned char, a &b)
 KERNEL(k_bor_byte, unsigned char, a | b)
 KERNEL(k_bxor_byte, unsigned char, a ^ b)
 
-/* MAXLOC and MINLOC: the better value wins; equal values keep the lower index. */
-#define KERNELS_LOC(tname, vtype)                                                                  \
+/*
+ * MAXLOC and MINLOC: the better value wins; equal values keep the lower index. The members
+ * are assigned one by one, never the whole struct: a pair's data ends before its padding
+ * (MPI_DOUBLE_INT has 12 bytes of data in 16), and the last pair of a buffer may end with
+ * its data (a temporary buffer of the collectives, or one the application sized by the
+ * type's true extent).
+ */
+#define KERNELS_LOC(tname, vtype, itype)                                                           \
     typedef struct {                                                                               \
         vtype value;                                                                               \
-        int index;                                                                                 \
+        itype index;                                                                               \
     } pair_##tname##_t;                                                                            \
     static void k_maxloc_##tname(const void *in_v, void *inout_v, size_t count)                    \
     {                                                                                              \
         const pair_##tname##_t *in = in_v;                                                         \
         pair_##tname##_t *io = inout_v;                                                            \
         for (size_t i = 0; i < count; i++) {                                                       \
-            if (in[i].value > io[i].value)                                                         \
-                io[i] = in[i];                                                                     \
-            else if (in[i].value == io[i].value && in[i].index < io[i].index)                      \
+            if (in[i].value > io[i].value) {                                                       \
+                io[i].value = in[i].value;                                                         \
                 io[i].index = in[i].index;                                                         \
+            } else if (in[i].value == io[i].value && in[i].index < io[i].index) {                  \
+                io[i].index = in[i].index;                                                         \
+            }                                                                                      \
         }                                                                                          \
     }                                                                                              \
     static void k_minloc_##tname(const void *in_v, void *inout_v, size_t count)                    \
@@ -136,19 +146,24 @@ KERNEL(k_bxor_byte, unsigned char, a ^ b)
         const pair_##tname##_t *in = in_v;                                                         \
         pair_##tname##_t *io = inout_v;                                                            \
         for (size_t i = 0; i < count; i++) {                                                       \
-            if (in[i].value < io[i].value)                                                         \
-                io[i] = in[i];                                                                     \
-            else if (in[i].value == io[i].value && in[i].index < io[i].index)                      \
+            if (in[i].value < io[i].value) {                                                       \
+                io[i].value = in[i].value;                                                         \
                 io[i].index = in[i].index;                                                         \
+            } else if (in[i].value == io[i].value && in[i].index < io[i].index) {                  \
+                io[i].index = in[i].index;                                                         \
+            }                                                                                      \
         }                                                                                          \
     }
 
-KERNELS_LOC(float, float)
-KERNELS_LOC(double, double)
-KERNELS_LOC(long, long)
-KERNELS_LOC(int, int)
-KERNELS_LOC(short, short)
-KERNELS_LOC(ldouble, long double)
+KERNELS_LOC(float, float, int)
+KERNELS_LOC(double, double, int)
+KERNELS_LOC(long, long, int)
+KERNELS_LOC(int, int, int)
+KERNELS_LOC(short, short, int)
+KERNELS_LOC(ldouble, long double, int)
+/* Fortran's pairs: the index has the value's type. */
+KERNELS_LOC(real_real, float, float)
+KERNELS_LOC(dp_dp, double, double)
 
 /* One row per predefined type: its kernel for each op, NULL where the op is undefined. */
 typedef struct op_type_row {
@@ -247,6 +262,25 @@ static const op_type_row_t op_rows[] = {
     ROW_LOC(MPI_2INT, int),
     ROW_LOC(MPI_SHORT_INT, short),
     ROW_LOC(MPI_LONG_DOUBLE_INT, ldouble),
+    /* Fortran: integers have no logical ops (those are for LOGICAL), as the multi-language
+     * types; MPI_LOGICAL has only them. */
+    ROW_MULTI(MPI_INTEGER, i32),
+    ROW_MULTI(MPI_INTEGER1, i8),
+    ROW_MULTI(MPI_INTEGER2, i16),
+    ROW_MULTI(MPI_INTEGER4, i32),
+    ROW_MULTI(MPI_INTEGER8, i64),
+    ROW_FLOAT(MPI_REAL, float),
+    ROW_FLOAT(MPI_DOUBLE_PRECISION, double),
+    ROW_FLOAT(MPI_REAL4, float),
+    ROW_FLOAT(MPI_REAL8, double),
+    ROW_COMPLEX(MPI_COMPLEX, cfloat),
+    ROW_COMPLEX(MPI_DOUBLE_COMPLEX, cdouble),
+    ROW_COMPLEX(MPI_COMPLEX8, cfloat),
+    ROW_COMPLEX(MPI_COMPLEX16, cdouble),
+    {MPI_LOGICAL, {[OP_LAND] = k_land_i32, [OP_LOR] = k_lor_i32, [OP_LXOR] = k_lxor_i32}},
+    ROW_LOC(MPI_2INTEGER, int),
+    ROW_LOC(MPI_2REAL, real_real),
+    ROW_LOC(MPI_2DOUBLE_PRECISION, dp_dp),
 };
 
 /* The last lookup: applications reduce the same (op, type) again and again. Read and

@@ -154,9 +154,23 @@ void crmpi_coll_sched_target(crmpi_coll_sched_t *sched, crmpi_coll_comm_t *targe
 
 void *crmpi_coll_sched_tmp(crmpi_coll_sched_t *sched, size_t count, MPI_Datatype type)
 {
-    size_t span = count == 0 ? 0 : (size_t)type->true_extent + (count - 1) * (size_t)type->extent;
-    void **tmps = realloc(sched->tmps, (sched->num_tmps + 1) * sizeof(*tmps));
+    /* From the lowest byte to the highest of either view of the buffer: the data (true
+     * bounds) and the elements (lb, extent). A pair type's padding follows its data, so a
+     * buffer sized by the data alone ends inside the last element (coll_op.c). */
+    ptrdiff_t low = type->true_lb;
+    ptrdiff_t high =
+        count == 0 ? low
+                   : type->true_lb + type->true_extent + (ptrdiff_t)(count - 1) * type->extent;
     char *mem;
+
+    if (count > 0 && type->extent > 0) {
+        if (type->lb < low)
+            low = type->lb;
+        if (type->lb + (ptrdiff_t)count * type->extent > high)
+            high = type->lb + (ptrdiff_t)count * type->extent;
+    }
+    size_t span = high > low ? (size_t)(high - low) : 0;
+    void **tmps = realloc(sched->tmps, (sched->num_tmps + 1) * sizeof(*tmps));
 
     if (!tmps) {
         crmpi_log_error("coll: out of memory for a temporary buffer");
@@ -170,7 +184,7 @@ void *crmpi_coll_sched_tmp(crmpi_coll_sched_t *sched, size_t count, MPI_Datatype
         return NULL;
     }
     sched->tmps[sched->num_tmps++] = mem;
-    return mem - type->true_lb;
+    return mem - low;
 }
 
 void crmpi_coll_copy(const void *src, size_t scount, MPI_Datatype stype, void *dst, size_t dcount,

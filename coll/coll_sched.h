@@ -64,6 +64,8 @@ struct crmpi_coll_sched {
     crmpi_coll_sched_t *prev; /* ditto */
     bool listed;              /* on that list */
     bool busy;                /* being progressed (a user op runs without the lock) */
+    crmpi_request_t *persist; /* a start of a persistent collective: the request this run
+                                 completes (req is then unused); NULL otherwise */
 
     /* The communicator the sends and receives appended next go over: comm, or an
      * intercommunicator's local group (crmpi_coll_sched_target). */
@@ -97,8 +99,10 @@ void crmpi_coll_sched_target(crmpi_coll_sched_t *sched, crmpi_coll_comm_t *targe
 
 /**
  * A temporary buffer for `count` elements of `type` laid out as the type says, returned
- * as the address the type's displacements are relative to (so buf - true_lb + ... is
- * inside the allocation). Freed with the schedule. @return NULL when out of memory.
+ * as the address the type's displacements are relative to: both the data (true_lb to the
+ * end of the last element's data) and the elements with their padding (lb to lb + count *
+ * extent) are inside the allocation. Freed with the schedule. @return NULL when out of
+ * memory.
  */
 void *crmpi_coll_sched_tmp(crmpi_coll_sched_t *sched, size_t count, MPI_Datatype type);
 
@@ -126,6 +130,18 @@ int coll_tuned_direct_barrier(const crmpi_coll_args_t *a, crmpi_coll_comm_t *com
 int coll_tuned_direct_bcast(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, int tag);
 int coll_tuned_direct_allreduce(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, int tag);
 int coll_tuned_direct_alltoall(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, int tag);
+
+/* The neighbourhood collectives' builders (coll_neighbor.c), both components'. */
+int coll_neighbor_allgather(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
+                            crmpi_coll_sched_t *s);
+int coll_neighbor_allgatherv(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
+                             crmpi_coll_sched_t *s);
+int coll_neighbor_alltoall(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
+                           crmpi_coll_sched_t *s);
+int coll_neighbor_alltoallv(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
+                            crmpi_coll_sched_t *s);
+int coll_neighbor_alltoallw(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
+                            crmpi_coll_sched_t *s);
 
 /* Basic builders the tuned ones fall back to. */
 int coll_basic_barrier(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, crmpi_coll_sched_t *s);

@@ -251,6 +251,11 @@ const crmpi_coll_ops_t crmpi_coll_tuned_ops = {
             [CRMPI_COLL_REDUCE_SCATTER_BLOCK] = tuned_reduce_scatter,
             [CRMPI_COLL_SCAN] = tuned_scan,
             [CRMPI_COLL_EXSCAN] = tuned_exscan,
+            [CRMPI_COLL_NEIGHBOR_ALLGATHER] = coll_neighbor_allgather,
+            [CRMPI_COLL_NEIGHBOR_ALLGATHERV] = coll_neighbor_allgatherv,
+            [CRMPI_COLL_NEIGHBOR_ALLTOALL] = coll_neighbor_alltoall,
+            [CRMPI_COLL_NEIGHBOR_ALLTOALLV] = coll_neighbor_alltoallv,
+            [CRMPI_COLL_NEIGHBOR_ALLTOALLW] = coll_neighbor_alltoallw,
         },
     .direct =
         {

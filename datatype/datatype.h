@@ -49,11 +49,17 @@
 /* Types with more runs than this get a run_starts index, for set_position's bisection. */
 #define CRMPI_DATATYPE_INDEX_MIN_RUNS 16
 
-/* One run of contiguous bytes inside one element of a datatype. */
+/*
+ * One run of contiguous bytes inside one element of a datatype. Its basic elements are all
+ * of one basic type: `basic_kind` is the maker's code for what that type's bytes are (the
+ * MPI layer converts them to another representation with it, MPI_Pack_external); the
+ * engine only keeps runs of different kinds apart. 0 is "unspecified".
+ */
 typedef struct crmpi_dt_run {
     ptrdiff_t disp;      /* bytes from the element's address to the run's first byte */
     size_t len;          /* bytes in the run (a multiple of basic_size) */
     uint32_t basic_size; /* size of the basic type the run is made of (count_basic) */
+    uint16_t basic_kind; /* the maker's code of that basic type; runs merge only within one */
 } crmpi_dt_run_t;
 
 /*
@@ -95,11 +101,14 @@ struct crmpi_datatype_s {
     ptrdiff_t run_stride;  /* that spacing when runs_regular (0 for one run; may be < 0) */
     size_t *run_starts;    /* stream offset of each run in an element; NULL if few or equal */
     uint32_t align;        /* strictest alignment of its basic types (MPI-3.1 section 4.1.6) */
-    bool explicit_bounds;  /* lb/ub are markers (set_bounds, MPI-3.1 section 4.1.7) */
+    bool lb_marker;        /* lb is a marker (set_bounds, MPI_LB), not the data's */
+    bool ub_marker;        /* ub is a marker (set_bounds, MPI_UB), not the data's */
     /* ---- the maker's, not read by the engine ---- */
     char name[CRMPI_DATATYPE_NAME_MAX]; /* a name for people (MPI_Type_get_name) */
     bool committed;                     /* usable for communication (MPI_Type_commit) */
     crmpi_datatype_args_t *args;        /* keep_args' record; NULL for predefined types */
+    struct crmpi_type_attr_s *attrs;    /* the maker's attributes (MPI_Type_set_attr); the
+                                           maker empties the list before the last release */
 };
 
 /*
@@ -116,12 +125,14 @@ typedef struct crmpi_datatype_typemap {
     bool has_data;               /* some copy had data: true_lb/true_ub are set */
     ptrdiff_t true_lb;           /* lowest byte of data */
     ptrdiff_t true_ub;           /* one past the highest byte of data */
-    bool has_natural_bounds;     /* a copy without markers had entries */
+    bool has_natural_lb;         /* a copy with data and without an lb marker was added */
     ptrdiff_t natural_lb;        /* min over those copies of their lb */
+    bool has_natural_ub;         /* a copy with data and without a ub marker was added */
     ptrdiff_t natural_ub;        /* max over those copies of their ub */
-    bool explicit_bounds;        /* a copy had markers, or set_bounds was called */
-    ptrdiff_t marker_lb;         /* min over the markers' lb */
-    ptrdiff_t marker_ub;         /* max over the markers' ub */
+    bool has_lb_marker;          /* a copy had an lb marker, or set_bounds was called */
+    ptrdiff_t marker_lb;         /* min over the lb markers */
+    bool has_ub_marker;          /* a copy had a ub marker, or set_bounds was called */
+    ptrdiff_t marker_ub;         /* max over the ub markers */
     uint32_t align;              /* strictest alignment of the basic types seen */
     crmpi_datatype_args_t *args; /* goes to the new type; freed on failure; may be NULL */
     int status;                  /* CRMPI_OK, or the first failure */
@@ -158,7 +169,8 @@ ptrdiff_t crmpi_datatype_typemap_add(crmpi_datatype_typemap_t *map, ptrdiff_t a,
 /** Fail the map with `status` unless it failed already; `detail` must be a static string. */
 void crmpi_datatype_typemap_fail(crmpi_datatype_typemap_t *map, int status, const char *detail);
 
-/** Give the type explicit bounds (markers), whatever its copies had (resized, subarray). */
+/** Give the type explicit bounds (an lb and a ub marker), whatever its copies had
+ *  (resized, subarray). */
 void crmpi_datatype_typemap_set_bounds(crmpi_datatype_typemap_t *map, ptrdiff_t lb,
                                        ptrdiff_t extent);
 
@@ -199,12 +211,12 @@ int64_t crmpi_datatype_basic_bytes(const struct crmpi_datatype_s *type, int64_t 
  * Static initializers of predefined types (objects never counted nor freed). A basic type
  * is one C type: one run of one basic element, no gaps, extent equal to size.
  *
- *   static crmpi_dt_run_t int_runs[1] = {CRMPI_DATATYPE_BASIC_RUN(int)};
+ *   static crmpi_dt_run_t int_runs[1] = {CRMPI_DATATYPE_BASIC_RUN(int, MY_KIND_INT)};
  *   struct crmpi_datatype_s my_int = CRMPI_DATATYPE_STATIC_BASIC("int", int_runs, int);
  */
-#define CRMPI_DATATYPE_BASIC_RUN(c_type)                                                           \
+#define CRMPI_DATATYPE_BASIC_RUN(c_type, kind)                                                     \
     {                                                                                              \
-        .disp = 0, .len = sizeof(c_type), .basic_size = sizeof(c_type)                             \
+        .disp = 0, .len = sizeof(c_type), .basic_size = sizeof(c_type), .basic_kind = (kind)       \
     }
 
 #define CRMPI_DATATYPE_STATIC_BASIC(type_name, run_array, c_type)                                  \
@@ -217,55 +229,81 @@ int64_t crmpi_datatype_basic_bytes(const struct crmpi_datatype_s *type, int64_t 
 
 /*
  * A pair: the C struct `pair_type` of a `first_type` member at offset 0 and a
- * `second_type` member `second` (the value-index pairs of MPI-3.1 section 5.9.4). Its data
- * are the two members, its extent the struct's, padding included. The members are one run
- * when they touch and have one basic size, as a derived type's adjacent runs are merged;
- * the pair is then dense, hence contiguous.
+ * `second_type` member `second` (the value-index pairs of MPI-3.1 section 5.9.4), of basic
+ * kinds `first_kind` and `second_kind`. Its data are the two members, its extent the
+ * struct's, padding included. The members are one run when they touch and have one basic
+ * size and kind, as a derived type's adjacent runs are merged; the pair is dense, hence
+ * contiguous, when they touch and fill the struct.
  *
  *   struct float_int { float value; int index; };
- *   static crmpi_dt_run_t fi_runs[2] = CRMPI_DATATYPE_PAIR_RUNS(struct float_int, float,
- *                                                               index, int);
+ *   static crmpi_dt_run_t fi_runs[2] = CRMPI_DATATYPE_PAIR_RUNS(struct float_int, float, K_FLT,
+ *                                                               index, int, K_INT);
  *   struct crmpi_datatype_s fi = CRMPI_DATATYPE_STATIC_PAIR("float_int", fi_runs,
- *                                                           struct float_int, float, index, int);
+ *                                                           struct float_int, float, K_FLT,
+ *                                                           index, int, K_INT);
  */
-#define CRMPI_DATATYPE_PAIR_MERGED(pair_type, first_type, second, second_type)                     \
-    (offsetof(pair_type, second) == sizeof(first_type) && sizeof(first_type) == sizeof(second_type))
+#define CRMPI_DATATYPE_PAIR_TOUCH(pair_type, first_type, second)                                   \
+    (offsetof(pair_type, second) == sizeof(first_type))
+#define CRMPI_DATATYPE_PAIR_MERGED(pair_type, first_type, first_kind, second, second_type,         \
+                                   second_kind)                                                    \
+    (CRMPI_DATATYPE_PAIR_TOUCH(pair_type, first_type, second) &&                                   \
+     sizeof(first_type) == sizeof(second_type) && (first_kind) == (second_kind))
 
 /* The first run's length: the first member alone, or both when they merge. */
-#define CRMPI_DATATYPE_PAIR_FIRST_LEN(pair_type, first_type, second, second_type)                  \
-    (CRMPI_DATATYPE_PAIR_MERGED(pair_type, first_type, second, second_type)                        \
+#define CRMPI_DATATYPE_PAIR_FIRST_LEN(pair_type, first_type, first_kind, second, second_type,      \
+                                      second_kind)                                                 \
+    (CRMPI_DATATYPE_PAIR_MERGED(pair_type, first_type, first_kind, second, second_type,            \
+                                second_kind)                                                       \
          ? sizeof(first_type) + sizeof(second_type)                                                \
          : sizeof(first_type))
 
 /* Laid out by hand: clang-format indents the second run as if it continued the first. */
 /* clang-format off */
-#define CRMPI_DATATYPE_PAIR_RUNS(pair_type, first_type, second, second_type)                       \
+#define CRMPI_DATATYPE_PAIR_RUNS(pair_type, first_type, first_kind, second, second_type,         \
+                                 second_kind)                                                      \
     {                                                                                              \
         {.disp = 0,                                                                                \
-         .len = CRMPI_DATATYPE_PAIR_FIRST_LEN(pair_type, first_type, second, second_type),         \
-         .basic_size = sizeof(first_type)},                                                        \
+         .len = CRMPI_DATATYPE_PAIR_FIRST_LEN(pair_type, first_type, first_kind, second,           \
+                                              second_type, second_kind),                           \
+         .basic_size = sizeof(first_type),                                                         \
+         .basic_kind = (first_kind)},                                                              \
         {.disp = offsetof(pair_type, second),                                                      \
          .len = sizeof(second_type),                                                               \
-         .basic_size = sizeof(second_type)},                                                       \
+         .basic_size = sizeof(second_type),                                                        \
+         .basic_kind = (second_kind)},                                                             \
     }
 /* clang-format on */
 
-#define CRMPI_DATATYPE_STATIC_PAIR(type_name, run_array, pair_type, first_type, second,            \
-                                   second_type)                                                    \
+#define CRMPI_DATATYPE_STATIC_PAIR(type_name, run_array, pair_type, first_type, first_kind,        \
+                                   second, second_type, second_kind)                               \
     {                                                                                              \
         .size = sizeof(first_type) + sizeof(second_type), .lb = 0, .extent = sizeof(pair_type),    \
         .true_lb = 0, .true_extent = offsetof(pair_type, second) + sizeof(second_type),            \
         .predefined = true, .refcount = 1, .runs = run_array,                                      \
-        .num_runs =                                                                                \
-            CRMPI_DATATYPE_PAIR_MERGED(pair_type, first_type, second, second_type) ? 1 : 2,        \
+        .num_runs = CRMPI_DATATYPE_PAIR_MERGED(pair_type, first_type, first_kind, second,          \
+                                               second_type, second_kind)                           \
+                        ? 1                                                                        \
+                        : 2,                                                                       \
         .basic_count = 2,                                                                          \
-        .contiguous = CRMPI_DATATYPE_PAIR_MERGED(pair_type, first_type, second, second_type) &&    \
+        .contiguous = CRMPI_DATATYPE_PAIR_TOUCH(pair_type, first_type, second) &&                  \
                       sizeof(first_type) + sizeof(second_type) == sizeof(pair_type),               \
-        .run_len = CRMPI_DATATYPE_PAIR_MERGED(pair_type, first_type, second, second_type)          \
+        .run_len = CRMPI_DATATYPE_PAIR_MERGED(pair_type, first_type, first_kind, second,           \
+                                              second_type, second_kind)                            \
                        ? sizeof(first_type) + sizeof(second_type)                                  \
                        : 0,                                                                        \
-        .runs_regular = CRMPI_DATATYPE_PAIR_MERGED(pair_type, first_type, second, second_type),    \
+        .runs_regular = CRMPI_DATATYPE_PAIR_MERGED(pair_type, first_type, first_kind, second,      \
+                                                   second_type, second_kind),                      \
         .align = _Alignof(pair_type), .name = type_name, .committed = true,                        \
+    }
+
+/*
+ * A marker of MPI-1 (MPI_LB, MPI_UB): no data, size and extent 0, and an lb or a ub marker
+ * at displacement 0. A copy of it in a type sets that bound (MPI-3.1 section 4.1.6).
+ */
+#define CRMPI_DATATYPE_STATIC_MARKER(type_name, is_lb)                                             \
+    {                                                                                              \
+        .predefined = true, .refcount = 1, .align = 1, .contiguous = true, .lb_marker = (is_lb),   \
+        .ub_marker = !(is_lb), .name = type_name, .committed = true,                               \
     }
 
 #endif /* CRMPI_DATATYPE_H */

@@ -2,14 +2,14 @@
  * typemap.c: building a derived datatype's typemap (runs, bounds, data span) from copies
  * of old types, and the life of a derived type (reference counts, free).
  *
- * Bounds follow MPI-3.1 sections 4.1.6 and 4.1.7. A type's entries are data or, since
- * MPI_Type_create_resized, lb/ub markers. Without markers, lb is the lowest displacement
- * of data and ub the highest end of data plus epsilon, the padding that rounds the extent
- * up to the strictest alignment of the type's basic types (as a C struct is padded). With
- * markers anywhere in the typemap, lb and ub are the lowest lb marker and the highest ub
- * marker, data is ignored, and there is no padding. A copy of an old type contributes its
- * lb and ub (a derived old type's ub includes its own padding, as Open MPI computes it), so
- * contiguous copies of a struct are laid out at its padded extent.
+ * Bounds follow MPI-3.1 sections 4.1.6 and 4.1.7. A type's entries are data or lb/ub
+ * markers (MPI_Type_create_resized sets both; MPI-1's MPI_LB and MPI_UB one each). lb is
+ * the lowest lb marker if there is one, else the lowest displacement of data; ub is the
+ * highest ub marker if there is one, else the highest end of data plus epsilon, the padding
+ * that rounds the extent up to the strictest alignment of the type's basic types (as a C
+ * struct is padded). A copy of an old type contributes its lb and ub, each as a marker when
+ * the old type's was one (a derived old type's ub includes its own padding, as Open MPI
+ * computes it), so contiguous copies of a struct are laid out at its padded extent.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -121,20 +121,22 @@ err_too_many:
 }
 
 /* Add one run (room reserved), merged into the previous one when it continues it in memory
- * with the same basic type size: merging keeps typemap order and count_basic exact. */
+ * with the same basic type (size and kind): merging keeps typemap order, count_basic exact,
+ * and each run one basic type. */
 static inline void datatype_typemap_push(crmpi_datatype_typemap_t *map, ptrdiff_t disp, size_t len,
-                                         uint32_t basic_size)
+                                         uint32_t basic_size, uint16_t basic_kind)
 {
     if (map->num_runs > 0) {
         crmpi_dt_run_t *last = &map->runs[map->num_runs - 1];
 
-        if (last->basic_size == basic_size && last->disp + (ptrdiff_t)last->len == disp) {
+        if (last->basic_size == basic_size && last->basic_kind == basic_kind &&
+            last->disp + (ptrdiff_t)last->len == disp) {
             last->len += len;
             return;
         }
     }
-    map->runs[map->num_runs++] =
-        (crmpi_dt_run_t){.disp = disp, .len = len, .basic_size = basic_size};
+    map->runs[map->num_runs++] = (crmpi_dt_run_t){
+        .disp = disp, .len = len, .basic_size = basic_size, .basic_kind = basic_kind};
 }
 
 /* Fold the bounds of copies of `old` at displacements spanning [low_disp, high_disp]. */
@@ -150,23 +152,30 @@ static void datatype_typemap_note_bounds(crmpi_datatype_typemap_t *map, ptrdiff_
     if (map->status != CRMPI_OK) {
         return;
     }
-    if (old->explicit_bounds) {
-        if (!map->explicit_bounds || lb < map->marker_lb) {
+    /* Each bound is a marker where the old type's was; otherwise it is the data's, and a
+     * type without data has none (MPI_LB contributes no ub, MPI_UB no lb). */
+    if (old->lb_marker) {
+        if (!map->has_lb_marker || lb < map->marker_lb) {
             map->marker_lb = lb;
         }
-        if (!map->explicit_bounds || ub > map->marker_ub) {
+        map->has_lb_marker = true;
+    } else if (old->size > 0) {
+        if (!map->has_natural_lb || lb < map->natural_lb) {
+            map->natural_lb = lb;
+        }
+        map->has_natural_lb = true;
+    }
+    if (old->ub_marker) {
+        if (!map->has_ub_marker || ub > map->marker_ub) {
             map->marker_ub = ub;
         }
-        map->explicit_bounds = true;
-        return;
+        map->has_ub_marker = true;
+    } else if (old->size > 0) {
+        if (!map->has_natural_ub || ub > map->natural_ub) {
+            map->natural_ub = ub;
+        }
+        map->has_natural_ub = true;
     }
-    if (!map->has_natural_bounds || lb < map->natural_lb) {
-        map->natural_lb = lb;
-    }
-    if (!map->has_natural_bounds || ub > map->natural_ub) {
-        map->natural_ub = ub;
-    }
-    map->has_natural_bounds = true;
 }
 
 /* Fold the data span, size and basic count of `ncopies` copies into the map. */
@@ -214,7 +223,8 @@ void crmpi_datatype_typemap_append(crmpi_datatype_typemap_t *map, ptrdiff_t disp
 
     /* An empty typemap (no data, no markers) has no entries to copy, so it moves no bound:
      * a zero-length block is not there at all (MPI-3.1 section 4.1). */
-    if (map->status != CRMPI_OK || ncopies == 0 || (old->size == 0 && !old->explicit_bounds)) {
+    if (map->status != CRMPI_OK || ncopies == 0 ||
+        (old->size == 0 && !old->lb_marker && !old->ub_marker)) {
         return;
     }
     if (ncopies - 1 > (size_t)PTRDIFF_MAX) {
@@ -239,7 +249,7 @@ void crmpi_datatype_typemap_append(crmpi_datatype_typemap_t *map, ptrdiff_t disp
     if (old->num_runs == 1 && stride == (ptrdiff_t)old->runs[0].len) {
         if (datatype_typemap_reserve(map, 1)) {
             datatype_typemap_push(map, disp + old->runs[0].disp, old->runs[0].len * ncopies,
-                                  old->runs[0].basic_size);
+                                  old->runs[0].basic_size, old->runs[0].basic_kind);
         }
         return;
     }
@@ -260,7 +270,8 @@ void crmpi_datatype_typemap_append(crmpi_datatype_typemap_t *map, ptrdiff_t disp
         for (size_t r = 0; r < old->num_runs; r++) {
             const crmpi_dt_run_t *run = &old->runs[r];
 
-            datatype_typemap_push(map, copy_disp + run->disp, run->len, run->basic_size);
+            datatype_typemap_push(map, copy_disp + run->disp, run->len, run->basic_size,
+                                  run->basic_kind);
         }
     }
 }
@@ -273,7 +284,8 @@ void crmpi_datatype_typemap_set_bounds(crmpi_datatype_typemap_t *map, ptrdiff_t 
     if (map->status != CRMPI_OK) {
         return;
     }
-    map->explicit_bounds = true;
+    map->has_lb_marker = true;
+    map->has_ub_marker = true;
     map->marker_lb = lb;
     map->marker_ub = ub;
 }
@@ -283,22 +295,33 @@ static void datatype_typemap_bounds(crmpi_datatype_typemap_t *map, ptrdiff_t *lb
                                     ptrdiff_t *extent_out)
 {
     ptrdiff_t lb = 0;
+    ptrdiff_t ub = 0;
     ptrdiff_t extent = 0;
 
-    if (map->explicit_bounds) {
+    if (map->has_lb_marker) {
         lb = map->marker_lb;
-        if (__builtin_sub_overflow(map->marker_ub, map->marker_lb, &extent)) {
-            goto err_overflow;
-        }
-    } else if (map->has_natural_bounds) {
+    } else if (map->has_natural_lb) {
         lb = map->natural_lb;
-        if (__builtin_sub_overflow(map->natural_ub, map->natural_lb, &extent)) {
-            goto err_overflow;
-        }
+    }
+    if (map->has_ub_marker) {
+        ub = map->marker_ub;
+    } else if (map->has_natural_ub) {
+        ub = map->natural_ub;
+    } else {
+        /* Neither data nor a ub marker (only MPI_LB markers): the type ends where it begins. */
+        ub = lb;
+    }
+    if (__builtin_sub_overflow(ub, lb, &extent)) {
+        goto err_overflow;
+    }
+    if (!map->has_ub_marker && map->has_natural_ub) {
         /* epsilon: round the extent up to the strictest alignment, so that an array of
          * this type keeps every member aligned, as the C compiler pads a struct. */
         ptrdiff_t rest = extent % (ptrdiff_t)map->align;
 
+        if (rest < 0) {
+            rest += (ptrdiff_t)map->align;
+        }
         if (rest != 0 && __builtin_add_overflow(extent, (ptrdiff_t)map->align - rest, &extent)) {
             goto err_overflow;
         }
@@ -440,7 +463,8 @@ int crmpi_datatype_typemap_finish(crmpi_datatype_typemap_t *map, struct crmpi_da
         datatype_runs_regular(map->runs, map->num_runs, run_len, &type->run_stride);
     type->run_starts = run_starts;
     type->align = map->align;
-    type->explicit_bounds = map->explicit_bounds;
+    type->lb_marker = map->has_lb_marker;
+    type->ub_marker = map->has_ub_marker;
     type->args = map->args;
     /* The runs need nothing of the old types; the maker may still hand them out. */
     for (size_t t = 0; map->args != NULL && t < map->args->num_types; t++) {

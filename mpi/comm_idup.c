@@ -1,5 +1,7 @@
 /*
- * comm_idup.c: MPI_Comm_idup (MPI-3.1 section 6.4.2), a non-blocking duplicate.
+ * comm_idup.c: MPI_Comm_idup (MPI-3.1 section 6.4.2), a non-blocking duplicate, and
+ * MPI_Comm_idup_with_info (MPI-4.0 section 7.4.2), the same with the new communicator's
+ * hints taken from an info object instead of comm's.
  *
  * Completing it inside the call would not be correct: the call must return without
  * waiting for the other ranks (a rank may call it, then send to a rank that calls it only
@@ -17,6 +19,7 @@
 #include "progress.h"
 
 #pragma weak MPI_Comm_idup = PMPI_Comm_idup
+#pragma weak MPI_Comm_idup_with_info = PMPI_Comm_idup_with_info
 
 /* An idup in progress. */
 typedef struct idup_pending {
@@ -62,9 +65,10 @@ static int idup_progress(void)
     return events;
 }
 
-int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+/* The body of both calls; `use_info`: the hints are `info`'s, not comm's. */
+static int idup_start(MPI_Comm comm, MPI_Info info, bool use_info, MPI_Comm *newcomm,
+                      MPI_Request *request, const char *func_name)
 {
-    static const char func_name[] = "MPI_Comm_idup";
     crmpi_comm_xchg_set_t set;
     idup_pending_t *p;
     int err, rc;
@@ -81,7 +85,7 @@ int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
     p = calloc(1, sizeof(*p));
     if (!p)
         return crmpi_mpi_errhandler_invoke(comm, MPI_ERR_NO_MEM, func_name, NULL);
-    err = crmpi_comm_dup_prepare(comm, MPI_INFO_NULL, false, &p->dup);
+    err = crmpi_comm_dup_prepare(comm, info, use_info, &p->dup);
     if (err != MPI_SUCCESS) {
         free(p);
         return crmpi_mpi_errhandler_invoke(comm, err, func_name,
@@ -115,4 +119,14 @@ int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
     *request = p->req;
     crmpi_unlock();
     return MPI_SUCCESS;
+}
+
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+    return idup_start(comm, MPI_INFO_NULL, false, newcomm, request, "MPI_Comm_idup");
+}
+
+int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
+{
+    return idup_start(comm, info, true, newcomm, request, "MPI_Comm_idup_with_info");
 }

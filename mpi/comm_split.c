@@ -13,6 +13,7 @@
  * other side. Split_type does the same with the node as the color.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "comm_internal.h"
 #include "crmpi_status.h"
@@ -224,16 +225,34 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
     return split_run(comm, color, key, newcomm, func_name);
 }
 
+/* The info key of MPI_COMM_TYPE_HW_GUIDED and the one resource type crmpi knows. */
+static const char split_hw_key[] = "mpi_hw_resource_type";
+static const char split_hw_shared[] = "mpi_shared_memory";
+
 /*
  * MPI_COMM_TYPE_SHARED: the ranks of one node (they can share memory); the color is the
- * node's id from the job facts. The info argument has no hints crmpi uses.
+ * node's id from the job facts. MPI_COMM_TYPE_HW_GUIDED (MPI-4.0 section 7.4.2): the ranks
+ * that share the hardware resource the info key mpi_hw_resource_type names; crmpi knows
+ * "mpi_shared_memory" (the standard's name for what MPI_COMM_TYPE_SHARED groups), and for
+ * any other value, or none, every rank gets MPI_COMM_NULL, as the standard requires for a
+ * resource type the implementation does not recognise (the value must be the same on
+ * every rank, so all of them agree). Other info keys are hints crmpi does not use.
  */
 int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
     static const char func_name[] = "MPI_Comm_split_type";
+    char resource[MPI_MAX_INFO_VAL + 1] = "";
     int color;
 
-    (void)info;
+    /* Read before the lock: MPI_Info_get takes it. */
+    if (split_type == MPI_COMM_TYPE_HW_GUIDED && info != MPI_INFO_NULL) {
+        int flag = 0;
+
+        if (PMPI_Info_get(info, split_hw_key, MPI_MAX_INFO_VAL, resource, &flag) != MPI_SUCCESS ||
+            !flag) {
+            resource[0] = '\0';
+        }
+    }
     crmpi_lock();
     crmpi_mpi_require_active(func_name);
     if (crmpi_mpi_state.param_check) {
@@ -241,12 +260,14 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
             return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_COMM, func_name, NULL);
         if (newcomm == NULL)
             return crmpi_mpi_errhandler_invoke(comm, MPI_ERR_ARG, func_name, "newcomm is NULL");
-        if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED)
-            return crmpi_mpi_errhandler_invoke(
-                comm, MPI_ERR_ARG, func_name,
-                "split_type is neither MPI_COMM_TYPE_SHARED nor MPI_UNDEFINED");
+        if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_COMM_TYPE_HW_GUIDED &&
+            split_type != MPI_UNDEFINED)
+            return crmpi_mpi_errhandler_invoke(comm, MPI_ERR_ARG, func_name,
+                                               "split_type is not MPI_COMM_TYPE_SHARED, "
+                                               "MPI_COMM_TYPE_HW_GUIDED or MPI_UNDEFINED");
     }
-    if (split_type == MPI_UNDEFINED)
+    if (split_type == MPI_UNDEFINED ||
+        (split_type == MPI_COMM_TYPE_HW_GUIDED && strcmp(resource, split_hw_shared) != 0))
         color = MPI_UNDEFINED;
     else
         color = (int)crmpi_rte_job()->node_of_rank[crmpi_rte_job()->rank];

@@ -19,6 +19,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "coll.h"
 #include "coll_sched.h"
@@ -254,6 +256,83 @@ static void test_loc_pairs(void **state)
     /* MINLOC on a plain type is undefined. */
     int x = 1, y = 2;
     assert_int_equal(MPI_Reduce_local(&x, &y, 1, MPI_INT, MPI_MINLOC), MPI_ERR_OP);
+    /* The large-count form. */
+    assert_int_equal(MPI_Reduce_local_c(&x, &y, (MPI_Count)1, MPI_INT, MPI_SUM), MPI_SUCCESS);
+    assert_int_equal(y, 3);
+    assert_int_equal(MPI_Reduce_local_c(&x, &y, (MPI_Count)-1, MPI_INT, MPI_SUM), MPI_ERR_COUNT);
+}
+
+/*
+ * `nbytes` of memory that end where an inaccessible page begins: a write one byte past
+ * them faults at once, where malloc's rounding would hide it. Freed with guard_free.
+ */
+static void *guard_alloc(size_t nbytes, void **map_out, size_t *map_len_out)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t data_pages = (nbytes + page - 1) / page;
+    size_t len = (data_pages + 1) * page;
+    char *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+    assert_true(map != MAP_FAILED);
+    assert_int_equal(mprotect(map + data_pages * page, page, PROT_NONE), 0);
+    *map_out = map;
+    *map_len_out = len;
+    return map + data_pages * page - nbytes;
+}
+
+static void guard_free(void *map, size_t len)
+{
+    munmap(map, len);
+}
+
+/*
+ * MINLOC/MAXLOC write the value and the index of a pair, never its padding: the last pair
+ * of a buffer may end at the pair type's true extent (the data), short of its extent, as
+ * the collectives' temporary buffers do. The kernels assigned whole C structs, padding
+ * included, and wrote past such a buffer (heap corruption in MPI_Reduce on 3 ranks).
+ */
+#define CHECK_LOC_GUARDED(vtype, mpi_type)                                                         \
+    do {                                                                                           \
+        struct pair {                                                                              \
+            vtype v;                                                                               \
+            int i;                                                                                 \
+        } in[3] = {{1, 0}, {9, 1}, {3, 2}};                                                        \
+        MPI_Aint lb, extent, true_lb, true_extent;                                                 \
+        size_t nbytes;                                                                             \
+        void *map;                                                                                 \
+        size_t map_len;                                                                            \
+        MPI_Op ops[2] = {MPI_MINLOC, MPI_MAXLOC};                                                  \
+        MPI_Type_get_extent(mpi_type, &lb, &extent);                                               \
+        MPI_Type_get_true_extent(mpi_type, &true_lb, &true_extent);                                \
+        assert_true(extent == (MPI_Aint)sizeof(struct pair));                                      \
+        nbytes = (size_t)(2 * extent + true_extent);                                               \
+        for (int o = 0; o < 2; o++) {                                                              \
+            char *io = guard_alloc(nbytes, &map, &map_len);                                        \
+            for (int k = 0; k < 3; k++) {                                                          \
+                struct pair p = {5, 7};                                                            \
+                memcpy(io + k * extent, &p, (size_t)true_extent);                                  \
+            }                                                                                      \
+            assert_int_equal(MPI_Reduce_local(in, io, 3, mpi_type, ops[o]), MPI_SUCCESS);          \
+            for (int k = 0; k < 3; k++) {                                                          \
+                struct pair p;                                                                     \
+                memcpy(&p, io + k * extent, (size_t)true_extent);                                  \
+                bool in_wins = o == 0 ? in[k].v < 5 : in[k].v > 5;                                 \
+                assert_true(p.v == (in_wins ? in[k].v : 5));                                       \
+                assert_int_equal(p.i, in_wins ? in[k].i : 7);                                      \
+            }                                                                                      \
+            guard_free(map, map_len);                                                              \
+        }                                                                                          \
+    } while (0)
+
+static void test_loc_pairs_write_no_padding(void **state)
+{
+    (void)state;
+    CHECK_LOC_GUARDED(float, MPI_FLOAT_INT);
+    CHECK_LOC_GUARDED(double, MPI_DOUBLE_INT);
+    CHECK_LOC_GUARDED(long, MPI_LONG_INT);
+    CHECK_LOC_GUARDED(int, MPI_2INT);
+    CHECK_LOC_GUARDED(short, MPI_SHORT_INT);
+    CHECK_LOC_GUARDED(long double, MPI_LONG_DOUBLE_INT);
 }
 
 static void test_bad_ops(void **state)
@@ -436,6 +515,23 @@ static void test_collective_arg_errors(void **state)
     assert_int_equal(MPI_Gatherv(in, 1, MPI_INT, out, NULL, NULL, MPI_INT, 0, MPI_COMM_WORLD),
                      MPI_ERR_ARG);
     assert_int_equal(MPI_Ibarrier(MPI_COMM_NULL, &req), MPI_ERR_COMM);
+    /* On an intracommunicator a negative root is no rank, whatever its value: MPI_ROOT and
+     * MPI_PROC_NULL are roots of intercommunicators only (MPI-3.1 section 5.2.3). */
+    static const int bad_roots[] = {-1, MPI_PROC_NULL, MPI_ROOT, -5, 1};
+    for (size_t i = 0; i < sizeof(bad_roots) / sizeof(bad_roots[0]); i++) {
+        int root = bad_roots[i];
+
+        assert_int_equal(MPI_Gather(in, 1, MPI_INT, out, 1, MPI_INT, root, MPI_COMM_WORLD),
+                         MPI_ERR_ROOT);
+        assert_int_equal(MPI_Scatter(in, 1, MPI_INT, out, 1, MPI_INT, root, MPI_COMM_WORLD),
+                         MPI_ERR_ROOT);
+        assert_int_equal(
+            MPI_Igatherv(in, 1, MPI_INT, out, in, in, MPI_INT, root, MPI_COMM_WORLD, &req),
+            MPI_ERR_ROOT);
+        assert_int_equal(MPI_Bcast(in, 1, MPI_INT, root, MPI_COMM_WORLD), MPI_ERR_ROOT);
+        assert_int_equal(MPI_Reduce(in, out, 1, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD),
+                         MPI_ERR_ROOT);
+    }
 }
 
 /* A one-rank communicator of coll's over a PML communicator whose owner is `owner`, with
@@ -583,6 +679,48 @@ static void test_nonblocking_request_keeps_comm(void **state)
     crmpi_unlock();
 }
 
+/*
+ * Persistent collectives in a singleton (coll_base.c: crmpi_coll_init/restart through
+ * MPI_..._init and MPI_Start): inactive until started, complete after each start, reusable,
+ * freed inactive or while a start runs; MPI_Wait on an inactive one returns at once.
+ */
+static void test_persistent_singleton(void **state)
+{
+    int in[3] = {1, 2, 3}, out[3] = {0};
+    MPI_Request req;
+    MPI_Status status;
+    int flag;
+
+    (void)state;
+    assert_int_equal(
+        MPI_Allreduce_init(in, out, 3, MPI_INT, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, &req),
+        MPI_SUCCESS);
+    /* Inactive: Wait and Test say done with an empty status; nothing moved. */
+    assert_int_equal(MPI_Wait(&req, &status), MPI_SUCCESS);
+    assert_true(req != MPI_REQUEST_NULL);
+    assert_int_equal(out[0], 0);
+    for (int round = 1; round <= 3; round++) {
+        in[0] = round * 10;
+        assert_int_equal(MPI_Start(&req), MPI_SUCCESS);
+        /* Started twice without completion is an error. */
+        assert_int_equal(MPI_Start(&req), MPI_ERR_REQUEST);
+        flag = 0;
+        while (!flag)
+            assert_int_equal(MPI_Test(&req, &flag, MPI_STATUS_IGNORE), MPI_SUCCESS);
+        assert_true(req != MPI_REQUEST_NULL);
+        assert_int_equal(out[0], round * 10);
+        assert_int_equal(out[2], 3);
+    }
+    assert_int_equal(MPI_Request_free(&req), MPI_SUCCESS);
+    assert_ptr_equal(req, MPI_REQUEST_NULL);
+
+    /* Freed while a start runs: it completes, then goes. */
+    assert_int_equal(MPI_Barrier_init(MPI_COMM_SELF, MPI_INFO_NULL, &req), MPI_SUCCESS);
+    assert_int_equal(MPI_Start(&req), MPI_SUCCESS);
+    assert_int_equal(MPI_Request_free(&req), MPI_SUCCESS);
+    assert_int_equal(MPI_Barrier(MPI_COMM_SELF), MPI_SUCCESS);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -593,11 +731,13 @@ int main(void)
         cmocka_unit_test(test_complex),
         cmocka_unit_test(test_logical_and_byte),
         cmocka_unit_test(test_loc_pairs),
+        cmocka_unit_test(test_loc_pairs_write_no_padding),
         cmocka_unit_test(test_bad_ops),
         cmocka_unit_test(test_user_ops),
         cmocka_unit_test(test_singleton_collectives),
         cmocka_unit_test(test_collective_arg_errors),
         cmocka_unit_test(test_sched_engine),
+        cmocka_unit_test(test_persistent_singleton),
         cmocka_unit_test(test_nonblocking_request_keeps_comm),
     };
 

@@ -37,13 +37,16 @@ static unsigned char expected[MEMORY_BYTES];
 
 typedef struct crmpi_datatype_s type_t;
 
-static crmpi_dt_run_t char_runs[1] = {CRMPI_DATATYPE_BASIC_RUN(char)};
+/* Basic kinds, as a maker codes them: the engine keeps runs of different kinds apart. */
+enum { KIND_PLAIN = 1, KIND_OTHER = 2 };
+
+static crmpi_dt_run_t char_runs[1] = {CRMPI_DATATYPE_BASIC_RUN(char, KIND_PLAIN)};
 static type_t char_type = CRMPI_DATATYPE_STATIC_BASIC("char", char_runs, char);
-static crmpi_dt_run_t short_runs[1] = {CRMPI_DATATYPE_BASIC_RUN(short)};
+static crmpi_dt_run_t short_runs[1] = {CRMPI_DATATYPE_BASIC_RUN(short, KIND_PLAIN)};
 static type_t short_type = CRMPI_DATATYPE_STATIC_BASIC("short", short_runs, short);
-static crmpi_dt_run_t int_runs[1] = {CRMPI_DATATYPE_BASIC_RUN(int)};
+static crmpi_dt_run_t int_runs[1] = {CRMPI_DATATYPE_BASIC_RUN(int, KIND_PLAIN)};
 static type_t int_type = CRMPI_DATATYPE_STATIC_BASIC("int", int_runs, int);
-static crmpi_dt_run_t double_runs[1] = {CRMPI_DATATYPE_BASIC_RUN(double)};
+static crmpi_dt_run_t double_runs[1] = {CRMPI_DATATYPE_BASIC_RUN(double, KIND_PLAIN)};
 static type_t double_type = CRMPI_DATATYPE_STATIC_BASIC("double", double_runs, double);
 
 struct double_int {
@@ -51,26 +54,39 @@ struct double_int {
     int index;
 };
 static crmpi_dt_run_t double_int_runs[2] =
-    CRMPI_DATATYPE_PAIR_RUNS(struct double_int, double, index, int);
-static type_t double_int_type = CRMPI_DATATYPE_STATIC_PAIR("double_int", double_int_runs,
-                                                           struct double_int, double, index, int);
+    CRMPI_DATATYPE_PAIR_RUNS(struct double_int, double, KIND_PLAIN, index, int, KIND_PLAIN);
+static type_t double_int_type = CRMPI_DATATYPE_STATIC_PAIR(
+    "double_int", double_int_runs, struct double_int, double, KIND_PLAIN, index, int, KIND_PLAIN);
 
 struct int_int {
     int value;
     int index;
 };
-static crmpi_dt_run_t int_int_runs[2] = CRMPI_DATATYPE_PAIR_RUNS(struct int_int, int, index, int);
-static type_t int_int_type =
-    CRMPI_DATATYPE_STATIC_PAIR("int_int", int_int_runs, struct int_int, int, index, int);
+static crmpi_dt_run_t int_int_runs[2] =
+    CRMPI_DATATYPE_PAIR_RUNS(struct int_int, int, KIND_PLAIN, index, int, KIND_PLAIN);
+static type_t int_int_type = CRMPI_DATATYPE_STATIC_PAIR("int_int", int_int_runs, struct int_int,
+                                                        int, KIND_PLAIN, index, int, KIND_PLAIN);
+
+/* Two members that touch, of one size but two kinds: two runs, and still dense. */
+static crmpi_dt_run_t int_other_runs[2] =
+    CRMPI_DATATYPE_PAIR_RUNS(struct int_int, int, KIND_PLAIN, index, int, KIND_OTHER);
+static type_t int_other_type = CRMPI_DATATYPE_STATIC_PAIR(
+    "int_other", int_other_runs, struct int_int, int, KIND_PLAIN, index, int, KIND_OTHER);
+static crmpi_dt_run_t other_runs[1] = {CRMPI_DATATYPE_BASIC_RUN(int, KIND_OTHER)};
+static type_t other_type = CRMPI_DATATYPE_STATIC_BASIC("other", other_runs, int);
+
+/* MPI-1's bound markers. */
+static type_t lb_type = CRMPI_DATATYPE_STATIC_MARKER("lb", true);
+static type_t ub_type = CRMPI_DATATYPE_STATIC_MARKER("ub", false);
 
 struct short_int {
     short value;
     int index;
 };
 static crmpi_dt_run_t short_int_runs[2] =
-    CRMPI_DATATYPE_PAIR_RUNS(struct short_int, short, index, int);
-static type_t short_int_type =
-    CRMPI_DATATYPE_STATIC_PAIR("short_int", short_int_runs, struct short_int, short, index, int);
+    CRMPI_DATATYPE_PAIR_RUNS(struct short_int, short, KIND_PLAIN, index, int, KIND_PLAIN);
+static type_t short_int_type = CRMPI_DATATYPE_STATIC_PAIR(
+    "short_int", short_int_runs, struct short_int, short, KIND_PLAIN, index, int, KIND_PLAIN);
 
 /* ---- building: the shapes of the usual constructors, from the typemap calls ----------- */
 
@@ -489,7 +505,7 @@ static void test_markers(void **state)
     vector = build_hvector(2, 1, 8, &int_type);
     resized = build_resized(vector, -4, 20);
     crmpi_datatype_release(vector);
-    assert_true(resized->explicit_bounds);
+    assert_true(resized->lb_marker && resized->ub_marker);
     layout = LAYOUT(strided, -4, 20, 0, 12);
     expect_bounds(resized, &layout);
     expect_stream(resized, &layout, 3, true);
@@ -525,6 +541,81 @@ static void test_markers(void **state)
     /* A negative extent is allowed (resized). */
     type = build_resized(&int_type, 0, -4);
     assert_int_equal(type->extent, -4);
+    crmpi_datatype_release(type);
+}
+
+/* MPI-1's MPI_LB and MPI_UB: each sets its own bound; the other one stays the data's. */
+static void test_lb_ub_markers(void **state)
+{
+    type_t *type, *copies;
+
+    (void)state;
+    /* An lb marker below the data: lb -8, ub the data's end (8), extent 16 (aligned). */
+    type =
+        build_struct(2, (size_t[]){1, 2}, (ptrdiff_t[]){-8, 0}, (type_t *[]){&lb_type, &int_type});
+    assert_int_equal(type->lb, -8);
+    assert_int_equal(type->extent, 16);
+    assert_int_equal(type->true_lb, 0);
+    assert_int_equal(type->true_extent, 8);
+    assert_int_equal(type->size, 8);
+    assert_true(type->lb_marker);
+    assert_false(type->ub_marker);
+    /* Copies of it: 3 elements 16 bytes apart, lb the first copy's marker. */
+    copies = build_copies(3, type);
+    assert_int_equal(copies->lb, -8);
+    assert_int_equal(copies->extent, 48);
+    assert_int_equal(copies->true_extent, 40);
+    crmpi_datatype_release(copies);
+    crmpi_datatype_release(type);
+
+    /* A ub marker past the data, no padding added to it: lb 0, extent 21. */
+    type =
+        build_struct(2, (size_t[]){1, 1}, (ptrdiff_t[]){0, 21}, (type_t *[]){&int_type, &ub_type});
+    assert_int_equal(type->lb, 0);
+    assert_int_equal(type->extent, 21);
+    assert_false(type->lb_marker);
+    assert_true(type->ub_marker);
+    crmpi_datatype_release(type);
+
+    /* Both, and data outside them: the markers win (the classic MPI-1 way to resize). */
+    type = build_struct(3, (size_t[]){1, 1, 1}, (ptrdiff_t[]){4, 0, 12},
+                        (type_t *[]){&lb_type, &double_type, &ub_type});
+    assert_int_equal(type->lb, 4);
+    assert_int_equal(type->extent, 8);
+    assert_int_equal(type->true_lb, 0);
+    assert_int_equal(type->true_extent, 8);
+    crmpi_datatype_release(type);
+
+    /* Two lb markers: the lower one. */
+    type = build_struct(3, (size_t[]){1, 1, 1}, (ptrdiff_t[]){-4, -12, 0},
+                        (type_t *[]){&lb_type, &lb_type, &int_type});
+    assert_int_equal(type->lb, -12);
+    assert_int_equal(type->extent, 16);
+    crmpi_datatype_release(type);
+}
+
+/* Runs of one size but different basic kinds stay apart, in memory order or not. */
+static void test_basic_kinds(void **state)
+{
+    type_t *type;
+
+    (void)state;
+    assert_int_equal(int_other_type.num_runs, 2);
+    assert_true(int_other_type.contiguous);
+    assert_int_equal(int_other_type.runs[0].basic_kind, KIND_PLAIN);
+    assert_int_equal(int_other_type.runs[1].basic_kind, KIND_OTHER);
+    /* int, other, other, int in a row: three runs (the two others merge). */
+    type = build_struct(4, (size_t[]){1, 1, 1, 1}, (ptrdiff_t[]){0, 4, 8, 12},
+                        (type_t *[]){&int_type, &other_type, &other_type, &int_type});
+    assert_int_equal(type->num_runs, 3);
+    assert_int_equal(type->runs[1].len, 8);
+    assert_int_equal(type->runs[1].basic_kind, KIND_OTHER);
+    assert_true(type->contiguous);
+    crmpi_datatype_release(type);
+    /* Copies of a pair of two kinds keep both runs per copy. */
+    type = build_copies(3, &int_other_type);
+    assert_int_equal(type->num_runs, 6);
+    assert_true(type->contiguous);
     crmpi_datatype_release(type);
 }
 
@@ -861,6 +952,8 @@ int main(void)
         cmocka_unit_test(test_indexed),
         cmocka_unit_test(test_struct),
         cmocka_unit_test(test_markers),
+        cmocka_unit_test(test_lb_ub_markers),
+        cmocka_unit_test(test_basic_kinds),
         cmocka_unit_test(test_args),
         cmocka_unit_test(test_overflow),
         cmocka_unit_test(test_convertor_pieces),

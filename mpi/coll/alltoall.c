@@ -13,6 +13,11 @@
 #pragma weak MPI_Ialltoallv = PMPI_Ialltoallv
 #pragma weak MPI_Alltoallw = PMPI_Alltoallw
 #pragma weak MPI_Ialltoallw = PMPI_Ialltoallw
+#pragma weak MPI_Alltoall_init = PMPI_Alltoall_init
+#pragma weak MPI_Alltoallv_init = PMPI_Alltoallv_init
+#pragma weak MPI_Alltoallw_init = PMPI_Alltoallw_init
+#pragma weak MPI_Alltoall_c = PMPI_Alltoall_c
+#pragma weak MPI_Ialltoall_c = PMPI_Ialltoall_c
 
 /* Check one side of an alltoallw: arrays present, every count and type usable. */
 static int alltoallw_check_side(const void *buf, const int counts[], const int displs[],
@@ -31,9 +36,9 @@ static int alltoallw_check_side(const void *buf, const int counts[], const int d
     return MPI_SUCCESS;
 }
 
-static int alltoall_body(crmpi_coll_kind_t kind, const crmpi_coll_args_t *in, int scount,
-                         int rcount, MPI_Comm comm, MPI_Request *request, bool immediate,
-                         const char *func_name)
+static int alltoall_body(crmpi_coll_kind_t kind, const crmpi_coll_args_t *in, MPI_Count scount,
+                         MPI_Count rcount, MPI_Comm comm, MPI_Request *request,
+                         crmpi_mpi_coll_mode_t mode, const char *func_name)
 {
     crmpi_coll_args_t args = *in;
     bool in_place = in->sbuf == MPI_IN_PLACE;
@@ -76,7 +81,7 @@ static int alltoall_body(crmpi_coll_kind_t kind, const crmpi_coll_args_t *in, in
         }
         if (rc != MPI_SUCCESS)
             COLL_FAIL(comm, rc, detail);
-        if (immediate && request == NULL)
+        if (mode != CRMPI_MPI_COLL_BLOCKING && request == NULL)
             COLL_FAIL(comm, MPI_ERR_ARG, "request is NULL");
     }
     args.in_place = in_place;
@@ -89,23 +94,23 @@ static int alltoall_body(crmpi_coll_kind_t kind, const crmpi_coll_args_t *in, in
     }
     args.scount = scount < 0 ? 0 : (size_t)scount;
     args.rcount = rcount < 0 ? 0 : (size_t)rcount;
-    return crmpi_mpi_coll_call(comm, kind, &args, request, func_name);
+    return crmpi_mpi_coll_call_mode(comm, kind, &args, request, mode, func_name);
 }
 
 int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     crmpi_coll_args_t a = {.sbuf = sendbuf, .stype = sendtype, .rbuf = recvbuf, .rtype = recvtype};
-    return alltoall_body(CRMPI_COLL_ALLTOALL, &a, sendcount, recvcount, comm, NULL, false,
-                         "MPI_Alltoall");
+    return alltoall_body(CRMPI_COLL_ALLTOALL, &a, sendcount, recvcount, comm, NULL,
+                         CRMPI_MPI_COLL_BLOCKING, "MPI_Alltoall");
 }
 
 int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     crmpi_coll_args_t a = {.sbuf = sendbuf, .stype = sendtype, .rbuf = recvbuf, .rtype = recvtype};
-    return alltoall_body(CRMPI_COLL_ALLTOALL, &a, sendcount, recvcount, comm, request, true,
-                         "MPI_Ialltoall");
+    return alltoall_body(CRMPI_COLL_ALLTOALL, &a, sendcount, recvcount, comm, request,
+                         CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ialltoall");
 }
 
 int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -120,7 +125,8 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
                            .rcounts = recvcounts,
                            .rdispls = rdispls,
                            .rtype = recvtype};
-    return alltoall_body(CRMPI_COLL_ALLTOALLV, &a, 0, 0, comm, NULL, false, "MPI_Alltoallv");
+    return alltoall_body(CRMPI_COLL_ALLTOALLV, &a, 0, 0, comm, NULL, CRMPI_MPI_COLL_BLOCKING,
+                         "MPI_Alltoallv");
 }
 
 int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -135,7 +141,8 @@ int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdisp
                            .rcounts = recvcounts,
                            .rdispls = rdispls,
                            .rtype = recvtype};
-    return alltoall_body(CRMPI_COLL_ALLTOALLV, &a, 0, 0, comm, request, true, "MPI_Ialltoallv");
+    return alltoall_body(CRMPI_COLL_ALLTOALLV, &a, 0, 0, comm, request, CRMPI_MPI_COLL_NONBLOCKING,
+                         "MPI_Ialltoallv");
 }
 
 int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -150,7 +157,8 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
                            .rcounts = recvcounts,
                            .rdispls = rdispls,
                            .rtypes = recvtypes};
-    return alltoall_body(CRMPI_COLL_ALLTOALLW, &a, 0, 0, comm, NULL, false, "MPI_Alltoallw");
+    return alltoall_body(CRMPI_COLL_ALLTOALLW, &a, 0, 0, comm, NULL, CRMPI_MPI_COLL_BLOCKING,
+                         "MPI_Alltoallw");
 }
 
 int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -166,5 +174,70 @@ int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdisp
                            .rcounts = recvcounts,
                            .rdispls = rdispls,
                            .rtypes = recvtypes};
-    return alltoall_body(CRMPI_COLL_ALLTOALLW, &a, 0, 0, comm, request, true, "MPI_Ialltoallw");
+    return alltoall_body(CRMPI_COLL_ALLTOALLW, &a, 0, 0, comm, request, CRMPI_MPI_COLL_NONBLOCKING,
+                         "MPI_Ialltoallw");
+}
+
+int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                       MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    crmpi_coll_args_t a = {.sbuf = sendbuf, .stype = sendtype, .rbuf = recvbuf, .rtype = recvtype};
+    return alltoall_body(CRMPI_COLL_ALLTOALL, &a, sendcount, recvcount, comm, request,
+                         CRMPI_MPI_COLL_PERSISTENT, "MPI_Alltoall_init");
+}
+
+int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                        MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                        MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    crmpi_coll_args_t a = {.sbuf = sendbuf,
+                           .scounts = sendcounts,
+                           .sdispls = sdispls,
+                           .stype = sendtype,
+                           .rbuf = recvbuf,
+                           .rcounts = recvcounts,
+                           .rdispls = rdispls,
+                           .rtype = recvtype};
+    return alltoall_body(CRMPI_COLL_ALLTOALLV, &a, 0, 0, comm, request, CRMPI_MPI_COLL_PERSISTENT,
+                         "MPI_Alltoallv_init");
+}
+
+int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                        const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                        const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                        MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    crmpi_coll_args_t a = {.sbuf = sendbuf,
+                           .scounts = sendcounts,
+                           .sdispls = sdispls,
+                           .stypes = sendtypes,
+                           .rbuf = recvbuf,
+                           .rcounts = recvcounts,
+                           .rdispls = rdispls,
+                           .rtypes = recvtypes};
+    return alltoall_body(CRMPI_COLL_ALLTOALLW, &a, 0, 0, comm, request, CRMPI_MPI_COLL_PERSISTENT,
+                         "MPI_Alltoallw_init");
+}
+
+/* The large-count forms (MPI-4.0): the same calls with MPI_Count counts. */
+int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    crmpi_coll_args_t a = {.sbuf = sendbuf, .stype = sendtype, .rbuf = recvbuf, .rtype = recvtype};
+    return alltoall_body(CRMPI_COLL_ALLTOALL, &a, sendcount, recvcount, comm, NULL,
+                         CRMPI_MPI_COLL_BLOCKING, "MPI_Alltoall_c");
+}
+
+int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                     MPI_Request *request)
+{
+    crmpi_coll_args_t a = {.sbuf = sendbuf, .stype = sendtype, .rbuf = recvbuf, .rtype = recvtype};
+    return alltoall_body(CRMPI_COLL_ALLTOALL, &a, sendcount, recvcount, comm, request,
+                         CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ialltoall_c");
 }

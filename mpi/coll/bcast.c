@@ -6,9 +6,12 @@
 
 #pragma weak MPI_Bcast = PMPI_Bcast
 #pragma weak MPI_Ibcast = PMPI_Ibcast
+#pragma weak MPI_Bcast_init = PMPI_Bcast_init
+#pragma weak MPI_Bcast_c = PMPI_Bcast_c
+#pragma weak MPI_Ibcast_c = PMPI_Ibcast_c
 
-static int bcast_body(void *buffer, int count, MPI_Datatype type, int root, MPI_Comm comm,
-                      MPI_Request *request, bool immediate, const char *func_name)
+static int bcast_body(void *buffer, MPI_Count count, MPI_Datatype type, int root, MPI_Comm comm,
+                      MPI_Request *request, crmpi_mpi_coll_mode_t mode, const char *func_name)
 {
     crmpi_coll_args_t args = {0};
     const char *detail;
@@ -29,23 +32,47 @@ static int bcast_body(void *buffer, int count, MPI_Datatype type, int root, MPI_
         }
         if (!crmpi_mpi_coll_root_ok(comm, root))
             COLL_FAIL(comm, MPI_ERR_ROOT, crmpi_mpi_coll_root_detail(comm));
-        if (immediate && request == NULL)
+        if (mode != CRMPI_MPI_COLL_BLOCKING && request == NULL)
             COLL_FAIL(comm, MPI_ERR_ARG, "request is NULL");
     }
     args.rbuf = buffer;
     args.rcount = (size_t)count;
     args.rtype = type;
     args.root = root;
-    return crmpi_mpi_coll_call(comm, CRMPI_COLL_BCAST, &args, request, func_name);
+    return crmpi_mpi_coll_call_mode(comm, CRMPI_COLL_BCAST, &args, request, mode, func_name);
 }
 
 int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
-    return bcast_body(buffer, count, datatype, root, comm, NULL, false, "MPI_Bcast");
+    return bcast_body(buffer, count, datatype, root, comm, NULL, CRMPI_MPI_COLL_BLOCKING,
+                      "MPI_Bcast");
 }
 
 int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
                 MPI_Request *request)
 {
-    return bcast_body(buffer, count, datatype, root, comm, request, true, "MPI_Ibcast");
+    return bcast_body(buffer, count, datatype, root, comm, request, CRMPI_MPI_COLL_NONBLOCKING,
+                      "MPI_Ibcast");
+}
+
+int PMPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                    MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    return bcast_body(buffer, count, datatype, root, comm, request, CRMPI_MPI_COLL_PERSISTENT,
+                      "MPI_Bcast_init");
+}
+
+/* The large-count forms (MPI-4.0): the same calls with MPI_Count counts. */
+int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    return bcast_body(buffer, count, datatype, root, comm, NULL, CRMPI_MPI_COLL_BLOCKING,
+                      "MPI_Bcast_c");
+}
+
+int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                  MPI_Request *request)
+{
+    return bcast_body(buffer, count, datatype, root, comm, request, CRMPI_MPI_COLL_NONBLOCKING,
+                      "MPI_Ibcast_c");
 }

@@ -5,13 +5,13 @@
 
 #include "coll_mpi.h"
 
-int crmpi_mpi_coll_check_buffer(const void *buf, int count, MPI_Datatype type, const char *which,
-                                const char **detail_out)
+int crmpi_mpi_coll_check_buffer(const void *buf, MPI_Count count, MPI_Datatype type,
+                                const char *which, const char **detail_out)
 {
     static char detail[128];
 
     if (count < 0) {
-        snprintf(detail, sizeof(detail), "%s count is negative (%d)", which, count);
+        snprintf(detail, sizeof(detail), "%s count is negative (%lld)", which, (long long)count);
         *detail_out = detail;
         return MPI_ERR_COUNT;
     }
@@ -85,17 +85,31 @@ static int coll_mpi_error_class(int rc)
 int crmpi_mpi_coll_call(MPI_Comm comm, crmpi_coll_kind_t kind, const crmpi_coll_args_t *args,
                         MPI_Request *request, const char *func_name)
 {
+    return crmpi_mpi_coll_call_mode(
+        comm, kind, args, request,
+        request == NULL ? CRMPI_MPI_COLL_BLOCKING : CRMPI_MPI_COLL_NONBLOCKING, func_name);
+}
+
+int crmpi_mpi_coll_call_mode(MPI_Comm comm, crmpi_coll_kind_t kind, const crmpi_coll_args_t *args,
+                             MPI_Request *request, crmpi_mpi_coll_mode_t mode,
+                             const char *func_name)
+{
+    crmpi_request_t *req;
     char detail[160];
     int rc;
 
-    if (request == NULL) {
-        rc = crmpi_coll_run(comm->coll, kind, args);
-    } else {
-        crmpi_request_t *req;
-
+    switch (mode) {
+    case CRMPI_MPI_COLL_BLOCKING: rc = crmpi_coll_run(comm->coll, kind, args); break;
+    case CRMPI_MPI_COLL_NONBLOCKING:
         rc = crmpi_coll_start(comm->coll, kind, args, &req);
         if (rc == CRMPI_OK)
             *request = req;
+        break;
+    default:
+        rc = crmpi_coll_init(comm->coll, kind, args, &req);
+        if (rc == CRMPI_OK)
+            *request = req;
+        break;
     }
     if (rc == CRMPI_OK) {
         crmpi_unlock();

@@ -7,9 +7,10 @@
  *        |  crmpi_coll_run / crmpi_coll_start
  *   coll                                 algorithms and schedules over the PML
  *
- * Each call has one body for its blocking and its non-blocking form (request == NULL is
- * the blocking one). Threading: called with the library lock held; the crmpi_mpi_coll_*
- * functions that end a call return with it released.
+ * Each call has one body for its blocking, non-blocking and persistent forms (the mode,
+ * crmpi_mpi_coll_mode_t), on intra- and intercommunicators alike. Threading: called with
+ * the library lock held; the crmpi_mpi_coll_* functions that end a call return with it
+ * released.
  */
 #ifndef CRMPI_MPI_COLL_H
 #define CRMPI_MPI_COLL_H
@@ -61,14 +62,31 @@ static inline const char *crmpi_mpi_coll_root_detail(MPI_Comm comm)
  * error class with *detail_out saying what is wrong (the caller raises it).
  */
 /** A buffer of count elements of type: count >= 0, the type usable, no data at address 0. */
-int crmpi_mpi_coll_check_buffer(const void *buf, int count, MPI_Datatype type, const char *which,
-                                const char **detail_out);
+int crmpi_mpi_coll_check_buffer(const void *buf, MPI_Count count, MPI_Datatype type,
+                                const char *which, const char **detail_out);
 /** A v-variant's counts and displacements: non-NULL arrays, counts >= 0, buffers. */
 int crmpi_mpi_coll_check_vector(const void *buf, const int counts[], const int displs[],
                                 MPI_Datatype type, int size, const char *which,
                                 const char **detail_out);
 /** A reduction: op non-null and defined on type (MPI_ERR_OP). */
 int crmpi_mpi_coll_check_op(MPI_Op op, MPI_Datatype type, const char **detail_out);
+
+/* How a collective call runs: at once, started (MPI_I...), or made to start later
+ * (MPI-4.0's persistent MPI_..._init). */
+typedef enum {
+    CRMPI_MPI_COLL_BLOCKING,
+    CRMPI_MPI_COLL_NONBLOCKING,
+    CRMPI_MPI_COLL_PERSISTENT,
+} crmpi_mpi_coll_mode_t;
+
+/**
+ * End a collective call in `mode`: run it, start it, or make its inactive persistent
+ * request (*request set for the last two), then release the lock. Failures are raised as
+ * by crmpi_mpi_coll_call. @return what the MPI call returns
+ */
+int crmpi_mpi_coll_call_mode(MPI_Comm comm, crmpi_coll_kind_t kind, const crmpi_coll_args_t *args,
+                             MPI_Request *request, crmpi_mpi_coll_mode_t mode,
+                             const char *func_name);
 
 /**
  * End a collective call: run it (request == NULL) or start it (*request set), then release

@@ -17,22 +17,40 @@
 #pragma weak MPI_Iallgather = PMPI_Iallgather
 #pragma weak MPI_Allgatherv = PMPI_Allgatherv
 #pragma weak MPI_Iallgatherv = PMPI_Iallgatherv
+#pragma weak MPI_Gather_init = PMPI_Gather_init
+#pragma weak MPI_Gatherv_init = PMPI_Gatherv_init
+#pragma weak MPI_Scatter_init = PMPI_Scatter_init
+#pragma weak MPI_Scatterv_init = PMPI_Scatterv_init
+#pragma weak MPI_Allgather_init = PMPI_Allgather_init
+#pragma weak MPI_Allgatherv_init = PMPI_Allgatherv_init
+#pragma weak MPI_Gather_c = PMPI_Gather_c
+#pragma weak MPI_Igather_c = PMPI_Igather_c
+#pragma weak MPI_Scatter_c = PMPI_Scatter_c
+#pragma weak MPI_Iscatter_c = PMPI_Iscatter_c
+#pragma weak MPI_Allgather_c = PMPI_Allgather_c
+#pragma weak MPI_Iallgather_c = PMPI_Iallgather_c
 
 /* The arguments of one gather-family call; the counts/displs arrays only for v forms. */
 typedef struct gather_call {
     crmpi_coll_kind_t kind; /* which of the six */
     const void *sbuf;       /* sendbuf (may be MPI_IN_PLACE) */
-    int scount;             /* sendcount (not Scatterv) */
+    MPI_Count scount;       /* sendcount (not Scatterv) */
     const int *scounts;     /* Scatterv's sendcounts */
     const int *sdispls;     /* Scatterv's displs */
     MPI_Datatype stype;     /* sendtype */
     void *rbuf;             /* recvbuf (may be MPI_IN_PLACE) */
-    int rcount;             /* recvcount (not Gatherv, Allgatherv) */
+    MPI_Count rcount;       /* recvcount (not Gatherv, Allgatherv) */
     const int *rcounts;     /* Gatherv's and Allgatherv's recvcounts */
     const int *rdispls;     /* their displs */
     MPI_Datatype rtype;     /* recvtype */
-    int root;               /* the root; -1 for the allgathers */
+    int root;               /* the root (the allgathers pass -1 and never read it) */
 } gather_call_t;
+
+/* An allgather has no root: the kind says so, not the root, which may be any bad value. */
+static bool gather_is_all(const gather_call_t *c)
+{
+    return c->kind == CRMPI_COLL_ALLGATHER || c->kind == CRMPI_COLL_ALLGATHERV;
+}
 
 /*
  * The checks on an intercommunicator (MPI-3.1 section 5.2.3): the root (MPI_ROOT) has the
@@ -42,7 +60,7 @@ typedef struct gather_call {
  */
 static int gather_check_inter(const gather_call_t *c, MPI_Comm comm, const char **detail_out)
 {
-    bool all = c->root == -1;
+    bool all = gather_is_all(c);
     bool is_root = !all && c->root == MPI_ROOT;
     bool scatter = c->kind == CRMPI_COLL_SCATTER || c->kind == CRMPI_COLL_SCATTERV;
     bool vector = c->kind == CRMPI_COLL_GATHERV || c->kind == CRMPI_COLL_SCATTERV ||
@@ -84,7 +102,7 @@ static int gather_check_inter(const gather_call_t *c, MPI_Comm comm, const char 
 
 static int gather_check(const gather_call_t *c, MPI_Comm comm, const char **detail_out)
 {
-    bool all = c->root < 0;
+    bool all = gather_is_all(c);
     bool is_root = all || comm->rank == c->root;
     bool scatter = c->kind == CRMPI_COLL_SCATTER || c->kind == CRMPI_COLL_SCATTERV;
     bool vector = c->kind == CRMPI_COLL_GATHERV || c->kind == CRMPI_COLL_SCATTERV ||
@@ -142,8 +160,8 @@ static int gather_check(const gather_call_t *c, MPI_Comm comm, const char **deta
     return MPI_SUCCESS;
 }
 
-static int gather_body(const gather_call_t *c, MPI_Comm comm, MPI_Request *request, bool immediate,
-                       const char *func_name)
+static int gather_body(const gather_call_t *c, MPI_Comm comm, MPI_Request *request,
+                       crmpi_mpi_coll_mode_t mode, const char *func_name)
 {
     crmpi_coll_args_t args = {0};
     const char *detail;
@@ -157,7 +175,7 @@ static int gather_body(const gather_call_t *c, MPI_Comm comm, MPI_Request *reque
         rc = gather_check(c, comm, &detail);
         if (rc != MPI_SUCCESS)
             COLL_FAIL(comm, rc, detail);
-        if (immediate && request == NULL)
+        if (mode != CRMPI_MPI_COLL_BLOCKING && request == NULL)
             COLL_FAIL(comm, MPI_ERR_ARG, "request is NULL");
     }
     args.in_place = c->sbuf == MPI_IN_PLACE || c->rbuf == MPI_IN_PLACE;
@@ -171,9 +189,9 @@ static int gather_body(const gather_call_t *c, MPI_Comm comm, MPI_Request *reque
     args.rcounts = c->rcounts;
     args.rdispls = c->rdispls;
     args.rtype = c->rtype;
-    /* An intercommunicator's root may be MPI_ROOT or MPI_PROC_NULL (-1: no root). */
-    args.root = c->root == -1 ? 0 : c->root;
-    return crmpi_mpi_coll_call(comm, c->kind, &args, request, func_name);
+    /* An intercommunicator's root may be MPI_ROOT or MPI_PROC_NULL. */
+    args.root = gather_is_all(c) ? 0 : c->root;
+    return crmpi_mpi_coll_call_mode(comm, c->kind, &args, request, mode, func_name);
 }
 
 int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -181,7 +199,7 @@ int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 {
     gather_call_t c = {CRMPI_COLL_GATHER, sendbuf,   sendcount, NULL, NULL,     sendtype,
                        recvbuf,           recvcount, NULL,      NULL, recvtype, root};
-    return gather_body(&c, comm, NULL, false, "MPI_Gather");
+    return gather_body(&c, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Gather");
 }
 
 int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -190,7 +208,7 @@ int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 {
     gather_call_t c = {CRMPI_COLL_GATHER, sendbuf,   sendcount, NULL, NULL,     sendtype,
                        recvbuf,           recvcount, NULL,      NULL, recvtype, root};
-    return gather_body(&c, comm, request, true, "MPI_Igather");
+    return gather_body(&c, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Igather");
 }
 
 int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -199,7 +217,7 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 {
     gather_call_t c = {CRMPI_COLL_GATHERV, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, 0,
                        recvcounts,         displs,  recvtype,  root};
-    return gather_body(&c, comm, NULL, false, "MPI_Gatherv");
+    return gather_body(&c, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Gatherv");
 }
 
 int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -208,7 +226,7 @@ int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 {
     gather_call_t c = {CRMPI_COLL_GATHERV, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, 0,
                        recvcounts,         displs,  recvtype,  root};
-    return gather_body(&c, comm, request, true, "MPI_Igatherv");
+    return gather_body(&c, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Igatherv");
 }
 
 int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -216,7 +234,7 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 {
     gather_call_t c = {CRMPI_COLL_SCATTER, sendbuf, sendcount, NULL,     NULL, sendtype, recvbuf,
                        recvcount,          NULL,    NULL,      recvtype, root};
-    return gather_body(&c, comm, NULL, false, "MPI_Scatter");
+    return gather_body(&c, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Scatter");
 }
 
 int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -225,7 +243,7 @@ int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 {
     gather_call_t c = {CRMPI_COLL_SCATTER, sendbuf, sendcount, NULL,     NULL, sendtype, recvbuf,
                        recvcount,          NULL,    NULL,      recvtype, root};
-    return gather_body(&c, comm, request, true, "MPI_Iscatter");
+    return gather_body(&c, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Iscatter");
 }
 
 int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
@@ -234,7 +252,7 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
 {
     gather_call_t c = {CRMPI_COLL_SCATTERV, sendbuf, 0,    sendcounts, displs, sendtype, recvbuf,
                        recvcount,           NULL,    NULL, recvtype,   root};
-    return gather_body(&c, comm, NULL, false, "MPI_Scatterv");
+    return gather_body(&c, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Scatterv");
 }
 
 int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[],
@@ -243,7 +261,7 @@ int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs
 {
     gather_call_t c = {CRMPI_COLL_SCATTERV, sendbuf, 0,    sendcounts, displs, sendtype, recvbuf,
                        recvcount,           NULL,    NULL, recvtype,   root};
-    return gather_body(&c, comm, request, true, "MPI_Iscatterv");
+    return gather_body(&c, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Iscatterv");
 }
 
 int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -261,7 +279,7 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
                        NULL,
                        recvtype,
                        -1};
-    return gather_body(&c, comm, NULL, false, "MPI_Allgather");
+    return gather_body(&c, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Allgather");
 }
 
 int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -279,7 +297,7 @@ int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
                        NULL,
                        recvtype,
                        -1};
-    return gather_body(&c, comm, request, true, "MPI_Iallgather");
+    return gather_body(&c, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Iallgather");
 }
 
 int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -298,7 +316,7 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
                        displs,
                        recvtype,
                        -1};
-    return gather_body(&c, comm, NULL, false, "MPI_Allgatherv");
+    return gather_body(&c, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Allgatherv");
 }
 
 int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -317,5 +335,157 @@ int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
                        displs,
                        recvtype,
                        -1};
-    return gather_body(&c, comm, request, true, "MPI_Iallgatherv");
+    return gather_body(&c, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Iallgatherv");
+}
+
+int PMPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                     MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    gather_call_t c = {CRMPI_COLL_GATHER, sendbuf,   sendcount, NULL, NULL,     sendtype,
+                       recvbuf,           recvcount, NULL,      NULL, recvtype, root};
+    return gather_body(&c, comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Gather_init");
+}
+
+int PMPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                      MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    gather_call_t c = {CRMPI_COLL_GATHERV, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, 0,
+                       recvcounts,         displs,  recvtype,  root};
+    return gather_body(&c, comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Gatherv_init");
+}
+
+int PMPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                      MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    gather_call_t c = {CRMPI_COLL_SCATTER, sendbuf, sendcount, NULL,     NULL, sendtype, recvbuf,
+                       recvcount,          NULL,    NULL,      recvtype, root};
+    return gather_body(&c, comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Scatter_init");
+}
+
+int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[],
+                       MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                       int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    gather_call_t c = {CRMPI_COLL_SCATTERV, sendbuf, 0,    sendcounts, displs, sendtype, recvbuf,
+                       recvcount,           NULL,    NULL, recvtype,   root};
+    return gather_body(&c, comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Scatterv_init");
+}
+
+int PMPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                        MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    gather_call_t c = {CRMPI_COLL_ALLGATHER,
+                       sendbuf,
+                       sendcount,
+                       NULL,
+                       NULL,
+                       sendtype,
+                       recvbuf,
+                       recvcount,
+                       NULL,
+                       NULL,
+                       recvtype,
+                       -1};
+    return gather_body(&c, comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Allgather_init");
+}
+
+int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                         const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                         MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    gather_call_t c = {CRMPI_COLL_ALLGATHERV,
+                       sendbuf,
+                       sendcount,
+                       NULL,
+                       NULL,
+                       sendtype,
+                       recvbuf,
+                       0,
+                       recvcounts,
+                       displs,
+                       recvtype,
+                       -1};
+    return gather_body(&c, comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Allgatherv_init");
+}
+
+/* The large-count forms (MPI-4.0): the same calls with MPI_Count counts. */
+int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    gather_call_t c = {CRMPI_COLL_GATHER, sendbuf,   sendcount, NULL, NULL,     sendtype,
+                       recvbuf,           recvcount, NULL,      NULL, recvtype, root};
+    return gather_body(&c, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Gather_c");
+}
+
+int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                   MPI_Request *request)
+{
+    gather_call_t c = {CRMPI_COLL_GATHER, sendbuf,   sendcount, NULL, NULL,     sendtype,
+                       recvbuf,           recvcount, NULL,      NULL, recvtype, root};
+    return gather_body(&c, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Igather_c");
+}
+
+int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    gather_call_t c = {CRMPI_COLL_SCATTER, sendbuf, sendcount, NULL,     NULL, sendtype, recvbuf,
+                       recvcount,          NULL,    NULL,      recvtype, root};
+    return gather_body(&c, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Scatter_c");
+}
+
+int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                    MPI_Request *request)
+{
+    gather_call_t c = {CRMPI_COLL_SCATTER, sendbuf, sendcount, NULL,     NULL, sendtype, recvbuf,
+                       recvcount,          NULL,    NULL,      recvtype, root};
+    return gather_body(&c, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Iscatter_c");
+}
+
+int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    gather_call_t c = {CRMPI_COLL_ALLGATHER,
+                       sendbuf,
+                       sendcount,
+                       NULL,
+                       NULL,
+                       sendtype,
+                       recvbuf,
+                       recvcount,
+                       NULL,
+                       NULL,
+                       recvtype,
+                       -1};
+    return gather_body(&c, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Allgather_c");
+}
+
+int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                      void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                      MPI_Request *request)
+{
+    gather_call_t c = {CRMPI_COLL_ALLGATHER,
+                       sendbuf,
+                       sendcount,
+                       NULL,
+                       NULL,
+                       sendtype,
+                       recvbuf,
+                       recvcount,
+                       NULL,
+                       NULL,
+                       recvtype,
+                       -1};
+    return gather_body(&c, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Iallgather_c");
 }

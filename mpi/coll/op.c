@@ -12,6 +12,7 @@
 #pragma weak MPI_Op_free = PMPI_Op_free
 #pragma weak MPI_Op_commutative = PMPI_Op_commutative
 #pragma weak MPI_Reduce_local = PMPI_Reduce_local
+#pragma weak MPI_Reduce_local_c = PMPI_Reduce_local_c
 
 int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
 {
@@ -72,10 +73,9 @@ int PMPI_Op_commutative(MPI_Op op, int *commute)
     return MPI_SUCCESS;
 }
 
-int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype,
-                      MPI_Op op)
+static inline int reduce_local_body(const void *inbuf, void *inoutbuf, MPI_Count count,
+                                    MPI_Datatype datatype, MPI_Op op, const char *func_name)
 {
-    static const char func_name[] = "MPI_Reduce_local";
     const char *detail;
     int rc;
 
@@ -99,4 +99,16 @@ int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype
         COLL_FAIL(MPI_COMM_NULL, MPI_ERR_OP, "the op is not defined on this datatype");
     crmpi_unlock();
     return MPI_SUCCESS;
+}
+
+int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype,
+                      MPI_Op op)
+{
+    return reduce_local_body(inbuf, inoutbuf, count, datatype, op, "MPI_Reduce_local");
+}
+
+int PMPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype,
+                        MPI_Op op)
+{
+    return reduce_local_body(inbuf, inoutbuf, count, datatype, op, "MPI_Reduce_local_c");
 }

@@ -17,13 +17,29 @@
 #pragma weak MPI_Iscan = PMPI_Iscan
 #pragma weak MPI_Exscan = PMPI_Exscan
 #pragma weak MPI_Iexscan = PMPI_Iexscan
+#pragma weak MPI_Reduce_init = PMPI_Reduce_init
+#pragma weak MPI_Allreduce_init = PMPI_Allreduce_init
+#pragma weak MPI_Reduce_scatter_init = PMPI_Reduce_scatter_init
+#pragma weak MPI_Reduce_scatter_block_init = PMPI_Reduce_scatter_block_init
+#pragma weak MPI_Scan_init = PMPI_Scan_init
+#pragma weak MPI_Exscan_init = PMPI_Exscan_init
+#pragma weak MPI_Reduce_c = PMPI_Reduce_c
+#pragma weak MPI_Ireduce_c = PMPI_Ireduce_c
+#pragma weak MPI_Allreduce_c = PMPI_Allreduce_c
+#pragma weak MPI_Iallreduce_c = PMPI_Iallreduce_c
+#pragma weak MPI_Reduce_scatter_block_c = PMPI_Reduce_scatter_block_c
+#pragma weak MPI_Ireduce_scatter_block_c = PMPI_Ireduce_scatter_block_c
+#pragma weak MPI_Scan_c = PMPI_Scan_c
+#pragma weak MPI_Iscan_c = PMPI_Iscan_c
+#pragma weak MPI_Exscan_c = PMPI_Exscan_c
+#pragma weak MPI_Iexscan_c = PMPI_Iexscan_c
 
 /* The arguments of one reduction call. */
 typedef struct reduce_call {
     crmpi_coll_kind_t kind; /* which reduction */
     const void *sbuf;       /* sendbuf (may be MPI_IN_PLACE) */
     void *rbuf;             /* recvbuf */
-    int count;              /* count, or recvcount of Reduce_scatter_block */
+    MPI_Count count;        /* count, or recvcount of Reduce_scatter_block */
     const int *rcounts;     /* Reduce_scatter's recvcounts */
     MPI_Datatype type;      /* datatype */
     MPI_Op op;              /* op */
@@ -31,7 +47,7 @@ typedef struct reduce_call {
 } reduce_call_t;
 
 /* The checks on an intracommunicator; `count` is the number of elements sent. */
-static int reduce_check_intra(const reduce_call_t *c, MPI_Comm comm, int count,
+static int reduce_check_intra(const reduce_call_t *c, MPI_Comm comm, MPI_Count count,
                               const char **detail_out)
 {
     bool in_place = c->sbuf == MPI_IN_PLACE;
@@ -67,13 +83,13 @@ static int reduce_check_intra(const reduce_call_t *c, MPI_Comm comm, int count,
  * significant there); the other group, and both groups of the other reductions, send
  * `count` elements; the latter also receive (Reduce_scatter: their block). No MPI_IN_PLACE.
  */
-static int reduce_check_inter(const reduce_call_t *c, MPI_Comm comm, int count,
+static int reduce_check_inter(const reduce_call_t *c, MPI_Comm comm, MPI_Count count,
                               const char **detail_out)
 {
     bool is_reduce = c->kind == CRMPI_COLL_REDUCE;
     bool sends = !is_reduce || (c->root != MPI_ROOT && c->root != MPI_PROC_NULL);
     bool receives = !is_reduce || c->root == MPI_ROOT;
-    int rcount = c->count;
+    MPI_Count rcount = c->count;
     int rc;
 
     if (is_reduce && !crmpi_mpi_coll_root_ok(comm, c->root)) {
@@ -105,8 +121,8 @@ static int reduce_check_inter(const reduce_call_t *c, MPI_Comm comm, int count,
     return crmpi_mpi_coll_check_op(c->op, c->type, detail_out);
 }
 
-static int reduce_body(const reduce_call_t *c, MPI_Comm comm, MPI_Request *request, bool immediate,
-                       const char *func_name)
+static int reduce_body(const reduce_call_t *c, MPI_Comm comm, MPI_Request *request,
+                       crmpi_mpi_coll_mode_t mode, const char *func_name)
 {
     crmpi_coll_args_t args = {0};
     bool in_place = c->sbuf == MPI_IN_PLACE;
@@ -116,7 +132,7 @@ static int reduce_body(const reduce_call_t *c, MPI_Comm comm, MPI_Request *reque
     crmpi_lock();
     crmpi_mpi_require_active(func_name);
     if (crmpi_mpi_state.param_check) {
-        int count = c->count;
+        MPI_Count count = c->count;
 
         if (!crmpi_mpi_comm_is_valid(comm))
             COLL_FAIL(MPI_COMM_NULL, MPI_ERR_COMM, "comm is MPI_COMM_NULL");
@@ -141,7 +157,7 @@ static int reduce_body(const reduce_call_t *c, MPI_Comm comm, MPI_Request *reque
             if (rc != MPI_SUCCESS)
                 COLL_FAIL(comm, rc, detail);
         }
-        if (immediate && request == NULL)
+        if (mode != CRMPI_MPI_COLL_BLOCKING && request == NULL)
             COLL_FAIL(comm, MPI_ERR_ARG, "request is NULL");
     }
     if (comm->inter && (c->kind == CRMPI_COLL_SCAN || c->kind == CRMPI_COLL_EXSCAN))
@@ -158,35 +174,35 @@ static int reduce_body(const reduce_call_t *c, MPI_Comm comm, MPI_Request *reque
     args.op = &c->op->coll;
     /* An intercommunicator's root may be MPI_ROOT or MPI_PROC_NULL (-1: no root). */
     args.root = c->root == -1 ? 0 : c->root;
-    return crmpi_mpi_coll_call(comm, c->kind, &args, request, func_name);
+    return crmpi_mpi_coll_call_mode(comm, c->kind, &args, request, mode, func_name);
 }
 
 int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                 int root, MPI_Comm comm)
 {
     reduce_call_t c = {CRMPI_COLL_REDUCE, sendbuf, recvbuf, count, NULL, datatype, op, root};
-    return reduce_body(&c, comm, NULL, false, "MPI_Reduce");
+    return reduce_body(&c, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Reduce");
 }
 
 int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                  int root, MPI_Comm comm, MPI_Request *request)
 {
     reduce_call_t c = {CRMPI_COLL_REDUCE, sendbuf, recvbuf, count, NULL, datatype, op, root};
-    return reduce_body(&c, comm, request, true, "MPI_Ireduce");
+    return reduce_body(&c, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ireduce");
 }
 
 int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                    MPI_Comm comm)
 {
     reduce_call_t c = {CRMPI_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, datatype, op, -1};
-    return reduce_body(&c, comm, NULL, false, "MPI_Allreduce");
+    return reduce_body(&c, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Allreduce");
 }
 
 int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                     MPI_Comm comm, MPI_Request *request)
 {
     reduce_call_t c = {CRMPI_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, datatype, op, -1};
-    return reduce_body(&c, comm, request, true, "MPI_Iallreduce");
+    return reduce_body(&c, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Iallreduce");
 }
 
 int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
@@ -194,7 +210,7 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 {
     reduce_call_t c = {
         CRMPI_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts, datatype, op, -1};
-    return reduce_body(&c, comm, NULL, false, "MPI_Reduce_scatter");
+    return reduce_body(&c, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Reduce_scatter");
 }
 
 int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
@@ -202,7 +218,7 @@ int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcount
 {
     reduce_call_t c = {
         CRMPI_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts, datatype, op, -1};
-    return reduce_body(&c, comm, request, true, "MPI_Ireduce_scatter");
+    return reduce_body(&c, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ireduce_scatter");
 }
 
 int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
@@ -210,7 +226,7 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 {
     reduce_call_t c = {
         CRMPI_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount, NULL, datatype, op, -1};
-    return reduce_body(&c, comm, NULL, false, "MPI_Reduce_scatter_block");
+    return reduce_body(&c, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Reduce_scatter_block");
 }
 
 int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
@@ -219,33 +235,161 @@ int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount
 {
     reduce_call_t c = {
         CRMPI_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount, NULL, datatype, op, -1};
-    return reduce_body(&c, comm, request, true, "MPI_Ireduce_scatter_block");
+    return reduce_body(&c, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ireduce_scatter_block");
 }
 
 int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
               MPI_Comm comm)
 {
     reduce_call_t c = {CRMPI_COLL_SCAN, sendbuf, recvbuf, count, NULL, datatype, op, -1};
-    return reduce_body(&c, comm, NULL, false, "MPI_Scan");
+    return reduce_body(&c, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Scan");
 }
 
 int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                MPI_Comm comm, MPI_Request *request)
 {
     reduce_call_t c = {CRMPI_COLL_SCAN, sendbuf, recvbuf, count, NULL, datatype, op, -1};
-    return reduce_body(&c, comm, request, true, "MPI_Iscan");
+    return reduce_body(&c, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Iscan");
 }
 
 int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                 MPI_Comm comm)
 {
     reduce_call_t c = {CRMPI_COLL_EXSCAN, sendbuf, recvbuf, count, NULL, datatype, op, -1};
-    return reduce_body(&c, comm, NULL, false, "MPI_Exscan");
+    return reduce_body(&c, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Exscan");
 }
 
 int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                  MPI_Comm comm, MPI_Request *request)
 {
     reduce_call_t c = {CRMPI_COLL_EXSCAN, sendbuf, recvbuf, count, NULL, datatype, op, -1};
-    return reduce_body(&c, comm, request, true, "MPI_Iexscan");
+    return reduce_body(&c, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Iexscan");
+}
+
+int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                     MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    reduce_call_t c = {CRMPI_COLL_REDUCE, sendbuf, recvbuf, count, NULL, datatype, op, root};
+    return reduce_body(&c, comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Reduce_init");
+}
+
+int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                        MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    reduce_call_t c = {CRMPI_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, datatype, op, -1};
+    return reduce_body(&c, comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Allreduce_init");
+}
+
+int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                             MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    reduce_call_t c = {
+        CRMPI_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts, datatype, op, -1};
+    return reduce_body(&c, comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Reduce_scatter_init");
+}
+
+int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount,
+                                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                   MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    reduce_call_t c = {
+        CRMPI_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount, NULL, datatype, op, -1};
+    return reduce_body(&c, comm, request, CRMPI_MPI_COLL_PERSISTENT,
+                       "MPI_Reduce_scatter_block_init");
+}
+
+int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    reduce_call_t c = {CRMPI_COLL_SCAN, sendbuf, recvbuf, count, NULL, datatype, op, -1};
+    return reduce_body(&c, comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Scan_init");
+}
+
+int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    reduce_call_t c = {CRMPI_COLL_EXSCAN, sendbuf, recvbuf, count, NULL, datatype, op, -1};
+    return reduce_body(&c, comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Exscan_init");
+}
+
+/* The large-count forms (MPI-4.0): the same calls with MPI_Count counts. */
+int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                  MPI_Op op, int root, MPI_Comm comm)
+{
+    reduce_call_t c = {CRMPI_COLL_REDUCE, sendbuf, recvbuf, count, NULL, datatype, op, root};
+    return reduce_body(&c, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Reduce_c");
+}
+
+int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                   MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
+{
+    reduce_call_t c = {CRMPI_COLL_REDUCE, sendbuf, recvbuf, count, NULL, datatype, op, root};
+    return reduce_body(&c, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ireduce_c");
+}
+
+int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm)
+{
+    reduce_call_t c = {CRMPI_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, datatype, op, -1};
+    return reduce_body(&c, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Allreduce_c");
+}
+
+int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    reduce_call_t c = {CRMPI_COLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, datatype, op, -1};
+    return reduce_body(&c, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Iallreduce_c");
+}
+
+int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    reduce_call_t c = {
+        CRMPI_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount, NULL, datatype, op, -1};
+    return reduce_body(&c, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Reduce_scatter_block_c");
+}
+
+int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                 MPI_Request *request)
+{
+    reduce_call_t c = {
+        CRMPI_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount, NULL, datatype, op, -1};
+    return reduce_body(&c, comm, request, CRMPI_MPI_COLL_NONBLOCKING,
+                       "MPI_Ireduce_scatter_block_c");
+}
+
+int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                MPI_Op op, MPI_Comm comm)
+{
+    reduce_call_t c = {CRMPI_COLL_SCAN, sendbuf, recvbuf, count, NULL, datatype, op, -1};
+    return reduce_body(&c, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Scan_c");
+}
+
+int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                 MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    reduce_call_t c = {CRMPI_COLL_SCAN, sendbuf, recvbuf, count, NULL, datatype, op, -1};
+    return reduce_body(&c, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Iscan_c");
+}
+
+int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                  MPI_Op op, MPI_Comm comm)
+{
+    reduce_call_t c = {CRMPI_COLL_EXSCAN, sendbuf, recvbuf, count, NULL, datatype, op, -1};
+    return reduce_body(&c, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Exscan_c");
+}
+
+int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                   MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    reduce_call_t c = {CRMPI_COLL_EXSCAN, sendbuf, recvbuf, count, NULL, datatype, op, -1};
+    return reduce_body(&c, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Iexscan_c");
 }

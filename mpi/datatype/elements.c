@@ -17,6 +17,7 @@
 #pragma weak MPI_Get_elements_x = PMPI_Get_elements_x
 #pragma weak MPI_Status_set_elements = PMPI_Status_set_elements
 #pragma weak MPI_Status_set_elements_x = PMPI_Status_set_elements_x
+#pragma weak MPI_Get_elements_c = PMPI_Get_elements_c
 
 /*
  * The checks of the four calls: a status, a datatype and, for the getters, where the count
@@ -148,4 +149,10 @@ int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Co
     status->_nbytes = nbytes;
     crmpi_unlock();
     return MPI_SUCCESS;
+}
+
+/* The large-count form (MPI-4.0): MPI_Get_elements_x under its MPI-4.0 name. */
+int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
+{
+    return PMPI_Get_elements_x(status, datatype, count);
 }

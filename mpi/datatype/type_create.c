@@ -174,10 +174,9 @@ int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtyp
     return datatype_create_finish(&map, newtype, func_name);
 }
 
-int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
-                             MPI_Datatype *newtype)
+int crmpi_type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                              MPI_Datatype *newtype, const char *func_name)
 {
-    static const char func_name[] = "MPI_Type_create_hvector";
     crmpi_datatype_typemap_t map;
     crmpi_datatype_args_t *record;
     crmpi_type_check_t check;
@@ -198,6 +197,13 @@ int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Da
     record->types[0] = oldtype;
     datatype_append_strided(&map, count, blocklength, stride, oldtype);
     return datatype_create_finish(&map, newtype, func_name);
+}
+
+int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                             MPI_Datatype *newtype)
+{
+    return crmpi_type_create_hvector(count, blocklength, stride, oldtype, newtype,
+                                     "MPI_Type_create_hvector");
 }
 
 /* The checks of the indexed family but their blocklengths: the displacements may be NULL
@@ -249,11 +255,10 @@ int PMPI_Type_indexed(int count, const int array_of_blocklengths[],
     return datatype_create_finish(&map, newtype, func_name);
 }
 
-int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
-                              const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
-                              MPI_Datatype *newtype)
+int crmpi_type_create_hindexed(int count, const int array_of_blocklengths[],
+                               const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                               MPI_Datatype *newtype, const char *func_name)
 {
-    static const char func_name[] = "MPI_Type_create_hindexed";
     crmpi_datatype_typemap_t map;
     crmpi_datatype_args_t *record;
     crmpi_type_check_t check;
@@ -279,6 +284,14 @@ int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
                                       (size_t)array_of_blocklengths[i], oldtype->extent, oldtype);
     }
     return datatype_create_finish(&map, newtype, func_name);
+}
+
+int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
+                              const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                              MPI_Datatype *newtype)
+{
+    return crmpi_type_create_hindexed(count, array_of_blocklengths, array_of_displacements, oldtype,
+                                      newtype, "MPI_Type_create_hindexed");
 }
 
 int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
@@ -368,11 +381,11 @@ static bool datatype_check_struct(int count, const int blocklengths[], const MPI
     return datatype_check_blocklengths(count, blocklengths, check);
 }
 
-int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
-                            const MPI_Aint array_of_displacements[],
-                            const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
+int crmpi_type_create_struct(int count, const int array_of_blocklengths[],
+                             const MPI_Aint array_of_displacements[],
+                             const MPI_Datatype array_of_types[], MPI_Datatype *newtype,
+                             const char *func_name)
 {
-    static const char func_name[] = "MPI_Type_create_struct";
     crmpi_datatype_typemap_t map;
     crmpi_datatype_args_t *record;
     crmpi_type_check_t check;
@@ -400,6 +413,14 @@ int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
                                       (size_t)array_of_blocklengths[i], member->extent, member);
     }
     return datatype_create_finish(&map, newtype, func_name);
+}
+
+int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
+                            const MPI_Aint array_of_displacements[],
+                            const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
+{
+    return crmpi_type_create_struct(count, array_of_blocklengths, array_of_displacements,
+                                    array_of_types, newtype, "MPI_Type_create_struct");
 }
 
 /* The checks of MPI_Type_create_subarray (MPI-3.1 section 4.1.3). */
@@ -590,8 +611,18 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
                                            map.error_detail);
     }
     /* "The new type has the same committed state as the old" (MPI-3.1 section 4.1.10).
-     * Like a duplicated communicator's (section 6.8), the name is not copied. */
+     * Like a duplicated communicator's (section 6.8), the name is not copied; the
+     * attributes are, through their copy callbacks (section 6.7.4). */
     type->committed = oldtype->committed;
+    int err = crmpi_type_attr_copy_all(oldtype, type);
+
+    if (err != MPI_SUCCESS) {
+        /* What was copied is deleted again; the new type never reaches the application. */
+        crmpi_type_attr_delete_all(type);
+        crmpi_datatype_release(type);
+        return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, err, func_name,
+                                           "an attribute's copy callback failed");
+    }
     *newtype = type;
     crmpi_unlock();
     return MPI_SUCCESS;

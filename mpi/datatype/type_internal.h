@@ -30,6 +30,22 @@ _Static_assert(MPI_MAX_OBJECT_NAME == CRMPI_DATATYPE_NAME_MAX,
                "a datatype's name field does not hold MPI_MAX_OBJECT_NAME bytes");
 
 /*
+ * The basic kinds of the predefined types (datatype.h: crmpi_dt_run_t.basic_kind): what a
+ * basic element's native bytes are, as far as converting them to the external32
+ * representation (MPI-3.1 section 13.5.2: big-endian, IEEE formats, fixed sizes) needs to
+ * know. Types that convert alike share a kind, so their runs still merge.
+ */
+enum {
+    CRMPI_TYPE_KIND_PLAIN = 1,           /* an integer or IEEE float of basic_size bytes:
+                                            byte order reversed, size kept */
+    CRMPI_TYPE_KIND_COMPLEX,             /* two IEEE floats of basic_size / 2 bytes each */
+    CRMPI_TYPE_KIND_LONG,                /* C long (8 bytes here): 4 bytes in external32 */
+    CRMPI_TYPE_KIND_ULONG,               /* C unsigned long: likewise, unsigned */
+    CRMPI_TYPE_KIND_LONG_DOUBLE,         /* x87 extended in 16 bytes: IEEE binary128 */
+    CRMPI_TYPE_KIND_LONG_DOUBLE_COMPLEX, /* two of those */
+};
+
+/*
  * An argument error found by a check of the datatype calls. Checks only find; the MPI call
  * raises (crmpi_mpi_errhandler_invoke releases the lock, and a user handler may even turn
  * the error into MPI_SUCCESS, so a check's return value cannot double as the call's).
@@ -45,6 +61,46 @@ bool crmpi_type_check_fail(crmpi_type_check_t *check, int errclass, const char *
 /** As crmpi_type_check_fail, with a printf-formatted detail. */
 __attribute__((format(printf, 3, 4))) bool
 crmpi_type_check_failf(crmpi_type_check_t *check, int errclass, const char *fmt, ...);
+
+/*
+ * The bodies of the constructors MPI-1 had under other names (type_mpi1.c): the same call,
+ * errors raised in the name of `func_name`. Each takes the library lock and returns with it
+ * released, as an MPI call.
+ */
+int crmpi_type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                              MPI_Datatype *newtype, const char *func_name);
+int crmpi_type_create_hindexed(int count, const int array_of_blocklengths[],
+                               const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                               MPI_Datatype *newtype, const char *func_name);
+int crmpi_type_create_struct(int count, const int array_of_blocklengths[],
+                             const MPI_Aint array_of_displacements[],
+                             const MPI_Datatype array_of_types[], MPI_Datatype *newtype,
+                             const char *func_name);
+
+/*
+ * Attributes of datatypes (type_attr.c). Both run the application's callbacks with the
+ * lock released and hold it again on return.
+ */
+/** Copy oldtype's attributes to newtype through their copy callbacks (MPI_Type_dup).
+ *  @return MPI_SUCCESS or the error a callback returned (newtype keeps what was copied) */
+int crmpi_type_attr_copy_all(MPI_Datatype oldtype, MPI_Datatype newtype);
+/** Delete every attribute of type through its delete callback (MPI_Type_free).
+ *  @return MPI_SUCCESS or the first error a callback returned (the rest stay set) */
+int crmpi_type_attr_delete_all(MPI_Datatype type);
+
+/*
+ * external32 (pack_external.c)
+ */
+/** Bytes of one element of `type` in external32. */
+size_t crmpi_type_external32_size(const struct crmpi_datatype_s *type);
+/**
+ * Convert `count` elements of `type` at buf to their external32 form at ext (pack), or
+ * from it back to buf (!pack); ext holds count * crmpi_type_external32_size(type) bytes.
+ * @return MPI_SUCCESS, or MPI_ERR_CONVERSION when a value has no external32 form (a C
+ *         long beyond 32 bits); ext is then partly written
+ */
+int crmpi_type_external32_pack(const void *buf, size_t count, const struct crmpi_datatype_s *type,
+                               void *ext, bool pack);
 
 /**
  * The MPI error class of an engine status (crmpi_datatype_typemap_finish): an overflow of

@@ -1,9 +1,10 @@
 /*
  * type_query.c: the life and the questions of a datatype: MPI_Type_commit and
  * MPI_Type_free (MPI-3.1 section 4.1.9), sizes (4.1.5), extents (4.1.7, 4.1.8), names (6.8),
- * and MPI_Get_address (4.1.5).
+ * MPI_Get_address (4.1.5), and MPI_Type_match_size (17.2.5).
  */
 #include <limits.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -20,6 +21,10 @@
 #pragma weak MPI_Type_get_name = PMPI_Type_get_name
 #pragma weak MPI_Type_set_name = PMPI_Type_set_name
 #pragma weak MPI_Get_address = PMPI_Get_address
+#pragma weak MPI_Type_match_size = PMPI_Type_match_size
+#pragma weak MPI_Type_size_c = PMPI_Type_size_c
+#pragma weak MPI_Type_get_extent_c = PMPI_Type_get_extent_c
+#pragma weak MPI_Type_get_true_extent_c = PMPI_Type_get_true_extent_c
 
 /* The checks of the query calls: a type, and the two places the answer goes. */
 static bool datatype_check_query(MPI_Datatype datatype, const void *out1, const void *out2,
@@ -78,6 +83,14 @@ int PMPI_Type_free(MPI_Datatype *datatype)
             return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_TYPE, func_name,
                                                "a predefined datatype cannot be freed");
         }
+    }
+    /* The attributes go with the handle (MPI-3.1 section 6.7.4); a delete callback that
+     * fails makes the call fail, and the type stays. */
+    int err = crmpi_type_attr_delete_all(*datatype);
+
+    if (err != MPI_SUCCESS) {
+        return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, err, func_name,
+                                           "an attribute's delete callback failed");
     }
     /* Pending communication and derived types' records may still hold it; the object goes
      * with the last reference (MPI-3.1 section 4.1.9). The handle goes now. */
@@ -245,4 +258,67 @@ int PMPI_Get_address(const void *location, MPI_Aint *address)
     *address = (MPI_Aint)(uintptr_t)location;
     crmpi_unlock();
     return MPI_SUCCESS;
+}
+
+/*
+ * The predefined type of a class and a size (MPI-3.1 section 17.2.5): the Fortran types
+ * with a size in their name, which is what the call serves (a Fortran KIND chosen by
+ * SELECTED_REAL_KIND, say). A size no type of the class has is MPI_ERR_ARG.
+ */
+int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
+{
+    static const char func_name[] = "MPI_Type_match_size";
+    MPI_Datatype found = MPI_DATATYPE_NULL;
+
+    crmpi_lock();
+    crmpi_mpi_require_active(func_name);
+    if (datatype == NULL) {
+        return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_ARG, func_name,
+                                           "datatype is NULL");
+    }
+    switch (typeclass) {
+    case MPI_TYPECLASS_INTEGER:
+        found = size == 1   ? MPI_INTEGER1
+                : size == 2 ? MPI_INTEGER2
+                : size == 4 ? MPI_INTEGER4
+                : size == 8 ? MPI_INTEGER8
+                            : MPI_DATATYPE_NULL;
+        break;
+    case MPI_TYPECLASS_REAL:
+        found = size == 4 ? MPI_REAL4 : size == 8 ? MPI_REAL8 : MPI_DATATYPE_NULL;
+        break;
+    case MPI_TYPECLASS_COMPLEX:
+        found = size == 8 ? MPI_COMPLEX8 : size == 16 ? MPI_COMPLEX16 : MPI_DATATYPE_NULL;
+        break;
+    default:
+        return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_ARG, func_name,
+                                           "typeclass is not MPI_TYPECLASS_INTEGER, _REAL or "
+                                           "_COMPLEX");
+    }
+    if (found == MPI_DATATYPE_NULL) {
+        char detail[96];
+
+        snprintf(detail, sizeof(detail), "no predefined type of this class has %d bytes", size);
+        return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_ARG, func_name, detail);
+    }
+    *datatype = found;
+    crmpi_unlock();
+    return MPI_SUCCESS;
+}
+
+/* The large-count forms (MPI-4.0): MPI_Count results, as the _x calls of MPI-3.1 give them.
+ * They call the PMPI_ names, so that a profiling library sees the application's call once. */
+int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size)
+{
+    return PMPI_Type_size_x(datatype, size);
+}
+
+int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
+{
+    return PMPI_Type_get_extent_x(datatype, lb, extent);
+}
+
+int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
+{
+    return PMPI_Type_get_true_extent_x(datatype, true_lb, true_extent);
 }

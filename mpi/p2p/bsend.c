@@ -32,6 +32,8 @@
 #pragma weak MPI_Buffer_detach = PMPI_Buffer_detach
 #pragma weak MPI_Bsend = PMPI_Bsend
 #pragma weak MPI_Ibsend = PMPI_Ibsend
+#pragma weak MPI_Bsend_c = PMPI_Bsend_c
+#pragma weak MPI_Ibsend_c = PMPI_Ibsend_c
 
 /* Blocks and their data start at this alignment, which suits any type (and memcpy). */
 #define BSEND_ALIGN ((size_t) _Alignof(max_align_t))
@@ -161,7 +163,7 @@ CRMPI_P2P_COLD static int bsend_raise_no_room(MPI_Comm comm, size_t nbytes, cons
     return crmpi_mpi_errhandler_invoke(comm, MPI_ERR_BUFFER, func_name, detail);
 }
 
-int crmpi_p2p_bsend_start(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+int crmpi_p2p_bsend_start(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
                           MPI_Comm comm, const char *func_name)
 {
     size_t nbytes = (size_t)count * type->size;
@@ -277,9 +279,9 @@ int PMPI_Buffer_detach(void *buffer_addr, int *size)
     return MPI_SUCCESS;
 }
 
-int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+static int bsend_body(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                      MPI_Comm comm, const char *func_name)
 {
-    static const char func_name[] = "MPI_Bsend";
     int rc;
 
     crmpi_lock();
@@ -303,10 +305,9 @@ int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
  * a send to MPI_PROC_NULL, the PML's own complete request. The internal request that moves
  * the data is the PML's to finish.
  */
-int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                MPI_Request *request)
+static int ibsend_body(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                       MPI_Comm comm, MPI_Request *request, const char *func_name)
 {
-    static const char func_name[] = "MPI_Ibsend";
     crmpi_request_t *req;
     int rc;
 
@@ -352,7 +353,7 @@ int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int
 /* The arguments MPI_Start buffers anew each time. */
 typedef struct bsend_init_args {
     const void *buf;   /* the message; read at each MPI_Start (MPI-3.1 section 3.9) */
-    int count;         /* elements */
+    MPI_Count count;   /* elements */
     MPI_Datatype type; /* their datatype; the request holds a reference */
     int dest;          /* destination rank in comm */
     int tag;           /* tag */
@@ -365,8 +366,8 @@ void crmpi_p2p_bsend_init_done(crmpi_request_t *req)
     (void)req;
 }
 
-int crmpi_p2p_bsend_init_create(const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                                MPI_Comm comm, crmpi_request_t **req_out)
+int crmpi_p2p_bsend_init_create(const void *buf, MPI_Count count, MPI_Datatype type, int dest,
+                                int tag, MPI_Comm comm, crmpi_request_t **req_out)
 {
     bsend_init_args_t *args = malloc(sizeof(*args));
     crmpi_request_t *req;
@@ -412,4 +413,27 @@ void crmpi_p2p_bsend_init_release(crmpi_request_t *req)
 {
     free(req->done_arg);
     req->done_arg = NULL;
+}
+
+int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    return bsend_body(buf, count, datatype, dest, tag, comm, "MPI_Bsend");
+}
+
+int PMPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                 MPI_Comm comm)
+{
+    return bsend_body(buf, count, datatype, dest, tag, comm, "MPI_Bsend_c");
+}
+
+int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                MPI_Request *request)
+{
+    return ibsend_body(buf, count, datatype, dest, tag, comm, request, "MPI_Ibsend");
+}
+
+int PMPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                  MPI_Comm comm, MPI_Request *request)
+{
+    return ibsend_body(buf, count, datatype, dest, tag, comm, request, "MPI_Ibsend_c");
 }

@@ -76,7 +76,8 @@ int crmpi_p2p_raise_args(const char *func_name, const crmpi_p2p_args_t *args)
                                            "comm is MPI_COMM_NULL");
     }
     if (has_buffer && args->count < 0) {
-        snprintf(detail, sizeof(detail), "%scount %d is negative", args->side, args->count);
+        snprintf(detail, sizeof(detail), "%scount %lld is negative", args->side,
+                 (long long)args->count);
         return crmpi_mpi_errhandler_invoke(comm, MPI_ERR_COUNT, func_name, detail);
     }
     if (has_buffer && args->type == MPI_DATATYPE_NULL) {
@@ -92,8 +93,8 @@ int crmpi_p2p_raise_args(const char *func_name, const crmpi_p2p_args_t *args)
     }
     if (has_buffer && !crmpi_p2p_buffer_ok(args->buf, args->count, args->type)) {
         snprintf(detail, sizeof(detail),
-                 "%sbuffer is NULL, but count %d of %s (%zu bytes each) would be stored there",
-                 args->side, args->count, p2p_type_label(args->type), args->type->size);
+                 "%sbuffer is NULL, but count %lld of %s (%zu bytes each) would be stored there",
+                 args->side, (long long)args->count, p2p_type_label(args->type), args->type->size);
         return crmpi_mpi_errhandler_invoke(comm, MPI_ERR_BUFFER, func_name, detail);
     }
     if (args->kind == CRMPI_P2P_ARGS_SEND && !crmpi_p2p_dest_ok(args->peer, comm)) {

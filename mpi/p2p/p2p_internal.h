@@ -53,7 +53,7 @@ typedef struct crmpi_p2p_args {
     crmpi_p2p_args_kind_t kind; /* which of the fields below the call has */
     const char *side;           /* "" or a prefix naming the side: "send " in MPI_Sendrecv */
     const void *buf;            /* buffer (NULL is MPI_BOTTOM) */
-    int count;                  /* elements of type */
+    MPI_Count count;            /* elements of type (MPI_Count: the _c calls too) */
     MPI_Datatype type;          /* element type */
     int peer;                   /* dest or source */
     int tag;                    /* tag */
@@ -72,7 +72,7 @@ static inline bool crmpi_p2p_type_ok(MPI_Datatype type)
  * displacements are absolute addresses (MPI-3.1 sections 4.1.5, 4.1.12). It is wrong only if data
  * would be at address 0: count > 0 elements of a type with data starting at true_lb == 0.
  */
-static inline bool crmpi_p2p_buffer_ok(const void *buf, int count, MPI_Datatype type)
+static inline bool crmpi_p2p_buffer_ok(const void *buf, MPI_Count count, MPI_Datatype type)
 {
     return buf != NULL || count == 0 || type->size == 0 || type->true_lb != 0;
 }
@@ -103,16 +103,16 @@ static inline bool crmpi_p2p_recv_tag_ok(int tag)
     return crmpi_p2p_send_tag_ok(tag) || tag == MPI_ANY_TAG;
 }
 
-static inline bool crmpi_p2p_send_args_ok(const void *buf, int count, MPI_Datatype type, int dest,
-                                          int tag, MPI_Comm comm)
+static inline bool crmpi_p2p_send_args_ok(const void *buf, MPI_Count count, MPI_Datatype type,
+                                          int dest, int tag, MPI_Comm comm)
 {
     return crmpi_mpi_comm_is_valid(comm) && count >= 0 && crmpi_p2p_type_ok(type) &&
            crmpi_p2p_buffer_ok(buf, count, type) && crmpi_p2p_dest_ok(dest, comm) &&
            crmpi_p2p_send_tag_ok(tag);
 }
 
-static inline bool crmpi_p2p_recv_args_ok(const void *buf, int count, MPI_Datatype type, int source,
-                                          int tag, MPI_Comm comm)
+static inline bool crmpi_p2p_recv_args_ok(const void *buf, MPI_Count count, MPI_Datatype type,
+                                          int source, int tag, MPI_Comm comm)
 {
     return crmpi_mpi_comm_is_valid(comm) && count >= 0 && crmpi_p2p_type_ok(type) &&
            crmpi_p2p_buffer_ok(buf, count, type) && crmpi_p2p_source_ok(source, comm) &&
@@ -125,7 +125,7 @@ static inline bool crmpi_p2p_probe_args_ok(int source, int tag, MPI_Comm comm)
            crmpi_p2p_recv_tag_ok(tag);
 }
 
-static inline bool crmpi_p2p_buffer_args_ok(const void *buf, int count, MPI_Datatype type)
+static inline bool crmpi_p2p_buffer_args_ok(const void *buf, MPI_Count count, MPI_Datatype type)
 {
     return count >= 0 && crmpi_p2p_type_ok(type) && crmpi_p2p_buffer_ok(buf, count, type);
 }
@@ -258,6 +258,30 @@ static inline bool crmpi_p2p_request_is_live(const crmpi_request_t *req)
 }
 
 /*
+ * Generalized requests (grequest.c, MPI-3.1 section 12.2): requests whose operation the
+ * application completes, recognised by their free_fn. The functions below run the
+ * application's callbacks with the lock released and hold it again on return.
+ */
+/** A generalized request's free_fn (pml.h): frees its memory, nothing else. */
+void crmpi_p2p_grequest_release(crmpi_request_t *req);
+
+static inline bool crmpi_p2p_request_is_grequest(const crmpi_request_t *req)
+{
+    return req->free_fn == crmpi_p2p_grequest_release;
+}
+
+/** A complete generalized request is returned: query_fn into its status (MPI_ERROR its
+ *  error), then free_fn; crmpi_pml_request_finish follows. */
+void crmpi_p2p_grequest_conclude(crmpi_request_t *req);
+/** MPI_Request_get_status of a complete one: query_fn into its status. @return its error */
+int crmpi_p2p_grequest_status(crmpi_request_t *req);
+/** MPI_Request_free: free_fn now when complete (else MPI_Grequest_complete calls it).
+ *  @return free_fn's error */
+int crmpi_p2p_grequest_free(crmpi_request_t *req);
+/** MPI_Cancel: cancel_fn with whether it is complete. @return cancel_fn's error */
+int crmpi_p2p_grequest_cancel(crmpi_request_t *req);
+
+/*
  * Give a complete request back to the application, for calls that return one status
  * (Wait, Test, Waitany, Testany, Mrecv): its status, the handle set to MPI_REQUEST_NULL
  * unless persistent (a persistent one becomes inactive), and its error raised on its
@@ -271,6 +295,9 @@ static inline int crmpi_p2p_request_return(MPI_Request *request, MPI_Status *sta
     MPI_Status req_status;
     int error;
 
+    if (crmpi_p2p_request_is_grequest(req)) {
+        crmpi_p2p_grequest_conclude(req);
+    }
     /* Read before finish: a non-persistent request is freed by it. */
     if (!req->persistent) {
         *request = MPI_REQUEST_NULL;
@@ -303,6 +330,9 @@ static inline void crmpi_p2p_request_finish_slot(MPI_Request *slot, int index, M
     MPI_Comm comm = req->owner;
     int error;
 
+    if (crmpi_p2p_request_is_grequest(req)) {
+        crmpi_p2p_grequest_conclude(req);
+    }
     if (!req->persistent) {
         *slot = MPI_REQUEST_NULL;
     }
@@ -354,7 +384,7 @@ static inline void crmpi_p2p_wait_turn(void)
  * @return MPI_SUCCESS with the lock held, or the raised error (MPI_ERR_BUFFER when no buffer
  *         is attached or it has no room) with the lock released
  */
-int crmpi_p2p_bsend_start(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+int crmpi_p2p_bsend_start(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
                           MPI_Comm comm, const char *func_name);
 
 /** Marks a request made by MPI_Bsend_init (its done_fn); does nothing when called. */
@@ -370,8 +400,8 @@ static inline bool crmpi_p2p_request_is_bsend_init(const crmpi_request_t *req)
  * MPI_Bsend_init: a persistent request whose every start buffers the message (arguments
  * checked). @return CRMPI_OK with *req_out, or CRMPI_ERR_OUT_OF_RESOURCE.
  */
-int crmpi_p2p_bsend_init_create(const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                                MPI_Comm comm, crmpi_request_t **req_out);
+int crmpi_p2p_bsend_init_create(const void *buf, MPI_Count count, MPI_Datatype type, int dest,
+                                int tag, MPI_Comm comm, crmpi_request_t **req_out);
 
 /**
  * MPI_Start of a Bsend_init request: buffer the message, then start the request, which

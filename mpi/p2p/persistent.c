@@ -1,6 +1,7 @@
 /*
  * persistent.c: persistent requests (MPI-3.1 section 3.9): MPI_Send_init and its modes,
- * MPI_Recv_init, MPI_Start and MPI_Startall.
+ * MPI_Recv_init, MPI_Start and MPI_Startall (which also start MPI-4.0's persistent
+ * collectives, made by coll/: crmpi_coll_init).
  *
  * The PML keeps the arguments and restarts the communication on each crmpi_pml_start;
  * a Bsend_init request is ours to start (bsend.c), since its message must be buffered anew
@@ -17,6 +18,11 @@
 #pragma weak MPI_Recv_init = PMPI_Recv_init
 #pragma weak MPI_Start = PMPI_Start
 #pragma weak MPI_Startall = PMPI_Startall
+#pragma weak MPI_Bsend_init_c = PMPI_Bsend_init_c
+#pragma weak MPI_Recv_init_c = PMPI_Recv_init_c
+#pragma weak MPI_Send_init_c = PMPI_Send_init_c
+#pragma weak MPI_Ssend_init_c = PMPI_Ssend_init_c
+#pragma weak MPI_Rsend_init_c = PMPI_Rsend_init_c
 
 /* Checks of the *_init calls: the send's (or receive's) and the request pointer. */
 static int persistent_check(const crmpi_p2p_args_t *args, const MPI_Request *request,
@@ -38,9 +44,9 @@ static int persistent_check(const crmpi_p2p_args_t *args, const MPI_Request *req
 }
 
 /* The body of MPI_Send_init, MPI_Ssend_init and MPI_Rsend_init. */
-static int persistent_send_init(const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                                MPI_Comm comm, MPI_Request *request, crmpi_pml_send_mode_t mode,
-                                const char *func_name)
+static int persistent_send_init(const void *buf, MPI_Count count, MPI_Datatype type, int dest,
+                                int tag, MPI_Comm comm, MPI_Request *request,
+                                crmpi_pml_send_mode_t mode, const char *func_name)
 {
     crmpi_request_t *req;
     int rc;
@@ -86,10 +92,9 @@ int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest,
                                 CRMPI_PML_SEND_READY, "MPI_Rsend_init");
 }
 
-int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-                    MPI_Comm comm, MPI_Request *request)
+static int bsend_init_body(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                           int tag, MPI_Comm comm, MPI_Request *request, const char *func_name)
 {
-    static const char func_name[] = "MPI_Bsend_init";
     crmpi_request_t *req;
     int rc;
 
@@ -113,10 +118,9 @@ int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest,
     return MPI_SUCCESS;
 }
 
-int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                   MPI_Request *request)
+static int recv_init_body(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                          MPI_Comm comm, MPI_Request *request, const char *func_name)
 {
-    static const char func_name[] = "MPI_Recv_init";
     crmpi_request_t *req;
     int rc;
 
@@ -163,7 +167,8 @@ static int start_check(MPI_Request req, int index, const char *func_name)
     } else if (!req->persistent) {
         snprintf(detail, sizeof(detail),
                  "%s is not persistent; only requests made by MPI_Send_init, MPI_Bsend_init, "
-                 "MPI_Ssend_init, MPI_Rsend_init or MPI_Recv_init can be started",
+                 "MPI_Ssend_init, MPI_Rsend_init, MPI_Recv_init or a persistent collective "
+                 "(MPI_..._init) can be started",
                  label);
     } else if (req->active) {
         snprintf(detail, sizeof(detail),
@@ -186,7 +191,8 @@ static int start_one(crmpi_request_t *req, int index, const char *func_name)
     if (crmpi_p2p_request_is_bsend_init(req)) {
         return crmpi_p2p_bsend_init_start(req, func_name);
     }
-    rc = crmpi_pml_start(req);
+    /* A persistent collective (MPI-4.0): coll/ starts a run of its schedule. */
+    rc = req->kind == CRMPI_REQUEST_COLL ? crmpi_coll_restart(req) : crmpi_pml_start(req);
     if (rc != CRMPI_OK) {
         if (index < 0) {
             return crmpi_p2p_raise_pml(req->owner, rc, func_name, "cannot start the request");
@@ -254,4 +260,50 @@ int PMPI_Startall(int count, MPI_Request array_of_requests[])
     }
     crmpi_unlock();
     return MPI_SUCCESS;
+}
+
+int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm, MPI_Request *request)
+{
+    return bsend_init_body(buf, count, datatype, dest, tag, comm, request, "MPI_Bsend_init");
+}
+
+int PMPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                      MPI_Comm comm, MPI_Request *request)
+{
+    return bsend_init_body(buf, count, datatype, dest, tag, comm, request, "MPI_Bsend_init_c");
+}
+
+int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                   MPI_Request *request)
+{
+    return recv_init_body(buf, count, datatype, source, tag, comm, request, "MPI_Recv_init");
+}
+
+int PMPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                     MPI_Comm comm, MPI_Request *request)
+{
+    return recv_init_body(buf, count, datatype, source, tag, comm, request, "MPI_Recv_init_c");
+}
+
+/* The large-count forms (MPI-4.0): the same calls with MPI_Count counts. */
+int PMPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                     MPI_Comm comm, MPI_Request *request)
+{
+    return persistent_send_init(buf, count, datatype, dest, tag, comm, request,
+                                CRMPI_PML_SEND_STANDARD, "MPI_Send_init_c");
+}
+
+int PMPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                      MPI_Comm comm, MPI_Request *request)
+{
+    return persistent_send_init(buf, count, datatype, dest, tag, comm, request,
+                                CRMPI_PML_SEND_SYNCHRONOUS, "MPI_Ssend_init_c");
+}
+
+int PMPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                      MPI_Comm comm, MPI_Request *request)
+{
+    return persistent_send_init(buf, count, datatype, dest, tag, comm, request,
+                                CRMPI_PML_SEND_READY, "MPI_Rsend_init_c");
 }

@@ -10,11 +10,14 @@
 #pragma weak MPI_Irecv = PMPI_Irecv
 #pragma weak MPI_Mrecv = PMPI_Mrecv
 #pragma weak MPI_Imrecv = PMPI_Imrecv
+#pragma weak MPI_Recv_c = PMPI_Recv_c
+#pragma weak MPI_Irecv_c = PMPI_Irecv_c
+#pragma weak MPI_Mrecv_c = PMPI_Mrecv_c
+#pragma weak MPI_Imrecv_c = PMPI_Imrecv_c
 
-int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-              MPI_Status *status)
+static inline int recv_body(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                            MPI_Comm comm, MPI_Status *status, const char *func_name)
 {
-    static const char func_name[] = "MPI_Recv";
     /* Always asked for, even under MPI_STATUS_IGNORE: it carries MPI_ERR_TRUNCATE. */
     MPI_Status recv_status;
     int rc;
@@ -40,10 +43,9 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
     return MPI_SUCCESS;
 }
 
-int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-               MPI_Request *request)
+static inline int irecv_body(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                             MPI_Comm comm, MPI_Request *request, const char *func_name)
 {
-    static const char func_name[] = "MPI_Irecv";
     crmpi_request_t *req;
     int rc;
 
@@ -74,8 +76,8 @@ int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
  * name, so these errors go to MPI_COMM_WORLD's handler. @return MPI_SUCCESS (lock held) or
  * the raised error (lock released).
  */
-static int mrecv_check(void *buf, int count, MPI_Datatype datatype, const MPI_Message *message,
-                       const char *func_name)
+static int mrecv_check(void *buf, MPI_Count count, MPI_Datatype datatype,
+                       const MPI_Message *message, const char *func_name)
 {
     if (!crmpi_p2p_buffer_args_ok(buf, count, datatype)) {
         return crmpi_p2p_raise_args(func_name,
@@ -94,10 +96,9 @@ static int mrecv_check(void *buf, int count, MPI_Datatype datatype, const MPI_Me
     return MPI_SUCCESS;
 }
 
-int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
-               MPI_Status *status)
+static inline int mrecv_body(void *buf, MPI_Count count, MPI_Datatype datatype,
+                             MPI_Message *message, MPI_Status *status, const char *func_name)
 {
-    static const char func_name[] = "MPI_Mrecv";
     MPI_Request request;
     int rc;
 
@@ -126,10 +127,9 @@ int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message
     return crmpi_p2p_request_return(&request, status, func_name);
 }
 
-int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
-                MPI_Request *request)
+static inline int imrecv_body(void *buf, MPI_Count count, MPI_Datatype datatype,
+                              MPI_Message *message, MPI_Request *request, const char *func_name)
 {
-    static const char func_name[] = "MPI_Imrecv";
     crmpi_request_t *req;
     int rc;
 
@@ -160,4 +160,52 @@ int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *messag
     *request = req;
     crmpi_unlock();
     return MPI_SUCCESS;
+}
+
+int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+              MPI_Status *status)
+{
+    return recv_body(buf, count, datatype, source, tag, comm, status, "MPI_Recv");
+}
+
+int PMPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                MPI_Comm comm, MPI_Status *status)
+{
+    return recv_body(buf, count, datatype, source, tag, comm, status, "MPI_Recv_c");
+}
+
+int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+               MPI_Request *request)
+{
+    return irecv_body(buf, count, datatype, source, tag, comm, request, "MPI_Irecv");
+}
+
+int PMPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                 MPI_Comm comm, MPI_Request *request)
+{
+    return irecv_body(buf, count, datatype, source, tag, comm, request, "MPI_Irecv_c");
+}
+
+int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+               MPI_Status *status)
+{
+    return mrecv_body(buf, count, datatype, message, status, "MPI_Mrecv");
+}
+
+int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
+                 MPI_Status *status)
+{
+    return mrecv_body(buf, count, datatype, message, status, "MPI_Mrecv_c");
+}
+
+int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+                MPI_Request *request)
+{
+    return imrecv_body(buf, count, datatype, message, request, "MPI_Imrecv");
+}
+
+int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
+                  MPI_Request *request)
+{
+    return imrecv_body(buf, count, datatype, message, request, "MPI_Imrecv_c");
 }

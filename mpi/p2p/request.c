@@ -45,6 +45,16 @@ int PMPI_Request_free(MPI_Request *request)
     if (crmpi_p2p_request_is_bsend_init(req)) {
         crmpi_p2p_bsend_init_release(req);
     }
+    if (crmpi_p2p_request_is_grequest(req)) {
+        rc = crmpi_p2p_grequest_free(req);
+        if (rc != MPI_SUCCESS) {
+            /* The request goes anyway: free_fn ran, nothing of it is left to free. */
+            crmpi_pml_request_free(req);
+            *request = MPI_REQUEST_NULL;
+            return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, rc, func_name,
+                                               "the generalized request's free_fn failed");
+        }
+    }
     crmpi_pml_request_free(req);
     *request = MPI_REQUEST_NULL;
     crmpi_unlock();
@@ -71,6 +81,16 @@ int PMPI_Cancel(MPI_Request *request)
         }
     }
     req = *request;
+    /* A generalized request's operation is the application's: its cancel_fn decides. */
+    if (crmpi_p2p_request_is_grequest(req)) {
+        rc = crmpi_p2p_grequest_cancel(req);
+        if (rc != MPI_SUCCESS) {
+            return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, rc, func_name,
+                                               "the generalized request's cancel_fn failed");
+        }
+        crmpi_unlock();
+        return MPI_SUCCESS;
+    }
     /* An inactive persistent request has no communication to cancel. */
     if (crmpi_p2p_request_is_inactive(req)) {
         crmpi_unlock();

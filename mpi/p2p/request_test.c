@@ -183,6 +183,9 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
         }
     }
     *flag = 1;
+    if (crmpi_p2p_request_is_grequest(request)) {
+        crmpi_p2p_grequest_status(request);
+    }
     crmpi_p2p_status_copy_out(status, &request->status);
     /* Reported as MPI_Test would; the Wait or Test that finishes it reports it again. */
     if (request->status.MPI_ERROR != MPI_SUCCESS) {

@@ -12,10 +12,17 @@
 #pragma weak MPI_Isend = PMPI_Isend
 #pragma weak MPI_Issend = PMPI_Issend
 #pragma weak MPI_Irsend = PMPI_Irsend
+#pragma weak MPI_Send_c = PMPI_Send_c
+#pragma weak MPI_Ssend_c = PMPI_Ssend_c
+#pragma weak MPI_Rsend_c = PMPI_Rsend_c
+#pragma weak MPI_Isend_c = PMPI_Isend_c
+#pragma weak MPI_Issend_c = PMPI_Issend_c
+#pragma weak MPI_Irsend_c = PMPI_Irsend_c
 
 /* The body of MPI_Send, MPI_Ssend and MPI_Rsend; inlined into each with its mode. */
-static inline int send_blocking(const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                                MPI_Comm comm, crmpi_pml_send_mode_t mode, const char *func_name)
+static inline int send_blocking(const void *buf, MPI_Count count, MPI_Datatype type, int dest,
+                                int tag, MPI_Comm comm, crmpi_pml_send_mode_t mode,
+                                const char *func_name)
 {
     int rc;
 
@@ -34,9 +41,9 @@ static inline int send_blocking(const void *buf, int count, MPI_Datatype type, i
 }
 
 /* The body of MPI_Isend, MPI_Issend and MPI_Irsend. */
-static inline int send_immediate(const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                                 MPI_Comm comm, MPI_Request *request, crmpi_pml_send_mode_t mode,
-                                 const char *func_name)
+static inline int send_immediate(const void *buf, MPI_Count count, MPI_Datatype type, int dest,
+                                 int tag, MPI_Comm comm, MPI_Request *request,
+                                 crmpi_pml_send_mode_t mode, const char *func_name)
 {
     crmpi_request_t *req;
     int rc;
@@ -100,4 +107,47 @@ int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int
 {
     return send_immediate(buf, count, datatype, dest, tag, comm, request, CRMPI_PML_SEND_READY,
                           "MPI_Irsend");
+}
+
+/* The large-count forms (MPI-4.0 section 3.2): the same calls with an MPI_Count count. */
+int PMPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                MPI_Comm comm)
+{
+    return send_blocking(buf, count, datatype, dest, tag, comm, CRMPI_PML_SEND_STANDARD,
+                         "MPI_Send_c");
+}
+
+int PMPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                 MPI_Comm comm)
+{
+    return send_blocking(buf, count, datatype, dest, tag, comm, CRMPI_PML_SEND_SYNCHRONOUS,
+                         "MPI_Ssend_c");
+}
+
+int PMPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                 MPI_Comm comm)
+{
+    return send_blocking(buf, count, datatype, dest, tag, comm, CRMPI_PML_SEND_READY,
+                         "MPI_Rsend_c");
+}
+
+int PMPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                 MPI_Comm comm, MPI_Request *request)
+{
+    return send_immediate(buf, count, datatype, dest, tag, comm, request, CRMPI_PML_SEND_STANDARD,
+                          "MPI_Isend_c");
+}
+
+int PMPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                  MPI_Comm comm, MPI_Request *request)
+{
+    return send_immediate(buf, count, datatype, dest, tag, comm, request,
+                          CRMPI_PML_SEND_SYNCHRONOUS, "MPI_Issend_c");
+}
+
+int PMPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                  MPI_Comm comm, MPI_Request *request)
+{
+    return send_immediate(buf, count, datatype, dest, tag, comm, request, CRMPI_PML_SEND_READY,
+                          "MPI_Irsend_c");
 }

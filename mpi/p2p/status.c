@@ -15,6 +15,7 @@
 #pragma weak MPI_Get_count = PMPI_Get_count
 #pragma weak MPI_Status_set_cancelled = PMPI_Status_set_cancelled
 #pragma weak MPI_Test_cancelled = PMPI_Test_cancelled
+#pragma weak MPI_Get_count_c = PMPI_Get_count_c
 
 /*
  * The checks of MPI_Get_count. No communication happens, so the datatype need not be
@@ -104,6 +105,33 @@ int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
         }
     }
     *flag = status->_cancelled != 0;
+    crmpi_unlock();
+    return MPI_SUCCESS;
+}
+
+/* The large-count form (MPI-4.0): the count as an MPI_Count, never MPI_UNDEFINED for size. */
+int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
+{
+    static const char func_name[] = "MPI_Get_count_c";
+    MPI_Count nbytes;
+    int rc;
+
+    crmpi_lock();
+    crmpi_mpi_require_active(func_name);
+    if (crmpi_mpi_state.param_check) {
+        rc = status_check(status, datatype, count, "count", func_name);
+        if (rc != MPI_SUCCESS) {
+            return rc;
+        }
+    }
+    nbytes = status->_nbytes;
+    if (datatype->size == 0) {
+        *count = 0;
+    } else if (nbytes % (MPI_Count)datatype->size != 0) {
+        *count = MPI_UNDEFINED;
+    } else {
+        *count = nbytes / (MPI_Count)datatype->size;
+    }
     crmpi_unlock();
     return MPI_SUCCESS;
 }

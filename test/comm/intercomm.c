@@ -5,8 +5,11 @@
  * orders and a tie), free with a collective pending; point-to-point (ranks name the
  * remote group, MPI_ANY_SOURCE, probes and matched probes, persistent requests, sendrecv,
  * synchronous sends, MPI_PROC_NULL, an out-of-range rank); every collective defined on
- * intercommunicators (MPI-3.1 sections 5.2.2, 5.2.3), blocking and non-blocking, with MPI_ROOT and
- * MPI_PROC_NULL roots, a non-commutative user op, and the errors of the undefined ones.
+ * intercommunicators (MPI-3.1 sections 5.2.2, 5.2.3), blocking and non-blocking, with
+ * MPI_ROOT and MPI_PROC_NULL roots, a non-commutative user op, and the errors of the
+ * undefined ones. Where mpi.h has MPI-4.0's calls, also the persistent collectives
+ * (MPI_<coll>_init; the scans refused), MPI_Comm_idup_with_info, and the neighbourhood
+ * collectives refused for want of a topology.
  *
  * The world is cut in two groups: A, the lower half of the ranks, and B, the rest (at 3
  * ranks, 1 and 2). Needs 2 ranks or more.
@@ -293,22 +296,49 @@ static int root_arg(int root_g, int root)
     return lrank == root ? MPI_ROOT : MPI_PROC_NULL;
 }
 
-/* Start (req != NULL) or run a collective; collect requests to wait for. */
-#define COLL(call, ireq_call)                                                                      \
+/* How the collectives of test_coll_rooted and test_coll_all are called. */
+enum { COLL_BLOCKING, COLL_NONBLOCKING, COLL_PERSISTENT };
+
+/* MPI-4.0's persistent form, where mpi.h has MPI-4.0's calls (not Open MPI 4.1's, which
+ * lacks MPI_COMM_TYPE_HW_GUIDED too; the persistent mode is not run there). */
+#ifdef MPI_COMM_TYPE_HW_GUIDED
+#define COLL_INIT(Name, ...) MPI_##Name##_init(__VA_ARGS__, MPI_INFO_NULL, &req)
+#else
+#define COLL_INIT(Name, ...) MPI_ERR_OTHER
+#endif
+
+/*
+ * Run MPI_<Name>(args) in `mode`: at once, as MPI_I<name> and a wait, or made once with
+ * MPI_<Name>_init and started twice (the same data: the second start must complete with
+ * the same result in the same buffers), then freed.
+ */
+#define COLL(Name, name, ...)                                                                      \
     do {                                                                                           \
-        if (nonblocking) {                                                                         \
-            ireq_call;                                                                             \
+        if (mode == COLL_NONBLOCKING) {                                                            \
+            MPI_I##name(__VA_ARGS__, &req);                                                        \
             MPI_Wait(&req, MPI_STATUS_IGNORE);                                                     \
+        } else if (mode == COLL_PERSISTENT) {                                                      \
+            int init_err = COLL_INIT(Name, __VA_ARGS__);                                           \
+            CHECK(init_err == MPI_SUCCESS, "MPI_%s_init failed", #Name);                           \
+            if (init_err != MPI_SUCCESS)                                                           \
+                break;                                                                             \
+            for (int start = 0; start < 2; start++) {                                              \
+                MPI_Start(&req);                                                                   \
+                MPI_Wait(&req, MPI_STATUS_IGNORE);                                                 \
+            }                                                                                      \
+            MPI_Request_free(&req);                                                                \
         } else {                                                                                   \
-            call;                                                                                  \
+            MPI_##Name(__VA_ARGS__);                                                               \
         }                                                                                          \
     } while (0)
 
-static void test_coll_rooted(MPI_Comm inter, int nonblocking)
+static void test_coll_rooted(MPI_Comm inter, int mode)
 {
+    static const char *const steps[] = {"coll: rooted", "coll: rooted, non-blocking",
+                                        "coll: rooted, persistent"};
     MPI_Request req;
 
-    comm_begin(nonblocking ? "coll: rooted, non-blocking" : "coll: rooted");
+    comm_begin(steps[mode]);
     for (int root_g = 0; root_g < 2; root_g++) {
         int root = group_size[root_g] - 1, arg = root_arg(root_g, root);
         int root_world = world_of(root_g, root);
@@ -318,23 +348,21 @@ static void test_coll_rooted(MPI_Comm inter, int nonblocking)
         /* Bcast */
         for (int i = 0; i < 3; i++)
             buf[i] = is_root ? 500 + root_world + i : -7;
-        COLL(MPI_Bcast(buf, 3, MPI_INT, arg, inter), MPI_Ibcast(buf, 3, MPI_INT, arg, inter, &req));
+        COLL(Bcast, bcast, buf, 3, MPI_INT, arg, inter);
         for (int i = 0; i < 3; i++)
             CHECK(buf[i] == (idle ? -7 : 500 + root_world + i), "bcast from group %d: [%d] = %d",
                   root_g, i, buf[i]);
 
         /* Reduce: a sum, and the non-commutative product in rank order */
         int val[2] = {comm_rank + 1, 1}, res[2] = {-7, -7};
-        COLL(MPI_Reduce(val, res, 2, MPI_INT, MPI_SUM, arg, inter),
-             MPI_Ireduce(val, res, 2, MPI_INT, MPI_SUM, arg, inter, &req));
+        COLL(Reduce, reduce, val, res, 2, MPI_INT, MPI_SUM, arg, inter);
         if (is_root)
             CHECK(res[0] == sum_world(1 - root_g) + rsize && res[1] == rsize,
                   "reduce at the root of group %d: {%d, %d}", root_g, res[0], res[1]);
         else
             CHECK(res[0] == -7, "reduce wrote %d outside the root", res[0]);
         mat_t m = mat_of(lrank), prod = {{0, 0, 0, 0}}, want = mat_product(rsize);
-        COLL(MPI_Reduce(&m, &prod, 1, mat_type, mat_mul, arg, inter),
-             MPI_Ireduce(&m, &prod, 1, mat_type, mat_mul, arg, inter, &req));
+        COLL(Reduce, reduce, &m, &prod, 1, mat_type, mat_mul, arg, inter);
         if (is_root)
             CHECK(memcmp(&prod, &want, sizeof(want)) == 0,
                   "product at the root of group %d: {%lld %lld %lld %lld}", root_g, prod.m[0],
@@ -344,8 +372,7 @@ static void test_coll_rooted(MPI_Comm inter, int nonblocking)
         int two[2] = {comm_rank, lrank};
         for (int i = 0; i < 2 * rsize; i++)
             blocks[i] = -1;
-        COLL(MPI_Gather(two, 2, MPI_INT, blocks, 2, MPI_INT, arg, inter),
-             MPI_Igather(two, 2, MPI_INT, blocks, 2, MPI_INT, arg, inter, &req));
+        COLL(Gather, gather, two, 2, MPI_INT, blocks, 2, MPI_INT, arg, inter);
         if (is_root)
             for (int r = 0; r < rsize; r++)
                 CHECK(blocks[2 * r] == remote_world(r) && blocks[2 * r + 1] == r,
@@ -362,9 +389,8 @@ static void test_coll_rooted(MPI_Comm inter, int nonblocking)
             mine[i] = comm_rank * 10 + i;
         for (int i = 0; i < total; i++)
             blocks[i] = -1;
-        COLL(MPI_Gatherv(mine, lrank + 1, MPI_INT, blocks, counts, displs, MPI_INT, arg, inter),
-             MPI_Igatherv(mine, lrank + 1, MPI_INT, blocks, counts, displs, MPI_INT, arg, inter,
-                          &req));
+        COLL(Gatherv, gatherv, mine, lrank + 1, MPI_INT, blocks, counts, displs, MPI_INT, arg,
+             inter);
         if (is_root) {
             for (int r = 0; r < rsize; r++) {
                 for (int i = 0; i < r + 1; i++)
@@ -381,8 +407,7 @@ static void test_coll_rooted(MPI_Comm inter, int nonblocking)
                 blocks[2 * r + 1] = r;
             }
         two[0] = two[1] = -1;
-        COLL(MPI_Scatter(blocks, 2, MPI_INT, two, 2, MPI_INT, arg, inter),
-             MPI_Iscatter(blocks, 2, MPI_INT, two, 2, MPI_INT, arg, inter, &req));
+        COLL(Scatter, scatter, blocks, 2, MPI_INT, two, 2, MPI_INT, arg, inter);
         if (!is_root && !idle)
             CHECK(two[0] == root_world * 100 + lrank && two[1] == lrank, "scatter got {%d, %d}",
                   two[0], two[1]);
@@ -394,9 +419,8 @@ static void test_coll_rooted(MPI_Comm inter, int nonblocking)
                     blocks[displs[r] + i] = root_world * 100 + r * 10 + i;
         for (int i = 0; i < 64; i++)
             mine[i] = -1;
-        COLL(MPI_Scatterv(blocks, counts, displs, MPI_INT, mine, lrank + 1, MPI_INT, arg, inter),
-             MPI_Iscatterv(blocks, counts, displs, MPI_INT, mine, lrank + 1, MPI_INT, arg, inter,
-                           &req));
+        COLL(Scatterv, scatterv, blocks, counts, displs, MPI_INT, mine, lrank + 1, MPI_INT, arg,
+             inter);
         if (!is_root && !idle)
             for (int i = 0; i < lrank + 1; i++)
                 CHECK(mine[i] == root_world * 100 + lrank * 10 + i, "scatterv [%d] = %d", i,
@@ -404,33 +428,32 @@ static void test_coll_rooted(MPI_Comm inter, int nonblocking)
     }
 }
 
-static void test_coll_all(MPI_Comm inter, int nonblocking)
+static void test_coll_all(MPI_Comm inter, int mode)
 {
+    static const char *const steps[] = {"coll: all", "coll: all, non-blocking",
+                                        "coll: all, persistent"};
     MPI_Request req;
     int blocks[256], mine[64], counts[64], displs[64], scounts[64], sdispls[64];
     int total, in[256];
 
-    comm_begin(nonblocking ? "coll: all, non-blocking" : "coll: all");
+    comm_begin(steps[mode]);
 
     /* Barrier */
-    COLL(MPI_Barrier(inter), MPI_Ibarrier(inter, &req));
+    COLL(Barrier, barrier, inter);
 
     /* Allreduce: the sum, and the product in rank order, of the other group's values */
     int val[2] = {comm_rank + 1, 1}, res[2] = {-1, -1};
-    COLL(MPI_Allreduce(val, res, 2, MPI_INT, MPI_SUM, inter),
-         MPI_Iallreduce(val, res, 2, MPI_INT, MPI_SUM, inter, &req));
+    COLL(Allreduce, allreduce, val, res, 2, MPI_INT, MPI_SUM, inter);
     CHECK(res[0] == sum_world(1 - my_group) + rsize && res[1] == rsize, "allreduce {%d, %d}",
           res[0], res[1]);
     mat_t m = mat_of(lrank), prod, want = mat_product(rsize);
-    COLL(MPI_Allreduce(&m, &prod, 1, mat_type, mat_mul, inter),
-         MPI_Iallreduce(&m, &prod, 1, mat_type, mat_mul, inter, &req));
+    COLL(Allreduce, allreduce, &m, &prod, 1, mat_type, mat_mul, inter);
     CHECK(memcmp(&prod, &want, sizeof(want)) == 0, "allreduce product {%lld %lld %lld %lld}",
           prod.m[0], prod.m[1], prod.m[2], prod.m[3]);
 
     /* Allgather: {world rank, local rank} of every process of the other group */
     int two[2] = {comm_rank, lrank};
-    COLL(MPI_Allgather(two, 2, MPI_INT, blocks, 2, MPI_INT, inter),
-         MPI_Iallgather(two, 2, MPI_INT, blocks, 2, MPI_INT, inter, &req));
+    COLL(Allgather, allgather, two, 2, MPI_INT, blocks, 2, MPI_INT, inter);
     for (int r = 0; r < rsize; r++)
         CHECK(blocks[2 * r] == remote_world(r) && blocks[2 * r + 1] == r,
               "allgather block %d = {%d, %d}", r, blocks[2 * r], blocks[2 * r + 1]);
@@ -446,8 +469,7 @@ static void test_coll_all(MPI_Comm inter, int nonblocking)
         mine[i] = comm_rank * 10 + i;
     for (int i = 0; i < total; i++)
         blocks[i] = -1;
-    COLL(MPI_Allgatherv(mine, lrank + 1, MPI_INT, blocks, counts, displs, MPI_INT, inter),
-         MPI_Iallgatherv(mine, lrank + 1, MPI_INT, blocks, counts, displs, MPI_INT, inter, &req));
+    COLL(Allgatherv, allgatherv, mine, lrank + 1, MPI_INT, blocks, counts, displs, MPI_INT, inter);
     for (int r = 0; r < rsize; r++) {
         for (int i = 0; i < r + 1; i++)
             CHECK(blocks[displs[r] + i] == remote_world(r) * 10 + i, "allgatherv block %d[%d] = %d",
@@ -458,8 +480,7 @@ static void test_coll_all(MPI_Comm inter, int nonblocking)
     /* Alltoall: block r goes to remote rank r */
     for (int r = 0; r < rsize; r++)
         blocks[r] = comm_rank * 100 + r;
-    COLL(MPI_Alltoall(blocks, 1, MPI_INT, in, 1, MPI_INT, inter),
-         MPI_Ialltoall(blocks, 1, MPI_INT, in, 1, MPI_INT, inter, &req));
+    COLL(Alltoall, alltoall, blocks, 1, MPI_INT, in, 1, MPI_INT, inter);
     for (int r = 0; r < rsize; r++)
         CHECK(in[r] == remote_world(r) * 100 + lrank, "alltoall from %d got %d", r, in[r]);
 
@@ -477,9 +498,8 @@ static void test_coll_all(MPI_Comm inter, int nonblocking)
     }
     for (int i = 0; i < total; i++)
         in[i] = -1;
-    COLL(MPI_Alltoallv(blocks, scounts, sdispls, MPI_INT, in, counts, displs, MPI_INT, inter),
-         MPI_Ialltoallv(blocks, scounts, sdispls, MPI_INT, in, counts, displs, MPI_INT, inter,
-                        &req));
+    COLL(Alltoallv, alltoallv, blocks, scounts, sdispls, MPI_INT, in, counts, displs, MPI_INT,
+         inter);
     for (int r = 0; r < rsize; r++) {
         for (int i = 0; i < counts[r]; i++)
             CHECK(in[displs[r] + i] == remote_world(r) * 100 + lrank * 10 + i,
@@ -502,8 +522,7 @@ static void test_coll_all(MPI_Comm inter, int nonblocking)
         blocks[2 * r + 1] = r;
         in[2 * r] = in[2 * r + 1] = -1;
     }
-    COLL(MPI_Alltoallw(blocks, scounts, sdispls, stypes, in, counts, displs, rtypes, inter),
-         MPI_Ialltoallw(blocks, scounts, sdispls, stypes, in, counts, displs, rtypes, inter, &req));
+    COLL(Alltoallw, alltoallw, blocks, scounts, sdispls, stypes, in, counts, displs, rtypes, inter);
     for (int r = 0; r < rsize; r++) {
         int at = 2 * (rsize - 1 - r);
         CHECK(in[at] == remote_world(r) && in[at + 1] == lrank, "alltoallw from %d = {%d, %d}", r,
@@ -520,8 +539,7 @@ static void test_coll_all(MPI_Comm inter, int nonblocking)
         blocks[k] = comm_rank * 1000 + k;
     for (int i = 0; i < rsize; i++)
         in[i] = -1;
-    COLL(MPI_Reduce_scatter_block(blocks, in, rsize, MPI_INT, MPI_SUM, inter),
-         MPI_Ireduce_scatter_block(blocks, in, rsize, MPI_INT, MPI_SUM, inter, &req));
+    COLL(Reduce_scatter_block, reduce_scatter_block, blocks, in, rsize, MPI_INT, MPI_SUM, inter);
     for (int i = 0; i < rsize; i++) {
         int k = lrank * rsize + i;
         CHECK(in[i] == 1000 * sum_world(1 - my_group) + rsize * k, "reduce_scatter_block [%d] = %d",
@@ -540,8 +558,7 @@ static void test_coll_all(MPI_Comm inter, int nonblocking)
         first += counts[r];
     for (int i = 0; i <= 2 * rsize; i++)
         in[i] = -1;
-    COLL(MPI_Reduce_scatter(blocks, in, counts, MPI_INT, MPI_SUM, inter),
-         MPI_Ireduce_scatter(blocks, in, counts, MPI_INT, MPI_SUM, inter, &req));
+    COLL(Reduce_scatter, reduce_scatter, blocks, in, counts, MPI_INT, MPI_SUM, inter);
     for (int i = 0; i < counts[lrank]; i++)
         CHECK(in[i] == 1000 * sum_world(1 - my_group) + rsize * (first + i),
               "reduce_scatter [%d] = %d", i, in[i]);
@@ -570,6 +587,33 @@ static void test_coll_overlap(MPI_Comm inter)
         CHECK(c[r] == remote_world(r), "ialltoall in the mix: from %d got %d", r, c[r]);
     if (my_group == 1)
         CHECK(token == 77, "ibcast in the mix gave %d", token);
+#ifdef MPI_COMM_TYPE_HW_GUIDED
+    /* Persistent ones started with MPI_Startall among non-blocking ones, twice. */
+    MPI_Request persist[2], both[4];
+    int psum = -1, pc[64];
+    MPI_Allreduce_init(&a, &psum, 1, MPI_INT, MPI_SUM, inter, MPI_INFO_NULL, &persist[0]);
+    MPI_Alltoall_init(b, 1, MPI_INT, pc, 1, MPI_INT, inter, MPI_INFO_NULL, &persist[1]);
+    for (int round = 0; round < 2; round++) {
+        a = comm_rank + round;
+        sum = psum = -1;
+        for (int r = 0; r < rsize; r++)
+            pc[r] = -1;
+        MPI_Ibarrier(inter, &both[0]);
+        MPI_Startall(2, persist);
+        MPI_Iallreduce(&a, &sum, 1, MPI_INT, MPI_SUM, inter, &both[1]);
+        both[2] = persist[0];
+        both[3] = persist[1];
+        MPI_Waitall(4, both, MPI_STATUSES_IGNORE);
+        CHECK(both[2] == persist[0] && both[3] == persist[1],
+              "MPI_Waitall freed a persistent request");
+        CHECK(psum == sum_world(1 - my_group) + round * rsize && psum == sum,
+              "allreduce_init in the mix, start %d: %d (iallreduce %d)", round, psum, sum);
+        for (int r = 0; r < rsize; r++)
+            CHECK(pc[r] == remote_world(r), "alltoall_init in the mix: from %d got %d", r, pc[r]);
+    }
+    MPI_Request_free(&persist[0]);
+    MPI_Request_free(&persist[1]);
+#endif
 }
 
 /* What is not defined on an intercommunicator fails cleanly. */
@@ -595,10 +639,46 @@ static void test_coll_errors(MPI_Comm inter)
     err = MPI_Iexscan(&a, &b, 1, MPI_INT, MPI_SUM, inter, &req);
     MPI_Error_class(err, &class);
     CHECK(class == MPI_ERR_COMM, "MPI_Iexscan gave class %d", class);
+#ifdef MPI_COMM_TYPE_HW_GUIDED
+    /* MPI-4.0's persistent scans are refused by their _init call, as the other forms are,
+     * and make no request. */
+    req = MPI_REQUEST_NULL;
+    err = MPI_Scan_init(&a, &b, 1, MPI_INT, MPI_SUM, inter, MPI_INFO_NULL, &req);
+    MPI_Error_class(err, &class);
+    CHECK(class == MPI_ERR_COMM && req == MPI_REQUEST_NULL, "MPI_Scan_init gave class %d", class);
+    err = MPI_Exscan_init(&a, &b, 1, MPI_INT, MPI_SUM, inter, MPI_INFO_NULL, &req);
+    MPI_Error_class(err, &class);
+    CHECK(class == MPI_ERR_COMM && req == MPI_REQUEST_NULL, "MPI_Exscan_init gave class %d", class);
+#endif
+    /* The neighbourhood collectives, in every form, need a topology, which an
+     * intercommunicator cannot have (MPI-3.1 chapter 7). */
+    int sends[64], recvs[64];
+    err = MPI_Neighbor_allgather(&a, 1, MPI_INT, recvs, 1, MPI_INT, inter);
+    MPI_Error_class(err, &class);
+    CHECK(class == MPI_ERR_TOPOLOGY, "MPI_Neighbor_allgather on it gave class %d", class);
+    err = MPI_Ineighbor_alltoall(sends, 1, MPI_INT, recvs, 1, MPI_INT, inter, &req);
+    MPI_Error_class(err, &class);
+    CHECK(class == MPI_ERR_TOPOLOGY, "MPI_Ineighbor_alltoall on it gave class %d", class);
+#ifdef MPI_COMM_TYPE_HW_GUIDED
+    req = MPI_REQUEST_NULL;
+    err = MPI_Neighbor_alltoall_init(sends, 1, MPI_INT, recvs, 1, MPI_INT, inter, MPI_INFO_NULL,
+                                     &req);
+    MPI_Error_class(err, &class);
+    CHECK(class == MPI_ERR_TOPOLOGY && req == MPI_REQUEST_NULL,
+          "MPI_Neighbor_alltoall_init on it gave class %d", class);
+#endif
 #endif
     err = MPI_Bcast(&a, 1, MPI_INT, rsize, inter);
     MPI_Error_class(err, &class);
     CHECK(class == MPI_ERR_ROOT, "a bcast root out of the remote group gave class %d", class);
+    /* -1 is neither MPI_ROOT, MPI_PROC_NULL nor a rank (crmpi took it for an allgather's). */
+    int blocks[64];
+    err = MPI_Gather(&a, 1, MPI_INT, blocks, 1, MPI_INT, -1, inter);
+    MPI_Error_class(err, &class);
+    CHECK(class == MPI_ERR_ROOT, "a gather root of -1 gave class %d", class);
+    err = MPI_Scatter(blocks, 1, MPI_INT, &a, 1, MPI_INT, -1, inter);
+    MPI_Error_class(err, &class);
+    CHECK(class == MPI_ERR_ROOT, "a scatter root of -1 gave class %d", class);
     /* Open MPI raises the next ones on MPI_COMM_WORLD. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     err = MPI_Allreduce(MPI_IN_PLACE, &b, 1, MPI_INT, MPI_SUM, inter);
@@ -631,10 +711,14 @@ static void test_traffic(MPI_Comm inter)
     test_p2p_probes(inter);
     test_p2p_persistent(inter);
     test_p2p_modes(inter);
-    test_coll_rooted(inter, 0);
-    test_coll_rooted(inter, 1);
-    test_coll_all(inter, 0);
-    test_coll_all(inter, 1);
+    test_coll_rooted(inter, COLL_BLOCKING);
+    test_coll_rooted(inter, COLL_NONBLOCKING);
+    test_coll_all(inter, COLL_BLOCKING);
+    test_coll_all(inter, COLL_NONBLOCKING);
+#ifdef MPI_COMM_TYPE_HW_GUIDED
+    test_coll_rooted(inter, COLL_PERSISTENT);
+    test_coll_all(inter, COLL_PERSISTENT);
+#endif
     test_coll_overlap(inter);
 }
 
@@ -703,8 +787,8 @@ static void test_objects(MPI_Comm inter)
     MPI_Comm_free(&local_rev);
 }
 
-/* dup_with_info and idup: new intercommunicators whose traffic does not mix with the
- * original's. */
+/* dup_with_info, idup (and idup_with_info): new intercommunicators whose traffic does not
+ * mix with the original's. */
 static void test_dups(MPI_Comm inter)
 {
     MPI_Comm dup, idup;
@@ -734,6 +818,19 @@ static void test_dups(MPI_Comm inter)
     test_coll_overlap(idup);
     MPI_Comm_free(&dup);
     MPI_Comm_free(&idup);
+#ifdef MPI_COMM_TYPE_HW_GUIDED
+    /* MPI-4.0's idup_with_info: the same, with hints. */
+    MPI_Comm idup_info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "crmpi_test_hint", "yes");
+    MPI_Comm_idup_with_info(inter, info, &idup_info, &req);
+    MPI_Info_free(&info);
+    test_p2p_each(inter);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    check_shape(idup_info, "idup_with_info");
+    test_p2p_each(idup_info);
+    MPI_Comm_free(&idup_info);
+#endif
 }
 
 /* The members of `n` ranks of a group that split keeps for `color` (rank 1 leaves), in

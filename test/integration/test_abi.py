@@ -29,6 +29,9 @@ def test_predefined_communicators_have_a_fixed_size():
 
 
 @pytest.mark.parametrize("name", ["crmpi_mpi_int", "crmpi_mpi_double", "crmpi_mpi_byte",
-                                  "crmpi_mpi_double_int", "crmpi_mpi_packed"])
+                                  "crmpi_mpi_double_int", "crmpi_mpi_packed",
+                                  "crmpi_mpi_integer", "crmpi_mpi_double_precision",
+                                  "crmpi_mpi_2real", "crmpi_mpi_complex16", "crmpi_mpi_lb",
+                                  "crmpi_mpi_ub"])
 def test_predefined_datatypes_have_a_fixed_size(name):
     assert object_sizes().get(name) == 512

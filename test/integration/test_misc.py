@@ -80,3 +80,26 @@ def test_fatal_error_names_an_unnamed_communicator(mpi, tmp_path):
     assert "the error handler of an unnamed communicator of 2 ranks" in job.err, job.report()
     assert "the error handler of  is" not in job.err, job.report()
     mpi.assert_clean(job)
+
+
+MPICALLS = os.path.abspath(os.path.join(HERE, "..", "misc", "mpicalls.c"))
+
+
+@pytest.fixture(scope="module")
+def mpicalls_binary(mpi, tmp_path_factory):
+    return mpi.compile(MPICALLS, str(tmp_path_factory.mktemp("mpicalls-bin") / "mpicalls"))
+
+
+@pytest.mark.parametrize("np", [1, 2, 3, 4])
+def test_mpicalls(mpi, mpicalls_binary, np):
+    """darray pieces gathered with every rank's type, external32 between ranks, generalized
+    requests, handle conversion, Fortran types, MPI-1's Type_struct with MPI_UB, datatype
+    attributes and, where mpi.h has MPI-4.0's MPI_COMM_TYPE_HW_GUIDED, MPI_Isendrecv(_replace),
+    MPI_Comm_idup_with_info and the split by hardware resource (test/misc/mpicalls.c)."""
+    args = ["--crmpi"] if mpi.is_crmpi else []
+    job = mpi.run(mpi.launch_args(np), mpicalls_binary, args)
+    lines = job.lines()
+    assert job.returncode == 0 and not [l for l in lines if l.startswith("FAIL")], job.report()
+    done = [l for l in lines if re.match(r"^done mpicalls: rank \d+: \d+ checks, 0 failed$", l)]
+    assert len(done) == np, job.report()
+    mpi.assert_clean(job)
