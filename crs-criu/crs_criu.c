@@ -567,6 +567,10 @@ int crs_criu_restart(const crmpi_crs_restart_opts_t *opts, pid_t *init_pid_out)
     }
     if ((rc = crs_criu_restart_dup_fds(opts, &meta, dups)) != CRMPI_OK)
         goto out_close_dups;
+    if ((rc = crs_criu_files_restore(&meta, quoted, sizeof(quoted))) != CRMPI_OK) {
+        rc = crs_criu_fail(opts->errbuf, opts->errbuf_len, rc, "%s", quoted);
+        goto out_close_dups;
+    }
     if (opts->log_path)
         snprintf(log_path, sizeof(log_path), "%s", opts->log_path);
     else

@@ -6,6 +6,7 @@
 #define CRS_CRIU_INT_H
 
 #include <sched.h>
+#include <stdint.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -37,12 +38,21 @@ typedef struct crs_criu_thread_rec {
 } crs_criu_thread_rec_t;
 
 /* The whole record. */
+/* A regular file the rank's tree had open for writing at the checkpoint: CRIU's restore
+ * refuses a file whose size changed, and the application expects it as it was then. */
+typedef struct crs_criu_file_rec {
+    uint64_t size; /* its size at the checkpoint */
+    char *path;    /* absolute, as /proc/<pid>/fd/<n> named it (malloc'ed) */
+} crs_criu_file_rec_t;
+
 typedef struct crs_criu_meta {
     cpu_set_t cpuset;                               /* the init's mask: what positions refer to */
     int have_fd[CRMPI_CRS_NUM_FDS];                 /* an "fd" line exists for this number */
     char key[CRMPI_CRS_NUM_FDS][CRMPI_CRS_KEY_MAX]; /* its inherit key */
     crs_criu_thread_rec_t *threads;                 /* malloc'ed, num_threads entries */
     size_t num_threads;                             /* entries in threads */
+    crs_criu_file_rec_t *files;                     /* malloc'ed, num_files entries */
+    size_t num_files;                               /* entries in files */
 } crs_criu_meta_t;
 
 /**
@@ -56,6 +66,15 @@ int crs_criu_meta_write(int dirfd, const crs_criu_meta_t *meta);
 /** Parse dirfd/crs-criu.meta. @return CRMPI_OK, CRMPI_ERR_IO, CRMPI_ERR_PROTO. */
 int crs_criu_meta_read(int dirfd, crs_criu_meta_t *meta_out);
 void crs_criu_meta_free(crs_criu_meta_t *meta);
+
+/**
+ * Bring every file the record lists back to its size at the checkpoint, before CRIU checks
+ * them: one that grew since is cut back (what was written after the checkpoint will be
+ * written again by the restarted rank; said in a warning); one that is gone or shorter
+ * cannot be, and the restart is refused.
+ * @return CRMPI_OK, or CRMPI_ERR_NOT_FOUND / CRMPI_ERR_IO with `errbuf` saying which file
+ */
+int crs_criu_files_restore(const crs_criu_meta_t *meta, char *errbuf, size_t errbuf_len);
 
 /**
  * Give every thread under the (restored, stopped) init its recorded mask, remapped onto

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "crmpi_status.h"
@@ -95,11 +96,79 @@ static int crs_criu_tree_walk(pid_t host_pid, crs_criu_thread_fn_t fn, void *arg
     return rc;
 }
 
+/* Record `path` (open for writing, `size` bytes now) once. */
+static int crs_criu_file_add(crs_criu_meta_t *meta, const char *path, uint64_t size)
+{
+    crs_criu_file_rec_t *grown;
+
+    for (size_t i = 0; i < meta->num_files; i++)
+        if (strcmp(meta->files[i].path, path) == 0)
+            return CRMPI_OK;
+    grown = realloc(meta->files, (meta->num_files + 1) * sizeof(meta->files[0]));
+    if (!grown)
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    meta->files = grown;
+    meta->files[meta->num_files].size = size;
+    meta->files[meta->num_files].path = strdup(path);
+    if (!meta->files[meta->num_files].path)
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    meta->num_files++;
+    return CRMPI_OK;
+}
+
+/* The regular files process `host_pid` has open for writing. */
+static int crs_criu_collect_files(pid_t host_pid, crs_criu_meta_t *meta)
+{
+    char dir_path[64];
+    struct dirent *entry;
+    DIR *dir;
+    int rc = CRMPI_OK;
+
+    snprintf(dir_path, sizeof(dir_path), "/proc/%d/fd", (int)host_pid);
+    dir = opendir(dir_path);
+    while (dir && rc == CRMPI_OK && (entry = readdir(dir)) != NULL) {
+        char path[320], target[4096], line[128];
+        unsigned flags = 0;
+        struct stat st;
+        ssize_t len;
+        FILE *info;
+
+        if (entry->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dir_path, entry->d_name);
+        len = readlink(path, target, sizeof(target) - 1);
+        if (len <= 0 || target[0] != '/' || stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+            continue;
+        target[len] = '\0';
+        if (strstr(target, " (deleted)"))
+            continue; /* nothing to bring back by name */
+        snprintf(path, sizeof(path), "/proc/%d/fdinfo/%s", (int)host_pid, entry->d_name);
+        info = fopen(path, "re");
+        while (info && fgets(line, sizeof(line), info))
+            if (sscanf(line, "flags: %o", &flags) == 1)
+                break;
+        if (info)
+            fclose(info);
+        if ((flags & O_ACCMODE) != O_RDONLY)
+            rc = crs_criu_file_add(meta, target, (uint64_t)st.st_size);
+    }
+    if (dir)
+        closedir(dir);
+    return rc;
+}
+
 static int crs_criu_collect_thread(pid_t host_pid, pid_t host_tid, void *arg)
 {
     crs_criu_meta_t *meta = arg;
     crs_criu_thread_rec_t rec;
     memset(&rec, 0, sizeof(rec));
+
+    /* The descriptor table is the process's: looked at once, from its first thread. */
+    if (host_tid == host_pid) {
+        int rc = crs_criu_collect_files(host_pid, meta);
+        if (rc != CRMPI_OK)
+            return rc;
+    }
 
     rec.ns_pid = (pid_t)crs_criu_status_last(host_pid, host_tid, "NStgid:", NULL, 0);
     rec.ns_tid = (pid_t)crs_criu_status_last(host_pid, host_tid, "NSpid:", NULL, 0);
@@ -219,7 +288,7 @@ int crs_criu_meta_write(int dirfd, const crs_criu_meta_t *meta)
 {
     static const char tmp_name[] = CRS_CRIU_META_FILE ".tmp";
     char cpus[1024];
-    int fd = openat(dirfd, tmp_name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = openat(dirfd, tmp_name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) {
         goto err_report;
     }
@@ -232,6 +301,7 @@ int crs_criu_meta_write(int dirfd, const crs_criu_meta_t *meta)
     fprintf(f, "%s %d\n", CRS_CRIU_META_MAGIC, CRS_CRIU_META_VERSION);
     fprintf(f, "# fd <number in the init> <inherit key>\n");
     fprintf(f, "# thread <ns pid> <ns tid> <cpus> <mems allowed>\n");
+    fprintf(f, "# wfile <size> <path>: a regular file open for writing\n");
     fprintf(f, "cpuset %s\n", cpus);
     for (int i = 0; i < CRMPI_CRS_NUM_FDS; i++) {
         if (meta->have_fd[i]) {
@@ -243,6 +313,10 @@ int crs_criu_meta_write(int dirfd, const crs_criu_meta_t *meta)
         crs_criu_cpulist_format(&rec->cpus, cpus, sizeof(cpus));
         fprintf(f, "thread %d %d %s %s\n", (int)rec->ns_pid, (int)rec->ns_tid, cpus, rec->mems);
     }
+    for (size_t i = 0; i < meta->num_files; i++)
+        if (!strchr(meta->files[i].path, '\n'))
+            fprintf(f, "wfile %llu %s\n", (unsigned long long)meta->files[i].size,
+                    meta->files[i].path);
     if (fflush(f) != 0 || fsync(fd) < 0) {
         fclose(f);
         goto err_report;
@@ -278,8 +352,13 @@ int crs_criu_meta_read(int dirfd, crs_criu_meta_t *meta_out)
     }
     while (rc == CRMPI_OK && fgets(line, sizeof(line), f)) {
         char a[1024], b[64];
-        int fdnum, ns_pid, ns_tid;
-        if (sscanf(line, "cpuset %1023s", a) == 1) {
+        int fdnum, ns_pid, ns_tid, path_at = 0;
+        unsigned long long size;
+        if (sscanf(line, "wfile %llu %n", &size, &path_at) == 1 && path_at > 0 &&
+            line[path_at] == '/') {
+            line[strcspn(line, "\n")] = '\0';
+            rc = crs_criu_file_add(&meta, line + path_at, size);
+        } else if (sscanf(line, "cpuset %1023s", a) == 1) {
             rc = crs_criu_cpulist_parse(a, &meta.cpuset);
         } else if (sscanf(line, "fd %d %47s", &fdnum, b) == 2) {
             if (fdnum < 0 || fdnum >= CRMPI_CRS_NUM_FDS) {
@@ -318,6 +397,46 @@ void crs_criu_meta_free(crs_criu_meta_t *meta)
     free(meta->threads);
     meta->threads = NULL;
     meta->num_threads = 0;
+    for (size_t i = 0; i < meta->num_files; i++)
+        free(meta->files[i].path);
+    free(meta->files);
+    meta->files = NULL;
+    meta->num_files = 0;
+}
+
+int crs_criu_files_restore(const crs_criu_meta_t *meta, char *errbuf, size_t errbuf_len)
+{
+    for (size_t i = 0; i < meta->num_files; i++) {
+        const crs_criu_file_rec_t *file = &meta->files[i];
+        struct stat st;
+
+        if (stat(file->path, &st) < 0) {
+            snprintf(errbuf, errbuf_len,
+                     "crs:criu: %s, which the rank had open for writing at the checkpoint, "
+                     "cannot be found (%s): the rank cannot go on without it",
+                     file->path, strerror(errno));
+            return CRMPI_ERR_NOT_FOUND;
+        }
+        if ((uint64_t)st.st_size == file->size)
+            continue;
+        if ((uint64_t)st.st_size < file->size) {
+            snprintf(errbuf, errbuf_len,
+                     "crs:criu: %s has %llu bytes, fewer than the %llu it had at the "
+                     "checkpoint (truncated or rewritten since): the rank cannot go on from it",
+                     file->path, (unsigned long long)st.st_size, (unsigned long long)file->size);
+            return CRMPI_ERR_IO;
+        }
+        if (truncate(file->path, (off_t)file->size) < 0) {
+            snprintf(errbuf, errbuf_len,
+                     "crs:criu: cannot bring %s back to its %llu bytes of the checkpoint: %s",
+                     file->path, (unsigned long long)file->size, strerror(errno));
+            return CRMPI_ERR_IO;
+        }
+        crmpi_log_warn("crs:criu: %s cut back from %llu to its %llu bytes of the checkpoint "
+                       "(the rank writes the rest again)",
+                       file->path, (unsigned long long)st.st_size, (unsigned long long)file->size);
+    }
+    return CRMPI_OK;
 }
 
 void crs_criu_remap(const cpu_set_t *cpus, const cpu_set_t *old_set, const cpu_set_t *new_set,

@@ -805,3 +805,34 @@ def test_abort_during_copy(tmp_path, ticker):
     finished = job.finish()
     assert finished.returncode == 0 and crjob.ok_line(finished.out), finished.report()
     crjob.assert_clean(job.jobid)
+
+
+def test_files_written_after_the_checkpoint(tmp_path):
+    """Ranks appending to output files of their own go on writing after a checkpoint; the
+    job restarted from it finds the files longer than they were then. The restart brings
+    each back to its size at the checkpoint (saying so), and the files end as one
+    uninterrupted run writes them. (CRIU refused such a restart: 'File ... has bad size'.)
+    A file made shorter since cannot be brought back: the restart is refused, naming it."""
+    outdir = tmp_path / "out"
+    outdir.mkdir()
+    program = crjob.compile_scenario("outfile", tmp_path)
+    crenv = crjob.CrEnv(tmp_path, {"CR_OUT_DIR": str(outdir)})
+    job = crjob.CrJob(crenv, program, 2)
+    job.ready()
+    handle = ckpt_ok(crenv, job)
+    crenv.go()
+    first = job.finish()
+    assert first.returncode == 0 and crjob.ok_line(first.out), first.report()
+    whole = {name: (outdir / name).read_text() for name in ("out.0", "out.1")}
+    assert all(text.count("\n") == 6 for text in whole.values()), whole
+
+    restarted = crenv.restart(handle)
+    assert restarted.returncode == 0, restarted.report("ompi-restart")
+    assert crjob.ok_line(restarted.out) == crjob.ok_line(first.out), restarted.report()
+    assert "cut back from" in restarted.err, restarted.report()
+    assert {name: (outdir / name).read_text() for name in whole} == whole
+
+    (outdir / "out.1").write_text("short\n")
+    refused = crenv.restart(handle)
+    assert refused.returncode != 0 and "out.1 has 6 bytes, fewer than" in refused.err, \
+        refused.report("ompi-restart with a shortened file")
