@@ -815,6 +815,7 @@ def test_files_written_after_the_checkpoint(tmp_path):
     A file made shorter since cannot be brought back: the restart is refused, naming it."""
     outdir = tmp_path / "out"
     outdir.mkdir()
+    (outdir / "in.1").write_text("input\n")
     program = crjob.compile_scenario("outfile", tmp_path)
     crenv = crjob.CrEnv(tmp_path, {"CR_OUT_DIR": str(outdir)})
     job = crjob.CrJob(crenv, program, 2)
@@ -836,3 +837,16 @@ def test_files_written_after_the_checkpoint(tmp_path):
     refused = crenv.restart(handle)
     assert refused.returncode != 0 and "out.1 has 6 bytes, fewer than" in refused.err, \
         refused.report("ompi-restart with a shortened file")
+    (outdir / "out.1").write_text(whole["out.1"])
+
+    # An input file changed since: CRIU refuses it (crmpi leaves input alone), and the
+    # message names CRIU's log, which must outlive the failed job.
+    (outdir / "in.1").write_text("input changed\n")
+    failed = crenv.restart(handle)
+    logs = re.findall(r"CRIU log: ([^)]+)\)", failed.err)
+    assert failed.returncode != 0 and logs, failed.report("ompi-restart with a changed input")
+    assert all(os.path.exists(log) for log in logs), failed.report()
+    with open(logs[0]) as f:
+        assert "in.1 has bad size" in f.read()
+    for log in set(logs):
+        os.unlink(log)
