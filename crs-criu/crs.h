@@ -129,6 +129,9 @@ typedef int (*crmpi_crs_pre_resume_fn_t)(pid_t init_pid, void *arg);
 typedef struct crmpi_crs_restart_opts {
     const char *images_dir;               /* a directory written by checkpoint */
     const char *log_path;                 /* NULL means "<images_dir>/restore.log" */
+    const char *keep_log_as;              /* after a failed restore, CRIU's log is moved
+                                           * there (its directory made, mode 0700) and the
+                                           * message names it; NULL: left in place */
     const crmpi_crs_inherit_t *inherit;   /* one entry per "fd" line of the meta file */
     size_t num_inherit;                   /* entries in inherit */
     const char *cpuset;                   /* CPU list to remap onto ("0-1"); NULL: as recorded */

@@ -514,6 +514,19 @@ static int crs_criu_restart_dup_fds(const crmpi_crs_restart_opts_t *opts,
     return CRMPI_OK;
 }
 
+/* Move CRIU's log at `log_path` to `keep_as` (NULL: leave it), making its directory, and
+ * update `log_path` (room: `len`) when it moved. */
+static void crs_criu_keep_log(char *log_path, const char *keep_as, size_t len)
+{
+    char dir[4096];
+
+    if (!keep_as || strlen(keep_as) >= len)
+        return;
+    snprintf(dir, sizeof(dir), "%s", keep_as);
+    if ((mkdir(dirname(dir), 0700) == 0 || errno == EEXIST) && rename(log_path, keep_as) == 0)
+        snprintf(log_path, len, "%s", keep_as);
+}
+
 /* Run CRIU's restore with the pre-resume context; @return the restored init's pid, or
  * libcriu's negative error. */
 static int crs_criu_restore_run(criu_opts *copts, crs_criu_restore_ctx_t *ctx)
@@ -595,6 +608,7 @@ int crs_criu_restart(const crmpi_crs_restart_opts_t *opts, pid_t *init_pid_out)
     pid = crs_criu_restore_run(copts, &ctx);
     if (pid < 0) {
         crs_criu_quote_errors(log_path, quoted, sizeof(quoted));
+        crs_criu_keep_log(log_path, opts->keep_log_as, sizeof(log_path));
         rc = crs_criu_fail(opts->errbuf, opts->errbuf_len, CRMPI_ERROR,
                            "crs:criu: restore from %s failed (%s): %s (CRIU log: %s)",
                            opts->images_dir, crs_criu_strerror(pid), quoted, log_path);

@@ -11,6 +11,8 @@ set -uo pipefail
 build=${1:?usage: run-all.sh BUILD_DIR INSTALL_DIR}
 install=${2:?usage: run-all.sh BUILD_DIR INSTALL_DIR}
 shift 2
+# Absolute: tests run programs from other working directories.
+build=$(cd "$build" && pwd) install=$(cd "$install" && pwd)
 top=$(cd "$(dirname "$0")/.." && pwd)
 passed=0 failed=0 skipped=0
 

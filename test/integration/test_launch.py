@@ -208,6 +208,31 @@ def test_mpirun_killed_hard_takes_the_job_with_it(mpi_job):
     assert not os.path.exists(left), "the session directory of a killed mpirun stays"
 
 
+def test_segments_of_dead_jobs_removed(mpi_job):
+    """Shared-memory segments a dead job left in /dev/shm (its mpirun killed before it could
+    remove them) go at the next mpirun's start once nobody touched them for a minute; a
+    fresh one stays (the jobid may be an mpirun's pid on another node whose ranks here are
+    still mapping it), and so do those of a job whose mpirun is a live process."""
+    with open("/proc/sys/kernel/pid_max") as f:
+        dead = int(f.read()) + 1
+    old, fresh, alive = ("/dev/shm/crmpi-%d-sm-0" % pid for pid in (dead, dead + 1, 1))
+    for path in (old, fresh, alive):
+        with open(path, "wb") as f:
+            f.write(b"\0" * 4096)
+    an_hour_ago = time.time() - 3600
+    os.utime(old, (an_hour_ago, an_hour_ago))
+    os.utime(alive, (an_hour_ago, an_hour_ago))
+    try:
+        rc, out, err, jobid = run(["-np", "1", mpi_job])
+        assert rc == 0, err
+        assert not os.path.exists(old), "a dead job's stale segment stays"
+        assert os.path.exists(fresh) and os.path.exists(alive)
+    finally:
+        for path in (old, fresh, alive):
+            if os.path.exists(path):
+                os.unlink(path)
+
+
 def test_session_directory_of_an_earlier_mpirun_with_the_same_pid(mpi_job):
     """A killed mpirun's session directory, named after its pid, must not stop a later
     mpirun that gets the same pid (here: a shell that makes the directory, then becomes

@@ -83,7 +83,7 @@ void agent_crs_init(crmpi_snapc_local_t *local)
     local->dump = agent_crs_dump;
 }
 
-int agent_crs_restore(const char *images_dir, const char *cpuset, const char *log_path,
+int agent_crs_restore(const char *images_dir, const char *cpuset, const char *keep_log_as,
                       crmpi_agent_ns_child_t *child_out, char *err, size_t err_len)
 {
     crmpi_agent_ns_fds_t fds;
@@ -107,7 +107,7 @@ int agent_crs_restore(const char *images_dir, const char *cpuset, const char *lo
         .inherit = inherit,
         .num_inherit = CRMPI_CRS_NUM_FDS,
         .cpuset = cpuset,
-        .log_path = log_path,
+        .keep_log_as = keep_log_as,
         .errbuf = err,
         .errbuf_len = err_len,
     };

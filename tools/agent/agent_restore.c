@@ -72,19 +72,17 @@ int agent_restore(agent_state_t *st, const char *seq_dir, const char *cpuset)
     crmpi_filem_manifest_destroy(manifest);
     if (rc != CRMPI_OK)
         return rc; /* FileM said which file */
-    /* CRIU's log goes where it outlives the job (the session directory does not): a failed
-     * restore's message names it, and it must still be there to be read. */
-    char log_path[4200], parent[4096];
-    bool logged = crmpi_session_parent(parent, sizeof(parent)) == CRMPI_OK;
-    if (logged)
-        snprintf(log_path, sizeof(log_path), "%s/restore.%llu.rank%u.log", parent,
+    /* A failed restore's CRIU log is kept where it outlives the job (the session directory
+     * does not): the message names it, and it must still be there to be read. */
+    char keep_log[4200], parent[4096];
+    bool keep = crmpi_session_parent(parent, sizeof(parent)) == CRMPI_OK;
+    if (keep)
+        snprintf(keep_log, sizeof(keep_log), "%s/restore.%llu.rank%u.log", parent,
                  (unsigned long long)st->info.jobid, st->info.rank);
-    rc = agent_crs_restore(images, cpuset, logged ? log_path : NULL, &st->child, err, sizeof(err));
+    rc = agent_crs_restore(images, cpuset, keep ? keep_log : NULL, &st->child, err, sizeof(err));
     crmpi_filem_tree_remove(local);
     if (rc != CRMPI_OK)
         crmpi_log_error("cannot restore rank %u: %s", st->info.rank, err);
-    else if (logged)
-        unlink(log_path);
     return rc;
 }
 

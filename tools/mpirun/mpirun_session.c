@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "crmpi_status.h"
@@ -54,10 +56,19 @@ static void mpirun_session_sweep(const char *parent, uint64_t own_jobid)
         closedir(dir);
 }
 
+/* How old a dead job's segment must be before a later mpirun removes it: the sm BTL names
+ * segments after the jobid, which is the pid of an mpirun that may run on another node, so
+ * a segment of a live job of another node can exist here for the moment its peers take to
+ * map it (then it is unlinked). */
+#define MPIRUN_SHM_STALE_S 60
+
 /*
  * Shared-memory segments of the job's ranks live in /dev/shm as "crmpi-<jobid>-*" (the sm
- * BTL's naming). Ranks unlink their own at MPI_Finalize; a rank that crashed or was killed
- * cannot, and nobody else would.
+ * BTL's naming); ranks unlink theirs once every peer has mapped it, or at MPI_Finalize. A
+ * rank that crashed or was killed before cannot, and its mpirun removes them at its end
+ * (`jobid`: this job's). An mpirun that was killed cannot either: each mpirun removes, at
+ * its start (`jobid` 0), this user's segments of jobs whose mpirun is no process here any
+ * more and that nobody touched for MPIRUN_SHM_STALE_S.
  */
 static void mpirun_shm_remove(uint64_t jobid)
 {
@@ -65,13 +76,27 @@ static void mpirun_shm_remove(uint64_t jobid)
     size_t prefix_len;
     struct dirent *entry;
     DIR *dir = opendir("/dev/shm");
+    time_t now = time(NULL);
 
     if (!dir)
         return;
     prefix_len = (size_t)snprintf(prefix, sizeof(prefix), "crmpi-%llu-", (unsigned long long)jobid);
+    if (jobid == 0)
+        prefix_len = strlen("crmpi-");
     while ((entry = readdir(dir)) != NULL) {
         if (strncmp(entry->d_name, prefix, prefix_len) != 0)
             continue;
+        if (jobid == 0) {
+            char *end;
+            unsigned long long owner = strtoull(entry->d_name + prefix_len, &end, 10);
+            struct stat st;
+
+            if (*end != '-' || owner == 0 || owner > INT_MAX || kill((pid_t)owner, 0) == 0 ||
+                errno != ESRCH ||
+                fstatat(dirfd(dir), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+                st.st_uid != getuid() || now - st.st_mtime < MPIRUN_SHM_STALE_S)
+                continue;
+        }
         if (unlinkat(dirfd(dir), entry->d_name, 0) < 0 && errno != ENOENT)
             crmpi_log_warn("cannot remove the shared-memory segment /dev/shm/%s: %s", entry->d_name,
                            strerror(errno));
@@ -94,6 +119,7 @@ int mpirun_session_create(mpirun_state_t *st)
     if (crmpi_session_parent_check(parent) != CRMPI_OK)
         return CRMPI_ERR_ACCESS;
     mpirun_session_sweep(parent, st->job.jobid);
+    mpirun_shm_remove(0);
     if ((size_t)snprintf(st->session_dir, sizeof(st->session_dir), "%s/%llu", parent,
                          (unsigned long long)st->job.jobid) >= sizeof(st->session_dir)) {
         crmpi_log_error("session directory path under %s is too long", parent);
