@@ -545,26 +545,30 @@ def test_checkpoint_while_the_job_starts(tmp_path, program, expected):
 
 
 def test_checkpoints_after_a_timeout(tmp_path, program, expected):
-    """snapc_base_timeout 1 with a dump held 3 s (snapc_dump_pause): the first checkpoint
-    is aborted by the timeout while the agents are still dumping; checkpoints asked for
-    while the ranks are still finishing it may fail, but must say why, and once the agents
-    are free a checkpoint must succeed and the job must finish. (The agents once marked a
-    rank out of its checkpoint when it answered an older one, dropped the new one's steps,
-    and the job hung with the rank holding the library lock.)"""
-    crenv = crjob.CrEnv(tmp_path, {"CRMPI_FAULT": "snapc_dump_pause:1"})
-    job = crjob.CrJob(crenv, program, 2, ["--mca", "snapc_base_timeout", "1"], timeout=60)
+    """snapc_base_timeout 1 with the dumps held (snapc_dump_pause) until the test releases
+    them: the first checkpoint is aborted by the timeout while the agents are still dumping;
+    one asked for while they still are fails too, saying why; once they are released, a
+    checkpoint succeeds (those asked for while the ranks finish the first may fail, saying
+    why) and the job finishes. (The agents once marked a rank out of its checkpoint when it
+    answered an older one, dropped the new one's steps, and the job hung with the rank
+    holding the library lock.)"""
+    release = tmp_path / "release"
+    crenv = crjob.CrEnv(tmp_path, {"CRMPI_FAULT": "snapc_dump_pause:1",
+                                   "CRMPI_FAULT_RELEASE": str(release)})
+    job = crjob.CrJob(crenv, program, 2, ["--mca", "snapc_base_timeout", "1"], timeout=120)
     job.ready()
     first = crenv.checkpoint(job.jobid)
     assert first.returncode == 1 and "snapc_base_timeout" in first.err, first.report()
-    time.sleep(1.5)  # the agents are still in the paused dump of the first
-    for _ in range(2):
-        again = crenv.checkpoint(job.jobid)
-        assert again.returncode in (0, 1), again.report()
-        if again.returncode == 1:
-            assert "aborted" in again.err, again.report()
-        time.sleep(2)
-    last = crenv.checkpoint(job.jobid)
-    assert last.returncode == 0, last.report("the checkpoint once the agents are free")
+    again = crenv.checkpoint(job.jobid)
+    assert again.returncode == 1 and "aborted" in again.err, again.report("while held")
+    release.touch()
+    deadline = time.monotonic() + 60
+    while True:
+        last = crenv.checkpoint(job.jobid)
+        if last.returncode == 0:
+            break
+        assert "aborted" in last.err, last.report()
+        assert time.monotonic() < deadline, last.report("no checkpoint once the agents are free")
     assert job.running()
     finishes_ok(crenv, job, expected(2))
 
