@@ -329,12 +329,14 @@ def maps_library(pid, name):
 def test_suspended_rank_holds_nothing_else(programs, baselines, tmp_path, btls):
     """docs/design.md, "The checkpoint, phase by phase", step 3: after pre-checkpoint a rank
     holds only its stdio, the control socket to its agent (fd 3) and two threads (main and the C/R thread). The fault
-    point snapc_dump_pause holds the agents 3 s before the dump, while every rank is
-    suspended; the test reads /proc of each rank then. Before the checkpoint the same
+    point snapc_dump_pause holds the agents before the dump, while every rank is suspended,
+    until the test has read /proc of each rank. Before the checkpoint the same
     reading must show the BTLs' resources (the check is not vacuous)."""
     name, np = "unmatched", 2
     expected = baselines(name, np, btls)
-    crenv = crjob.CrEnv(tmp_path, {"CRMPI_FAULT": "snapc_dump_pause"})
+    release = tmp_path / "release"
+    crenv = crjob.CrEnv(tmp_path, {"CRMPI_FAULT": "snapc_dump_pause",
+                                   "CRMPI_FAULT_RELEASE": str(release)})
     job = crjob.CrJob(crenv, programs(name), np, btl_args(btls))
     job.ready()
     ranks = crjob.processes_of(job.jobid, exe=programs(name))
@@ -375,6 +377,7 @@ def test_suspended_rank_holds_nothing_else(programs, baselines, tmp_path, btls):
             problems.append("rank pid %d maps %s" % (pid, shared))
         if maps_library(pid, "libfabric"):
             problems.append("rank pid %d still maps libfabric" % pid)
+    release.touch()
     out, err = tool.communicate(timeout=60)
     assert tool.returncode == 0, "".join(seen) + err
     assert not problems, "\n".join(problems)

@@ -120,9 +120,16 @@ def intact(crenv, handle, tree, seqs):
     assert verify.returncode == 0 and "intact" in verify.out, verify.report("crmpi_info")
 
 
+def held(tmp_path, spec, extra=None):
+    """A fault environment whose pause points hold until the returned file is created."""
+    release = tmp_path / "release"
+    return dict(extra or {}, CRMPI_FAULT=spec, CRMPI_FAULT_RELEASE=str(release)), release
+
+
 def checkpoint_in_dump(crenv, job):
     """Start ompi-checkpoint -v and return once it says the ranks are being dumped (with
-    snapc_dump_pause armed, the agents then hold the dump 3 s)."""
+    snapc_dump_pause armed and held(), the agents then hold the dump until the test
+    releases it)."""
     tool = subprocess.Popen([crjob.tool("ompi-checkpoint"), "-v", str(job.jobid)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=crenv.env)
@@ -237,11 +244,13 @@ def test_wrong_rank_count(tmp_path, program):
 # ---- faults during a checkpoint ------------------------------------------------------------
 
 def test_second_checkpoint_refused(tmp_path, program, expected):
-    crenv = crjob.CrEnv(tmp_path, {"CRMPI_FAULT": "snapc_dump_pause"})
+    env, release = held(tmp_path, "snapc_dump_pause")
+    crenv = crjob.CrEnv(tmp_path, env)
     job = crjob.CrJob(crenv, program, 2)
     job.ready()
-    first = checkpoint_in_dump(crenv, job)  # held 3 s in the dump
+    first = checkpoint_in_dump(crenv, job)  # held in the dump
     second = crenv.checkpoint(job.jobid)
+    release.touch()
     out, err = first.communicate(timeout=60)
     assert second.returncode == 1, second.report("second ompi-checkpoint")
     assert "in progress" in second.err and "one checkpoint at a time" in second.err, \
@@ -254,7 +263,8 @@ def test_second_checkpoint_refused(tmp_path, program, expected):
 def test_checkpoint_interrupted(tmp_path, program, expected):
     """ompi-checkpoint killed with SIGINT during the dump: the checkpoint is aborted, the
     job goes on, the snapshot committed before is untouched."""
-    crenv = crjob.CrEnv(tmp_path, {"CRMPI_FAULT": "snapc_dump_pause:2"})
+    env, release = held(tmp_path, "snapc_dump_pause:2")
+    crenv = crjob.CrEnv(tmp_path, env)
     job = crjob.CrJob(crenv, program, 2)
     job.ready()
     handle = ckpt_ok(crenv, job)
@@ -263,8 +273,8 @@ def test_checkpoint_interrupted(tmp_path, program, expected):
     tool.send_signal(signal.SIGINT)
     out, err = tool.communicate(timeout=30)
     assert tool.returncode != 0 and out.strip() == "", (tool.returncode, out, err)
-    # The agents finish their paused dump, then see the abort.
-    time.sleep(3)
+    # The agents finish their held dump, then see the abort.
+    release.touch()
     assert job.running(), job.finish().report()
     intact(crenv, handle, tree, [1])
     # The next checkpoint works once the agents have finished the aborted one (until then
@@ -288,7 +298,8 @@ def test_rank_killed_during_checkpoint(tmp_path, program):
     """A rank killed (SIGKILL) while the agents dump: the checkpoint aborts with a message
     naming the rank, then mpirun ends the job as for any rank's death; the snapshot
     committed before is untouched."""
-    crenv = crjob.CrEnv(tmp_path, {"CRMPI_FAULT": "snapc_dump_pause:2"})
+    env, release = held(tmp_path, "snapc_dump_pause:2")
+    crenv = crjob.CrEnv(tmp_path, env)
     job = crjob.CrJob(crenv, program, 2)
     job.ready()
     handle = ckpt_ok(crenv, job)
@@ -297,6 +308,7 @@ def test_rank_killed_during_checkpoint(tmp_path, program):
     ranks = crjob.processes_of(job.jobid, exe=program)
     assert len(ranks) == 2, ranks
     os.kill(ranks[1], signal.SIGKILL)
+    release.touch()
     out, err = tool.communicate(timeout=60)
     assert tool.returncode == 1, (out, err)
     assert "aborted during the dump" in err, err
@@ -660,7 +672,8 @@ def ticks(out, rank=0):
 
 def checkpoint_in_copy(crenv, job, follower):
     """Start ompi-checkpoint; return it once an agent says its copy is held (filem_copy_pause
-    armed: 3 s before the copy starts), with the time (time.time()) that line reached us."""
+    armed with held(): until the test releases it), with the time (time.time()) that line
+    reached us."""
     tool = subprocess.Popen([crjob.tool("ompi-checkpoint"), str(job.jobid)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=crenv.env)
@@ -680,14 +693,15 @@ def tool_ok(tool):
 
 
 def test_output_flows_during_copy(tmp_path, ticker):
-    """While the agent copies its rank's images to stable storage (held 3 s by
-    filem_copy_pause), the rank runs and what it prints must reach mpirun's stdout. Each line
+    """While the agent copies its rank's images to stable storage (held by filem_copy_pause
+    until the test releases it), the rank runs and what it prints must reach mpirun's stdout. Each line
     the rank printed after the copy began is followed, once it has arrived here, by a status
     query; mpirun must still say "storing" after some of them. (An agent that copied inside
     its event loop forwarded nothing until it had reported the copy, and mpirun leaves
     "storing" as soon as it has that report.) Then the snapshot commits, no line is lost, and
     a restart resumes the ticks where the checkpoint took them."""
-    crenv = crjob.CrEnv(tmp_path, {"CRMPI_FAULT": "filem_copy_pause"})
+    env, release = held(tmp_path, "filem_copy_pause")
+    crenv = crjob.CrEnv(tmp_path, env)
     # One rank: with more, a rank whose agent had finished its copy could print while another
     # agent still copies, and mpirun would still say "storing" whatever the agents do.
     job = crjob.CrJob(crenv, ticker, 1)
@@ -708,6 +722,7 @@ def test_output_flows_during_copy(tmp_path, ticker):
         if "storing" not in status.out:
             break
         during += 1
+    release.touch()
     handle = tool_ok(tool)
     assert during >= 2, (
         "what the rank printed after its agent began the copy reached mpirun only when the copy "
@@ -732,7 +747,8 @@ def test_output_flows_during_copy(tmp_path, ticker):
 def test_rank_ends_during_copy(tmp_path, ticker):
     """The ranks end (the go file appears) while their agents copy: each agent stays until
     its copy is reported, the snapshot commits, and the job then ends cleanly."""
-    crenv = crjob.CrEnv(tmp_path, {"CRMPI_FAULT": "filem_copy_pause"})
+    env, release = held(tmp_path, "filem_copy_pause")
+    crenv = crjob.CrEnv(tmp_path, env)
     job = crjob.CrJob(crenv, ticker, 2)
     follower = job.follow()
     job.ready()
@@ -741,6 +757,7 @@ def test_rank_ends_during_copy(tmp_path, ticker):
     ended = follower.wait_for("out", lambda line: crjob.OK_LINE.search(line) is not None)
     assert ended is not None, follower.text("err")
     ended_at = follower.lines["out"][ended][0]
+    release.touch()
     handle = tool_ok(tool)
     assert ended_at < time.time()
     result = job.finish()
@@ -773,11 +790,12 @@ def test_teardown_during_copy(tmp_path, ticker):
 
 
 def test_abort_during_copy(tmp_path, ticker):
-    """snapc_base_timeout 1 with the copy held 3 s (filem_copy_pause:1): mpirun aborts the
-    checkpoint while the agents copy. A checkpoint asked for meanwhile is refused, saying
+    """snapc_base_timeout 1 with the copy held (filem_copy_pause:1) until the test releases
+    it: mpirun aborts the checkpoint while the agents copy. A checkpoint asked for meanwhile is refused, saying
     why; the agents' node-local images go once their copy has ended; nothing of the aborted
     sequence stays; the next checkpoint commits and the job finishes."""
-    crenv = crjob.CrEnv(tmp_path, {"CRMPI_FAULT": "filem_copy_pause:1"})
+    env, release = held(tmp_path, "filem_copy_pause:1")
+    crenv = crjob.CrEnv(tmp_path, env)
     job = crjob.CrJob(crenv, ticker, 2, ["--mca", "snapc_base_timeout", "1"], timeout=90)
     job.follow()
     job.ready()
@@ -785,6 +803,10 @@ def test_abort_during_copy(tmp_path, ticker):
     assert first.returncode == 1, first.report()
     assert "during the copy to stable storage" in first.err, first.report()
     assert "snapc_base_timeout" in first.err, first.report()
+    held_copy = crenv.checkpoint(job.jobid)
+    assert held_copy.returncode == 1 and \
+        "still copying the images of checkpoint 1" in held_copy.err, held_copy.report()
+    release.touch()
     deadline = time.monotonic() + 30
     while True:
         result = crenv.checkpoint(job.jobid)

@@ -113,9 +113,12 @@ def test_automatic_interval(tmp_path, ticker):
 
 def test_manual_checkpoint_during_a_periodic_one_is_refused(tmp_path, ticker):
     """A checkpoint asked for by hand while a periodic one runs is refused with a message
-    naming it, and the job goes on. The fault point snapc_dump_pause holds every dump 3 s,
-    so the periodic checkpoint is still running when the request comes."""
-    crenv = crjob.CrEnv(tmp_path, {"CRMPI_FAULT": "snapc_dump_pause"})
+    naming it, and the job goes on. The fault point snapc_dump_pause holds every dump until
+    the test releases it, so the periodic checkpoint is still running when the request
+    comes."""
+    release = tmp_path / "release"
+    crenv = crjob.CrEnv(tmp_path, {"CRMPI_FAULT": "snapc_dump_pause",
+                                   "CRMPI_FAULT_RELEASE": str(release)})
     job = crjob.CrJob(crenv, ticker, 2, mpirun_args=["--ckpt-interval", "1"])
     job.ready()
     deadline = time.monotonic() + 60
@@ -128,6 +131,7 @@ def test_manual_checkpoint_during_a_periodic_one_is_refused(tmp_path, ticker):
     assert result.returncode != 0, result.report("ompi-checkpoint")
     assert "periodic checkpoint" in result.err and "is in progress" in result.err, \
         result.report("ompi-checkpoint")
+    release.touch()
     finish_clean(crenv, job)
 
 
