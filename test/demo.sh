@@ -9,7 +9,7 @@ set -euo pipefail
 install=${1:?usage: demo.sh INSTALL_DIR}
 bin="$install/bin"
 ring="$install/libexec/crmpi/ring"
-laps=200000
+laps=50000
 work=$(mktemp -d)
 # The job's snapshots go here rather than to $HOME/crmpi_snapshots (the default).
 export CRMPI_MCA_snapc_base_global_snapshot_dir="$work/snapshots"
