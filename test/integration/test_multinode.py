@@ -118,12 +118,11 @@ class Cluster:
         return found
 
     def node_files(self):
-        """What is in a node's /tmp and /dev/shm."""
+        """What is in a node's /tmp and /dev/shm, every file and directory by its path."""
         found = []
         for host in HOSTS:
-            out = nodes("exec", host, "sh", "-c", "ls -A /tmp /dev/shm").stdout
-            found += ["%s:%s" % (host, name) for name in out.split()
-                      if name and not name.endswith(":")]
+            out = nodes("exec", host, "find", "/tmp", "/dev/shm", "-mindepth", "1").stdout
+            found += ["%s:%s" % (host, path) for path in out.split()]
         return found
 
     def assert_clean(self, jobid=None):

@@ -344,6 +344,13 @@ cmd_up() {
         [ ! -e "$local_dir" ] || [ -d "$local_dir" ] || die "--local $local_dir: not a directory"
     fi
     need_root
+    # The rsh stand-in beside this script runs on the nodes, which have /tmp and /dev/shm of
+    # their own: from a checkout there, Open MPI's mpirun would find no rsh on any node.
+    case $HERE/ in
+    /tmp/* | /dev/shm/*)
+        die "up: this checkout ($HERE) is under /tmp or /dev/shm, which every node has" \
+            "of its own, so the nodes cannot see it; use a checkout elsewhere (/var/tmp...)" ;;
+    esac
     take_lock
     if set_is_up "$prefix"; then
         die "nodes $(set_name "$prefix" "$(cat "$STATE_ROOT/$prefix/count")") are already up" \

@@ -357,6 +357,22 @@ def test_down_kills_what_runs_on_the_nodes(scratch):
     assert left_behind(scratch, ids) == []
 
 
+def test_up_refuses_a_checkout_under_tmp(scratch):
+    """The nodes have /tmp of their own, so an rsh stand-in there is on no node: up says so
+    in one line and makes nothing."""
+    with tempfile.TemporaryDirectory(dir="/tmp") as checkout:
+        for name in ("nodes.sh", "rsh"):
+            shutil.copy(os.path.join(HERE, name), checkout)
+        result = subprocess.run([os.path.join(checkout, "nodes.sh"), "up", "1", "--prefix",
+                                 scratch], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1, describe(result)
+    assert result.stderr.splitlines() == [
+        "nodes.sh: up: this checkout (%s) is under /tmp or /dev/shm, which every node has of "
+        "its own, so the nodes cannot see it; use a checkout elsewhere (/var/tmp...)"
+        % checkout], describe(result)
+    assert left_behind(scratch) == []
+
+
 def test_failed_up_leaves_nothing(scratch):
     env = dict(os.environ, CRMPI_NODES_FAULT="fail:%s2" % scratch)
     result = nodes("up", "2", "--prefix", scratch, env=env, check=False)
