@@ -114,9 +114,9 @@ static char *component_trim(char *text)
 }
 
 /* Read and parse the framework's selection list; errors are logged here. */
-static int component_list_parse(const crmpi_framework_t *fw, component_list_t *list_out)
+static int component_list_parse(const crmpi_framework_info_t *info, component_list_t *list_out)
 {
-    const char *fw_name = fw->info->name;
+    const char *fw_name = info->name;
     component_list_t list = {.mode = COMPONENT_LIST_ALL};
     char *cursor;
     char *token;
@@ -213,24 +213,73 @@ static bool component_info_knows(const crmpi_framework_info_t *info, const char 
     return false;
 }
 
-/* Warn once per open about names in the list that are no component of this framework. */
-static void component_list_warn_unknown(const crmpi_framework_t *fw, const component_list_t *list)
+/* The first name in the list that is no component of this framework, or NULL. */
+static const char *component_list_unknown(const crmpi_framework_info_t *info,
+                                          const component_list_t *list, size_t *from)
+{
+    for (; *from < list->num_names; (*from)++) {
+        if (!component_info_knows(info, list->names[*from]))
+            return list->names[(*from)++];
+    }
+    return NULL;
+}
+
+/* "self, sm, tcp": the framework's components, for messages; the caller frees it. */
+static char *component_info_names(const crmpi_framework_info_t *info)
 {
     component_text_t known = {0};
 
-    for (size_t i = 0; i < list->num_names; i++) {
-        if (component_info_knows(fw->info, list->names[i]))
-            continue;
-        if (!known.buf) {
-            for (const crmpi_component_info_t *const *c = fw->info->components; c && *c; c++)
-                component_text_append(&known, "%s%s", known.buf ? ", " : "", (*c)->name);
-        }
+    for (const crmpi_component_info_t *const *c = info->components; c && *c; c++)
+        component_text_append(&known, "%s%s", known.buf ? ", " : "", (*c)->name);
+    return known.buf;
+}
+
+/* Warn once per open about names in the list that are no component of this framework. */
+static void component_list_warn_unknown(const crmpi_framework_t *fw, const component_list_t *list)
+{
+    char *known = NULL;
+    size_t from = 0;
+
+    /* An excluded name that is not built here excludes nothing: nothing to say. */
+    if (list->mode != COMPONENT_LIST_INCLUDE)
+        return;
+    for (const char *name; (name = component_list_unknown(fw->info, list, &from));) {
+        if (!known)
+            known = component_info_names(fw->info);
         crmpi_log_warn("%s: unknown component '%s' in selection list %s='%s' is ignored "
                        "(known: %s)",
-                       fw->info->name, list->names[i], fw->info->name, list->text,
-                       known.buf ? known.buf : "none");
+                       fw->info->name, name, fw->info->name, list->text, known ? known : "none");
     }
-    free(known.buf);
+    free(known);
+}
+
+int crmpi_catalog_check_selections(void)
+{
+    for (const crmpi_framework_info_t *const *info = crmpi_catalog; *info; info++) {
+        component_list_t list;
+        size_t from = 0;
+        const char *name;
+        int rc = component_list_parse(*info, &list);
+
+        if (rc != CRMPI_OK)
+            return rc;
+        /* A portable "^ofi" must not fail where libfabric is absent. */
+        name = list.mode == COMPONENT_LIST_INCLUDE ? component_list_unknown(*info, &list, &from)
+                                                   : NULL;
+        if (name) {
+            char *known = component_info_names(*info);
+
+            crmpi_log_error("%s: no component '%s' here (selection list %s='%s'); the %s "
+                            "components are %s",
+                            (*info)->name, name, (*info)->name, list.text, (*info)->name,
+                            known ? known : "none");
+            free(known);
+            component_list_free(&list);
+            return CRMPI_ERR_NOT_FOUND;
+        }
+        component_list_free(&list);
+    }
+    return CRMPI_OK;
 }
 
 int crmpi_framework_open(crmpi_framework_t *fw)
@@ -250,7 +299,7 @@ int crmpi_framework_open(crmpi_framework_t *fw)
                         fw->info->name, verbose_name);
     if (rc != CRMPI_OK)
         return rc;
-    rc = component_list_parse(fw, &list);
+    rc = component_list_parse(fw->info, &list);
     if (rc != CRMPI_OK)
         return rc;
     component_list_warn_unknown(fw, &list);
@@ -268,7 +317,7 @@ int crmpi_framework_allows(const crmpi_framework_t *fw, const char *component_na
     bool allowed;
 
     /* A list that does not parse allows nothing; open() has already said why. */
-    if (component_list_parse(fw, &list) != CRMPI_OK)
+    if (component_list_parse(fw->info, &list) != CRMPI_OK)
         return 0;
     allowed = component_list_allows(&list, component_name);
     component_list_free(&list);
@@ -280,7 +329,7 @@ int crmpi_framework_requested(const crmpi_framework_t *fw, const char *component
     component_list_t list;
     bool named;
 
-    if (component_list_parse(fw, &list) != CRMPI_OK)
+    if (component_list_parse(fw->info, &list) != CRMPI_OK)
         return 0;
     named = list.mode == COMPONENT_LIST_INCLUDE && component_list_names(&list, component_name);
     component_list_free(&list);
@@ -304,7 +353,7 @@ static int component_candidates_evaluate(const crmpi_framework_t *fw,
         crmpi_log_error("%s: component selection before crmpi_framework_open()", fw->info->name);
         return CRMPI_ERR_BAD_PARAM;
     }
-    rc = component_list_parse(fw, &list);
+    rc = component_list_parse(fw->info, &list);
     if (rc != CRMPI_OK)
         return rc;
     for (const crmpi_component_t *const *c = fw->components; c && *c; c++)

@@ -121,4 +121,13 @@ extern const size_t crmpi_core_num_params;
  */
 int crmpi_catalog_register_all(void);
 
+/**
+ * Check every framework's selection list (parameter <fw>) against the catalog, as a
+ * launcher does before it starts anything: a list that does not parse, or that includes a
+ * name which is no component built here, is logged as one error.
+ * @return CRMPI_OK, CRMPI_ERR_BAD_PARAM (a list that does not parse),
+ *         CRMPI_ERR_NOT_FOUND (an included name that is no component)
+ */
+int crmpi_catalog_check_selections(void);
+
 #endif /* CRMPI_COMPONENT_H */

@@ -228,6 +228,47 @@ static void test_unknown_name_warns(void **state)
     assert_string_equal(tst_select_one_name(), "a");
 }
 
+static void test_unknown_excluded_name_is_silent(void **state)
+{
+    char *log;
+
+    assert_int_equal(crmpi_param_set_override("tst", "^zzz"), CRMPI_OK);
+    capture_begin();
+    assert_int_equal(crmpi_framework_open(&tst_framework), CRMPI_OK);
+    log = capture_end();
+    assert_int_equal(count_lines(log), 0);
+    free(log);
+}
+
+/* What a launcher checks before it starts anything: the real catalog's lists. */
+static void test_catalog_check_selections(void **state)
+{
+    char *log;
+
+    crmpi_param_finalize();
+    assert_int_equal(crmpi_catalog_register_all(), CRMPI_OK);
+    assert_int_equal(crmpi_catalog_check_selections(), CRMPI_OK);
+
+    assert_int_equal(crmpi_param_set_override("btl", "self,bogus"), CRMPI_OK);
+    capture_begin();
+    assert_int_equal(crmpi_catalog_check_selections(), CRMPI_ERR_NOT_FOUND);
+    log = capture_end();
+    assert_int_equal(count_lines(log), 1);
+    assert_non_null(strstr(log, "btl: no component 'bogus' here (selection list "
+                                "btl='self,bogus'); the btl components are self, sm, "));
+    free(log);
+
+    assert_int_equal(crmpi_param_set_override("btl", "^bogus"), CRMPI_OK);
+    assert_int_equal(crmpi_catalog_check_selections(), CRMPI_OK);
+    assert_int_equal(crmpi_param_set_override("btl", "self,^sm"), CRMPI_OK);
+    capture_begin();
+    assert_int_equal(crmpi_catalog_check_selections(), CRMPI_ERR_BAD_PARAM);
+    free(capture_end());
+    assert_int_equal(crmpi_param_set_override("btl", "self, tcp"), CRMPI_OK);
+    assert_int_equal(crmpi_catalog_check_selections(), CRMPI_OK);
+    assert_int_equal(crmpi_param_set_override("btl", ""), CRMPI_OK);
+}
+
 /* ---- failed selection ---------------------------------------------------------------- */
 
 static void test_nothing_selectable_names_every_candidate(void **state)
@@ -438,6 +479,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_exclude_list, test_setup, test_teardown),
         cmocka_unit_test_setup_teardown(test_mixed_list_is_an_error, test_setup, test_teardown),
         cmocka_unit_test_setup_teardown(test_unknown_name_warns, test_setup, test_teardown),
+        cmocka_unit_test_setup_teardown(test_unknown_excluded_name_is_silent, test_setup,
+                                        test_teardown),
+        cmocka_unit_test_setup_teardown(test_catalog_check_selections, test_setup, test_teardown),
         cmocka_unit_test_setup_teardown(test_nothing_selectable_names_every_candidate, test_setup,
                                         test_teardown),
         cmocka_unit_test_setup_teardown(test_nothing_selectable_all_excluded, test_setup,

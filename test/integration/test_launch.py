@@ -313,6 +313,13 @@ def test_bind_to_core_refuses_more_ranks_than_cores(mpi_job):
     (["-N", "2", "-np", "3", "--host", "localhost", "true"], "places at most 2 ranks"),
     (["-np", "3", "--host", "localhost:2", "true"], "only 2 slots"),
     (["--hostfile", "/no/such/hostfile", "true"], "cannot read /no/such/hostfile"),
+    # A component that is not there is refused before anything starts, once, not warned
+    # about by every rank.
+    (["-np", "2", "--mca", "btl", "self,bogus", "true"],
+     "btl: no component 'bogus' here (selection list btl='self,bogus'); the btl components "
+     "are self, sm, "),
+    (["-np", "2", "--mca", "coll", "fast", "true"], "coll: no component 'fast' here"),
+    (["-np", "2", "--mca", "btl", "self,^sm", "true"], "mixes included and excluded"),
 ])
 def test_bad_input_is_one_clear_line(args, message, tmp_path):
     if "NOT_EXECUTABLE" in args:

@@ -225,6 +225,9 @@ static int mpirun_prepare(mpirun_state_t *st, mpirun_options_t *opts)
     for (size_t m = 0; m < opts->num_mca; m++)
         crmpi_param_set_override(opts->mca_names[m], opts->mca_values[m]);
     crmpi_param_warn_unknown("mpirun");
+    /* Every rank would warn about an unknown component and run without it. */
+    if ((rc = crmpi_catalog_check_selections()) != CRMPI_OK)
+        return rc;
     if (opts->hostfile && mpirun_hostfile_read(opts, opts->hostfile, err, sizeof(err))) {
         crmpi_log_error("%s", err);
         return CRMPI_ERR_BAD_PARAM;
