@@ -21,6 +21,10 @@
 #include <stdint.h>
 
 #define CRMPI_RTE_NAME_MAX 256
+/* Bytes of the job's key: the secret mpirun made for this run of the job, which only the
+ * job's processes learn (from the agent, never from argv, the environment or a file); the
+ * transports authenticate their peers with keys derived from it. */
+#define CRMPI_RTE_KEY_LEN 32
 
 typedef struct crmpi_rte_job_info {
     uint64_t jobid;                    /* mpirun's pid (Open MPI 1.x convention) */
@@ -33,6 +37,8 @@ typedef struct crmpi_rte_job_info {
     uint32_t *node_of_rank;            /* node_id of every rank; `size` entries, owned by the rte */
     char nodename[CRMPI_RTE_NAME_MAX]; /* this node's name, as the launcher knows it */
     char session_dir[CRMPI_RTE_NAME_MAX]; /* node-local scratch directory of this job */
+    uint8_t job_key[CRMPI_RTE_KEY_LEN];   /* the job's key; a restart brings the new run's */
+    uint32_t job_key_len;                 /* CRMPI_RTE_KEY_LEN, or 0: none (a singleton) */
 } crmpi_rte_job_info_t;
 
 /**

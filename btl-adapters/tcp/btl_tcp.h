@@ -16,6 +16,18 @@
  * FAILED (connect refused, reset: logged once; every later send is CRMPI_ERR_UNREACH).
  * Connections are made lazily because most peers of a large job never talk to each other.
  *
+ * Who may connect: a rank listens only on the addresses it publishes (one listening socket
+ * each, one port for all), and a connection counts only once its handshake proves that the
+ * connecting process holds the job's key (btl_tcp_auth.c): an HMAC-SHA256, under a key
+ * derived from the job's key, over the handshake's fields (sender, receiver, job, a nonce
+ * fresh for each connection) and the receiver's listen nonce, a random value each module
+ * publishes in its modex blob. The listen nonce is new with every module (MPI_Init, and
+ * every rebuild after a checkpoint), so a handshake recorded on the wire is worth nothing to
+ * another module, and one replayed to the same module is refused by its nonce. A process
+ * without the key (another user, a stale rank of an earlier run) is refused before a
+ * single fragment is read from it. Frames are not authenticated one by one: whoever can
+ * inject bytes into an established TCP stream is root on one of the nodes.
+ *
  * Wire format, in the host's byte order (every rank of a job runs on the same architecture,
  * convertor.h): a connection opens with one btl_tcp_handshake_t, then carries frames, each
  * a btl_tcp_frame_hdr_t, `gap` bytes of padding, the `length` bytes of the sender's hdr and
@@ -77,7 +89,10 @@
 /* "CRTC": the first four bytes of the modex blob and of every handshake. */
 #define BTL_TCP_MAGIC 0x43525443u
 /* Bumped whenever the handshake, the frames or the modex blob change meaning. */
-#define BTL_TCP_VERSION 1u
+#define BTL_TCP_VERSION 2u
+/* Bytes of the nonces (a module's listen nonce, a connection's own) and of the MAC. */
+#define BTL_TCP_NONCE_LEN 16u
+#define BTL_TCP_MAC_LEN   32u
 /* Frames are padded to this, so callbacks see aligned headers (see above). */
 #define BTL_TCP_ALIGN 8u
 /* Payloads from this size on get a gap when their alignment calls for one (see above);
@@ -98,12 +113,15 @@
 
 /* The first bytes on every connection, from the connecting rank. */
 typedef struct btl_tcp_handshake {
-    uint32_t magic;       /* BTL_TCP_MAGIC: this is a crmpi tcp connection */
-    uint16_t version;     /* BTL_TCP_VERSION of the connecting rank */
-    uint16_t reserved;    /* zero; keeps the fields below aligned */
-    uint32_t sender_rank; /* the connecting rank, in MPI_COMM_WORLD */
-    uint32_t reserved2;   /* zero */
-    uint64_t jobid;       /* the connecting rank's job: a stale rank of an old job is refused */
+    uint32_t magic;                   /* BTL_TCP_MAGIC: this is a crmpi tcp connection */
+    uint16_t version;                 /* BTL_TCP_VERSION of the connecting rank */
+    uint16_t reserved;                /* zero; keeps the fields below aligned */
+    uint32_t sender_rank;             /* the connecting rank, in MPI_COMM_WORLD */
+    uint32_t receiver_rank;           /* the rank it means to reach */
+    uint64_t jobid;                   /* the connecting rank's job */
+    uint8_t nonce[BTL_TCP_NONCE_LEN]; /* fresh for this connection: a replay is refused */
+    uint8_t mac[BTL_TCP_MAC_LEN];     /* HMAC over the bytes above and the receiver's listen
+                                       * nonce (btl_tcp_auth.c) */
 } btl_tcp_handshake_t;
 
 /* Before every fragment on the wire. */
@@ -124,10 +142,11 @@ static inline size_t btl_tcp_frame_size(const btl_tcp_frame_hdr_t *fh)
 
 /* The modex blob: this header, then num_addrs btl_tcp_modex_addr_t. */
 typedef struct btl_tcp_modex_hdr {
-    uint32_t magic;     /* BTL_TCP_MAGIC */
-    uint16_t version;   /* BTL_TCP_VERSION */
-    uint16_t port;      /* the listening port, network byte order */
-    uint32_t num_addrs; /* entries that follow */
+    uint32_t magic;                          /* BTL_TCP_MAGIC */
+    uint16_t version;                        /* BTL_TCP_VERSION */
+    uint16_t port;                           /* the listening port, network byte order */
+    uint32_t num_addrs;                      /* entries that follow */
+    uint8_t listen_nonce[BTL_TCP_NONCE_LEN]; /* what handshakes to this module must cover */
 } btl_tcp_modex_hdr_t;
 
 /* One published address. */
@@ -148,7 +167,7 @@ typedef struct btl_tcp_if {
 
 /* What an epoll event's data.ptr points to: the first field of each polled object. */
 typedef enum {
-    BTL_TCP_POLL_LISTEN,   /* the listening socket */
+    BTL_TCP_POLL_LISTEN,   /* a listening socket (btl_tcp_listener_t) */
     BTL_TCP_POLL_CONN,     /* an accepted socket (btl_tcp_conn_t) */
     BTL_TCP_POLL_ENDPOINT, /* an outgoing socket (crmpi_btl_endpoint_t) */
 } btl_tcp_poll_kind_t;
@@ -156,6 +175,12 @@ typedef enum {
 typedef struct btl_tcp_pollable {
     btl_tcp_poll_kind_t kind; /* which object embeds this */
 } btl_tcp_pollable_t;
+
+/* A listening socket, on one of the module's addresses. */
+typedef struct btl_tcp_listener {
+    btl_tcp_pollable_t poll; /* BTL_TCP_POLL_LISTEN; first, for epoll */
+    int fd;                  /* non-blocking, bound to ifs[i].addr:listen_port, or -1 */
+} btl_tcp_listener_t;
 
 /* Bytes the kernel has not taken yet, in send order: [head, tail) of buf. */
 typedef struct btl_tcp_sendq {
@@ -179,17 +204,18 @@ typedef struct btl_tcp_module btl_tcp_module_t;
 
 /* This rank's way to one peer: the outgoing half of the pair of connections. */
 struct crmpi_btl_endpoint {
-    btl_tcp_pollable_t poll;             /* BTL_TCP_POLL_ENDPOINT; first, for epoll */
-    btl_tcp_module_t *module;            /* the owner */
-    uint32_t peer_rank;                  /* in MPI_COMM_WORLD */
-    struct sockaddr_in addr;             /* the peer's chosen address and listening port */
-    char addr_text[INET_ADDRSTRLEN + 8]; /* "10.0.0.2:41234", for messages */
-    btl_tcp_endpoint_state_t state;      /* see the lifecycle above */
-    int fd;                              /* the connected socket, or -1 */
-    uint32_t poll_events;                /* events registered with epoll for fd */
-    btl_tcp_sendq_t queue;               /* what the kernel did not take yet */
-    bool deleted;                        /* del_procs'd; kept only until its queue drains */
-    crmpi_btl_endpoint_t *next_draining; /* link in module->draining while deleted */
+    btl_tcp_pollable_t poll;                 /* BTL_TCP_POLL_ENDPOINT; first, for epoll */
+    btl_tcp_module_t *module;                /* the owner */
+    uint32_t peer_rank;                      /* in MPI_COMM_WORLD */
+    struct sockaddr_in addr;                 /* the peer's chosen address and listening port */
+    uint8_t listen_nonce[BTL_TCP_NONCE_LEN]; /* the peer module's, from its modex blob */
+    char addr_text[INET_ADDRSTRLEN + 8];     /* "10.0.0.2:41234", for messages */
+    btl_tcp_endpoint_state_t state;          /* see the lifecycle above */
+    int fd;                                  /* the connected socket, or -1 */
+    uint32_t poll_events;                    /* events registered with epoll for fd */
+    btl_tcp_sendq_t queue;                   /* what the kernel did not take yet */
+    bool deleted;                            /* del_procs'd; kept only until its queue drains */
+    crmpi_btl_endpoint_t *next_draining;     /* link in module->draining while deleted */
 };
 
 /* A socket another rank connected to us: where its fragments arrive. */
@@ -210,36 +236,39 @@ typedef struct btl_tcp_conn {
 } btl_tcp_conn_t;
 
 struct btl_tcp_module {
-    crmpi_btl_module_t super;         /* the slots; first, so the BML's pointer is ours */
-    uint64_t jobid;                   /* checked in every handshake */
-    uint32_t my_rank;                 /* this rank, in MPI_COMM_WORLD */
-    uint32_t job_size;                /* ranks in MPI_COMM_WORLD */
-    uint32_t my_node;                 /* node id: loopback addresses only reach the same node */
-    uint32_t *node_of_rank;           /* copy of the job's node ids, job_size entries */
-    btl_tcp_if_t *ifs;                /* the interfaces chosen by btl_tcp_if_include/exclude */
-    size_t num_ifs;                   /* entries in ifs */
-    int listen_fd;                    /* non-blocking, bound to INADDR_ANY:port */
-    uint16_t listen_port;             /* host byte order, as published */
-    btl_tcp_pollable_t listen_poll;   /* BTL_TCP_POLL_LISTEN, epoll's tag for listen_fd */
-    int epoll_fd;                     /* listen_fd, accepted sockets, outgoing sockets */
-    crmpi_btl_endpoint_t **endpoints; /* by peer rank; NULL: not added, or deleted */
-    crmpi_btl_endpoint_t *draining;   /* deleted endpoints whose queues still flush */
-    btl_tcp_conn_t *conns;            /* accepted sockets, newest first */
-    size_t num_live;                  /* endpoints added and not deleted */
-    size_t num_draining;              /* entries in draining */
-    size_t num_conns;                 /* entries in conns */
-    size_t num_writing;               /* endpoints waiting for EPOLLOUT (connecting, queued) */
-    unsigned poll_tick;               /* progress calls, for the direct-read path's epoll turn */
-    size_t queue_limit;               /* BTL_TCP_QUEUE_LIMIT_FRAGS * max_send_size */
-    size_t sndbuf;                    /* SO_SNDBUF of every socket, 0: kernel autotuning */
-    size_t rcvbuf;                    /* SO_RCVBUF of every socket, 0: kernel autotuning */
-    char *bounce;     /* page-aligned, max_send_size bytes for packing non-contiguous
-                       * payloads; one per module is enough because a send
-                       * never returns before the bytes are written or queued */
-    size_t recv_cap;  /* receive buffer of a streaming connection: two
-                       * max-size frames, so reads are large */
-    int accept_errno; /* last accept() failure logged, so it is logged once */
-    bool in_progress; /* progress is running: a callback must not re-enter it */
+    crmpi_btl_module_t super;          /* the slots; first, so the BML's pointer is ours */
+    uint64_t jobid;                    /* checked in every handshake */
+    uint32_t my_rank;                  /* this rank, in MPI_COMM_WORLD */
+    uint32_t job_size;                 /* ranks in MPI_COMM_WORLD */
+    uint32_t my_node;                  /* node id: loopback addresses only reach the same node */
+    uint32_t *node_of_rank;            /* copy of the job's node ids, job_size entries */
+    btl_tcp_if_t *ifs;                 /* the interfaces chosen by btl_tcp_if_include/exclude */
+    size_t num_ifs;                    /* entries in ifs */
+    btl_tcp_listener_t *listeners;     /* one per entry of ifs, all on listen_port */
+    uint16_t listen_port;              /* host byte order, as published */
+    uint8_t auth_key[BTL_TCP_MAC_LEN]; /* derived from the job's key (btl_tcp_auth.c) */
+    uint8_t listen_nonce[BTL_TCP_NONCE_LEN];   /* published; covered by every handshake to us */
+    uint8_t (*seen_nonces)[BTL_TCP_NONCE_LEN]; /* of the handshakes accepted so far */
+    size_t num_seen_nonces;                    /* entries in seen_nonces */
+    int epoll_fd;                              /* listen_fd, accepted sockets, outgoing sockets */
+    crmpi_btl_endpoint_t **endpoints;          /* by peer rank; NULL: not added, or deleted */
+    crmpi_btl_endpoint_t *draining;            /* deleted endpoints whose queues still flush */
+    btl_tcp_conn_t *conns;                     /* accepted sockets, newest first */
+    size_t num_live;                           /* endpoints added and not deleted */
+    size_t num_draining;                       /* entries in draining */
+    size_t num_conns;                          /* entries in conns */
+    size_t num_writing; /* endpoints waiting for EPOLLOUT (connecting, queued) */
+    unsigned poll_tick; /* progress calls, for the direct-read path's epoll turn */
+    size_t queue_limit; /* BTL_TCP_QUEUE_LIMIT_FRAGS * max_send_size */
+    size_t sndbuf;      /* SO_SNDBUF of every socket, 0: kernel autotuning */
+    size_t rcvbuf;      /* SO_RCVBUF of every socket, 0: kernel autotuning */
+    char *bounce;       /* page-aligned, max_send_size bytes for packing non-contiguous
+                         * payloads; one per module is enough because a send
+                         * never returns before the bytes are written or queued */
+    size_t recv_cap;    /* receive buffer of a streaming connection: two
+                         * max-size frames, so reads are large */
+    int accept_errno;   /* last accept() failure logged, so it is logged once */
+    bool in_progress;   /* progress is running: a callback must not re-enter it */
 };
 
 /* What init read from the parameters (btl_tcp_info.c). */
@@ -273,13 +302,30 @@ int btl_tcp_if_select(const char *include, const char *exclude, btl_tcp_if_t **i
 int btl_tcp_if_choose_peer(const btl_tcp_if_t *mine, size_t num_mine, const btl_tcp_if_t *theirs,
                            size_t num_theirs, bool same_node, struct in_addr *addr_out);
 
-/** Encode our addresses and port for crmpi_rte_modex_publish (malloc'ed blob). */
-int btl_tcp_modex_pack(const btl_tcp_if_t *ifs, size_t num_ifs, uint16_t port, void **blob_out,
-                       size_t *len_out);
+/** Encode our addresses, port and listen nonce for crmpi_rte_modex_publish (malloc'ed). */
+int btl_tcp_modex_pack(const btl_tcp_module_t *module, void **blob_out, size_t *len_out);
 
 /** Decode a peer's blob; CRMPI_ERR_PROTO (not logged) when it is malformed or another version. */
 int btl_tcp_modex_unpack(const void *blob, size_t len, btl_tcp_if_t **addrs_out, size_t *num_out,
-                         uint16_t *port_out);
+                         uint16_t *port_out, uint8_t *listen_nonce_out);
+
+/* Authentication (btl_tcp_auth.c) */
+
+/**
+ * Derive the module's key from the job's and draw its listen nonce.
+ * @return CRMPI_OK; CRMPI_ERR_NOT_SUPPORTED when the job has no key (logged);
+ *         CRMPI_ERR_IO when the kernel gives no randomness (logged)
+ */
+int btl_tcp_auth_init(btl_tcp_module_t *module, const crmpi_rte_job_info_t *job);
+/** Fill the handshake's nonce and MAC for a connection to `ep`. @return as getrandom. */
+int btl_tcp_auth_sign(const crmpi_btl_endpoint_t *ep, btl_tcp_handshake_t *hs);
+/**
+ * Does the handshake prove the key, name this module's rank and job, and carry a nonce not
+ * seen before? The nonce is remembered when it does.
+ * @return true, or false with `why` saying what was wrong
+ */
+bool btl_tcp_auth_check(btl_tcp_module_t *module, const btl_tcp_handshake_t *hs, char *why,
+                        size_t why_len);
 
 /* The module (btl_tcp_module.c) */
 
@@ -299,9 +345,11 @@ int btl_tcp_socket_tune(const btl_tcp_module_t *module, int fd);
 
 /* Endpoints (btl_tcp_endpoint.c) */
 
-/** An IDLE endpoint for `peer_rank`, to connect to `addr` on its first send. */
+/** An IDLE endpoint for `peer_rank`, to connect to `addr` on its first send; the peer's
+ *  listen nonce goes into the handshake. */
 int btl_tcp_endpoint_create(btl_tcp_module_t *module, uint32_t peer_rank,
-                            const struct sockaddr_in *addr, crmpi_btl_endpoint_t **ep_out);
+                            const struct sockaddr_in *addr, const uint8_t *listen_nonce,
+                            crmpi_btl_endpoint_t **ep_out);
 /** Close the socket (what the kernel holds is still delivered) and free the endpoint. */
 void btl_tcp_endpoint_destroy(crmpi_btl_endpoint_t *ep);
 /** The module's send slot (btl.h). */
@@ -317,8 +365,8 @@ size_t btl_tcp_endpoint_queued_frames(const crmpi_btl_endpoint_t *ep);
 
 /* Accepted connections (btl_tcp_conn.c) */
 
-/** Accept every pending connection on the listening socket. */
-void btl_tcp_conn_accept_all(btl_tcp_module_t *module);
+/** Accept every pending connection on one of the module's listening sockets. */
+void btl_tcp_conn_accept_all(btl_tcp_module_t *module, btl_tcp_listener_t *listener);
 /**
  * Read what arrived and hand every complete frame to its callback (or drop it when
  * `deliver` is false: finalize). Closes and frees the conn at EOF or on error.

@@ -87,7 +87,7 @@ static int btl_tcp_component_init(const crmpi_rte_job_info_t *job, crmpi_btl_mod
         free(ifs);
         return rc;
     }
-    rc = btl_tcp_modex_pack(module->ifs, module->num_ifs, module->listen_port, &blob, &blob_len);
+    rc = btl_tcp_modex_pack(module, &blob, &blob_len);
     if (rc != CRMPI_OK)
         goto err_finalize;
     rc = crmpi_rte_modex_publish(BTL_TCP_MODEX_KEY, blob, blob_len);

@@ -54,7 +54,7 @@ void btl_tcp_conn_destroy(btl_tcp_conn_t *conn)
     free(conn);
 }
 
-void btl_tcp_conn_accept_all(btl_tcp_module_t *module)
+void btl_tcp_conn_accept_all(btl_tcp_module_t *module, btl_tcp_listener_t *listener)
 {
     for (;;) {
         struct sockaddr_in addr;
@@ -64,7 +64,7 @@ void btl_tcp_conn_accept_all(btl_tcp_module_t *module)
         btl_tcp_conn_t *conn;
         int fd;
 
-        fd = accept4(module->listen_fd, (struct sockaddr *)&addr, &addr_len,
+        fd = accept4(listener->fd, (struct sockaddr *)&addr, &addr_len,
                      SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
             if (errno == EINTR || errno == ECONNABORTED)
@@ -148,13 +148,7 @@ static bool btl_tcp_conn_handshake(btl_tcp_conn_t *conn)
     else if (hs.version != BTL_TCP_VERSION)
         snprintf(why, sizeof(why), "protocol version %u, this rank speaks %u", hs.version,
                  BTL_TCP_VERSION);
-    else if (hs.jobid != module->jobid)
-        snprintf(why, sizeof(why), "it belongs to job %llu, this is job %llu",
-                 (unsigned long long)hs.jobid, (unsigned long long)module->jobid);
-    else if (hs.sender_rank >= module->job_size || hs.sender_rank == module->my_rank)
-        snprintf(why, sizeof(why), "it claims to be rank %u of a job of %u ranks", hs.sender_rank,
-                 module->job_size);
-    else {
+    else if (btl_tcp_auth_check(module, &hs, why, sizeof(why))) {
         conn->identified = true;
         conn->peer_rank = hs.sender_rank;
         conn->start += sizeof(hs);

@@ -138,7 +138,8 @@ size_t btl_tcp_endpoint_queued_frames(const crmpi_btl_endpoint_t *ep)
 }
 
 int btl_tcp_endpoint_create(btl_tcp_module_t *module, uint32_t peer_rank,
-                            const struct sockaddr_in *addr, crmpi_btl_endpoint_t **ep_out)
+                            const struct sockaddr_in *addr, const uint8_t *listen_nonce,
+                            crmpi_btl_endpoint_t **ep_out)
 {
     crmpi_btl_endpoint_t *ep = calloc(1, sizeof(*ep));
     char addr_text[INET_ADDRSTRLEN];
@@ -152,6 +153,7 @@ int btl_tcp_endpoint_create(btl_tcp_module_t *module, uint32_t peer_rank,
     ep->module = module;
     ep->peer_rank = peer_rank;
     ep->addr = *addr;
+    memcpy(ep->listen_nonce, listen_nonce, sizeof(ep->listen_nonce));
     ep->state = BTL_TCP_EP_IDLE;
     ep->fd = -1;
     inet_ntop(AF_INET, &addr->sin_addr, addr_text, sizeof(addr_text));
@@ -258,11 +260,16 @@ static int btl_tcp_endpoint_connect(crmpi_btl_endpoint_t *ep)
         .magic = BTL_TCP_MAGIC,
         .version = BTL_TCP_VERSION,
         .sender_rank = module->my_rank,
+        .receiver_rank = ep->peer_rank,
         .jobid = module->jobid,
     };
     struct iovec iov = {.iov_base = &hs, .iov_len = sizeof(hs)};
     struct epoll_event ev = {.events = EPOLLOUT, .data.ptr = &ep->poll};
 
+    if (btl_tcp_auth_sign(ep, &hs) != 0) {
+        btl_tcp_endpoint_fail(ep, "getrandom", errno);
+        return CRMPI_ERR_UNREACH;
+    }
     ep->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (ep->fd < 0) {
         btl_tcp_endpoint_fail(ep, "socket", errno);

@@ -343,9 +343,10 @@ int btl_tcp_if_choose_peer(const btl_tcp_if_t *mine, size_t num_mine, const btl_
     return CRMPI_OK;
 }
 
-int btl_tcp_modex_pack(const btl_tcp_if_t *ifs, size_t num_ifs, uint16_t port, void **blob_out,
-                       size_t *len_out)
+int btl_tcp_modex_pack(const btl_tcp_module_t *module, void **blob_out, size_t *len_out)
 {
+    const btl_tcp_if_t *ifs = module->ifs;
+    size_t num_ifs = module->num_ifs;
     size_t len = sizeof(btl_tcp_modex_hdr_t) + num_ifs * sizeof(btl_tcp_modex_addr_t);
     btl_tcp_modex_hdr_t *hdr = calloc(1, len);
     btl_tcp_modex_addr_t *addrs;
@@ -356,8 +357,9 @@ int btl_tcp_modex_pack(const btl_tcp_if_t *ifs, size_t num_ifs, uint16_t port, v
     }
     hdr->magic = BTL_TCP_MAGIC;
     hdr->version = BTL_TCP_VERSION;
-    hdr->port = htons(port);
+    hdr->port = htons(module->listen_port);
     hdr->num_addrs = (uint32_t)num_ifs;
+    memcpy(hdr->listen_nonce, module->listen_nonce, sizeof(hdr->listen_nonce));
     addrs = (btl_tcp_modex_addr_t *)(hdr + 1);
     for (size_t i = 0; i < num_ifs; i++) {
         addrs[i].addr = ifs[i].addr.s_addr;
@@ -370,7 +372,7 @@ int btl_tcp_modex_pack(const btl_tcp_if_t *ifs, size_t num_ifs, uint16_t port, v
 }
 
 int btl_tcp_modex_unpack(const void *blob, size_t len, btl_tcp_if_t **addrs_out, size_t *num_out,
-                         uint16_t *port_out)
+                         uint16_t *port_out, uint8_t *listen_nonce_out)
 {
     btl_tcp_modex_hdr_t hdr;
     btl_tcp_if_t *addrs;
@@ -397,5 +399,6 @@ int btl_tcp_modex_unpack(const void *blob, size_t len, btl_tcp_if_t **addrs_out,
     *addrs_out = addrs;
     *num_out = hdr.num_addrs;
     *port_out = ntohs(hdr.port);
+    memcpy(listen_nonce_out, hdr.listen_nonce, sizeof(hdr.listen_nonce));
     return CRMPI_OK;
 }

@@ -60,59 +60,119 @@ int btl_tcp_socket_tune(const btl_tcp_module_t *module, int fd)
     return 0;
 }
 
-/* The listening socket, on every address (the handshake, not the address, decides who may
- * talk to us), on a port the kernel picks. */
-static int btl_tcp_module_listen(btl_tcp_module_t *module)
-{
-    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY)};
-    socklen_t addr_len = sizeof(addr);
-    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &module->listen_poll};
-    const char *what;
+/* Tries at a port every published address can take (see btl_tcp_module_listen). */
+#define BTL_TCP_LISTEN_TRIES 16
 
-    module->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (module->listen_fd < 0) {
-        what = "socket";
-        goto err_log;
+/* A listening socket on addr:port (port 0: the kernel picks). @return the fd, or -1 with
+ * errno and *what_out naming the call that failed. */
+static int btl_tcp_module_listen_on(btl_tcp_module_t *module, struct in_addr addr, uint16_t port,
+                                    const char **what_out)
+{
+    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr = addr, .sin_port = htons(port)};
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int saved;
+
+    if (fd < 0) {
+        *what_out = "socket";
+        return -1;
     }
     /* Accepted sockets inherit SO_RCVBUF, which must be set before the connection is made
      * to size the TCP window (tcp(7)). */
-    if (btl_tcp_socket_tune(module, module->listen_fd) != 0) {
-        what = "setsockopt";
-        goto err_close;
-    }
-    if (bind(module->listen_fd, (struct sockaddr *)&addr, sizeof(addr)) != 0) {
-        what = "bind";
-        goto err_close;
-    }
-    if (listen(module->listen_fd, SOMAXCONN) != 0) {
-        what = "listen";
-        goto err_close;
-    }
-    if (getsockname(module->listen_fd, (struct sockaddr *)&addr, &addr_len) != 0) {
-        what = "getsockname";
-        goto err_close;
-    }
-    module->listen_port = ntohs(addr.sin_port);
-    if (epoll_ctl(module->epoll_fd, EPOLL_CTL_ADD, module->listen_fd, &ev) != 0) {
-        what = "epoll_ctl";
-        goto err_close;
-    }
-    return CRMPI_OK;
+    if (btl_tcp_socket_tune(module, fd) != 0)
+        *what_out = "setsockopt";
+    else if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) != 0)
+        *what_out = "bind";
+    else if (listen(fd, SOMAXCONN) != 0)
+        *what_out = "listen";
+    else
+        return fd;
+    saved = errno;
+    close(fd);
+    errno = saved;
+    return -1;
+}
 
+static void btl_tcp_module_listen_close(btl_tcp_module_t *module)
+{
+    for (size_t i = 0; module->listeners && i < module->num_ifs; i++) {
+        if (module->listeners[i].fd >= 0)
+            close(module->listeners[i].fd);
+        module->listeners[i].fd = -1;
+    }
+}
+
+/*
+ * One listening socket per published address, never on INADDR_ANY: a rank is reachable
+ * only where it says it is. The modex carries one port for all of them, so the kernel
+ * picks it for the first address and the others bind it too; when another process holds
+ * it on one of them, every socket is closed and the kernel picks again.
+ */
+static int btl_tcp_module_listen(btl_tcp_module_t *module)
+{
+    const char *what = "listen";
+    int saved_errno = 0;
+
+    module->listeners = calloc(module->num_ifs, sizeof(module->listeners[0]));
+    if (!module->listeners) {
+        crmpi_log_error("btl:tcp: rank %u: out of memory for the listening sockets",
+                        module->my_rank);
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    }
+    for (size_t i = 0; i < module->num_ifs; i++) {
+        module->listeners[i].poll.kind = BTL_TCP_POLL_LISTEN;
+        module->listeners[i].fd = -1;
+    }
+    for (int attempt = 0; attempt < BTL_TCP_LISTEN_TRIES; attempt++) {
+        uint16_t port = 0;
+        size_t i;
+
+        for (i = 0; i < module->num_ifs; i++) {
+            int fd = btl_tcp_module_listen_on(module, module->ifs[i].addr, port, &what);
+
+            if (fd < 0)
+                break;
+            module->listeners[i].fd = fd;
+            if (i == 0) {
+                struct sockaddr_in sin;
+                socklen_t len = sizeof(sin);
+
+                if (getsockname(fd, (struct sockaddr *)&sin, &len) != 0) {
+                    what = "getsockname";
+                    break;
+                }
+                port = ntohs(sin.sin_port);
+            }
+        }
+        saved_errno = errno;
+        if (i == module->num_ifs) {
+            module->listen_port = port;
+            for (i = 0; i < module->num_ifs; i++) {
+                struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &module->listeners[i].poll};
+
+                if (epoll_ctl(module->epoll_fd, EPOLL_CTL_ADD, module->listeners[i].fd, &ev) != 0) {
+                    what = "epoll_ctl";
+                    saved_errno = errno;
+                    goto err_close;
+                }
+            }
+            return CRMPI_OK;
+        }
+        btl_tcp_module_listen_close(module);
+        if (!(saved_errno == EADDRINUSE && i > 0))
+            break;
+    }
 err_close:
-    close(module->listen_fd);
-    module->listen_fd = -1;
-err_log:
-    crmpi_log_error("btl:tcp: rank %u: cannot open the listening socket: %s: %s", module->my_rank,
-                    what, strerror(errno));
+    btl_tcp_module_listen_close(module);
+    crmpi_log_error("btl:tcp: rank %u: cannot listen on its %zu address(es): %s: %s",
+                    module->my_rank, module->num_ifs, what, strerror(saved_errno));
     return CRMPI_ERR_IO;
 }
 
-/* Find the peer's published addresses and pick the one to connect to.
+/* Find the peer's published addresses and pick the one to connect to; its listen nonce.
  * @return CRMPI_OK with *addr_out, CRMPI_ERR_UNREACH (not an error: the peer has no tcp
  *         or no usable address; said at verbose level), other errors (logged). */
 static int btl_tcp_module_peer_addr(btl_tcp_module_t *module, uint32_t peer_rank,
-                                    struct sockaddr_in *addr_out)
+                                    struct sockaddr_in *addr_out, uint8_t *listen_nonce_out)
 {
     bool same_node = module->node_of_rank[peer_rank] == module->my_node;
     btl_tcp_if_t *addrs;
@@ -135,7 +195,7 @@ static int btl_tcp_module_peer_addr(btl_tcp_module_t *module, uint32_t peer_rank
                         module->my_rank, peer_rank, crmpi_strerror(rc));
         return rc;
     }
-    rc = btl_tcp_modex_unpack(blob, len, &addrs, &num_addrs, &port);
+    rc = btl_tcp_modex_unpack(blob, len, &addrs, &num_addrs, &port, listen_nonce_out);
     free(blob);
     if (rc != CRMPI_OK) {
         crmpi_log_error("btl:tcp: rank %u: rank %u published tcp addresses this rank cannot "
@@ -166,6 +226,7 @@ static int btl_tcp_module_add_procs(crmpi_btl_module_t *base, size_t nprocs,
 
     for (size_t i = 0; i < nprocs; i++) {
         uint32_t peer_rank = peer_ranks[i];
+        uint8_t listen_nonce[BTL_TCP_NONCE_LEN];
         struct sockaddr_in addr;
         crmpi_btl_endpoint_t *ep;
         int rc;
@@ -178,13 +239,13 @@ static int btl_tcp_module_add_procs(crmpi_btl_module_t *base, size_t nprocs,
             endpoints_out[i] = module->endpoints[peer_rank];
             continue;
         }
-        rc = btl_tcp_module_peer_addr(module, peer_rank, &addr);
+        rc = btl_tcp_module_peer_addr(module, peer_rank, &addr, listen_nonce);
         if (rc == CRMPI_ERR_UNREACH)
             continue;
         if (rc != CRMPI_OK)
             return rc;
         /* No connection yet: most peers of a large job never exchange a message. */
-        rc = btl_tcp_endpoint_create(module, peer_rank, &addr, &ep);
+        rc = btl_tcp_endpoint_create(module, peer_rank, &addr, listen_nonce, &ep);
         if (rc != CRMPI_OK)
             return rc;
         module->endpoints[peer_rank] = ep;
@@ -265,7 +326,9 @@ static int btl_tcp_module_progress(crmpi_btl_module_t *base)
         btl_tcp_pollable_t *poll = events[i].data.ptr;
 
         switch (poll->kind) {
-        case BTL_TCP_POLL_LISTEN: btl_tcp_conn_accept_all(module); break;
+        case BTL_TCP_POLL_LISTEN:
+            btl_tcp_conn_accept_all(module, (btl_tcp_listener_t *)poll);
+            break;
         case BTL_TCP_POLL_CONN:
             count += btl_tcp_conn_event((btl_tcp_conn_t *)poll, events[i].events, true);
             break;
@@ -397,8 +460,9 @@ static void btl_tcp_module_destroy(btl_tcp_module_t *module)
     }
     while (module->conns)
         btl_tcp_conn_destroy(module->conns);
-    if (module->listen_fd >= 0)
-        close(module->listen_fd);
+    btl_tcp_module_listen_close(module);
+    free(module->listeners);
+    free(module->seen_nonces);
     if (module->epoll_fd >= 0)
         close(module->epoll_fd);
     free(module->endpoints);
@@ -455,8 +519,6 @@ int btl_tcp_module_create(const crmpi_rte_job_info_t *job, const btl_tcp_setting
     module->my_rank = job->rank;
     module->job_size = job->size;
     module->my_node = job->node_id;
-    module->listen_fd = -1;
-    module->listen_poll.kind = BTL_TCP_POLL_LISTEN;
     module->queue_limit = BTL_TCP_QUEUE_LIMIT_FRAGS * settings->max_send_size;
     module->recv_cap = 2 * (sizeof(btl_tcp_frame_hdr_t) + BTL_TCP_GAP_MAX +
                             settings->max_send_size + BTL_TCP_ALIGN);
@@ -479,16 +541,16 @@ int btl_tcp_module_create(const crmpi_rte_job_info_t *job, const btl_tcp_setting
     }
     for (uint32_t r = 0; r < job->size; r++)
         module->node_of_rank[r] = job->node_of_rank ? job->node_of_rank[r] : job->node_id;
-    rc = btl_tcp_module_listen(module);
-    if (rc != CRMPI_OK)
-        goto err_destroy;
-    /* Owned from here on: destroy frees it. */
     module->ifs = ifs;
     module->num_ifs = num_ifs;
+    if ((rc = btl_tcp_auth_init(module, job)) != CRMPI_OK ||
+        (rc = btl_tcp_module_listen(module)) != CRMPI_OK)
+        goto err_destroy;
     *module_out = module;
     return CRMPI_OK;
 
 err_destroy:
+    module->ifs = NULL; /* the caller's until success */
     btl_tcp_module_destroy(module);
     return rc;
 }

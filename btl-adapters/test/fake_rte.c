@@ -57,6 +57,11 @@ void crmpi_btl_test_rte_setup(const char *dir, uint32_t rank, uint32_t size,
     fake_job.num_nodes = num_nodes;
     snprintf(fake_job.nodename, sizeof(fake_job.nodename), "node%u", fake_job.node_id);
     snprintf(fake_job.session_dir, sizeof(fake_job.session_dir), "%s", dir);
+    /* The same key in every rank of the test (they share the parent), as mpirun's agents
+     * give it; test_btl_tcp's intruders know the jobid but not this. */
+    for (uint32_t i = 0; i < CRMPI_RTE_KEY_LEN; i++)
+        fake_job.job_key[i] = (uint8_t)((fake_job.jobid >> (8 * (i % 8))) ^ (i * 37u));
+    fake_job.job_key_len = CRMPI_RTE_KEY_LEN;
     *job_out = fake_job;
 }
 

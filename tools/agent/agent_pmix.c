@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <nettle/hmac.h>
+
 #include "agent.h"
 #include "crmpi_status.h"
 #include "log.h"
@@ -140,6 +142,41 @@ static int agent_session_dir(crmpi_rte_job_info_t *info)
     return CRMPI_OK;
 }
 
+/*
+ * The rank's job key: derived from the key mpirun gave the agents (CRMPI_JOB_KEY, which the
+ * agents present to mpirun), so that a rank, whose memory its checkpoint images hold, never
+ * holds the agents' own credential. A rank's transports derive their keys from it in turn.
+ */
+static int agent_rank_key(crmpi_rte_job_info_t *info)
+{
+    static const char label[] = "crmpi rank key";
+    const char *hex = getenv("CRMPI_JOB_KEY");
+    uint8_t key[CRMPI_RTE_KEY_LEN];
+    struct hmac_sha256_ctx ctx;
+    size_t len = hex ? strlen(hex) : 0;
+
+    if (len != 2 * sizeof(key)) {
+        crmpi_log_error("the launcher gave no job key (CRMPI_JOB_KEY of %zu hex digits, "
+                        "expected %zu)",
+                        len, 2 * sizeof(key));
+        return CRMPI_ERR_BAD_PARAM;
+    }
+    for (size_t i = 0; i < sizeof(key); i++) {
+        unsigned byte;
+
+        if (sscanf(hex + 2 * i, "%2x", &byte) != 1) {
+            crmpi_log_error("the job key (CRMPI_JOB_KEY) is not hexadecimal");
+            return CRMPI_ERR_BAD_PARAM;
+        }
+        key[i] = (uint8_t)byte;
+    }
+    hmac_sha256_set_key(&ctx, sizeof(key), key);
+    hmac_sha256_update(&ctx, sizeof(label) - 1, (const uint8_t *)label);
+    hmac_sha256_digest(&ctx, CRMPI_RTE_KEY_LEN, info->job_key);
+    info->job_key_len = CRMPI_RTE_KEY_LEN;
+    return CRMPI_OK;
+}
+
 int agent_job_facts(agent_state_t *st)
 {
     pmix_proc_t wildcard;
@@ -155,6 +192,8 @@ int agent_job_facts(agent_state_t *st)
         (rc = agent_node_map(st)) != CRMPI_OK)
         return rc;
     info->jobid = jobid ? strtoull(jobid, NULL, 10) : 0;
+    if ((rc = agent_rank_key(info)) != CRMPI_OK)
+        return rc;
     return agent_session_dir(info);
 }
 

@@ -796,25 +796,30 @@ static void test_choose_peer_address(void **state)
 
 static void test_modex_round_trip(void **state)
 {
-    const btl_tcp_if_t mine[] = {test_if("127.0.0.1", 8, true), test_if("10.1.2.3", 20, false)};
+    btl_tcp_if_t mine[] = {test_if("127.0.0.1", 8, true), test_if("10.1.2.3", 20, false)};
+    btl_tcp_module_t module = {.ifs = mine, .num_ifs = 2, .listen_port = 41234};
+    uint8_t nonce[BTL_TCP_NONCE_LEN];
     btl_tcp_if_t *addrs;
     size_t num;
     uint16_t port;
     void *blob;
     size_t len;
 
-    assert_int_equal(btl_tcp_modex_pack(mine, 2, 41234, &blob, &len), CRMPI_OK);
-    assert_int_equal(btl_tcp_modex_unpack(blob, len, &addrs, &num, &port), CRMPI_OK);
+    memset(module.listen_nonce, 0xa5, sizeof(module.listen_nonce));
+    assert_int_equal(btl_tcp_modex_pack(&module, &blob, &len), CRMPI_OK);
+    assert_int_equal(btl_tcp_modex_unpack(blob, len, &addrs, &num, &port, nonce), CRMPI_OK);
     assert_int_equal(num, 2);
     assert_int_equal(port, 41234);
+    assert_memory_equal(nonce, module.listen_nonce, sizeof(nonce));
     assert_int_equal(addrs[1].addr.s_addr, mine[1].addr.s_addr);
     assert_int_equal(addrs[1].prefix_len, 20);
     assert_true(addrs[0].loopback && !addrs[1].loopback);
     free(addrs);
     /* Truncated, or from another protocol version: refused, not misread. */
-    assert_int_equal(btl_tcp_modex_unpack(blob, len - 1, &addrs, &num, &port), CRMPI_ERR_PROTO);
+    assert_int_equal(btl_tcp_modex_unpack(blob, len - 1, &addrs, &num, &port, nonce),
+                     CRMPI_ERR_PROTO);
     ((btl_tcp_modex_hdr_t *)blob)->version++;
-    assert_int_equal(btl_tcp_modex_unpack(blob, len, &addrs, &num, &port), CRMPI_ERR_PROTO);
+    assert_int_equal(btl_tcp_modex_unpack(blob, len, &addrs, &num, &port, nonce), CRMPI_ERR_PROTO);
     free(blob);
 }
 
@@ -917,34 +922,38 @@ static void scenario_lazy(uint32_t rank, uint32_t size, const char *dir, void *a
     const uint32_t peer = 1 - rank;
     const char ping[] = "ping";
     test_rank_t t;
-    int sockets;
+    int sockets, listeners;
 
     test_rank_start(&t, rank, size, dir);
     rank_on_recv = lazy_on_recv;
+    /* One listening socket per published address. */
+    listeners = (int)((btl_tcp_module_t *)t.module)->num_ifs;
     /* add_procs knows the peer's address but must not have connected. */
     sockets = test_count_sockets();
-    RANK_CHECK(sockets == 1, "%d sockets after add_procs; only the listener expected", sockets);
+    RANK_CHECK(sockets == listeners, "%d sockets after add_procs; only the %d listeners expected",
+               sockets, listeners);
     RANK_CHECK(t.eps[peer]->fd < 0 && t.eps[peer]->state == BTL_TCP_EP_IDLE, "endpoint state %d",
                t.eps[peer]->state);
     for (int i = 0; i < 100; i++)
         t.module->progress(t.module);
-    RANK_CHECK(test_count_sockets() == 1, "progress alone opened a connection");
+    RANK_CHECK(test_count_sockets() == listeners, "progress alone opened a connection");
     RANK_CHECK(crmpi_rte_fence(0) == CRMPI_OK, "fence");
 
     if (rank == 0) {
         test_send_blocking(&t, peer, ping, sizeof(ping), NULL, 0);
         while (lazy_arrived == 0)
             t.module->progress(t.module);
-        /* Listener, our connection to 1, and 1's connection to us. */
+        /* Listeners, our connection to 1, and 1's connection to us. */
         sockets = test_count_sockets();
-        RANK_CHECK(sockets == 3, "%d sockets after a ping and its answer; 3 expected", sockets);
+        RANK_CHECK(sockets == listeners + 2, "%d sockets after a ping and its answer; %d expected",
+                   sockets, listeners + 2);
     } else {
         while (lazy_arrived == 0)
             t.module->progress(t.module);
         /* Receiving opened nothing towards rank 0: connections are one-way. */
         sockets = test_count_sockets();
-        RANK_CHECK(sockets == 2, "%d sockets after receiving; listener + accepted expected",
-                   sockets);
+        RANK_CHECK(sockets == listeners + 1,
+                   "%d sockets after receiving; listeners + accepted expected", sockets);
         RANK_CHECK(t.eps[peer]->fd < 0, "receiving connected back to the sender");
         test_send_blocking(&t, peer, ping, sizeof(ping), NULL, 0);
     }
@@ -1094,8 +1103,8 @@ static void test_connect_refused(void **state)
     test_run_ranks(2, scenario_connect_refused, NULL);
 }
 
-/* A raw client of rank 1's listening socket. */
-static int raw_connect(uint32_t peer_rank)
+/* A raw client of a rank's listening socket; its listen nonce, for handshakes. */
+static int raw_connect(uint32_t peer_rank, uint8_t *listen_nonce_out)
 {
     struct sockaddr_in addr = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     btl_tcp_if_t *addrs;
@@ -1107,7 +1116,9 @@ static int raw_connect(uint32_t peer_rank)
 
     RANK_CHECK(crmpi_rte_modex_lookup(peer_rank, BTL_TCP_MODEX_KEY, &blob, &len) == CRMPI_OK, "%s",
                "set");
-    RANK_CHECK(btl_tcp_modex_unpack(blob, len, &addrs, &num_addrs, &port) == CRMPI_OK, "unpack");
+    RANK_CHECK(btl_tcp_modex_unpack(blob, len, &addrs, &num_addrs, &port, listen_nonce_out) ==
+                   CRMPI_OK,
+               "unpack");
     free(blob);
     free(addrs);
     addr.sin_port = htons(port);
@@ -1116,6 +1127,25 @@ static int raw_connect(uint32_t peer_rank)
     RANK_CHECK(connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0, "connect: %s",
                strerror(errno));
     return fd;
+}
+
+/* A handshake of rank 0 to rank 1, signed with `module`'s key (or not signed at all). */
+static btl_tcp_handshake_t raw_handshake(btl_tcp_module_t *module, const uint8_t *listen_nonce,
+                                         uint64_t jobid, bool sign)
+{
+    crmpi_btl_endpoint_t ep = {.module = module, .peer_rank = 1};
+    btl_tcp_handshake_t hs = {.magic = BTL_TCP_MAGIC,
+                              .version = BTL_TCP_VERSION,
+                              .sender_rank = 0,
+                              .receiver_rank = 1,
+                              .jobid = jobid};
+
+    memcpy(ep.listen_nonce, listen_nonce, sizeof(ep.listen_nonce));
+    if (sign)
+        RANK_CHECK(btl_tcp_auth_sign(&ep, &hs) == 0, "sign");
+    else
+        memset(hs.nonce, 7, sizeof(hs.nonce)); /* and a MAC of zeros */
+    return hs;
 }
 
 /* Wait until the other end closes (it read what it wanted and judged it). */
@@ -1139,38 +1169,59 @@ static void scenario_bad_peers(uint32_t rank, uint32_t size, const char *dir, vo
     rank_on_recv = lazy_on_recv;
     RANK_CHECK(crmpi_rte_fence(0) == CRMPI_OK, "fence");
     if (rank == 0) {
-        const btl_tcp_module_t *tcp = (const btl_tcp_module_t *)t.module;
+        btl_tcp_module_t *tcp = (btl_tcp_module_t *)t.module;
         char junk[sizeof(btl_tcp_handshake_t)] = "GET / HTTP/1.0\r\n\r\n";
-        btl_tcp_handshake_t hs = {.magic = BTL_TCP_MAGIC,
-                                  .version = BTL_TCP_VERSION,
-                                  .sender_rank = 0,
-                                  .jobid = tcp->jobid};
+        uint8_t nonce[BTL_TCP_NONCE_LEN];
+        btl_tcp_handshake_t hs;
         btl_tcp_frame_hdr_t fh = {.length = 1000, .tag = TEST_TAG};
         char part[100] = {0};
         int fd;
 
         /* Not a crmpi peer at all: refused and closed. */
-        fd = raw_connect(1);
+        fd = raw_connect(1, nonce);
         RANK_CHECK(send(fd, junk, sizeof(junk), MSG_NOSIGNAL) == sizeof(junk), "send");
         raw_wait_closed(fd);
-        /* Another job's rank: refused. */
-        fd = raw_connect(1);
-        hs.jobid++;
+        /* Someone who knows the jobid and the ranks (any user of the node does), not the key,
+         * followed by a fragment: refused before the fragment is read. */
+        fd = raw_connect(1, nonce);
+        hs = raw_handshake(tcp, nonce, tcp->jobid, false);
         RANK_CHECK(send(fd, &hs, sizeof(hs), MSG_NOSIGNAL) == sizeof(hs), "send");
-        hs.jobid--;
+        RANK_CHECK(send(fd, &fh, sizeof(fh), MSG_NOSIGNAL) == sizeof(fh), "send");
+        raw_wait_closed(fd);
+        /* A rank of the same key meaning another job: refused. */
+        fd = raw_connect(1, nonce);
+        hs = raw_handshake(tcp, nonce, tcp->jobid + 1, true);
+        RANK_CHECK(send(fd, &hs, sizeof(hs), MSG_NOSIGNAL) == sizeof(hs), "send");
         raw_wait_closed(fd);
         /* A rank that dies in the middle of a fragment. */
-        fd = raw_connect(1);
+        fd = raw_connect(1, nonce);
+        hs = raw_handshake(tcp, nonce, tcp->jobid, true);
         RANK_CHECK(send(fd, &hs, sizeof(hs), MSG_NOSIGNAL) == sizeof(hs), "send");
         RANK_CHECK(send(fd, &fh, sizeof(fh), MSG_NOSIGNAL) == sizeof(fh), "send");
         RANK_CHECK(send(fd, part, sizeof(part), MSG_NOSIGNAL) == sizeof(part), "send");
         shutdown(fd, SHUT_WR);
         raw_wait_closed(fd);
+        /* That handshake again, as one who recorded it would send it: refused. */
+        fd = raw_connect(1, nonce);
+        RANK_CHECK(send(fd, &hs, sizeof(hs), MSG_NOSIGNAL) == sizeof(hs), "send");
+        raw_wait_closed(fd);
         /* The module still works. */
         test_send_blocking(&t, 1, ping, sizeof(ping), NULL, 0);
     } else {
+        btl_tcp_module_t *tcp = (btl_tcp_module_t *)t.module;
         char *text;
 
+        /* It listens on its published addresses only, never on every address. */
+        for (size_t i = 0; i < tcp->num_ifs; i++) {
+            struct sockaddr_in sin;
+            socklen_t sin_len = sizeof(sin);
+
+            RANK_CHECK(getsockname(tcp->listeners[i].fd, (struct sockaddr *)&sin, &sin_len) == 0,
+                       "getsockname");
+            RANK_CHECK(sin.sin_addr.s_addr == tcp->ifs[i].addr.s_addr &&
+                           ntohs(sin.sin_port) == tcp->listen_port,
+                       "listener %zu is not on its published address", i);
+        }
         test_capture_begin(&t, "stderr");
         while (lazy_arrived == 0)
             t.module->progress(t.module);
@@ -1178,11 +1229,15 @@ static void scenario_bad_peers(uint32_t rank, uint32_t size, const char *dir, vo
         RANK_CHECK(strstr(text, "refused the connection from 127.0.0.1") &&
                        strstr(text, "not a crmpi tcp connection"),
                    "junk was not refused: %s", text);
-        RANK_CHECK(strstr(text, "belongs to job"), "another job was not refused: %s", text);
+        RANK_CHECK(strstr(text, "does not prove the job's key"),
+                   "a handshake without the key was not refused: %s", text);
+        RANK_CHECK(strstr(text, "it was meant for rank 1 of job"),
+                   "another job was not refused: %s", text);
         RANK_CHECK(strstr(text, "rank 1 <- rank 0") &&
                        strstr(text, "closed in the middle of a fragment"),
                    "the torn fragment was not reported: %s", text);
-        RANK_CHECK(test_count_lines(text) == 3, "not exactly three lines: %s", text);
+        RANK_CHECK(strstr(text, "used before (a replay)"), "a replay was not refused: %s", text);
+        RANK_CHECK(test_count_lines(text) == 5, "not exactly five lines: %s", text);
         free(text);
     }
     test_rank_stop(&t);
