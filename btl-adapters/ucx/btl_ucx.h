@@ -27,6 +27,18 @@
  * UCX does not have here fails init with one line that says which ones it has (UCX itself would
  * only warn and go on without it); UCX's own log lines go to btl_base_verbose 20 instead of stderr.
  *
+ * Restarted ranks: UCX's shared-memory transports (posix, sysv, cma) identify a peer by the
+ * pid it has in its own eyes (getpid()) and read /proc/<pid>/stat to watch it (1.13 does so
+ * for every endpoint, uct_ep_keepalive_init; cma reads its memory by that pid). A rank's pid
+ * is its own pid namespace's, which at launch is its agent's pid on the node (an ancestor
+ * that lives as long as the rank), but CRIU restores the namespace's pid only, so in a
+ * restored rank /proc/<pid> names a process gone or another one, and UCX's endpoints to
+ * peers over shared memory fail ("Endpoint timeout"). A rank whose getpid() names neither
+ * itself nor an ancestor in /proc therefore runs UCX without its shared memory: the
+ * transport list loses those names, or gets "^sm" (UCX's choice), and a list of shared
+ * memory only fails init with one line that says what to use instead (btl_ucx_tls=tcp,
+ * or crmpi's own sm BTL, whose segments do not depend on pids).
+ *
  * Order (btl.h: whole, once, in order). Every fragment carries a per-peer sequence number in
  * its AM header, and the receiver delivers in sequence, copying a fragment that arrives
  * ahead of its turn until the ones before it came; UCP does not promise the order of active

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "crmpi_status.h"
 #include "log.h"
@@ -336,6 +337,95 @@ static const char *btl_ucx_module_tls_name(const btl_ucx_settings_t *settings, c
     return buf;
 }
 
+/* UCX's names of its shared-memory transports and their aliases (UCX_TLS). */
+static const char *const btl_ucx_module_shm_names[] = {"sm",   "shm",   "mm",   "posix",
+                                                       "sysv", "xpmem", "knem", "cma"};
+
+/* The parent of `pid` as /proc shows it, or 0. */
+static long btl_ucx_module_proc_parent(long pid)
+{
+    char path[64];
+    char line[128];
+    long parent = 0;
+    FILE *status;
+
+    snprintf(path, sizeof(path), "/proc/%ld/status", pid);
+    status = fopen(path, "re");
+    if (!status)
+        return 0;
+    while (fgets(line, sizeof(line), status)) {
+        if (strncmp(line, "PPid:", 5) == 0) {
+            parent = strtol(line + 5, NULL, 10);
+            break;
+        }
+    }
+    fclose(status);
+    return parent;
+}
+
+/*
+ * Does the pid this rank sees (getpid()) name, in /proc, this process or one of its
+ * ancestors, which live as long as it does? Then UCX's shared memory can watch it
+ * (btl_ucx.h, "Restarted ranks"). At launch the rank's pid in its namespace is its agent's
+ * pid; in a restored rank it is the old agent's, gone.
+ */
+static bool btl_ucx_module_pid_in_proc(void)
+{
+    const long me = (long)getpid();
+    char link[32];
+    ssize_t len = readlink("/proc/self", link, sizeof(link) - 1);
+    long pid;
+
+    if (len <= 0)
+        return true; /* no /proc to tell: leave UCX's choice alone */
+    link[len] = '\0';
+    pid = strtol(link, NULL, 10);
+    /* Rank, its init, its agent: a few steps at most. */
+    for (int depth = 0; pid > 1 && depth < 8; depth++) {
+        if (pid == me)
+            return true;
+        pid = btl_ucx_module_proc_parent(pid);
+    }
+    return false;
+}
+
+static bool btl_ucx_module_is_shm_name(const char *name, size_t len)
+{
+    for (size_t i = 0; i < sizeof(btl_ucx_module_shm_names) / sizeof(btl_ucx_module_shm_names[0]);
+         i++) {
+        if (strlen(btl_ucx_module_shm_names[i]) == len &&
+            strncmp(btl_ucx_module_shm_names[i], name, len) == 0)
+            return true;
+    }
+    return false;
+}
+
+/*
+ * The transport list without UCX's shared memory, for a restored rank: `list` (the user's,
+ * or "" for UCX's choice) into buf. An exclusion list ("^...") or none excludes "sm"
+ * too; an inclusion list loses its shared-memory names.
+ * @return false when nothing is left of an inclusion list
+ */
+static bool btl_ucx_module_tls_without_shm(const char *list, char *buf, size_t size)
+{
+    size_t used = 0;
+
+    if (!list[0] || list[0] == '^') {
+        snprintf(buf, size, "%s%s", list[0] ? list : "^sm", list[0] ? ",sm" : "");
+        return true;
+    }
+    buf[0] = '\0';
+    for (const char *name = list; *name;) {
+        size_t len = strcspn(name, ",");
+
+        if (len && !btl_ucx_module_is_shm_name(name, len) && used + len + 2 < size)
+            used += (size_t)snprintf(buf + used, size - used, "%s%.*s", used ? "," : "", (int)len,
+                                     name);
+        name += len + (name[len] == ',');
+    }
+    return used > 0;
+}
+
 /* UCP's context: features, the transport list, and the check that every transport named
  * exists here (btl_ucx.h, "Transports"). */
 static int btl_ucx_module_context_create(btl_ucx_module_t *module,
@@ -349,9 +439,13 @@ static int btl_ucx_module_context_create(btl_ucx_module_t *module,
         .estimated_num_eps = module->job_size,
         .name = "crmpi",
     };
+    /* UCX_TLS is UCX's own variable: read to name it in messages and to filter it. */
+    const char *env_tls = getenv("UCX_TLS");
+    const char *tls_list;
     ucp_config_t *config;
     ucs_status_t status;
     const char *why;
+    char no_shm[256];
     char tls[256];
 
     btl_ucx_module_tls_name(settings, tls, sizeof(tls));
@@ -362,12 +456,29 @@ static int btl_ucx_module_context_create(btl_ucx_module_t *module,
                         module->my_rank, lib->status_string(status));
         return CRMPI_ERR_BAD_PARAM;
     }
-    if (settings->tls[0]) {
-        status = lib->config_modify(config, "TLS", settings->tls);
+    tls_list = settings->tls[0] ? settings->tls : (env_tls && env_tls[0] ? env_tls : "");
+    if (!btl_ucx_module_pid_in_proc()) {
+        /* A restored rank: UCX's shared memory cannot connect (btl_ucx.h, "Restarted
+         * ranks"). */
+        if (!btl_ucx_module_tls_without_shm(tls_list, no_shm, sizeof(no_shm))) {
+            crmpi_log_error("btl:ucx: rank %u: %s names only UCX's shared-memory transports, "
+                            "which cannot connect in a restarted rank (UCX finds a peer by its "
+                            "pid in /proc, which a restored rank's pid is not); restart with "
+                            "btl_ucx_tls=tcp, or with crmpi's sm BTL (--mca btl self,sm,ucx)",
+                            module->my_rank, tls);
+            lib->config_release(config);
+            return CRMPI_ERR_BAD_PARAM;
+        }
+        crmpi_fw_verbose(&crmpi_btl_framework, 10,
+                         "ucx: rank %u: restarted rank: UCX's transports %s (no shared memory)",
+                         module->my_rank, no_shm);
+        tls_list = no_shm;
+    }
+    if (tls_list[0] && tls_list != env_tls) {
+        status = lib->config_modify(config, "TLS", tls_list);
         if (status != UCS_OK) {
-            crmpi_log_error("btl:ucx: rank %u: btl_ucx_tls=%s is not a transport list UCX "
-                            "accepts: %s",
-                            module->my_rank, settings->tls, lib->status_string(status));
+            crmpi_log_error("btl:ucx: rank %u: %s is not a transport list UCX accepts: %s",
+                            module->my_rank, tls[0] ? tls : tls_list, lib->status_string(status));
             lib->config_release(config);
             return CRMPI_ERR_BAD_PARAM;
         }
