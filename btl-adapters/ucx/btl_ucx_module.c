@@ -159,8 +159,8 @@ static int btl_ucx_module_progress(crmpi_btl_module_t *base)
 
     if (module->in_progress)
         return 0;
-    /* Not even deleted peers' endpoints: UCX's wireup with a peer needs both sides'
-     * progress, so the worker is progressed while it has any endpoint. */
+    /* Always, unlike ofi's idle shortcut: a deleted peer's endpoint still exists, and UCX's
+     * wireup and close with a peer need both sides' progress. */
     module->in_progress = true;
     module->delivered = 0;
     module->lib->worker_progress(module->worker);
