@@ -383,6 +383,9 @@ def test_suspended_rank_holds_nothing_else(programs, baselines, tmp_path, btls):
             # holds sockets or segments, an epoll fd and UCX's async thread.
             assert len(fds) > 5 and len(tasks) > 2, (fds, tasks)
             assert maps_library(pid, "libucp"), "libucp is not mapped in rank %d" % pid
+        if "ucx:sm" in btls.split(","):
+            # UCX's posix and sysv segments: /dev/shm/ucx_shm_posix_* and /SYSV* (deleted).
+            assert shared, "UCX's segments are not visible in /proc/%d/maps" % pid
         if "ofi" in btl_names(btls):
             # Named in the list, ofi is open even where sm serves every peer: its provider
             # (tcp;ofi_rxm) listens, and libfabric is loaded.
