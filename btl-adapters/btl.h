@@ -1,12 +1,13 @@
 /*
  * btl.h: the byte transfer layer, the contract between the BML/PML above and the
- * transports (self, sm, tcp) below (docs/design.md, "Layers inside a rank").
+ * transports (self, sm, tcp, ofi, ucx) below (docs/design.md, "Layers inside a rank").
  *
  *        PML (matching, protocols)      -- knows MPI; owns headers and their meaning
  *          |  send(tag, hdr, payload)       ^ recv callback by tag (hdr + payload, in order)
  *        BML (per-peer choice of module)    |
  *          |                                |
- *        btl module: self | sm | tcp    -- knows bytes and peers' world ranks, nothing of MPI
+ *        btl module: self | sm | tcp | ofi | ucx
+ *                                       -- knows bytes and peers' world ranks, nothing of MPI
  *
  * Lifecycle (the BML drives it, in MPI_Init, MPI_Finalize and the C/R phases):
  *   component query (btl framework selection, by `--mca btl` and priority)

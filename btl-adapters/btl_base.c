@@ -27,6 +27,9 @@ extern const crmpi_component_t crmpi_btl_tcp_component;
 #if CRMPI_HAVE_LIBFABRIC /* the adapters built only with their library */
 extern const crmpi_component_t crmpi_btl_ofi_component;
 #endif
+#if CRMPI_HAVE_UCX
+extern const crmpi_component_t crmpi_btl_ucx_component;
+#endif
 
 /* In preference order (the catalog's order): a peer reachable by several goes to the
  * highest exclusivity anyway; this order only decides the order of initialisation. */
@@ -36,6 +39,9 @@ static const crmpi_component_t *const btl_base_components[] = {
     &crmpi_btl_sm_component,
 #if CRMPI_HAVE_LIBFABRIC
     &crmpi_btl_ofi_component,
+#endif
+#if CRMPI_HAVE_UCX
+    &crmpi_btl_ucx_component,
 #endif
     &crmpi_btl_tcp_component,
     NULL,

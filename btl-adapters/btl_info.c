@@ -11,6 +11,9 @@ extern const crmpi_component_info_t crmpi_btl_tcp_info;
 #if CRMPI_HAVE_LIBFABRIC /* the adapters built only with their library */
 extern const crmpi_component_info_t crmpi_btl_ofi_info;
 #endif
+#if CRMPI_HAVE_UCX
+extern const crmpi_component_info_t crmpi_btl_ucx_info;
+#endif
 
 /* clang-format off */
 static const crmpi_component_info_t *const btl_components[] = {
@@ -18,6 +21,9 @@ static const crmpi_component_info_t *const btl_components[] = {
     &crmpi_btl_sm_info,
 #if CRMPI_HAVE_LIBFABRIC
     &crmpi_btl_ofi_info,
+#endif
+#if CRMPI_HAVE_UCX
+    &crmpi_btl_ucx_info,
 #endif
     &crmpi_btl_tcp_info,
     NULL,

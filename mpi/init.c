@@ -114,6 +114,7 @@ static int init_run(int required, int *provided, const char *func_name)
 {
     const crmpi_rte_job_info_t *job;
     char *unreach_msg = NULL;
+    const char *held_error;
     char who[32];
     int rc;
 
@@ -181,11 +182,17 @@ static int init_run(int required, int *provided, const char *func_name)
     /* The data path: BTLs and their modex. A peer no BTL reaches ends the job, naming both
      * ranks. */
     crmpi_pml_set_comm_idle_fn(crmpi_mpi_comm_bury);
+    /* A BTL that cannot start (a transport list naming what does not exist) fails the same
+     * way on every rank: its error, held back, becomes mpirun's one line for the job. */
+    crmpi_log_hold_errors();
     rc = crmpi_pml_init(&unreach_msg);
+    held_error = crmpi_log_release_errors(rc == CRMPI_OK || rc == CRMPI_ERR_UNREACH);
     if (rc == CRMPI_ERR_UNREACH) {
         crmpi_rte_abort_job(MPI_ERR_OTHER, "%s: %s", func_name,
                             unreach_msg ? unreach_msg : "a peer is unreachable");
     }
+    if (rc != CRMPI_OK && held_error)
+        crmpi_rte_abort_job(MPI_ERR_OTHER, "%s", held_error);
     /* Both communicators' matching state. */
     if (rc == CRMPI_OK)
         rc = init_pml_comm(&crmpi_mpi_comm_world.comm);

@@ -8,6 +8,7 @@
 #include "log.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,15 @@
 
 /* This process's name in every line; empty until crmpi_log_set_who(). */
 static char log_who_name[LOG_WHO_MAX];
+
+/* Error lines held back (crmpi_log_hold_errors), under log_hold_lock. */
+static pthread_mutex_t log_hold_lock = PTHREAD_MUTEX_INITIALIZER;
+static int log_holding;                /* holding: error lines go to log_held */
+static char *log_held;                 /* the held lines, whole, one after another (malloc'ed) */
+static size_t log_held_len;            /* bytes at log_held */
+static size_t log_first_offset;        /* where the first held line's message starts */
+static size_t log_first_len;           /* its length, without the newline */
+static char log_first[LOG_LINE_STACK]; /* the first held message, once released */
 
 void crmpi_log_set_who(const char *who)
 {
@@ -74,6 +84,58 @@ static size_t log_line_format(char *buf, size_t size, const char *kind, const ch
     return (size_t)prefix_len + (size_t)message_len + 1;
 }
 
+/* Keep an error line instead of writing it; false when not holding (or out of memory). */
+static int log_line_hold(const char *kind, const char *line, size_t len)
+{
+    char *grown;
+    int held = 0;
+
+    if (!kind || strcmp(kind, "error") != 0)
+        return 0;
+    pthread_mutex_lock(&log_hold_lock);
+    if (log_holding && (grown = realloc(log_held, log_held_len + len)) != NULL) {
+        if (log_held_len == 0) {
+            /* The message follows "<who>: error: ". */
+            log_first_offset = strlen(crmpi_log_who()) + strlen(": error: ");
+            log_first_len = len > log_first_offset ? len - log_first_offset - 1 : 0;
+        }
+        log_held = grown;
+        memcpy(log_held + log_held_len, line, len);
+        log_held_len += len;
+        held = 1;
+    }
+    pthread_mutex_unlock(&log_hold_lock);
+    return held;
+}
+
+void crmpi_log_hold_errors(void)
+{
+    pthread_mutex_lock(&log_hold_lock);
+    log_holding = 1;
+    log_held_len = 0;
+    pthread_mutex_unlock(&log_hold_lock);
+}
+
+const char *crmpi_log_release_errors(int print)
+{
+    const char *first = NULL;
+
+    pthread_mutex_lock(&log_hold_lock);
+    log_holding = 0;
+    if (log_held_len > 0) {
+        if (print)
+            log_line_write(log_held, log_held_len);
+        snprintf(log_first, sizeof(log_first), "%.*s", (int)log_first_len,
+                 log_held + log_first_offset);
+        first = log_first;
+    }
+    free(log_held);
+    log_held = NULL;
+    log_held_len = 0;
+    pthread_mutex_unlock(&log_hold_lock);
+    return first;
+}
+
 void crmpi_log_emit(const char *kind, const char *fmt, ...)
 {
     char stack_buf[LOG_LINE_STACK];
@@ -103,7 +165,8 @@ void crmpi_log_emit(const char *kind, const char *fmt, ...)
     if (needed >= 2 && line[needed - 2] == '\n')
         needed--;
     line[needed - 1] = '\n';
-    log_line_write(line, needed);
+    if (!log_line_hold(kind, line, needed))
+        log_line_write(line, needed);
     if (line != stack_buf)
         free(line);
 }

@@ -20,6 +20,20 @@ const char *crmpi_log_who(void);
 
 void crmpi_log_emit(const char *kind, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/**
+ * Hold back the error lines of this process from now on, instead of printing them: for a
+ * step whose failure ends the job with one line of mpirun's (MPI_Init's BTL setup, where
+ * every rank meets the same bad parameter), the first error found becomes that line.
+ * Other kinds of lines are printed as usual. Not nested.
+ */
+void crmpi_log_hold_errors(void);
+/**
+ * Stop holding. `print`: write the held lines now, as they would have been (the step went
+ * on); otherwise drop them. Returns the first held error's message (without "<who>:
+ * error: "), valid until the next crmpi_log_hold_errors, or NULL when none was held.
+ */
+const char *crmpi_log_release_errors(int print);
+
 #define crmpi_log_error(...)                                                                       \
     do {                                                                                           \
         int crmpi_log_saved_errno_ = errno;                                                        \

@@ -27,6 +27,33 @@ INSTALL = os.environ.get("CRMPI_INSTALL", os.path.join(HERE, "../../install"))
 # other users of a shared machine delete and create again, which stalls TCP connections to
 # its address for tens of seconds (retransmissions with backoff).
 OFI_DOMAIN = "lo"
+# The same for crmpi's ucx BTL (UCX's tcp); UCX's shared memory is not a network device.
+UCX_NET_DEVICES = "lo"
+
+
+def crmpi_btl_args(btls):
+    """crmpi's --mca arguments for a BTL set. "ucx:TLS" in the list is the ucx BTL over UCX's
+    transports TLS (btl_ucx_tls, which a restart takes too, unlike UCX_TLS): "self,ucx:tcp",
+    "self,ucx:sm", "self,sm,ucx:tcp". ofi and ucx keep to the loopback interface."""
+    prefix = "^" if btls.startswith("^") else ""
+    names = []
+    extra = []
+    for name in btls.lstrip("^").split(","):
+        if name.startswith("ucx:"):
+            extra += ["--mca", "btl_ucx_tls", name[len("ucx:"):]]
+            name = "ucx"
+        names.append(name)
+    args = ["--mca", "btl", prefix + ",".join(names)] + extra
+    if "ofi" in names:
+        args += ["--mca", "btl_ofi_domain", OFI_DOMAIN]
+    if "ucx" in names:
+        args += ["--mca", "btl_ucx_net_devices", UCX_NET_DEVICES]
+    return args
+
+
+def btl_names(btls):
+    """The BTL components a set names ("self,ucx:tcp" -> ["self", "ucx"])."""
+    return [name.split(":")[0] for name in btls.lstrip("^").split(",")]
 
 
 class Job:
@@ -94,21 +121,21 @@ class MpiImpl:
         if not self.is_crmpi:
             args = ["--oversubscribe"] + args + ["--mca", "pml", "ob1"]
         if btls is not None:
-            args += ["--mca", "btl", self.btl_list(btls)]
-            if self.is_crmpi and "ofi" in btls.lstrip("^").split(","):
-                args += ["--mca", "btl_ofi_domain", OFI_DOMAIN]
+            args += crmpi_btl_args(btls) if self.is_crmpi else ["--mca", "btl",
+                                                                 self.btl_list(btls)]
         for name, value in mca:
             args += ["--mca", name, value]
         return args
 
-    def run(self, launch, program, program_args=(), timeout=180):
+    def run(self, launch, program, program_args=(), timeout=180, env=None):
         """Run a job to completion. A job still running after `timeout` seconds is ended
-        (SIGTERM to mpirun, which ends its ranks) and reported as hung."""
+        (SIGTERM to mpirun, which ends its ranks) and reported as hung. `env`: variables
+        to add to the job's environment."""
         # The launcher's own timeout first, so that a hung job is ended by mpirun itself.
         cmd = [self.mpirun, "--timeout", str(timeout - 30)] + list(launch) + [program] + list(
             program_args)
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env=self.env)
+                                env=dict(self.env, **(env or {})))
         try:
             out, err = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:

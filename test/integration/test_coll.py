@@ -13,7 +13,7 @@ check prints "FAIL rank R: ..."; rank 0 prints "ok NAME" per collective and a la
 The matrix: every collective at 1, 2, 3, 4, 5, 7 and 8 ranks (more ranks than cores:
 oversubscribed); the large size at fewer counts; each forced algorithm of the tuned
 component (coll_tuned_<coll>_algorithm) and the basic component at 4 and 5 ranks, on the
-collective it concerns; tcp and ofi as well as shared memory.
+collective it concerns; tcp, ofi and ucx as well as shared memory.
 
 cg.c, particles.c and stencil.c are application-like programs (Allreduce in a conjugate-gradient
 solver, Alltoallv in a particle code, halo exchange on a Cartesian communicator in a 2-D
@@ -135,13 +135,17 @@ def test_collectives(mpi, coll_binaries, np, args):
 @pytest.mark.parametrize("btls, np, args", [
     ("self,tcp", 3, []), ("self,tcp", 3, ["-n"]), ("self,tcp", 4, ["-l"]),
     ("self,sm", 4, ["-n", "-l"]),
-    ("self,ofi", 3, ["-l"]), ("self,ofi", 4, ["-n"]), ("self,sm,ofi", 3, ["-n", "-l"])])
+    ("self,ofi", 3, ["-l"]), ("self,ofi", 4, ["-n"]), ("self,sm,ofi", 3, ["-n", "-l"]),
+    ("self,ucx:tcp", 3, ["-l"]), ("self,ucx:sm", 4, ["-n"]), ("self,sm,ucx:tcp", 3, ["-n", "-l"])])
 def test_collectives_btls(mpi, coll_binaries, btls, np, args):
-    """Over each BTL set: the rendezvous sizes of tcp, sm and ofi differ. For ofi, a subset
-    of the matrix (blocking with 1 MiB, non-blocking, both over self,sm,ofi): the collectives
-    are point-to-point messages, which test_p2p.py runs over ofi in full."""
+    """Over each BTL set: the rendezvous sizes of tcp, sm, ofi and ucx differ. For ofi and
+    ucx (ucx:TLS: over UCX's transports TLS), a subset of the matrix (blocking with 1 MiB,
+    non-blocking, both beside sm): the collectives are point-to-point messages, which
+    test_p2p.py runs over them."""
     if not mpi.is_crmpi and "ofi" in btls:
         pytest.skip("crmpi's ofi BTL; Open MPI reaches libfabric through its ofi MTL instead")
+    if not mpi.is_crmpi and "ucx" in btls:
+        pytest.skip("crmpi's ucx BTL; Open MPI reaches UCX through its ucx PML instead")
     job = mpi.run(mpi.launch_args(np, btls), coll_binaries("collectives"), args)
     names = COLLECTIVES + (["concurrent"] if "-n" in args else [])
     check_collectives(job, names, "collectives -n" if "-n" in args else "collectives")

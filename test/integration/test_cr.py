@@ -9,7 +9,8 @@ Flavours:
   other_btl     --term under one BTL set, ompi-restart --mca btl with the other
                 (self,sm <-> self,tcp)
 test_fabric_btl: a checkpoint continued over self,ofi, then restarted over self,sm,tcp; and
-a snapshot of self,sm,tcp restarted over self,ofi.
+a snapshot of self,sm,tcp restarted over self,ofi; the same with ucx over UCX's tcp and its
+shared memory, and a ucx snapshot moved from UCX's shared memory to its tcp.
   cycles        three checkpoint/continue cycles, then --term and ompi-restart
   twice         ompi-restart twice from the same snapshot handle
   other_layout  started unbound, restarted with --map-by core --bind-to core: the restored
@@ -30,6 +31,7 @@ import time
 import pytest
 
 import crjob
+from conftest import btl_names, crmpi_btl_args
 
 # The descriptors: name -> rank count, BTLs of the checkpointed run, the seconds to let the
 # ranks settle after they are ready (a rank that signals readiness and then enters a
@@ -53,12 +55,9 @@ OTHER_BTL = {"self,sm": "self,tcp", "self,tcp": "self,sm", "self,sm,tcp": "self,
 
 
 def btl_args(btls):
-    """mpirun's or ompi-restart's arguments for a BTL set (ofi on the loopback interface,
-    as conftest.OFI_DOMAIN says why)."""
-    args = ["--mca", "btl", btls]
-    if "ofi" in btls.split(","):
-        args += ["--mca", "btl_ofi_domain", "lo"]
-    return args
+    """mpirun's or ompi-restart's arguments for a BTL set (ofi and ucx on the loopback
+    interface, as conftest.OFI_DOMAIN says why; "ucx:TLS" as conftest.crmpi_btl_args)."""
+    return crmpi_btl_args(btls)
 
 # (scenario, flavour, np): continue and restart at both rank counts, the other flavours at
 # the first.
@@ -229,9 +228,17 @@ def test_scenario(programs, baselines, tmp_path, name, flavour, np):
 
 # Snapshots taken over a fabric BTL and restarted over the node's own BTLs, and the
 # reverse: (scenario, rank count, BTLs of the checkpointed run, BTLs of the restart).
+# ucx:TLS is ucx over UCX's transports TLS (conftest.crmpi_btl_args). A restored rank runs
+# UCX without its shared memory (btl_ucx.h, "Restarted ranks"): the restart onto self,ucx
+# (UCX's choice) goes over UCX's tcp; the last move continues over UCX's shared memory and
+# restarts over its tcp, which a restart takes from btl_ucx_tls (its environment is the
+# image's).
 FABRIC_MOVES = [
     ("unmatched", 3, "self,ofi", "self,sm,tcp"),
     ("collective", 2, "self,sm,tcp", "self,ofi"),
+    ("unmatched", 3, "self,ucx:tcp", "self,sm,tcp"),
+    ("collective", 2, "self,sm,tcp", "self,ucx"),
+    ("inflight", 2, "self,ucx:sm", "self,ucx:tcp"),
 ]
 
 
@@ -257,6 +264,29 @@ def test_fabric_btl(programs, baselines, tmp_path, name, np, btls, restart_btls)
     assert crjob.committed(handle)[-1] == 2, crjob.committed(handle)
     crenv.go()
     result = restart_ok(crenv, handle, *btl_args(restart_btls))
+    assert crjob.ok_line(result.out) == expected, result.report("ompi-restart")
+
+
+def test_restart_onto_ucx_shared_memory_refused(programs, baselines, tmp_path):
+    """A snapshot restarted with btl_ucx_tls=sm: UCX's shared memory cannot connect restored
+    ranks (btl_ucx.h, "Restarted ranks"), so the restart fails with a line that says why and
+    what to use instead, and leaves nothing running; the snapshot then restarts over
+    btl_ucx_tls=tcp with the uninterrupted run's result."""
+    name, np = "inflight", 2
+    expected = baselines(name, np, "self,sm")
+    crenv = crjob.CrEnv(tmp_path)
+    job = crjob.CrJob(crenv, programs(name), np, btl_args("self,sm"))
+    job.ready()
+    handle = checkpoint_ok(crenv, job, "--term")
+    assert job.finish().returncode == 0
+    crjob.assert_clean(job.jobid)
+    crenv.go()
+    refused = crenv.restart(handle, *btl_args("self,ucx:sm"))
+    assert refused.returncode != 0, refused.report("ompi-restart over ucx:sm")
+    assert "names only UCX's shared-memory transports" in refused.err and \
+        "btl_ucx_tls=tcp" in refused.err, refused.report("ompi-restart over ucx:sm")
+    crjob.assert_clean(refused.pid)
+    result = restart_ok(crenv, handle, *btl_args("self,ucx:tcp"))
     assert crjob.ok_line(result.out) == expected, result.report("ompi-restart")
 
 
@@ -325,7 +355,8 @@ def maps_library(pid, name):
 
 
 @pytest.mark.parametrize("btls", ["self,sm", "self,tcp", "self,sm,tcp", "self,ofi",
-                                  "self,sm,ofi"])
+                                  "self,sm,ofi", "self,ucx:tcp", "self,ucx:sm",
+                                  "self,sm,ucx:tcp"])
 def test_suspended_rank_holds_nothing_else(programs, baselines, tmp_path, btls):
     """docs/design.md, "The checkpoint, phase by phase", step 3: after pre-checkpoint a rank
     holds only its stdio, the control socket to its agent (fd 3) and two threads (main and the C/R thread). The fault
@@ -342,12 +373,20 @@ def test_suspended_rank_holds_nothing_else(programs, baselines, tmp_path, btls):
     ranks = crjob.processes_of(job.jobid, exe=programs(name))
     assert len(ranks) == np, ranks
     before = {pid: rank_resources(pid) for pid in ranks}
-    for pid, (fds, _tasks, shared) in before.items():
-        if "sm" in btls.split(","):
+    for pid, (fds, tasks, shared) in before.items():
+        if "sm" in btl_names(btls):
             assert shared, "sm's segments are not visible in /proc/%d/maps" % pid
-        if "tcp" in btls.split(","):
+        if "tcp" in btl_names(btls):
             assert len([t for t in fds.values() if t.startswith("socket:")]) > 1, fds
-        if "ofi" in btls.split(","):
+        if "ucx" in btl_names(btls):
+            # Named in the list, ucx is open even where sm serves every peer: its worker
+            # holds sockets or segments, an epoll fd and UCX's async thread.
+            assert len(fds) > 5 and len(tasks) > 2, (fds, tasks)
+            assert maps_library(pid, "libucp"), "libucp is not mapped in rank %d" % pid
+        if "ucx:sm" in btls.split(","):
+            # UCX's posix and sysv segments: /dev/shm/ucx_shm_posix_* and /SYSV* (deleted).
+            assert shared, "UCX's segments are not visible in /proc/%d/maps" % pid
+        if "ofi" in btl_names(btls):
             # Named in the list, ofi is open even where sm serves every peer: its provider
             # (tcp;ofi_rxm) listens, and libfabric is loaded.
             assert len([t for t in fds.values() if t.startswith("socket:")]) > 1, fds

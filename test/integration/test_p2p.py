@@ -4,7 +4,8 @@ Each program holds many subtests and prints "ok NAME", "skip NAME: ..." or "FAIL
 for each (see test/p2p/p2p_common.h); the subtests a program must report are read from
 its P2P_TEST(name, min_ranks) lines. Every program runs with --mca btl self (one rank),
 and with self,sm / self,tcp / self,sm,tcp / self,ofi / self,sm,ofi at 2, 3 and 4 ranks (ofi
-over its default provider, tcp;ofi_rxm); each job must exit 0, say
+over its default provider, tcp;ofi_rxm), and over ucx with UCX's tcp and shared memory
+(UCX_CASES says which rank counts); each job must exit 0, say
 ok for every subtest it has ranks for, print no FAIL line, and leave nothing behind.
 
 P2P_IMPL=openmpi runs the same against Debian's Open MPI (conftest.py), to validate the
@@ -26,6 +27,13 @@ EXAMPLES_DIR = os.path.abspath(os.path.join(HERE, "..", "..", "examples"))
 PROGRAMS = ["ordering", "wildcard", "probe", "persistent", "sizes", "datatype", "requests"]
 BTL_COMBINATIONS = ["self,sm", "self,tcp", "self,sm,tcp", "self,ofi", "self,sm,ofi"]
 RANK_COUNTS = [2, 3, 4]
+# crmpi's ucx BTL ("ucx:TLS": over UCX's transports TLS, conftest.crmpi_btl_args): every
+# program over UCX's tcp and over its shared memory carrying every peer, at 2 and 4 ranks
+# (3 adds nothing UCX-specific: ucx has no per-rank-count path, and the CI budget is a few
+# minutes on two loaded cores); self,sm,ucx:tcp (ucx open beside sm, which carries every peer
+# of a node) at 3.
+UCX_CASES = [("self,ucx:tcp", 2), ("self,ucx:tcp", 4), ("self,ucx:sm", 2), ("self,ucx:sm", 4),
+             ("self,sm,ucx:tcp", 3)]
 
 # Subtests that fail under Debian's Open MPI 4.1.4 because of a bug of Open MPI, not of the
 # test: they are left out of the Open MPI runs and shown by test_openmpi_known_bugs.
@@ -95,12 +103,16 @@ def conformance_cases():
         for btls in BTL_COMBINATIONS:
             for np in RANK_COUNTS:
                 yield pytest.param(program, btls, np, id="%s-%s-np%d" % (program, btls, np))
+        for btls, np in UCX_CASES:
+            yield pytest.param(program, btls, np, id="%s-%s-np%d" % (program, btls, np))
 
 
 @pytest.mark.parametrize("program, btls, np", conformance_cases())
 def test_conformance(mpi, binaries, program, btls, np):
     if not mpi.is_crmpi and "ofi" in btls:
         pytest.skip("crmpi's ofi BTL; Open MPI reaches libfabric through its ofi MTL instead")
+    if not mpi.is_crmpi and "ucx" in btls:
+        pytest.skip("crmpi's ucx BTL; Open MPI reaches UCX through its ucx PML instead")
     excluded = excluded_subtests(mpi, program)
     job = mpi.run(mpi.launch_args(np, btls), binaries(program),
                   ["^" + name for name in sorted(excluded)])
@@ -123,6 +135,30 @@ def test_self_alone_cannot_reach_peers(mpi, binaries):
             "the error should name rank 0, rank 1 and the BTLs tried (self):\n" + line
     # Open MPI's own message ("BTLs attempted: self") is not checked: its help-message
     # forwarding loses it now and then during the abort (ORTE_ERROR_LOG: Data unpack ...).
+    mpi.assert_clean(job)
+
+
+@pytest.mark.parametrize("mca, env, named", [
+    ([("btl_ucx_tls", "bogus")], {}, "btl_ucx_tls=bogus"),
+    ([], {"UCX_TLS": "tcp,nosuchtl"}, "UCX_TLS=tcp,nosuchtl")],
+    ids=["btl_ucx_tls", "UCX_TLS"])
+def test_ucx_unknown_transport(mpi, binaries, mca, env, named):
+    """--mca btl self,ucx with a UCX transport list that names a transport UCX does not have
+    (UCX alone would only warn about tcp,nosuchtl and go on over tcp): the job ends with one
+    line from mpirun that names the list, the missing transport and the ones UCX has, and
+    nothing of it is left running."""
+    if not mpi.is_crmpi:
+        pytest.skip("crmpi's ucx BTL")
+    job = mpi.run(mpi.launch_args(3, "self,ucx", mca=mca), binaries("ordering"), timeout=90,
+                  env=env)
+    assert job.returncode != 0, job.report()
+    assert not [line for line in job.lines() if line.startswith("ok ")], job.report()
+    lines = [line for line in job.err.splitlines() if line.strip()]
+    assert len(lines) == 1, "expected one line of explanation:\n" + job.report()
+    missing = named.rsplit(",", 1)[-1].split("=")[-1]
+    for words in (named, "'%s' is not available" % missing, "tcp"):
+        assert words in lines[0], "the line does not say %r:\n%s" % (words, lines[0])
+    assert lines[0].startswith("mpirun: "), lines[0]
     mpi.assert_clean(job)
 
 

@@ -52,6 +52,10 @@ extern const crmpi_component_info_t crmpi_btl_tcp_info;
 const crmpi_component_t crmpi_btl_self_component = {.info = &crmpi_btl_self_info};
 const crmpi_component_t crmpi_btl_sm_component = {.info = &crmpi_btl_sm_info};
 const crmpi_component_t crmpi_btl_tcp_component = {.info = &crmpi_btl_tcp_info};
+#if CRMPI_HAVE_UCX
+extern const crmpi_component_info_t crmpi_btl_ucx_info;
+const crmpi_component_t crmpi_btl_ucx_component = {.info = &crmpi_btl_ucx_info};
+#endif
 
 /* The receive-callback tag the tests use. */
 #define TEST_TAG 7

@@ -57,6 +57,10 @@ const crmpi_component_t crmpi_btl_tcp_component = {.info = &crmpi_btl_tcp_info};
 extern const crmpi_component_info_t crmpi_btl_ofi_info;
 const crmpi_component_t crmpi_btl_ofi_component = {.info = &crmpi_btl_ofi_info};
 #endif
+#if CRMPI_HAVE_UCX
+extern const crmpi_component_info_t crmpi_btl_ucx_info;
+const crmpi_component_t crmpi_btl_ucx_component = {.info = &crmpi_btl_ucx_info};
+#endif
 
 /* ---- the child's side ------------------------------------------------------------------ */
 

@@ -56,6 +56,10 @@ const crmpi_component_t crmpi_btl_sm_component = {.info = &crmpi_btl_sm_info};
 extern const crmpi_component_info_t crmpi_btl_ofi_info;
 const crmpi_component_t crmpi_btl_ofi_component = {.info = &crmpi_btl_ofi_info};
 #endif
+#if CRMPI_HAVE_UCX
+extern const crmpi_component_info_t crmpi_btl_ucx_info;
+const crmpi_component_t crmpi_btl_ucx_component = {.info = &crmpi_btl_ucx_info};
+#endif
 
 /* The receive-callback tag the tests use. */
 #define TEST_TAG 7
