@@ -234,6 +234,7 @@ def test_scenario(programs, baselines, tmp_path, name, flavour, np):
 FABRIC_MOVES = [
     ("unmatched", 3, "self,ofi", "self,sm,tcp"),
     ("collective", 2, "self,sm,tcp", "self,ofi"),
+    ("rma_fence", 2, "self,ofi", "self,sm,tcp"),
 ]
 
 
