@@ -107,9 +107,9 @@ int crmpi_osc_detach(crmpi_osc_win_t *win, const void *base);
 int crmpi_osc_put(crmpi_osc_win_t *win, const void *origin, size_t origin_count,
                   MPI_Datatype origin_type, int target, MPI_Aint target_disp, size_t target_count,
                   MPI_Datatype target_type, crmpi_request_t **req_out);
-int crmpi_osc_get(crmpi_osc_win_t *win, void *origin, size_t origin_count,
-                  MPI_Datatype origin_type, int target, MPI_Aint target_disp, size_t target_count,
-                  MPI_Datatype target_type, crmpi_request_t **req_out);
+int crmpi_osc_get(crmpi_osc_win_t *win, void *origin, size_t origin_count, MPI_Datatype origin_type,
+                  int target, MPI_Aint target_disp, size_t target_count, MPI_Datatype target_type,
+                  crmpi_request_t **req_out);
 int crmpi_osc_accumulate(crmpi_osc_win_t *win, const void *origin, size_t origin_count,
                          MPI_Datatype origin_type, void *result, size_t result_count,
                          MPI_Datatype result_type, int target, MPI_Aint target_disp,
@@ -117,8 +117,7 @@ int crmpi_osc_accumulate(crmpi_osc_win_t *win, const void *origin, size_t origin
                          const crmpi_coll_op_t *op, bool fetch, crmpi_request_t **req_out);
 /** Compare_and_swap: one element of the predefined `type`. */
 int crmpi_osc_compare_and_swap(crmpi_osc_win_t *win, const void *origin, const void *compare,
-                               void *result, MPI_Datatype type, int target,
-                               MPI_Aint target_disp);
+                               void *result, MPI_Datatype type, int target, MPI_Aint target_disp);
 
 /*
  * Synchronisation (MPI-3.1 section 11.5). The MPI layer checks the epochs' order; these

@@ -176,9 +176,9 @@ int crmpi_osc_detach(crmpi_osc_win_t *win, const void *base)
  * The request message: header, runs of target_type, then `extra` data bytes, which the
  * caller fills at *data_out. The message is malloc'd (osc_pt2pt_send frees it).
  */
-static osc_am_hdr_t *osc_pt2pt_am_new(osc_am_kind_t kind, MPI_Aint target_disp,
-                                      size_t target_count, MPI_Datatype target_type,
-                                      size_t extra, size_t *nbytes_out, char **data_out)
+static osc_am_hdr_t *osc_pt2pt_am_new(osc_am_kind_t kind, MPI_Aint target_disp, size_t target_count,
+                                      MPI_Datatype target_type, size_t extra, size_t *nbytes_out,
+                                      char **data_out)
 {
     size_t num_runs = target_type && target_count ? target_type->num_runs : 0;
     size_t nbytes = sizeof(osc_am_hdr_t) + num_runs * sizeof(osc_run_t) + extra;
@@ -206,8 +206,8 @@ static osc_am_hdr_t *osc_pt2pt_am_new(osc_am_kind_t kind, MPI_Aint target_disp,
 }
 
 /* Post the receive of a reply (before its request goes, so nothing else can take it). */
-static int osc_pt2pt_expect_reply(crmpi_osc_win_t *win, void *buf, size_t count,
-                                  MPI_Datatype type, int target, crmpi_request_t *user)
+static int osc_pt2pt_expect_reply(crmpi_osc_win_t *win, void *buf, size_t count, MPI_Datatype type,
+                                  int target, crmpi_request_t *user)
 {
     osc_reply_t *reply = calloc(1, sizeof(*reply)), **tail;
     int rc;
@@ -271,9 +271,9 @@ int crmpi_osc_put(crmpi_osc_win_t *win, const void *origin, size_t origin_count,
     return osc_pt2pt_send(win, hdr, nbytes, target, OSC_TAG_AM);
 }
 
-int crmpi_osc_get(crmpi_osc_win_t *win, void *origin, size_t origin_count,
-                  MPI_Datatype origin_type, int target, MPI_Aint target_disp, size_t target_count,
-                  MPI_Datatype target_type, crmpi_request_t **req_out)
+int crmpi_osc_get(crmpi_osc_win_t *win, void *origin, size_t origin_count, MPI_Datatype origin_type,
+                  int target, MPI_Aint target_disp, size_t target_count, MPI_Datatype target_type,
+                  crmpi_request_t **req_out)
 {
     size_t nbytes;
     char *at;
@@ -343,8 +343,7 @@ int crmpi_osc_accumulate(crmpi_osc_win_t *win, const void *origin, size_t origin
 }
 
 int crmpi_osc_compare_and_swap(crmpi_osc_win_t *win, const void *origin, const void *compare,
-                               void *result, MPI_Datatype type, int target,
-                               MPI_Aint target_disp)
+                               void *result, MPI_Datatype type, int target, MPI_Aint target_disp)
 {
     size_t nbytes;
     char *at;
@@ -368,8 +367,8 @@ int crmpi_osc_compare_and_swap(crmpi_osc_win_t *win, const void *origin, const v
 }
 
 /* A request without data (flush, lock, unlock, complete), with its reply expected or not. */
-static int osc_pt2pt_control(crmpi_osc_win_t *win, osc_am_kind_t kind, int target,
-                             int lock_type, bool reply)
+static int osc_pt2pt_control(crmpi_osc_win_t *win, osc_am_kind_t kind, int target, int lock_type,
+                             bool reply)
 {
     size_t nbytes;
     char *at;
@@ -475,8 +474,7 @@ int crmpi_osc_start(crmpi_osc_win_t *win, const int *ranks, int nranks)
     win->start_n = nranks;
     for (int i = 0; i < nranks; i++) {
         crmpi_request_t *post;
-        int rc = crmpi_pml_irecv(NULL, 0, MPI_BYTE, ranks[i], OSC_TAG_POST, win->params.pml,
-                                 &post);
+        int rc = crmpi_pml_irecv(NULL, 0, MPI_BYTE, ranks[i], OSC_TAG_POST, win->params.pml, &post);
         if (rc != CRMPI_OK)
             return rc;
         crmpi_pml_wait(post);

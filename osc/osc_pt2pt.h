@@ -42,18 +42,18 @@ typedef struct osc_run {
 
 /* The header of every request; the runs and then the data follow it. */
 typedef struct osc_am_hdr {
-    uint32_t kind;      /* osc_am_kind_t */
-    uint32_t op;        /* ACC: crmpi_coll_op_kind_t */
-    int32_t basic;      /* ACC, CAS: index of the basic type in osc_pt2pt_basic_types */
-    int32_t lock_type;  /* LOCK: MPI_LOCK_EXCLUSIVE or MPI_LOCK_SHARED */
-    uint32_t fetch;     /* ACC: reply with the old data */
-    uint32_t pad;       /* zero */
-    int64_t disp;       /* target displacement, in the target's units (an address when
-                           the window is dynamic) */
-    uint64_t count;     /* elements of the target type */
-    int64_t extent;     /* the target type's extent */
-    uint64_t num_runs;  /* runs of one element of the target type that follow */
-    uint64_t nbytes;    /* data bytes after the runs (CAS: two elements, origin then compare) */
+    uint32_t kind;     /* osc_am_kind_t */
+    uint32_t op;       /* ACC: crmpi_coll_op_kind_t */
+    int32_t basic;     /* ACC, CAS: index of the basic type in osc_pt2pt_basic_types */
+    int32_t lock_type; /* LOCK: MPI_LOCK_EXCLUSIVE or MPI_LOCK_SHARED */
+    uint32_t fetch;    /* ACC: reply with the old data */
+    uint32_t pad;      /* zero */
+    int64_t disp;      /* target displacement, in the target's units (an address when
+                          the window is dynamic) */
+    uint64_t count;    /* elements of the target type */
+    int64_t extent;    /* the target type's extent */
+    uint64_t num_runs; /* runs of one element of the target type that follow */
+    uint64_t nbytes;   /* data bytes after the runs (CAS: two elements, origin then compare) */
 } osc_am_hdr_t;
 
 /* A request received, waiting for its data or its turn. */
@@ -89,7 +89,7 @@ typedef struct osc_lock_waiter {
 
 /* Memory attached to a dynamic window. */
 typedef struct osc_region {
-    char *base;   /* its first byte */
+    char *base;    /* its first byte */
     size_t nbytes; /* its size */
 } osc_region_t;
 
@@ -103,19 +103,19 @@ struct crmpi_osc_win {
     osc_reply_t *replies;          /* replies expected (posting order) */
     osc_sent_t *sent;              /* sends in flight */
     /* Target side of passive synchronisation */
-    int lock_exclusive;            /* the origin holding it exclusively, or -1 */
-    int lock_shared;               /* origins holding it shared */
-    osc_lock_waiter_t *waiters;    /* lock requests not granted yet, in arrival order */
+    int lock_exclusive;         /* the origin holding it exclusively, or -1 */
+    int lock_shared;            /* origins holding it shared */
+    osc_lock_waiter_t *waiters; /* lock requests not granted yet, in arrival order */
     /* PSCW */
-    int *completes;                /* per origin: MPI_Win_complete notices not yet waited */
-    int *post_group;               /* ranks of the exposure epoch (MPI_Win_post) */
-    int post_n;                    /* entries; 0: none open */
-    int *start_group;              /* ranks of the access epoch (MPI_Win_start) */
-    int start_n;                   /* entries */
+    int *completes;   /* per origin: MPI_Win_complete notices not yet waited */
+    int *post_group;  /* ranks of the exposure epoch (MPI_Win_post) */
+    int post_n;       /* entries; 0: none open */
+    int *start_group; /* ranks of the access epoch (MPI_Win_start) */
+    int start_n;      /* entries */
     /* Dynamic windows */
-    osc_region_t *regions;         /* attached memory */
-    size_t num_regions;            /* entries */
-    crmpi_osc_win_t *next;         /* in the list the progress function walks */
+    osc_region_t *regions; /* attached memory */
+    size_t num_regions;    /* entries */
+    crmpi_osc_win_t *next; /* in the list the progress function walks */
 };
 
 /* Every window of this process, for the progress function (osc_pt2pt.c). */

@@ -28,18 +28,65 @@ static const MPI_Datatype *osc_pt2pt_basic_table(size_t *count_out)
 
     if (count == 0) {
         const MPI_Datatype all[] = {
-            MPI_CHAR, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_BYTE, MPI_WCHAR, MPI_SHORT,
-            MPI_UNSIGNED_SHORT, MPI_INT, MPI_UNSIGNED, MPI_LONG, MPI_UNSIGNED_LONG,
-            MPI_LONG_LONG_INT, MPI_UNSIGNED_LONG_LONG, MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE,
-            MPI_C_BOOL, MPI_INT8_T, MPI_INT16_T, MPI_INT32_T, MPI_INT64_T, MPI_UINT8_T,
-            MPI_UINT16_T, MPI_UINT32_T, MPI_UINT64_T, MPI_AINT, MPI_OFFSET, MPI_COUNT,
-            MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX, MPI_C_LONG_DOUBLE_COMPLEX, MPI_CXX_BOOL,
-            MPI_CXX_FLOAT_COMPLEX, MPI_CXX_DOUBLE_COMPLEX, MPI_CXX_LONG_DOUBLE_COMPLEX,
-            MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_LONG_INT, MPI_2INT, MPI_SHORT_INT,
-            MPI_LONG_DOUBLE_INT, MPI_INTEGER, MPI_REAL, MPI_DOUBLE_PRECISION, MPI_COMPLEX,
-            MPI_DOUBLE_COMPLEX, MPI_LOGICAL, MPI_CHARACTER, MPI_INTEGER1, MPI_INTEGER2,
-            MPI_INTEGER4, MPI_INTEGER8, MPI_REAL4, MPI_REAL8, MPI_COMPLEX8, MPI_COMPLEX16,
-            MPI_2INTEGER, MPI_2REAL, MPI_2DOUBLE_PRECISION,
+            MPI_CHAR,
+            MPI_SIGNED_CHAR,
+            MPI_UNSIGNED_CHAR,
+            MPI_BYTE,
+            MPI_WCHAR,
+            MPI_SHORT,
+            MPI_UNSIGNED_SHORT,
+            MPI_INT,
+            MPI_UNSIGNED,
+            MPI_LONG,
+            MPI_UNSIGNED_LONG,
+            MPI_LONG_LONG_INT,
+            MPI_UNSIGNED_LONG_LONG,
+            MPI_FLOAT,
+            MPI_DOUBLE,
+            MPI_LONG_DOUBLE,
+            MPI_C_BOOL,
+            MPI_INT8_T,
+            MPI_INT16_T,
+            MPI_INT32_T,
+            MPI_INT64_T,
+            MPI_UINT8_T,
+            MPI_UINT16_T,
+            MPI_UINT32_T,
+            MPI_UINT64_T,
+            MPI_AINT,
+            MPI_OFFSET,
+            MPI_COUNT,
+            MPI_C_FLOAT_COMPLEX,
+            MPI_C_DOUBLE_COMPLEX,
+            MPI_C_LONG_DOUBLE_COMPLEX,
+            MPI_CXX_BOOL,
+            MPI_CXX_FLOAT_COMPLEX,
+            MPI_CXX_DOUBLE_COMPLEX,
+            MPI_CXX_LONG_DOUBLE_COMPLEX,
+            MPI_FLOAT_INT,
+            MPI_DOUBLE_INT,
+            MPI_LONG_INT,
+            MPI_2INT,
+            MPI_SHORT_INT,
+            MPI_LONG_DOUBLE_INT,
+            MPI_INTEGER,
+            MPI_REAL,
+            MPI_DOUBLE_PRECISION,
+            MPI_COMPLEX,
+            MPI_DOUBLE_COMPLEX,
+            MPI_LOGICAL,
+            MPI_CHARACTER,
+            MPI_INTEGER1,
+            MPI_INTEGER2,
+            MPI_INTEGER4,
+            MPI_INTEGER8,
+            MPI_REAL4,
+            MPI_REAL8,
+            MPI_COMPLEX8,
+            MPI_COMPLEX16,
+            MPI_2INTEGER,
+            MPI_2REAL,
+            MPI_2DOUBLE_PRECISION,
         };
         _Static_assert(sizeof(all) / sizeof(all[0]) <= sizeof(table) / sizeof(table[0]),
                        "the basic type table is too small");
@@ -80,8 +127,8 @@ int osc_pt2pt_send(crmpi_osc_win_t *win, void *buf, size_t nbytes, int dest, int
         free(buf);
         return CRMPI_ERR_OUT_OF_RESOURCE;
     }
-    rc = crmpi_pml_isend(buf, nbytes, MPI_BYTE, dest, tag, CRMPI_PML_SEND_STANDARD,
-                         win->params.pml, &sent->send);
+    rc = crmpi_pml_isend(buf, nbytes, MPI_BYTE, dest, tag, CRMPI_PML_SEND_STANDARD, win->params.pml,
+                         &sent->send);
     if (rc != CRMPI_OK) {
         free(buf);
         free(sent);
@@ -204,8 +251,7 @@ static void osc_pt2pt_lock_request(crmpi_osc_win_t *win, int origin, int lock_ty
     }
     waiter = malloc(sizeof(*waiter));
     if (!waiter) {
-        crmpi_log_error("osc: out of memory queueing rank %d's lock request; it is lost",
-                        origin);
+        crmpi_log_error("osc: out of memory queueing rank %d's lock request; it is lost", origin);
         return;
     }
     waiter->origin = origin;
@@ -247,7 +293,8 @@ static void osc_pt2pt_accumulate(crmpi_osc_win_t *win, const osc_am_hdr_t *hdr,
             memcpy(fresh, old, nbytes);
             if (crmpi_coll_op_reduce(&op, data, fresh, nbytes / basic->size, basic) != CRMPI_OK) {
                 crmpi_log_error("osc: rank %d's accumulate: the op is not defined on %s; "
-                                "ignored", source, basic->name);
+                                "ignored",
+                                source, basic->name);
                 memcpy(fresh, old, nbytes);
             }
         }
@@ -311,18 +358,10 @@ static void osc_pt2pt_apply(crmpi_osc_win_t *win, osc_incoming_t *in)
             osc_pt2pt_runs_copy(addr, hdr, runs, out, true);
         osc_pt2pt_send(win, out, nbytes, in->source, OSC_TAG_REPLY);
         break;
-    case OSC_AM_ACC:
-        osc_pt2pt_accumulate(win, hdr, runs, data, in->source);
-        break;
-    case OSC_AM_CAS:
-        osc_pt2pt_compare_and_swap(win, hdr, runs, data, in->source);
-        break;
-    case OSC_AM_FLUSH:
-        osc_pt2pt_send(win, NULL, 0, in->source, OSC_TAG_REPLY);
-        break;
-    case OSC_AM_LOCK:
-        osc_pt2pt_lock_request(win, in->source, hdr->lock_type);
-        break;
+    case OSC_AM_ACC: osc_pt2pt_accumulate(win, hdr, runs, data, in->source); break;
+    case OSC_AM_CAS: osc_pt2pt_compare_and_swap(win, hdr, runs, data, in->source); break;
+    case OSC_AM_FLUSH: osc_pt2pt_send(win, NULL, 0, in->source, OSC_TAG_REPLY); break;
+    case OSC_AM_LOCK: osc_pt2pt_lock_request(win, in->source, hdr->lock_type); break;
     case OSC_AM_UNLOCK:
         if (win->lock_exclusive == in->source)
             win->lock_exclusive = -1;
@@ -331,9 +370,7 @@ static void osc_pt2pt_apply(crmpi_osc_win_t *win, osc_incoming_t *in)
         osc_pt2pt_send(win, NULL, 0, in->source, OSC_TAG_REPLY);
         osc_pt2pt_grant_waiters(win);
         break;
-    case OSC_AM_COMPLETE:
-        win->completes[in->source]++;
-        break;
+    case OSC_AM_COMPLETE: win->completes[in->source]++; break;
     default:
         crmpi_log_error("osc: unknown request %u from rank %d; ignored", hdr->kind, in->source);
         break;
@@ -351,8 +388,9 @@ static int osc_pt2pt_win_progress(crmpi_osc_win_t *win)
         int flag = 0;
         osc_incoming_t *in;
 
-        if (crmpi_pml_improbe(MPI_ANY_SOURCE, OSC_TAG_AM, win->params.pml, &flag, &msg,
-                              &status) != CRMPI_OK || !flag)
+        if (crmpi_pml_improbe(MPI_ANY_SOURCE, OSC_TAG_AM, win->params.pml, &flag, &msg, &status) !=
+                CRMPI_OK ||
+            !flag)
             break;
         in = calloc(1, sizeof(*in));
         if (in)
@@ -360,7 +398,8 @@ static int osc_pt2pt_win_progress(crmpi_osc_win_t *win)
         if (!in || !in->buf) {
             /* The message is out of matching already: nothing can take it any more. */
             crmpi_log_error("osc: out of memory receiving a request of rank %d; the job "
-                            "cannot go on", status.MPI_SOURCE);
+                            "cannot go on",
+                            status.MPI_SOURCE);
             abort();
         }
         in->nbytes = (size_t)status._nbytes;

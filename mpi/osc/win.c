@@ -42,8 +42,7 @@ int crmpi_win_raise(MPI_Win win, int errcode, const char *func_name, const char 
     case CRMPI_ERRHANDLER_FATAL:
         /* The window's communicator is fatal: its handler says so, naming the window. */
         return crmpi_mpi_errhandler_invoke(win->comm, errcode, func_name, detail);
-    case CRMPI_ERRHANDLER_RETURN:
-        break;
+    case CRMPI_ERRHANDLER_RETURN: break;
     case CRMPI_ERRHANDLER_USER:
         crmpi_unlock();
         if (handler->win_fn)

@@ -32,15 +32,15 @@ struct crmpi_win_s {
     int disp_unit;                  /* its displacement unit */
     bool owns_base;                 /* MPI_Win_allocate's memory: freed with the window */
     /* Epochs (MPI-3.1 section 11.5) */
-    bool fence;                     /* a fence opened an epoch that the next fence closes */
-    bool lock_all;                  /* MPI_Win_lock_all holds every target */
-    int *locks;                     /* per target: the lock type held, 0 when none */
-    bool *nocheck;                  /* per target: locked with MPI_MODE_NOCHECK (no lock
-                                       message went; unlock only flushes) */
-    int num_locks;                  /* targets with a lock held */
-    bool *started;                  /* per target: in the MPI_Win_start group */
-    bool access;                    /* an access epoch of MPI_Win_start is open */
-    bool exposure;                  /* an exposure epoch of MPI_Win_post is open */
+    bool fence;    /* a fence opened an epoch that the next fence closes */
+    bool lock_all; /* MPI_Win_lock_all holds every target */
+    int *locks;    /* per target: the lock type held, 0 when none */
+    bool *nocheck; /* per target: locked with MPI_MODE_NOCHECK (no lock
+                      message went; unlock only flushes) */
+    int num_locks; /* targets with a lock held */
+    bool *started; /* per target: in the MPI_Win_start group */
+    bool access;   /* an access epoch of MPI_Win_start is open */
+    bool exposure; /* an exposure epoch of MPI_Win_post is open */
 };
 
 /**

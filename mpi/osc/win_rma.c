@@ -98,8 +98,8 @@ static int rma_check_origin(const void *buf, int count, MPI_Datatype type, const
 }
 
 /* Both sides carry the same number of bytes (the type signatures must match). */
-static int rma_check_match(int count, MPI_Datatype type, int target_count,
-                           MPI_Datatype target_type, const char **detail)
+static int rma_check_match(int count, MPI_Datatype type, int target_count, MPI_Datatype target_type,
+                           const char **detail)
 {
     if ((size_t)count * type->size != (size_t)target_count * target_type->size) {
         *detail = "the origin and target type signatures differ in size";
@@ -122,11 +122,11 @@ static int rma_put(const void *origin_addr, int origin_count, MPI_Datatype origi
         return crmpi_win_raise(MPI_WIN_NULL, MPI_ERR_WIN, func_name, NULL);
     err = rma_check_origin(origin_addr, origin_count, origin_datatype, &detail);
     if (err == MPI_SUCCESS)
-        err = rma_check_target(win, target_rank, target_disp, target_count, target_datatype,
-                               &detail);
+        err =
+            rma_check_target(win, target_rank, target_disp, target_count, target_datatype, &detail);
     if (err == MPI_SUCCESS && target_rank != MPI_PROC_NULL)
-        err = rma_check_match(origin_count, origin_datatype, target_count, target_datatype,
-                              &detail);
+        err =
+            rma_check_match(origin_count, origin_datatype, target_count, target_datatype, &detail);
     if (err == MPI_SUCCESS && request_form && request == NULL) {
         err = MPI_ERR_REQUEST;
         detail = "request is NULL";
@@ -142,16 +142,16 @@ static int rma_put(const void *origin_addr, int origin_count, MPI_Datatype origi
 }
 
 int PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-             int target_rank, MPI_Aint target_disp, int target_count,
-             MPI_Datatype target_datatype, MPI_Win win)
+             int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
+             MPI_Win win)
 {
     return rma_put(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                    target_count, target_datatype, win, NULL, false, "MPI_Put");
 }
 
 int PMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-              int target_rank, MPI_Aint target_disp, int target_count,
-              MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+              int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
+              MPI_Win win, MPI_Request *request)
 {
     return rma_put(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                    target_count, target_datatype, win, request, true, "MPI_Rput");
@@ -171,11 +171,11 @@ static int rma_get(void *origin_addr, int origin_count, MPI_Datatype origin_data
         return crmpi_win_raise(MPI_WIN_NULL, MPI_ERR_WIN, func_name, NULL);
     err = rma_check_origin(origin_addr, origin_count, origin_datatype, &detail);
     if (err == MPI_SUCCESS)
-        err = rma_check_target(win, target_rank, target_disp, target_count, target_datatype,
-                               &detail);
+        err =
+            rma_check_target(win, target_rank, target_disp, target_count, target_datatype, &detail);
     if (err == MPI_SUCCESS && target_rank != MPI_PROC_NULL)
-        err = rma_check_match(origin_count, origin_datatype, target_count, target_datatype,
-                              &detail);
+        err =
+            rma_check_match(origin_count, origin_datatype, target_count, target_datatype, &detail);
     if (err == MPI_SUCCESS && request_form && request == NULL) {
         err = MPI_ERR_REQUEST;
         detail = "request is NULL";
@@ -206,12 +206,11 @@ int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
 }
 
 /* The body of the accumulate family; result_addr is NULL for Accumulate/Raccumulate. */
-static int rma_accumulate(const void *origin_addr, int origin_count,
-                          MPI_Datatype origin_datatype, void *result_addr, int result_count,
-                          MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
-                          int target_count, MPI_Datatype target_datatype, MPI_Op op, bool fetch,
-                          MPI_Win win, MPI_Request *request, bool request_form,
-                          const char *func_name)
+static int rma_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                          void *result_addr, int result_count, MPI_Datatype result_datatype,
+                          int target_rank, MPI_Aint target_disp, int target_count,
+                          MPI_Datatype target_datatype, MPI_Op op, bool fetch, MPI_Win win,
+                          MPI_Request *request, bool request_form, const char *func_name)
 {
     const char *detail = NULL;
     MPI_Datatype basic = NULL;
@@ -233,8 +232,8 @@ static int rma_accumulate(const void *origin_addr, int origin_count,
     if (err == MPI_SUCCESS && fetch)
         err = rma_check_origin(result_addr, result_count, result_datatype, &detail);
     if (err == MPI_SUCCESS)
-        err = rma_check_target(win, target_rank, target_disp, target_count, target_datatype,
-                               &detail);
+        err =
+            rma_check_target(win, target_rank, target_disp, target_count, target_datatype, &detail);
     if (err == MPI_SUCCESS && target_rank != MPI_PROC_NULL) {
         basic = rma_basic_type(target_datatype);
         if (!basic) {
@@ -264,8 +263,8 @@ static int rma_accumulate(const void *origin_addr, int origin_count,
         return crmpi_win_raise(win, err, func_name, detail);
     rc = crmpi_osc_accumulate(win->osc, origin_addr, (size_t)origin_count, origin_datatype,
                               result_addr, (size_t)result_count, result_datatype, target_rank,
-                              target_disp, (size_t)target_count, target_datatype, basic,
-                              &op->coll, fetch, request_form ? request : NULL);
+                              target_disp, (size_t)target_count, target_datatype, basic, &op->coll,
+                              fetch, request_form ? request : NULL);
     if (rc != CRMPI_OK)
         return crmpi_win_raise(win, crmpi_win_error_class(rc), func_name, NULL);
     crmpi_unlock();
@@ -277,8 +276,8 @@ int PMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype orig
                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
     return rma_accumulate(origin_addr, origin_count, origin_datatype, NULL, 0, MPI_BYTE,
-                          target_rank, target_disp, target_count, target_datatype, op, false,
-                          win, NULL, false, "MPI_Accumulate");
+                          target_rank, target_disp, target_count, target_datatype, op, false, win,
+                          NULL, false, "MPI_Accumulate");
 }
 
 int PMPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
@@ -286,8 +285,8 @@ int PMPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype ori
                      MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
     return rma_accumulate(origin_addr, origin_count, origin_datatype, NULL, 0, MPI_BYTE,
-                          target_rank, target_disp, target_count, target_datatype, op, false,
-                          win, request, true, "MPI_Raccumulate");
+                          target_rank, target_disp, target_count, target_datatype, op, false, win,
+                          request, true, "MPI_Raccumulate");
 }
 
 int PMPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
@@ -296,32 +295,29 @@ int PMPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype 
                         MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
     return rma_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
-                          result_datatype, target_rank, target_disp, target_count,
-                          target_datatype, op, true, win, NULL, false, "MPI_Get_accumulate");
+                          result_datatype, target_rank, target_disp, target_count, target_datatype,
+                          op, true, win, NULL, false, "MPI_Get_accumulate");
 }
 
 int PMPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
                          void *result_addr, int result_count, MPI_Datatype result_datatype,
                          int target_rank, MPI_Aint target_disp, int target_count,
-                         MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
-                         MPI_Request *request)
+                         MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
     return rma_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
-                          result_datatype, target_rank, target_disp, target_count,
-                          target_datatype, op, true, win, request, true, "MPI_Rget_accumulate");
+                          result_datatype, target_rank, target_disp, target_count, target_datatype,
+                          op, true, win, request, true, "MPI_Rget_accumulate");
 }
 
 int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype,
                       int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win)
 {
     return rma_accumulate(origin_addr, 1, datatype, result_addr, 1, datatype, target_rank,
-                          target_disp, 1, datatype, op, true, win, NULL, false,
-                          "MPI_Fetch_and_op");
+                          target_disp, 1, datatype, op, true, win, NULL, false, "MPI_Fetch_and_op");
 }
 
 int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
-                          MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
-                          MPI_Win win)
+                          MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win)
 {
     static const char func_name[] = "MPI_Compare_and_swap";
     const char *detail = NULL;

@@ -65,7 +65,7 @@ int PMPI_Win_fence(int assert, MPI_Win win)
     /* MPI_MODE_NOPRECEDE promises nothing to complete; completing anyway costs nothing
      * when it holds (osc only flushes targets it sent to). */
     rc = crmpi_osc_fence(win->osc, false);
-    win->fence = !(assert & MPI_MODE_NOSUCCEED);
+    win->fence = !(assert &MPI_MODE_NOSUCCEED);
     return win_leave(win, rc, func_name);
 }
 
@@ -123,8 +123,7 @@ int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win)
     if (group == MPI_GROUP_NULL)
         return crmpi_win_raise(win, MPI_ERR_GROUP, func_name, NULL);
     if (win->access || win->fence || win_passive(win))
-        return crmpi_win_raise(win, MPI_ERR_RMA_SYNC, func_name,
-                               "an access epoch is open already");
+        return crmpi_win_raise(win, MPI_ERR_RMA_SYNC, func_name, "an access epoch is open already");
     ranks = win_group_ranks(win, group, &n, &err);
     if (!ranks)
         return crmpi_win_raise(win, err, func_name, "a member is not in the window's group");
@@ -196,7 +195,7 @@ int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
     if (win->locks[rank] || win->lock_all || win->access || win->exposure)
         return crmpi_win_raise(win, MPI_ERR_RMA_SYNC, func_name,
                                "the target is locked already, or a PSCW epoch is open");
-    win->nocheck[rank] = (assert & MPI_MODE_NOCHECK) != 0;
+    win->nocheck[rank] = (assert &MPI_MODE_NOCHECK) != 0;
     if (!win->nocheck[rank])
         rc = crmpi_osc_lock(win->osc, lock_type, rank);
     if (rc == CRMPI_OK) {
@@ -220,8 +219,7 @@ int PMPI_Win_unlock(int rank, MPI_Win win)
         return crmpi_win_raise(win, MPI_ERR_RANK, func_name, NULL);
     if (!win->locks[rank])
         return crmpi_win_raise(win, MPI_ERR_RMA_SYNC, func_name, "the target is not locked");
-    rc = win->nocheck[rank] ? crmpi_osc_flush(win->osc, rank)
-                            : crmpi_osc_unlock(win->osc, rank);
+    rc = win->nocheck[rank] ? crmpi_osc_flush(win->osc, rank) : crmpi_osc_unlock(win->osc, rank);
     win->locks[rank] = 0;
     win->num_locks--;
     return win_leave(win, rc, func_name);
@@ -237,7 +235,7 @@ int PMPI_Win_lock_all(int assert, MPI_Win win)
         return crmpi_win_raise(win, MPI_ERR_RMA_SYNC, func_name,
                                "a lock or PSCW epoch is open already");
     for (int r = 0; r < win->comm->size && rc == CRMPI_OK; r++) {
-        win->nocheck[r] = (assert & MPI_MODE_NOCHECK) != 0;
+        win->nocheck[r] = (assert &MPI_MODE_NOCHECK) != 0;
         if (!win->nocheck[r])
             rc = crmpi_osc_lock(win->osc, MPI_LOCK_SHARED, r);
     }

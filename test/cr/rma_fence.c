@@ -30,8 +30,8 @@ int main(int argc, char **argv)
     int *got = malloc(CR_EAGER_BYTES), add[NCOUNT];
     MPI_Win win;
 
-    MPI_Win_allocate(WIN_INTS * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
-                     &win_mem, &win);
+    MPI_Win_allocate(WIN_INTS * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win_mem,
+                     &win);
     memset(win_mem, 0, WIN_INTS * sizeof(int));
     cr_fill(&win_mem[OFF_SRC], CR_EAGER_BYTES, cr_rank, -1, 3, 0);
     cr_fill(eager, CR_EAGER_BYTES, cr_rank, next, 1, 0);

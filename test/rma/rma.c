@@ -77,8 +77,8 @@ static void win_queries(void)
 
     /* MPI_Win_allocate: memory of the size asked, flavour ALLOCATE. */
     int *amem = NULL;
-    MPI_OK(MPI_Win_allocate(RMA_N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
-                            &amem, &win));
+    MPI_OK(MPI_Win_allocate(RMA_N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &amem,
+                            &win));
     CHECK(amem != NULL, "MPI_Win_allocate gave no memory");
     MPI_OK(MPI_Win_get_attr(win, MPI_WIN_BASE, &base, &flag));
     CHECK(flag && base == amem, "MPI_WIN_BASE of an allocated window is not its memory");
@@ -171,15 +171,15 @@ static void accumulate_sum(void)
     do {                                                                                           \
         ctype cell = (init), val = (arg);                                                          \
         MPI_Win w;                                                                                 \
-        MPI_OK(MPI_Win_create(&cell, sizeof(cell), sizeof(cell), MPI_INFO_NULL, MPI_COMM_WORLD,   \
-                              &w));                                                                \
+        MPI_OK(                                                                                    \
+            MPI_Win_create(&cell, sizeof(cell), sizeof(cell), MPI_INFO_NULL, MPI_COMM_WORLD, &w)); \
         MPI_OK(MPI_Win_fence(0, w));                                                               \
         if (p2p_rank == 0)                                                                         \
             MPI_OK(MPI_Accumulate(&val, 1, mpitype, p2p_size - 1, 0, 1, mpitype, op, w));          \
         MPI_OK(MPI_Win_fence(0, w));                                                               \
         if (p2p_rank == p2p_size - 1)                                                              \
-            CHECK(cell == (expect), "%s on %s: got %g, expected %g", opname, #ctype,              \
-                  (double)cell, (double)(expect));                                                 \
+            CHECK(cell == (expect), "%s on %s: got %g, expected %g", opname, #ctype, (double)cell, \
+                  (double)(expect));                                                               \
         MPI_OK(MPI_Win_free(&w));                                                                  \
     } while (0)
 
@@ -288,14 +288,13 @@ static void get_accumulate(void)
     for (int i = 0; i < 8; i++)
         add[i] = 100 + i;
     MPI_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, NEXT, 0, win));
-    MPI_OK(MPI_Get_accumulate(add, 8, MPI_INT, old, 8, MPI_INT, NEXT, 8, 8, MPI_INT, MPI_SUM,
-                              win));
+    MPI_OK(MPI_Get_accumulate(add, 8, MPI_INT, old, 8, MPI_INT, NEXT, 8, 8, MPI_INT, MPI_SUM, win));
     MPI_OK(MPI_Win_unlock(NEXT, win));
     for (int i = 0; i < 8; i++)
         CHECK(old[i] == rma_init_value(NEXT, 8 + i), "old[%d] = %d", i, old[i]);
     MPI_OK(MPI_Win_lock(MPI_LOCK_SHARED, NEXT, 0, win));
-    MPI_OK(MPI_Get_accumulate(NULL, 0, MPI_INT, old, 8, MPI_INT, NEXT, 8, 8, MPI_INT, MPI_NO_OP,
-                              win));
+    MPI_OK(
+        MPI_Get_accumulate(NULL, 0, MPI_INT, old, 8, MPI_INT, NEXT, 8, 8, MPI_INT, MPI_NO_OP, win));
     MPI_OK(MPI_Win_unlock(NEXT, win));
     for (int i = 0; i < 8; i++)
         CHECK(old[i] == rma_init_value(NEXT, 8 + i) + 100 + i, "after SUM, [%d] = %d", i, old[i]);
@@ -354,7 +353,7 @@ static void derived_types(void)
 
     for (int i = 0; i < RMA_N; i++)
         src[i] = 5000 + p2p_rank * 100 + i;
-    MPI_OK(MPI_Type_vector(3, 2, 4, MPI_INT, &vec)); /* 0 1 . . 4 5 . . 8 9 */
+    MPI_OK(MPI_Type_vector(3, 2, 4, MPI_INT, &vec));           /* 0 1 . . 4 5 . . 8 9 */
     MPI_OK(MPI_Type_indexed(3, blens, displs, MPI_INT, &idx)); /* 1 2 5 9 10 11 */
     MPI_OK(MPI_Type_create_resized(MPI_INT, 0, 3 * sizeof(int), &every_third));
     MPI_OK(MPI_Type_commit(&vec));
@@ -375,10 +374,8 @@ static void derived_types(void)
           "put through types wrote a gap");
     for (int k = 0; k < 4; k++) {
         int i = 40 + 3 * k, want = rma_init_value(p2p_rank, i) + 5000 + PREV * 100 + k;
-        CHECK(mem[i] == want, "accumulate through types: [%d] = %d, expected %d", i, mem[i],
-              want);
-        CHECK(mem[i + 1] == rma_init_value(p2p_rank, i + 1), "accumulate wrote a gap at %d",
-              i + 1);
+        CHECK(mem[i] == want, "accumulate through types: [%d] = %d, expected %d", i, mem[i], want);
+        CHECK(mem[i + 1] == rma_init_value(p2p_rank, i + 1), "accumulate wrote a gap at %d", i + 1);
     }
     /* Get the indexed places back into a vector layout. */
     memset(got, 0, sizeof(got));
@@ -684,6 +681,7 @@ static void split_window(void)
     MPI_OK(MPI_Comm_free(&half));
 }
 
+/* clang-format off */
 static const p2p_test_t tests[] = {
     P2P_TEST(win_queries, 1),
     P2P_TEST(put_fence, 1),
@@ -707,5 +705,6 @@ static const p2p_test_t tests[] = {
     P2P_TEST(many_windows, 1),
     P2P_TEST(split_window, 4),
 };
+/* clang-format on */
 
 P2P_MAIN(tests)
