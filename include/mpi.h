@@ -1698,8 +1698,7 @@ int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler);
 /*
  * One-sided communication (MPI-3.1 chapter 11; mpi/osc/, osc/osc.h). Not provided:
  * MPI_Win_allocate_shared and MPI_Win_shared_query (no shared-memory windows), window
- * keyvals and attributes other than the predefined ones, MPI_Win_set_info/get_info,
- * MPI_Win_c2f/f2c.
+ * keyvals and attributes other than the predefined ones.
  */
 typedef struct crmpi_win_s *MPI_Win;
 typedef void MPI_Win_errhandler_function(MPI_Win *win, int *errorcode, ...);
@@ -1765,6 +1764,10 @@ int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler);
 int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler);
 int MPI_Win_call_errhandler(MPI_Win win, int errorcode);
 int PMPI_Win_call_errhandler(MPI_Win win, int errorcode);
+int MPI_Win_set_info(MPI_Win win, MPI_Info info);
+int PMPI_Win_set_info(MPI_Win win, MPI_Info info);
+int MPI_Win_get_info(MPI_Win win, MPI_Info *info_used);
+int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used);
 int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
             int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
             MPI_Win win);
@@ -1855,6 +1858,10 @@ int MPI_Win_flush_local_all(MPI_Win win);
 int PMPI_Win_flush_local_all(MPI_Win win);
 int MPI_Win_sync(MPI_Win win);
 int PMPI_Win_sync(MPI_Win win);
+MPI_Fint MPI_Win_c2f(MPI_Win win);
+MPI_Fint PMPI_Win_c2f(MPI_Win win);
+MPI_Win MPI_Win_f2c(MPI_Fint win);
+MPI_Win PMPI_Win_f2c(MPI_Fint win);
 
 /*
  * The tool information interface (MPI-3.1 chapter 14.3). crmpi exposes no control and no

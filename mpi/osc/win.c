@@ -30,6 +30,8 @@
 #pragma weak MPI_Win_set_errhandler = PMPI_Win_set_errhandler
 #pragma weak MPI_Win_get_errhandler = PMPI_Win_get_errhandler
 #pragma weak MPI_Win_call_errhandler = PMPI_Win_call_errhandler
+#pragma weak MPI_Win_set_info = PMPI_Win_set_info
+#pragma weak MPI_Win_get_info = PMPI_Win_get_info
 
 int crmpi_win_raise(MPI_Win win, int errcode, const char *func_name, const char *detail)
 {
@@ -103,8 +105,8 @@ static void win_comm_free(MPI_Comm comm)
 }
 
 /* The body of the creation calls: collective over comm. */
-static int win_create(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm, int flavor,
-                      MPI_Win *win_out, const char *func_name)
+static int win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                      int flavor, MPI_Win *win_out, const char *func_name)
 {
     struct crmpi_win_s *win;
     crmpi_osc_win_params_t params;
@@ -126,7 +128,10 @@ static int win_create(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm, i
         win->nocheck = calloc((size_t)comm->size, sizeof(win->nocheck[0]));
         win->started = calloc((size_t)comm->size, sizeof(win->started[0]));
     }
-    if (!win || !win->locks || !win->nocheck || !win->started) {
+    if (win && info != MPI_INFO_NULL)
+        win->info = crmpi_info_copy(info);
+    if (!win || !win->locks || !win->nocheck || !win->started ||
+        (info != MPI_INFO_NULL && !win->info)) {
         rc = CRMPI_ERR_OUT_OF_RESOURCE;
         goto err_free_win;
     }
@@ -171,6 +176,8 @@ err_free_base:
         free(win->base);
 err_free_win:
     if (win) {
+        if (win->info)
+            crmpi_info_destroy(win->info);
         free(win->locks);
         free(win->nocheck);
         free(win->started);
@@ -183,10 +190,10 @@ err_free_win:
 int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                     MPI_Win *win)
 {
-    (void)info; /* no hint changes what this implementation does */
     crmpi_lock();
     crmpi_mpi_require_active("MPI_Win_create");
-    return win_create(base, size, disp_unit, comm, MPI_WIN_FLAVOR_CREATE, win, "MPI_Win_create");
+    return win_create(base, size, disp_unit, info, comm, MPI_WIN_FLAVOR_CREATE, win,
+                      "MPI_Win_create");
 }
 
 int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
@@ -195,12 +202,11 @@ int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm
     static const char func_name[] = "MPI_Win_allocate";
     int err;
 
-    (void)info;
     crmpi_lock();
     crmpi_mpi_require_active(func_name);
     if (baseptr == NULL)
         return crmpi_mpi_errhandler_invoke(comm, MPI_ERR_ARG, func_name, "baseptr is NULL");
-    err = win_create(NULL, size, disp_unit, comm, MPI_WIN_FLAVOR_ALLOCATE, win, func_name);
+    err = win_create(NULL, size, disp_unit, info, comm, MPI_WIN_FLAVOR_ALLOCATE, win, func_name);
     if (err == MPI_SUCCESS)
         *(void **)baseptr = (*win)->base;
     return err;
@@ -208,10 +214,9 @@ int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm
 
 int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
-    (void)info;
     crmpi_lock();
     crmpi_mpi_require_active("MPI_Win_create_dynamic");
-    return win_create(MPI_BOTTOM, 0, 1, comm, MPI_WIN_FLAVOR_DYNAMIC, win,
+    return win_create(MPI_BOTTOM, 0, 1, info, comm, MPI_WIN_FLAVOR_DYNAMIC, win,
                       "MPI_Win_create_dynamic");
 }
 
@@ -273,6 +278,8 @@ int PMPI_Win_free(MPI_Win *win)
     if (w->owns_base)
         free(w->base);
     crmpi_errhandler_release(w->errhandler);
+    if (w->info)
+        crmpi_info_destroy(w->info);
     free(w->locks);
     free(w->nocheck);
     free(w->started);
@@ -437,5 +444,44 @@ int PMPI_Win_call_errhandler(MPI_Win win, int errorcode)
     if (win == MPI_WIN_NULL)
         return crmpi_win_raise(MPI_WIN_NULL, MPI_ERR_WIN, func_name, NULL);
     crmpi_win_raise(win, errorcode, func_name, "raised by the application");
+    return MPI_SUCCESS;
+}
+
+int PMPI_Win_set_info(MPI_Win win, MPI_Info info)
+{
+    static const char func_name[] = "MPI_Win_set_info";
+    struct crmpi_info_s *copy;
+
+    crmpi_lock();
+    crmpi_mpi_require_active(func_name);
+    if (win == MPI_WIN_NULL)
+        return crmpi_win_raise(MPI_WIN_NULL, MPI_ERR_WIN, func_name, NULL);
+    if (info == MPI_INFO_NULL)
+        return crmpi_win_raise(win, MPI_ERR_INFO, func_name, "info is MPI_INFO_NULL");
+    copy = crmpi_info_copy(info);
+    if (!copy)
+        return crmpi_win_raise(win, MPI_ERR_NO_MEM, func_name, NULL);
+    if (win->info)
+        crmpi_info_destroy(win->info);
+    win->info = copy;
+    crmpi_unlock();
+    return MPI_SUCCESS;
+}
+
+int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
+{
+    static const char func_name[] = "MPI_Win_get_info";
+
+    crmpi_lock();
+    crmpi_mpi_require_active(func_name);
+    if (win == MPI_WIN_NULL)
+        return crmpi_win_raise(MPI_WIN_NULL, MPI_ERR_WIN, func_name, NULL);
+    if (info_used == NULL)
+        return crmpi_win_raise(win, MPI_ERR_ARG, func_name, "info_used is NULL");
+    /* Always a new object, which the application frees (MPI-3.1 section 11.2.7). */
+    *info_used = crmpi_info_copy(win->info);
+    if (!*info_used)
+        return crmpi_win_raise(win, MPI_ERR_NO_MEM, func_name, NULL);
+    crmpi_unlock();
     return MPI_SUCCESS;
 }

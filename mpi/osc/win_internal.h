@@ -31,6 +31,8 @@ struct crmpi_win_s {
     MPI_Aint size;                  /* its bytes */
     int disp_unit;                  /* its displacement unit */
     bool owns_base;                 /* MPI_Win_allocate's memory: freed with the window */
+    struct crmpi_info_s *info;      /* hints of the creation or MPI_Win_set_info, as given
+                                       (none changes what crmpi does); NULL: none */
     /* Epochs (MPI-3.1 section 11.5) */
     bool fence;    /* a fence opened an epoch that the next fence closes */
     bool lock_all; /* MPI_Win_lock_all holds every target */

@@ -73,6 +73,21 @@ static void win_queries(void)
     MPI_OK(MPI_Win_set_name(win, "rma window"));
     MPI_OK(MPI_Win_get_name(win, name, &len));
     CHECK(strcmp(name, "rma window") == 0 && len == 10, "MPI_Win_get_name gave '%s'", name);
+    /* Info: a new object each time, freed by the application (section 11.2.7). */
+    MPI_Info info, used;
+    int nkeys = -1;
+    MPI_OK(MPI_Info_create(&info));
+    MPI_OK(MPI_Info_set(info, "accumulate_ordering", "rar,raw,war,waw"));
+    MPI_OK(MPI_Win_set_info(win, info));
+    MPI_OK(MPI_Info_free(&info));
+    MPI_OK(MPI_Win_get_info(win, &used));
+    CHECK(used != MPI_INFO_NULL, "MPI_Win_get_info gave MPI_INFO_NULL");
+    MPI_OK(MPI_Info_get_nkeys(used, &nkeys));
+    CHECK(nkeys >= 0, "MPI_Info_get_nkeys of the window's info: %d", nkeys);
+    MPI_OK(MPI_Info_free(&used));
+    /* Handle conversion (section 17.2.4). */
+    CHECK(MPI_Win_f2c(MPI_Win_c2f(win)) == win, "MPI_Win_f2c(MPI_Win_c2f(win)) != win");
+    CHECK(MPI_Win_f2c(MPI_Win_c2f(MPI_WIN_NULL)) == MPI_WIN_NULL, "MPI_WIN_NULL did not convert");
     rma_free(&win, mem);
 
     /* MPI_Win_allocate: memory of the size asked, flavour ALLOCATE. */
