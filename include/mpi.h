@@ -1697,11 +1697,14 @@ int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler);
 
 /*
  * One-sided communication (MPI-3.1 chapter 11; mpi/osc/, osc/osc.h). Not provided:
- * MPI_Win_allocate_shared and MPI_Win_shared_query (no shared-memory windows), window
- * keyvals and attributes other than the predefined ones.
+ * MPI_Win_allocate_shared and MPI_Win_shared_query (no shared-memory windows).
  */
 typedef struct crmpi_win_s *MPI_Win;
 typedef void MPI_Win_errhandler_function(MPI_Win *win, int *errorcode, ...);
+typedef int MPI_Win_copy_attr_function(MPI_Win oldwin, int win_keyval, void *extra_state,
+                                       void *attribute_val_in, void *attribute_val_out, int *flag);
+typedef int MPI_Win_delete_attr_function(MPI_Win win, int win_keyval, void *attribute_val,
+                                         void *extra_state);
 #define MPI_WIN_NULL ((MPI_Win)0)
 
 /* Lock types (MPI_Win_lock) */
@@ -1748,8 +1751,29 @@ int MPI_Win_free(MPI_Win *win);
 int PMPI_Win_free(MPI_Win *win);
 int MPI_Win_get_group(MPI_Win win, MPI_Group *group);
 int PMPI_Win_get_group(MPI_Win win, MPI_Group *group);
+int crmpi_mpi_win_null_copy_fn(MPI_Win oldwin, int win_keyval, void *extra_state,
+                               void *attribute_val_in, void *attribute_val_out, int *flag);
+int crmpi_mpi_win_dup_fn(MPI_Win oldwin, int win_keyval, void *extra_state, void *attribute_val_in,
+                         void *attribute_val_out, int *flag);
+int crmpi_mpi_win_null_delete_fn(MPI_Win win, int win_keyval, void *attribute_val,
+                                 void *extra_state);
+#define MPI_WIN_NULL_COPY_FN   (&crmpi_mpi_win_null_copy_fn)
+#define MPI_WIN_DUP_FN         (&crmpi_mpi_win_dup_fn)
+#define MPI_WIN_NULL_DELETE_FN (&crmpi_mpi_win_null_delete_fn)
+int MPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
+                          MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval,
+                          void *extra_state);
+int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
+                           MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval,
+                           void *extra_state);
+int MPI_Win_free_keyval(int *win_keyval);
+int PMPI_Win_free_keyval(int *win_keyval);
+int MPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val);
+int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val);
 int MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag);
 int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag);
+int MPI_Win_delete_attr(MPI_Win win, int win_keyval);
+int PMPI_Win_delete_attr(MPI_Win win, int win_keyval);
 int MPI_Win_set_name(MPI_Win win, const char *win_name);
 int PMPI_Win_set_name(MPI_Win win, const char *win_name);
 int MPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen);

@@ -23,7 +23,6 @@
 #pragma weak MPI_Win_detach = PMPI_Win_detach
 #pragma weak MPI_Win_free = PMPI_Win_free
 #pragma weak MPI_Win_get_group = PMPI_Win_get_group
-#pragma weak MPI_Win_get_attr = PMPI_Win_get_attr
 #pragma weak MPI_Win_set_name = PMPI_Win_set_name
 #pragma weak MPI_Win_get_name = PMPI_Win_get_name
 #pragma weak MPI_Win_create_errhandler = PMPI_Win_create_errhandler
@@ -273,6 +272,10 @@ int PMPI_Win_free(MPI_Win *win)
     if (w->num_locks || w->lock_all || w->access || w->exposure)
         return crmpi_win_raise(w, MPI_ERR_RMA_SYNC, func_name,
                                "an epoch is still open (MPI-3.1 section 11.2.5)");
+    /* Delete callbacks first, while the window is still whole (MPI-3.1 section 6.7.3). */
+    rc = crmpi_win_attr_delete_all(w);
+    if (rc != MPI_SUCCESS)
+        return crmpi_win_raise(w, rc, func_name, "an attribute's delete callback failed");
     rc = crmpi_osc_win_destroy(w->osc);
     win_comm_free(w->comm);
     if (w->owns_base)
@@ -308,38 +311,6 @@ int PMPI_Win_get_group(MPI_Win win, MPI_Group *group)
     if (!made)
         return crmpi_win_raise(win, MPI_ERR_NO_MEM, func_name, NULL);
     *group = made;
-    crmpi_unlock();
-    return MPI_SUCCESS;
-}
-
-/* MPI-3.1 section 11.2.6: the values are pointers to values the window keeps, but for
- * MPI_WIN_BASE, whose value is the base address itself. */
-int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag)
-{
-    static const char func_name[] = "MPI_Win_get_attr";
-    static const int model = MPI_WIN_UNIFIED;
-    void *value;
-
-    crmpi_lock();
-    crmpi_mpi_require_active(func_name);
-    if (win == MPI_WIN_NULL)
-        return crmpi_win_raise(MPI_WIN_NULL, MPI_ERR_WIN, func_name, NULL);
-    if (attribute_val == NULL || flag == NULL)
-        return crmpi_win_raise(win, MPI_ERR_ARG, func_name, "attribute_val or flag is NULL");
-    switch (win_keyval) {
-    case MPI_WIN_BASE: value = win->base; break;
-    case MPI_WIN_SIZE: value = &win->size; break;
-    case MPI_WIN_DISP_UNIT: value = &win->disp_unit; break;
-    case MPI_WIN_CREATE_FLAVOR: value = &win->flavor; break;
-    /* Unified: a put lands in the window's one copy of the memory, which the target's
-     * loads see once the put is complete (there is no separate public copy). */
-    case MPI_WIN_MODEL: value = (void *)&model; break;
-    default:
-        return crmpi_win_raise(win, MPI_ERR_KEYVAL, func_name,
-                               "only the predefined window attributes exist");
-    }
-    *(void **)attribute_val = value;
-    *flag = 1;
     crmpi_unlock();
     return MPI_SUCCESS;
 }

@@ -31,6 +31,7 @@ struct crmpi_win_s {
     MPI_Aint size;                  /* its bytes */
     int disp_unit;                  /* its displacement unit */
     bool owns_base;                 /* MPI_Win_allocate's memory: freed with the window */
+    struct crmpi_win_attr_s *attrs; /* cached attributes (win_attr.c), in the order set */
     struct crmpi_info_s *info;      /* hints of the creation or MPI_Win_set_info, as given
                                        (none changes what crmpi does); NULL: none */
     /* Epochs (MPI-3.1 section 11.5) */
@@ -50,6 +51,11 @@ struct crmpi_win_s {
  * function, called with the lock released). @return errcode (or what a handler made it)
  */
 int crmpi_win_raise(MPI_Win win, int errcode, const char *func_name, const char *detail);
+
+/** Delete every attribute of win through its delete callback (MPI_Win_free; callbacks
+ *  run unlocked). @return MPI_SUCCESS or the first error a callback returned (the rest
+ *  stay set) */
+int crmpi_win_attr_delete_all(MPI_Win win);
 
 /** The MPI error class of a CRMPI_ERR_* status of osc. */
 int crmpi_win_error_class(int rc);

@@ -9,8 +9,9 @@ say ok for every subtest it has ranks for, print no FAIL line and leave nothing 
 P2P_IMPL=openmpi runs the same against Debian's Open MPI, to validate the program:
 P2P_IMPL=openmpi /usr/bin/python3 -m pytest test/integration/test_rma.py
 Open MPI 4.1.4 runs it over vader only (its osc components need a BTL with RDMA, which
-tcp is not, and make no window on one process over self), and gets the logical
-accumulate ops wrong (OPENMPI_KNOWN_BUGS).
+tcp is not, and make no window on one process over self), gets the logical accumulate
+ops wrong (OPENMPI_KNOWN_BUGS) and fails now and then on windows over split
+communicators (OPENMPI_FLAKY).
 """
 
 import os
@@ -28,6 +29,13 @@ OPENMPI_KNOWN_BUGS = {
     "accumulate_logical":
         "MPI_Accumulate with MPI_LAND, MPI_LOR or MPI_LXOR on MPI_INT leaves the target "
         "unchanged under osc rdma over vader (Open MPI 4.1.4)",
+}
+# Left out of the Open MPI runs too, but failing only now and then (so not run alone).
+OPENMPI_FLAKY = {
+    "split_window":
+        "windows made at once over the two halves of a split communicator (one context id) "
+        "share osc rdma's shared-memory segment name: one MPI_Win_create fails with "
+        "MPI_ERR_WIN about one run in two (Open MPI 4.1.4)",
 }
 
 
@@ -83,7 +91,7 @@ def test_rma(mpi, rma_binary, btls, np):
                         "(MPI_Win_create: MPI_ERR_WIN)")
         if btls != "self,sm":
             pytest.skip("Open MPI 4.1.4's osc components need a BTL with RDMA (vader)")
-    excluded = set() if mpi.is_crmpi else set(OPENMPI_KNOWN_BUGS)
+    excluded = set() if mpi.is_crmpi else set(OPENMPI_KNOWN_BUGS) | set(OPENMPI_FLAKY)
     job = mpi.run(mpi.launch_args(np, btls), rma_binary, ["^" + name for name in sorted(excluded)])
     check_rma_job(job, np, excluded)
     mpi.assert_clean(job)

@@ -115,6 +115,45 @@ static void win_queries(void)
     MPI_OK(MPI_Win_free(&win));
 }
 
+static int rma_deleted; /* calls of rma_delete_attr */
+static int rma_delete_attr(MPI_Win win, int keyval, void *value, void *extra)
+{
+    (void)win, (void)keyval, (void)extra;
+    if (value == (void *)&rma_deleted)
+        rma_deleted++;
+    return MPI_SUCCESS;
+}
+
+/* Window keyvals and attributes (sections 6.7.3, 11.2.6): set, get, replace, delete, and
+ * the delete callback at MPI_Win_free. */
+static void win_attributes(void)
+{
+    int *mem, keyval = MPI_KEYVAL_INVALID, other = MPI_KEYVAL_INVALID, flag = -1;
+    void *value = NULL;
+    MPI_Win win = rma_create_ints(&mem, RMA_N);
+
+    rma_deleted = 0;
+    MPI_OK(MPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, rma_delete_attr, &keyval, NULL));
+    MPI_OK(MPI_Win_create_keyval(MPI_WIN_DUP_FN, MPI_WIN_NULL_DELETE_FN, &other, NULL));
+    MPI_OK(MPI_Win_get_attr(win, keyval, &value, &flag));
+    CHECK(flag == 0, "an attribute never set was found");
+    MPI_OK(MPI_Win_set_attr(win, keyval, &rma_deleted));
+    MPI_OK(MPI_Win_set_attr(win, other, &other));
+    MPI_OK(MPI_Win_get_attr(win, keyval, &value, &flag));
+    CHECK(flag == 1 && value == &rma_deleted, "the attribute read back is %p", value);
+    MPI_OK(MPI_Win_set_attr(win, keyval, &rma_deleted)); /* replaces: deletes the old value */
+    CHECK(rma_deleted == 1, "replacing a value called the delete callback %d times", rma_deleted);
+    MPI_OK(MPI_Win_delete_attr(win, other));
+    MPI_OK(MPI_Win_get_attr(win, other, &value, &flag));
+    CHECK(flag == 0, "a deleted attribute was found");
+    MPI_OK(MPI_Win_free_keyval(&other));
+    CHECK(other == MPI_KEYVAL_INVALID, "MPI_Win_free_keyval did not reset the keyval");
+    rma_free(&win, mem);
+    CHECK(rma_deleted == 2, "MPI_Win_free called the delete callback %d times in all",
+          rma_deleted - 1);
+    MPI_OK(MPI_Win_free_keyval(&keyval));
+}
+
 /* Put to NEXT's window inside a fence epoch; a second epoch overwrites part of it. */
 static void put_fence(void)
 {
@@ -699,6 +738,7 @@ static void split_window(void)
 /* clang-format off */
 static const p2p_test_t tests[] = {
     P2P_TEST(win_queries, 1),
+    P2P_TEST(win_attributes, 1),
     P2P_TEST(put_fence, 1),
     P2P_TEST(get_fence, 1),
     P2P_TEST(accumulate_sum, 1),
