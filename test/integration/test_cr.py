@@ -50,6 +50,7 @@ SCENARIOS = {
     "intercomm": dict(np=(2, 4), btls="self,sm", settle=0.3, moves=True),
     "rma_fence": dict(np=(2, 4), btls="self,sm", settle=0.0, moves=True),
     "rma_lock": dict(np=(2, 3), btls="self,tcp", settle=0.3, moves=False),
+    "rma_pscw": dict(np=(2, 3), btls="self,sm,tcp", settle=0.3, moves=True),
 }
 OTHER_BTL = {"self,sm": "self,tcp", "self,tcp": "self,sm", "self,sm,tcp": "self,tcp"}
 
