@@ -124,7 +124,7 @@ int crmpi_osc_compare_and_swap(crmpi_osc_win_t *win, const void *origin, const v
  * only do the work. `ranks` are ranks of the window's communicator.
  */
 /** Complete every operation this rank issued (at origin and target), then a barrier. */
-int crmpi_osc_fence(crmpi_osc_win_t *win, bool noprecede);
+int crmpi_osc_fence(crmpi_osc_win_t *win);
 /** MPI_LOCK_EXCLUSIVE or MPI_LOCK_SHARED on `target`: waits until granted. */
 int crmpi_osc_lock(crmpi_osc_win_t *win, int lock_type, int target);
 /** Complete the operations to target, release its lock. */

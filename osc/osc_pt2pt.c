@@ -243,13 +243,13 @@ static int osc_pt2pt_user_request(crmpi_osc_win_t *win, bool now, crmpi_request_
     return rc;
 }
 
-static int osc_pt2pt_pack(void *dst, const void *buf, size_t count, MPI_Datatype type)
+/* The byte stream of (buf, count, type) into dst, which holds count * type->size bytes. */
+static void osc_pt2pt_pack(void *dst, const void *buf, size_t count, MPI_Datatype type)
 {
     crmpi_convertor_t conv;
 
     crmpi_convertor_init(&conv, buf, count, type);
     crmpi_convertor_pack(&conv, dst, conv.total);
-    return CRMPI_OK;
 }
 
 int crmpi_osc_put(crmpi_osc_win_t *win, const void *origin, size_t origin_count,
@@ -415,9 +415,9 @@ int crmpi_osc_flush(crmpi_osc_win_t *win, int target)
     return CRMPI_OK;
 }
 
-int crmpi_osc_fence(crmpi_osc_win_t *win, bool noprecede)
+int crmpi_osc_fence(crmpi_osc_win_t *win)
 {
-    int rc = noprecede ? CRMPI_OK : crmpi_osc_flush(win, MPI_PROC_NULL);
+    int rc = crmpi_osc_flush(win, MPI_PROC_NULL);
 
     if (rc != CRMPI_OK)
         return rc;

@@ -4,6 +4,10 @@
  * target). Each checks which epochs are open, so that a call out of order raises
  * MPI_ERR_RMA_SYNC, and lets osc do the work.
  *
+ * A fence opens an epoch only if RMA calls follow it before another synchronisation
+ * (MPI-3.1 section 11.5.1): so `fence` says a fence may have opened one, and the first
+ * call of another mode ends that possibility.
+ *
  * Assertions (section 11.5.5) are hints that change nothing here, but MPI_MODE_NOCHECK on
  * a lock (no lock message: the application promises no conflicting lock) and
  * MPI_MODE_NOSUCCEED on a fence (no epoch follows it).
@@ -53,7 +57,7 @@ static bool win_passive(MPI_Win win)
     return win->num_locks > 0 || win->lock_all;
 }
 
-int PMPI_Win_fence(int assert, MPI_Win win)
+int PMPI_Win_fence(int assertions, MPI_Win win)
 {
     static const char func_name[] = "MPI_Win_fence";
     int rc;
@@ -64,8 +68,8 @@ int PMPI_Win_fence(int assert, MPI_Win win)
                                "a lock or PSCW epoch is open on the window");
     /* MPI_MODE_NOPRECEDE promises nothing to complete; completing anyway costs nothing
      * when it holds (osc only flushes targets it sent to). */
-    rc = crmpi_osc_fence(win->osc, false);
-    win->fence = !(assert &MPI_MODE_NOSUCCEED);
+    rc = crmpi_osc_fence(win->osc);
+    win->fence = !(assertions & MPI_MODE_NOSUCCEED);
     return win_leave(win, rc, func_name);
 }
 
@@ -92,33 +96,34 @@ static int *win_group_ranks(MPI_Win win, MPI_Group group, int *n_out, int *err_o
     return ranks;
 }
 
-int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win)
+int PMPI_Win_post(MPI_Group group, int assertions, MPI_Win win)
 {
     static const char func_name[] = "MPI_Win_post";
     int *ranks, n = 0, err, rc;
 
-    (void)assert;
+    (void)assertions;
     WIN_ENTER(win, func_name);
     if (group == MPI_GROUP_NULL)
         return crmpi_win_raise(win, MPI_ERR_GROUP, func_name, NULL);
-    if (win->exposure || win->fence)
+    if (win->exposure)
         return crmpi_win_raise(win, MPI_ERR_RMA_SYNC, func_name,
                                "an exposure epoch is open already");
     ranks = win_group_ranks(win, group, &n, &err);
     if (!ranks)
         return crmpi_win_raise(win, err, func_name, "a member is not in the window's group");
+    win->fence = false;
     rc = crmpi_osc_post(win->osc, ranks, n);
     free(ranks);
     win->exposure = rc == CRMPI_OK;
     return win_leave(win, rc, func_name);
 }
 
-int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win)
+int PMPI_Win_start(MPI_Group group, int assertions, MPI_Win win)
 {
     static const char func_name[] = "MPI_Win_start";
     int *ranks, n = 0, err, rc;
 
-    (void)assert;
+    (void)assertions;
     WIN_ENTER(win, func_name);
     if (group == MPI_GROUP_NULL)
         return crmpi_win_raise(win, MPI_ERR_GROUP, func_name, NULL);
@@ -127,6 +132,7 @@ int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win)
     ranks = win_group_ranks(win, group, &n, &err);
     if (!ranks)
         return crmpi_win_raise(win, err, func_name, "a member is not in the window's group");
+    win->fence = false;
     for (int i = 0; i < n; i++)
         win->started[ranks[i]] = true;
     rc = crmpi_osc_start(win->osc, ranks, n);
@@ -178,7 +184,7 @@ int PMPI_Win_test(MPI_Win win, int *flag)
     return win_wait(win, true, flag, "MPI_Win_test");
 }
 
-int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
+int PMPI_Win_lock(int lock_type, int rank, int assertions, MPI_Win win)
 {
     static const char func_name[] = "MPI_Win_lock";
     int rc = CRMPI_OK;
@@ -192,10 +198,11 @@ int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
     }
     if (rank < 0 || rank >= win->comm->size)
         return crmpi_win_raise(win, MPI_ERR_RANK, func_name, NULL);
-    if (win->locks[rank] || win->lock_all || win->access || win->exposure)
+    if (win->locks[rank] || win->lock_all || win->access)
         return crmpi_win_raise(win, MPI_ERR_RMA_SYNC, func_name,
-                               "the target is locked already, or a PSCW epoch is open");
-    win->nocheck[rank] = (assert &MPI_MODE_NOCHECK) != 0;
+                               "the target is locked already, or a PSCW access epoch is open");
+    win->fence = false;
+    win->nocheck[rank] = (assertions & MPI_MODE_NOCHECK) != 0;
     if (!win->nocheck[rank])
         rc = crmpi_osc_lock(win->osc, lock_type, rank);
     if (rc == CRMPI_OK) {
@@ -225,17 +232,18 @@ int PMPI_Win_unlock(int rank, MPI_Win win)
     return win_leave(win, rc, func_name);
 }
 
-int PMPI_Win_lock_all(int assert, MPI_Win win)
+int PMPI_Win_lock_all(int assertions, MPI_Win win)
 {
     static const char func_name[] = "MPI_Win_lock_all";
     int rc = CRMPI_OK;
 
     WIN_ENTER(win, func_name);
-    if (win_passive(win) || win->access || win->exposure)
+    if (win_passive(win) || win->access)
         return crmpi_win_raise(win, MPI_ERR_RMA_SYNC, func_name,
-                               "a lock or PSCW epoch is open already");
+                               "a lock or PSCW access epoch is open already");
+    win->fence = false;
     for (int r = 0; r < win->comm->size && rc == CRMPI_OK; r++) {
-        win->nocheck[r] = (assert &MPI_MODE_NOCHECK) != 0;
+        win->nocheck[r] = (assertions & MPI_MODE_NOCHECK) != 0;
         if (!win->nocheck[r])
             rc = crmpi_osc_lock(win->osc, MPI_LOCK_SHARED, r);
     }

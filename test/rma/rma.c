@@ -533,6 +533,8 @@ static void pscw(void)
     MPI_OK(MPI_Comm_group(MPI_COMM_WORLD, &world));
     MPI_OK(MPI_Group_incl(world, 1, &prev, &prev_group));
     MPI_OK(MPI_Group_incl(world, 1, &next, &next_group));
+    /* A fence followed by no RMA call opens no epoch (section 11.5.1): PSCW may follow. */
+    MPI_OK(MPI_Win_fence(0, win));
     for (int epoch = 0; epoch < 3; epoch++) {
         MPI_OK(MPI_Win_post(prev_group, 0, win));
         MPI_OK(MPI_Win_start(next_group, 0, win));
