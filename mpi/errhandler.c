@@ -64,7 +64,9 @@ int crmpi_mpi_errhandler_invoke(MPI_Comm comm, int errcode, const char *func_nam
         /* Unlocked first: the handler may call MPI, and the lock is not recursive. MPI
          * passes both arguments by reference, and a handler may change the code. */
         crmpi_unlock();
-        handler->comm_fn(&comm, &errcode);
+        /* A window's handler set on a communicator is erroneous (MPI-3.1 8.3.1): ignored. */
+        if (handler->comm_fn)
+            handler->comm_fn(&comm, &errcode);
         return errcode;
     }
     crmpi_unlock();

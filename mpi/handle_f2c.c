@@ -1,7 +1,7 @@
 /*
  * handle_f2c.c: the handle conversion calls MPI_<Object>_c2f and MPI_<Object>_f2c
  * (MPI-3.1 section 17.2.4) for communicators, datatypes, groups, requests, ops, info
- * objects, error handlers and messages.
+ * objects, error handlers, messages and windows.
  *
  * crmpi has no Fortran bindings, but C programs and libraries convert handles to MPI_Fint
  * to store them in integer fields or hand them to Fortran code built elsewhere. A C handle
@@ -38,6 +38,8 @@
 #pragma weak MPI_Errhandler_f2c = PMPI_Errhandler_f2c
 #pragma weak MPI_Message_c2f = PMPI_Message_c2f
 #pragma weak MPI_Message_f2c = PMPI_Message_f2c
+#pragma weak MPI_Win_c2f = PMPI_Win_c2f
+#pragma weak MPI_Win_f2c = PMPI_Win_f2c
 
 /* The handles of one kind of object that were converted so far. */
 typedef struct f2c_table {
@@ -49,7 +51,7 @@ typedef struct f2c_table {
 } f2c_table_t;
 
 static f2c_table_t f2c_comms, f2c_types, f2c_groups, f2c_requests, f2c_ops, f2c_infos,
-    f2c_errhandlers, f2c_messages;
+    f2c_errhandlers, f2c_messages, f2c_wins;
 
 static size_t f2c_hash(const void *handle, int num_slots)
 {
@@ -233,4 +235,14 @@ MPI_Fint PMPI_Message_c2f(MPI_Message message)
 MPI_Message PMPI_Message_f2c(MPI_Fint message)
 {
     return (MPI_Message)(uintptr_t)f2c_to_handle(&f2c_messages, message);
+}
+
+MPI_Fint PMPI_Win_c2f(MPI_Win win)
+{
+    return f2c_to_fint(&f2c_wins, win, "Win");
+}
+
+MPI_Win PMPI_Win_f2c(MPI_Fint win)
+{
+    return (MPI_Win)(uintptr_t)f2c_to_handle(&f2c_wins, win);
 }

@@ -43,6 +43,8 @@ typedef enum {
 struct crmpi_errhandler_s {
     crmpi_errhandler_kind_t kind;          /* what raising an error does */
     MPI_Comm_errhandler_function *comm_fn; /* the application's function (CRMPI_ERRHANDLER_USER) */
+    MPI_Win_errhandler_function *win_fn;   /* or, made by MPI_Win_create_errhandler, the
+                                              window one's (comm_fn is NULL then) */
     const char *name;                      /* for messages: "MPI_ERRORS_ARE_FATAL", ... */
     int refcount;    /* handles and communicators holding it (comm_errhandler.c); unused when
                         predefined */

@@ -50,6 +50,9 @@ SCENARIOS = {
     "corners": dict(np=(2, 3), btls="self,tcp", settle=0.0, moves=True),
     "storm": dict(np=(3, 4), btls="self,sm", settle=0.0, moves=False),
     "intercomm": dict(np=(2, 4), btls="self,sm", settle=0.3, moves=True),
+    "rma_fence": dict(np=(2, 4), btls="self,sm", settle=0.0, moves=True),
+    "rma_lock": dict(np=(2, 3), btls="self,tcp", settle=0.3, moves=False),
+    "rma_pscw": dict(np=(2, 3), btls="self,sm,tcp", settle=0.3, moves=True),
 }
 OTHER_BTL = {"self,sm": "self,tcp", "self,tcp": "self,sm", "self,sm,tcp": "self,tcp"}
 
@@ -239,6 +242,7 @@ FABRIC_MOVES = [
     ("unmatched", 3, "self,ucx:tcp", "self,sm,tcp"),
     ("collective", 2, "self,sm,tcp", "self,ucx"),
     ("inflight", 2, "self,ucx:sm", "self,ucx:tcp"),
+    ("rma_fence", 2, "self,ofi", "self,sm,tcp"),
 ]
 
 
