@@ -101,6 +101,7 @@ struct crmpi_request_s {
     uint32_t peer_world;        /* sends: destination's rank in MPI_COMM_WORLD */
     uint32_t seq;               /* sends: sequence number to that peer */
     uint64_t remote_req;        /* rendezvous: the other side's request id */
+    uint64_t wire_id;           /* rendezvous: our id for the peer's fragments, 0: none */
     size_t bytes_total;         /* sends: message length; receives: announced length */
     size_t bytes_done;          /* bytes sent / received so far */
     crmpi_request_t *next;      /* in the PML queue the request is on */

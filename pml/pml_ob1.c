@@ -240,6 +240,7 @@ int crmpi_pml_finalize(void)
     }
     free(pml_ob1.peers);
     free(pml_ob1.comms);
+    free(pml_ob1.wire_slots);
     memset(&pml_ob1, 0, sizeof(pml_ob1));
     return CRMPI_OK;
 }

@@ -149,6 +149,19 @@ typedef struct pml_ob1_peer {
     size_t max_payload_frag;        /* data bytes that fit in a FRAG fragment */
 } pml_ob1_peer_t;
 
+/*
+ * A request another rank may name in a fragment (a rendezvous send awaiting its ACK, a
+ * receive awaiting FRAGs). The wire carries its id, (generation << 32) | (slot + 1), never
+ * its address: a fragment naming a slot that is free, reused or another peer's finds
+ * nothing, and is dropped instead of being followed into memory.
+ */
+typedef struct pml_ob1_wire_slot {
+    crmpi_request_t *req; /* NULL: free */
+    uint32_t generation;  /* bumped whenever the slot is freed */
+    uint32_t peer_world;  /* the only rank whose fragments may name it */
+    uint32_t next_free;   /* free: the next free slot + 1, 0 at the end */
+} pml_ob1_wire_slot_t;
+
 /* Process-wide state. */
 typedef struct pml_ob1_state {
     pml_ob1_peer_t *peers;             /* per world rank */
@@ -164,6 +177,9 @@ typedef struct pml_ob1_state {
     uint64_t post_counter;             /* posting order of receives */
     uint64_t arrival_counter;          /* arrival order of unexpected messages */
     crmpi_request_t *free_requests;    /* recycled requests */
+    pml_ob1_wire_slot_t *wire_slots;   /* requests the wire may name (pml_ob1_request.c) */
+    uint32_t num_wire_slots;           /* entries in wire_slots */
+    uint32_t free_wire_slot;           /* first free slot + 1, chained through `next_free` */
     bool yield_when_idle;              /* more ranks than cores here: yield while waiting */
     size_t rndv_recvs;                 /* matched rendezvous receives still getting data */
     pml_ob1_msg_queue_t probed;        /* messages taken by matched probes, not received yet */
@@ -196,6 +212,14 @@ void pml_ob1_request_set_args(crmpi_request_t *req, const void *buf, size_t coun
                               MPI_Datatype type, int peer, int tag);
 /** Mark complete; runs done_fn, frees it if free_when_complete. */
 void pml_ob1_request_complete(crmpi_request_t *req);
+/**
+ * The id under which `peer_world` may name `req` in its fragments (the same one each time
+ * until the request completes or is released). @return the id, or 0 when out of memory.
+ */
+uint64_t pml_ob1_request_wire_name(crmpi_request_t *req, uint32_t peer_world);
+/** The request `id` names, if `peer_world` may name it and it is of `kind`; else NULL. */
+crmpi_request_t *pml_ob1_request_wire_find(uint64_t id, uint32_t peer_world,
+                                           crmpi_request_kind_t kind);
 
 /* Queues (pml_ob1_recv.c) */
 void pml_ob1_req_queue_append(pml_ob1_req_queue_t *q, crmpi_request_t *req, int which);

@@ -63,7 +63,8 @@ void pml_ob1_cr_pull(pml_ob1_msg_t *msg)
     req->done_arg = msg;
     req->free_when_complete = true;
     pml_ob1.cr_pulls++;
-    pml_ob1_send_ack(msg->src_world, msg->send_req, (uint64_t)(uintptr_t)req, msg->data_len);
+    pml_ob1_send_ack(msg->src_world, msg->send_req, pml_ob1_request_wire_name(req, msg->src_world),
+                     msg->data_len);
     if (req->bytes_done == req->bytes_total)
         pml_ob1_request_complete(req);
     else

@@ -157,7 +157,7 @@ static void pml_ob1_recv_deliver(crmpi_request_t *req, const pml_ob1_match_hdr_t
         crmpi_convertor_unpack(&req->conv, data, nbytes);
     req->bytes_done = nbytes;
     if (rndv)
-        pml_ob1_send_ack(src_world, send_req, (uint64_t)(uintptr_t)req, nbytes);
+        pml_ob1_send_ack(src_world, send_req, pml_ob1_request_wire_name(req, src_world), nbytes);
     if (req->bytes_done == req->bytes_total)
         pml_ob1_request_complete(req);
     else
@@ -304,6 +304,10 @@ void pml_ob1_recv_cb_match(crmpi_btl_module_t *module, uint32_t peer_rank, const
 {
     pml_ob1_match_hdr_t match;
 
+    if (len < sizeof(match)) {
+        crmpi_log_error("pml: short MATCH (%zu bytes) from rank %u; ignored", len, peer_rank);
+        return;
+    }
     memcpy(&match, data, sizeof(match));
     pml_ob1_recv_arrival(peer_rank, &match, false, len - sizeof(match), 0,
                          (const char *)data + sizeof(match), len - sizeof(match));
@@ -314,6 +318,10 @@ void pml_ob1_recv_cb_rndv(crmpi_btl_module_t *module, uint32_t peer_rank, const 
 {
     pml_ob1_rndv_hdr_t rndv;
 
+    if (len < sizeof(rndv)) {
+        crmpi_log_error("pml: short RNDV (%zu bytes) from rank %u; ignored", len, peer_rank);
+        return;
+    }
     memcpy(&rndv, data, sizeof(rndv));
     pml_ob1_recv_arrival(peer_rank, &rndv.match, true, rndv.msg_len, rndv.send_req,
                          (const char *)data + sizeof(rndv), len - sizeof(rndv));
@@ -326,11 +334,19 @@ void pml_ob1_recv_cb_frag(crmpi_btl_module_t *module, uint32_t peer_rank, const 
     crmpi_request_t *req;
     size_t nbytes = len - sizeof(frag);
 
+    if (len < sizeof(frag)) {
+        crmpi_log_error("pml: short FRAG (%zu bytes) from rank %u; ignored", len, peer_rank);
+        return;
+    }
     memcpy(&frag, data, sizeof(frag));
-    req = (crmpi_request_t *)(uintptr_t)frag.recv_req;
-    if (frag.offset != req->bytes_done) {
-        crmpi_log_error("pml: fragment from rank %u at offset %llu, expected %zu", peer_rank,
-                        (unsigned long long)frag.offset, req->bytes_done);
+    /* Only a receive of ours that acknowledged this rank's rendezvous is written to, and
+     * only where its data goes next. */
+    req = pml_ob1_request_wire_find(frag.recv_req, peer_rank, CRMPI_REQUEST_RECV);
+    if (!req || frag.offset != req->bytes_done || nbytes > req->bytes_total - req->bytes_done) {
+        crmpi_log_error("pml: FRAG from rank %u (%zu bytes at offset %llu) fits no receive "
+                        "waiting for its data; ignored",
+                        peer_rank, nbytes, (unsigned long long)frag.offset);
+        return;
     }
     crmpi_convertor_unpack(&req->conv, (const char *)data + sizeof(frag), nbytes);
     req->bytes_done += nbytes;

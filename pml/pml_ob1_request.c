@@ -38,8 +38,67 @@ crmpi_request_t *pml_ob1_request_alloc(crmpi_request_kind_t kind, pml_ob1_comm_t
     return req;
 }
 
+/* Forget the request's wire id: fragments naming it from now on find nothing. */
+static void pml_ob1_request_wire_forget(crmpi_request_t *req)
+{
+    uint32_t slot = (uint32_t)req->wire_id - 1;
+
+    if (!req->wire_id || slot >= pml_ob1.num_wire_slots || pml_ob1.wire_slots[slot].req != req)
+        return;
+    pml_ob1.wire_slots[slot].req = NULL;
+    pml_ob1.wire_slots[slot].generation++;
+    pml_ob1.wire_slots[slot].next_free = pml_ob1.free_wire_slot;
+    pml_ob1.free_wire_slot = slot + 1;
+    req->wire_id = 0;
+}
+
+uint64_t pml_ob1_request_wire_name(crmpi_request_t *req, uint32_t peer_world)
+{
+    pml_ob1_wire_slot_t *slot;
+
+    if (req->wire_id)
+        return req->wire_id;
+    if (!pml_ob1.free_wire_slot) {
+        uint32_t old = pml_ob1.num_wire_slots, grown = old ? 2 * old : 64;
+        pml_ob1_wire_slot_t *slots = realloc(pml_ob1.wire_slots, grown * sizeof(*slots));
+
+        if (!slots || grown <= old) {
+            crmpi_log_error("pml: out of memory naming a rendezvous request");
+            return 0;
+        }
+        for (uint32_t i = old; i < grown; i++)
+            slots[i] =
+                (pml_ob1_wire_slot_t){.generation = 1, .next_free = i + 1 < grown ? i + 2 : 0};
+        pml_ob1.wire_slots = slots;
+        pml_ob1.num_wire_slots = grown;
+        pml_ob1.free_wire_slot = old + 1;
+    }
+    slot = &pml_ob1.wire_slots[pml_ob1.free_wire_slot - 1];
+    req->wire_id = (uint64_t)slot->generation << 32 | pml_ob1.free_wire_slot;
+    pml_ob1.free_wire_slot = slot->next_free;
+    slot->req = req;
+    slot->peer_world = peer_world;
+    return req->wire_id;
+}
+
+crmpi_request_t *pml_ob1_request_wire_find(uint64_t id, uint32_t peer_world,
+                                           crmpi_request_kind_t kind)
+{
+    uint32_t index = (uint32_t)id;
+    const pml_ob1_wire_slot_t *slot;
+
+    if (index == 0 || index > pml_ob1.num_wire_slots)
+        return NULL;
+    slot = &pml_ob1.wire_slots[index - 1];
+    if (!slot->req || slot->generation != (uint32_t)(id >> 32) || slot->peer_world != peer_world ||
+        slot->req->kind != kind)
+        return NULL;
+    return slot->req;
+}
+
 void pml_ob1_request_release(crmpi_request_t *req)
 {
+    pml_ob1_request_wire_forget(req);
     /* Recycled, never unmapped: a stale handle then fails the magic check (MPI_ERR_REQUEST)
      * instead of reading freed memory. */
     req->magic = 0;
@@ -61,6 +120,7 @@ void pml_ob1_request_complete(crmpi_request_t *req)
     if (req->kind == CRMPI_REQUEST_SEND)
         pml_ob1.active_sends--;
     req->complete = true;
+    pml_ob1_request_wire_forget(req);
     if (req->done_fn)
         req->done_fn(req);
     if (req->free_when_complete)

@@ -54,8 +54,10 @@ static int pml_ob1_send_first(crmpi_request_t *req)
     pml_ob1_rndv_hdr_t rndv = {
         .match = match,
         .msg_len = req->bytes_total,
-        .send_req = (uint64_t)(uintptr_t)req,
+        .send_req = pml_ob1_request_wire_name(req, req->peer_world),
     };
+    if (!rndv.send_req)
+        return CRMPI_ERR_OUT_OF_RESOURCE;
     size_t first =
         req->bytes_total < peer->max_payload_rndv ? req->bytes_total : peer->max_payload_rndv;
 
@@ -81,6 +83,7 @@ int pml_ob1_send_start(crmpi_request_t *req)
     crmpi_convertor_init(&req->conv, req->user_buf, req->user_count, req->user_type);
     req->bytes_total = req->conv.total;
     req->bytes_done = 0;
+    req->remote_req = 0; /* a persistent send's last receiver is not this one's */
     req->status.MPI_ERROR = MPI_SUCCESS;
     /* Numbered now, in the order the application posted its sends: that is the order the
      * receiver matches them in. */
@@ -151,13 +154,20 @@ void pml_ob1_recv_cb_ack(crmpi_btl_module_t *module, uint32_t peer_rank, const v
         return;
     }
     memcpy(&ack, data, sizeof(ack));
-    req = (crmpi_request_t *)(uintptr_t)ack.send_req;
-    req->remote_req = ack.recv_req;
+    /* Only a rendezvous send of ours to that rank, still waiting, is followed. */
+    req = pml_ob1_request_wire_find(ack.send_req, peer_rank, CRMPI_REQUEST_SEND);
+    if (!req || req->remote_req) {
+        crmpi_log_error("pml: ACK from rank %u names no rendezvous send waiting for it; ignored",
+                        peer_rank);
+        return;
+    }
     if (ack.offset != req->bytes_done) {
         /* The receiver always keeps the RNDV's data: anything else is a protocol bug. */
-        crmpi_log_error("pml: ACK from rank %u says %llu bytes received, %zu were sent", peer_rank,
-                        (unsigned long long)ack.offset, req->bytes_done);
+        crmpi_log_error("pml: ACK from rank %u says %llu bytes received, %zu were sent; ignored",
+                        peer_rank, (unsigned long long)ack.offset, req->bytes_done);
+        return;
     }
+    req->remote_req = ack.recv_req;
     pml_ob1_send_frags(req);
 }
 

@@ -20,8 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "btl.h"
 #include "crmpi_status.h"
 #include "pml.h"
+#include "pml_ob1.h"
 #include "progress.h"
 
 /* The rank itself, in pml_comm (a singleton). */
@@ -306,6 +308,40 @@ static void test_synchronous_send(void **state)
     assert_int_equal(got, 9);
 }
 
+/* Fragments that name what they should not are ignored: the ids of the wire are looked up
+ * in the PML's own table, never followed as addresses (a forged FRAG naming a made-up
+ * request used to crash the rank). */
+static void test_forged_fragments(void **state)
+{
+    static char payload[64];
+    int got = -1, other = -1;
+    crmpi_request_t *send = isend_int(11, 31, CRMPI_PML_SEND_SYNCHRONOUS);
+    crmpi_request_t *recv_other = irecv_int(&other, 0, 32); /* nobody acknowledged it */
+    const uint64_t forged[] = {0, 0xdeadbeef00000001ull, (uint64_t)(uintptr_t)send,
+                               (uint64_t)(uintptr_t)recv_other, UINT64_MAX};
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(forged) / sizeof(forged[0]); i++) {
+        pml_ob1_ack_hdr_t ack = {.send_req = forged[i], .recv_req = forged[i], .offset = 0};
+        pml_ob1_frag_hdr_t frag = {.recv_req = forged[i], .offset = 0};
+
+        memcpy(payload, &frag, sizeof(frag));
+        crmpi_btl_recv_table[PML_OB1_TAG_ACK](NULL, 0, &ack, sizeof(ack));
+        crmpi_btl_recv_table[PML_OB1_TAG_FRAG](NULL, 0, payload, sizeof(payload));
+        crmpi_btl_recv_table[PML_OB1_TAG_FRAG](NULL, 0, payload, 3); /* shorter than its header */
+    }
+    for (int i = 0; i < 1000; i++)
+        crmpi_progress();
+    assert_false(send->complete);
+    assert_false(recv_other->complete);
+    wait_finish(irecv_int(&got, 0, 31));
+    wait_finish(send);
+    assert_int_equal(got, 11);
+    assert_int_equal(crmpi_pml_cancel(recv_other), CRMPI_OK);
+    wait_finish(recv_other);
+    assert_int_equal(other, -1);
+}
+
 /* Persistent requests restart with the same arguments. */
 static void test_persistent(void **state)
 {
@@ -470,12 +506,19 @@ static void test_release_waits_for_requests(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_order_kept),       cmocka_unit_test(test_posting_order_decides),
-        cmocka_unit_test(test_tags_and_any_tag), cmocka_unit_test(test_unexpected_sizes),
-        cmocka_unit_test(test_truncation),       cmocka_unit_test(test_probe_and_matched_probe),
-        cmocka_unit_test(test_cancel),           cmocka_unit_test(test_synchronous_send),
-        cmocka_unit_test(test_persistent),       cmocka_unit_test(test_orphan_adopted),
-        cmocka_unit_test(test_intercomm_ranks),  cmocka_unit_test(test_release_waits_for_requests),
+        cmocka_unit_test(test_order_kept),
+        cmocka_unit_test(test_posting_order_decides),
+        cmocka_unit_test(test_tags_and_any_tag),
+        cmocka_unit_test(test_unexpected_sizes),
+        cmocka_unit_test(test_truncation),
+        cmocka_unit_test(test_probe_and_matched_probe),
+        cmocka_unit_test(test_cancel),
+        cmocka_unit_test(test_synchronous_send),
+        cmocka_unit_test(test_forged_fragments),
+        cmocka_unit_test(test_persistent),
+        cmocka_unit_test(test_orphan_adopted),
+        cmocka_unit_test(test_intercomm_ranks),
+        cmocka_unit_test(test_release_waits_for_requests),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
