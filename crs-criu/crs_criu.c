@@ -231,6 +231,7 @@ static int crs_criu_opts_create(const char *binary, int images_fd, const char *l
     /* An ordinary user's CRIU runs with CAP_CHECKPOINT_RESTORE only (docs/design.md,
      * "Ordinary users"): it must be told, or it refuses to start. */
     criu_local_set_unprivileged(opts, geteuid() != 0);
+    crs_criu_breakpoints_setup();
     *work_fd_out = work_fd;
     *opts_out = opts;
     return CRMPI_OK;

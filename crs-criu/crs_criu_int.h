@@ -18,6 +18,20 @@ int crs_criu_restart(const crmpi_crs_restart_opts_t *opts, pid_t *init_pid_out);
 int crs_criu_recorded_key(const char *images_dir, int rank_fd, char *key_out, size_t key_len);
 
 /**
+ * Whether a hardware breakpoint set through ptrace stops a task on this machine
+ * (crs_criu_breakpoints.c). @return 1 (it does, or this is not x86), 0 (it does not: CRIU
+ * would hang), CRMPI_ERR_OUT_OF_RESOURCE (no child could be made).
+ */
+int crs_criu_breakpoints_fire(void);
+
+/**
+ * Once per process, before the first run of criu: following crs_criu_breakpoints, tell CRIU
+ * not to use hardware breakpoints when they do not fire here (CRIU_FAULT in the environment
+ * criu inherits). Leaves a CRIU_FAULT the user set alone.
+ */
+void crs_criu_breakpoints_setup(void);
+
+/**
  * CRIU's log at `log_path` says that its parasite found "proc.crtools" in the init's working
  * directory: another dump was there at the same moment (crs_criu.c). @return 1 or 0.
  */

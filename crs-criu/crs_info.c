@@ -13,6 +13,11 @@ static const crmpi_param_decl_t crs_criu_params[] = {
      "The default is crmpi's installed copy of the one configure found, which make install "
      "run as root gives CAP_CHECKPOINT_RESTORE so that ordinary users can checkpoint.",
      CRMPI_PARAM_LEVEL_USER},
+    {"crs_criu_breakpoints", CRMPI_PARAM_STRING, "auto",
+     "Whether CRIU stops tasks with x86 hardware breakpoints: auto (find out once per "
+     "process whether they fire here), yes, no. Some virtual machines accept breakpoints and "
+     "never raise them, and CRIU then waits forever; with no, CRIU stops tasks at syscalls.",
+     CRMPI_PARAM_LEVEL_TUNER},
 };
 
 const crmpi_component_info_t crmpi_crs_criu_info = {

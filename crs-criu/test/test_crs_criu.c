@@ -531,6 +531,24 @@ static void test_bad_pid(void **state)
     tst_rank_kill();
 }
 
+/* The breakpoint probe answers the same every time, and the first checkpoint acted on it:
+ * CRIU told not to use breakpoints exactly when they do not fire here (the dumps above would
+ * have hung otherwise, on a machine where they do not). */
+static void test_breakpoints(void **state)
+{
+    (void)state;
+    int fire = crs_criu_breakpoints_fire();
+    const char *fault = getenv("CRIU_FAULT");
+
+    assert_true(fire == 0 || fire == 1);
+    assert_int_equal(crs_criu_breakpoints_fire(), fire);
+    printf("# hardware breakpoints %s here\n", fire ? "fire" : "do not fire");
+    if (fire)
+        assert_null(fault);
+    else
+        assert_string_equal(fault, "130");
+}
+
 /* Run when CRIU is unusable here: one skipped case, so every report counts a skip. */
 static void test_criu_usable(void **state)
 {
@@ -576,6 +594,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_start),
         cmocka_unit_test(test_checkpoint_leave_running),
+        cmocka_unit_test(test_breakpoints),
         cmocka_unit_test(test_restore_new_fds),
         cmocka_unit_test(test_restore_twice_remapped),
         cmocka_unit_test(test_checkpoint_term),
