@@ -448,6 +448,10 @@ static void test_dims_create(void **state)
         {1024, 2, {32, 32}},
         {2147483646, 2, {49981, 42966}},
         {97, 3, {97, 1, 1}},
+        /* Equal spreads: the other factors closest (MPICH's test table; it gave 13 x 12 x
+         * 6 x 6 and 23 x 12 x 6 x 6). */
+        {5616, 4, {13, 9, 8, 6}},
+        {9936, 4, {23, 9, 8, 6}},
     };
     for (size_t i = 0; i < sizeof(balanced) / sizeof(balanced[0]); i++) {
         int got[4] = {0, 0, 0, 0};
