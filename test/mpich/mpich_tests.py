@@ -270,8 +270,9 @@ def main():
                             entries)
     if args.only:
         with open(args.only) as f:
-            wanted = [l.split("#", 1)[0].split() for l in f]
-        wanted = {w[0].replace("%", "#") for w in wanted if w}
+            # A comment starts with '#' after a blank (ids hold '#' too).
+            wanted = [re.sub(r"(^|\s)#.*", "", l).split() for l in f]
+        wanted = {w[0] for w in wanted if w}
         unknown = wanted - {e.id for e in entries}
         if unknown:
             sys.exit("mpich: %s names tests the suite does not have: %s"
