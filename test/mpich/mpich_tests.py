@@ -231,9 +231,16 @@ def run_one(impl, tree, entry, timeout_factor, logdir):
         timed_out = True
         os.killpg(proc.pid, signal.SIGKILL)
         output, _ = proc.communicate()
+    except BaseException:
+        # Interrupted (SIGINT, SIGTERM): mpirun, in its own session, ends its job.
+        proc.terminate()
+        proc.wait()
+        raise
     seconds = time.monotonic() - started
     output = output.decode(errors="replace")
-    if seconds >= timeout:
+    # A job mpirun ended at its --timeout hung, except where the test hangs on purpose
+    # (init/timeout: the launcher must end it with a non-zero status).
+    if seconds >= timeout and entry.result_test not in ("TestErrFatal", "TestStatus"):
         timed_out = True
     log = os.path.join(logdir, "run", entry.id.replace("#", ".") + ".log")
     os.makedirs(os.path.dirname(log), exist_ok=True)
@@ -248,6 +255,8 @@ def run_one(impl, tree, entry, timeout_factor, logdir):
 
 
 def main():
+    # SIGTERM unwinds like SIGINT, so that the running job is ended too.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tree", required=True, help="the configured test/mpi build tree")
     parser.add_argument("--srcdir", required=True, help="the suite's source (test/mpi)")
@@ -296,7 +305,9 @@ def main():
 
     rows = collections.OrderedDict()
     unexpected = []
-    results = []
+    results = open(args.results, "w")
+    results.write("# MPICH test suite under %s: outcome, verdict, id, time, testlist line\n"
+                  % args.impl)
     started = time.monotonic()
     for entry in entries:
         row = rows.setdefault(entry.topdir, collections.Counter())
@@ -329,15 +340,12 @@ def main():
             unexpected.append((entry, outcome, verdict, detail))
             print("mpich: %s %s: %s%s" % (outcome, entry.id, verdict,
                                           (" (" + detail + ")") if detail else ""), flush=True)
-        results.append("%-6s %-8s %-40s %6.1fs  np=%-3d %s%s" % (
+        results.write("%-6s %-8s %-40s %6.1fs  np=%-3d %s%s\n" % (
             outcome, verdict, entry.id, seconds, entry.np, entry.line,
             ("  -- " + detail) if detail else ""))
+        results.flush()
     elapsed = time.monotonic() - started
-
-    with open(args.results, "w") as f:
-        f.write("# MPICH test suite under %s: outcome, verdict, id, time, testlist line\n"
-                % args.impl)
-        f.write("\n".join(results) + "\n")
+    results.close()
 
     total = collections.Counter()
     print("\n%s: MPICH test suite, %d tests in %.0f s (builds excluded)" % (
