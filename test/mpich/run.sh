@@ -143,6 +143,9 @@ configure_suite() {
         --enable-threads=multiple --disable-dependency-tracking)
     [ "$(declares "$cc" MPI_Win_create)" = yes ] || options+=(--disable-rma)
     [ "$(declares "$cc" MPI_File_open)" = yes ] || options+=(--disable-romio)
+    # Open MPI 4.1's mpi.h hides the MPI-1 calls MPI-3.0 removed (its libmpi still has
+    # them), which the suite's dtpools library calls.
+    [ "$impl" = crmpi ] || options+=(CPPFLAGS=-DOMPI_OMIT_MPI1_COMPAT_DECLS=0)
     # Configured again only when the options change (one-sided or MPI-IO arrived).
     if [ -f "$tree/Makefile" ] && [ "$(cat "$tree/options" 2>/dev/null)" = "${options[*]}" ]; then
         return
