@@ -189,7 +189,7 @@ do_test() {
 
 do_mpich() {
     do_build
-    "$top/test/mpich/run.sh" --all --prefix "$install_prefix" --work "$top/build/mpich" "$@"
+    "$top/test/mpich/run.sh" --all --prefix "$install_prefix" --work "$top/build-mpich" "$@"
 }
 
 case "${1:-}" in

@@ -105,7 +105,7 @@ fi
 
 echo "== MPICH's test suite, quick subset (test/mpich/run.sh --quick)"
 # The first run fetches the suite and configures it (minutes); later runs build and run.
-"$top/test/mpich/run.sh" --quick --prefix "$install" --work "$build/mpich" \
+"$top/test/mpich/run.sh" --quick --prefix "$install" --work "$top/build-mpich" \
     >"$build/mpich-quick.out" 2>&1
 mpich_rc=$?
 mpich_line=$(sed -n 's/^mpich: \([0-9]* passed, [0-9]* failed, [0-9]* skipped\)$/\1/p' \

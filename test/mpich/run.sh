@@ -14,7 +14,8 @@
 #                       (Debian's openmpi-bin: mpicc.openmpi, mpirun.openmpi)
 #   --prefix DIR        crmpi's install prefix (default: <repo>/install)
 #   --work DIR          the tarball, the configured trees, logs and results
-#                       (default: <repo>/build/mpich)
+#                       (default: <repo>/build-mpich: outside the build directory, whose
+#                       objects test/check-symbols.py reads)
 #   --timeout-factor F  multiply every test's time limit (MPICH's: 180 s unless the
 #                       testlist says otherwise) by F (default 1); the limit only turns a
 #                       hang into a failure
@@ -43,7 +44,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 prefix="$top/install"
-work="$top/build/mpich"
+work="$top/build-mpich"
 dirs=attr,coll,comm,datatype,errhan,group,info,init,pt2pt,topo,threads,rma,io
 impls=crmpi
 quick=""
