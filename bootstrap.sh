@@ -5,6 +5,9 @@
 #   ./bootstrap.sh build   deps, then autogen/configure/make/make install into ./install
 #   ./bootstrap.sh demo    build, then the main job
 #   ./bootstrap.sh test    build, then every test; last line "N passed, N failed[, N skipped]"
+#   ./bootstrap.sh mpich [ARG]...
+#                          build, then all of MPICH's test suite (test/mpich/run.sh --all ARG...;
+#                          --impl both adds Open MPI's run)
 #
 # Idempotent: every step is skipped when its result is already there.
 set -euo pipefail
@@ -184,13 +187,19 @@ do_test() {
     "$top/test/run-all.sh" "$top/build" "$install_prefix"
 }
 
+do_mpich() {
+    do_build
+    "$top/test/mpich/run.sh" --all --prefix "$install_prefix" --work "$top/build-mpich" "$@"
+}
+
 case "${1:-}" in
     deps) do_deps ;;
+    mpich) shift; do_mpich "$@" ;;
     build) do_build ;;
     demo) do_demo ;;
     test) do_test ;;
     *)
-        sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
         [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ] || exit 2
         ;;
 esac

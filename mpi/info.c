@@ -15,6 +15,7 @@
 #pragma weak MPI_Info_set = PMPI_Info_set
 #pragma weak MPI_Info_get = PMPI_Info_get
 #pragma weak MPI_Info_get_valuelen = PMPI_Info_get_valuelen
+#pragma weak MPI_Info_get_string = PMPI_Info_get_string
 #pragma weak MPI_Info_get_nkeys = PMPI_Info_get_nkeys
 #pragma weak MPI_Info_get_nthkey = PMPI_Info_get_nthkey
 #pragma weak MPI_Info_delete = PMPI_Info_delete
@@ -219,6 +220,37 @@ int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *f
     *flag = e != NULL;
     if (e)
         *valuelen = (int)strlen(e->value);
+    crmpi_unlock();
+    return MPI_SUCCESS;
+}
+
+/*
+ * MPI-4.0 section 9: when key is set, *flag is true, value gets at most *buflen - 1
+ * characters and a null character (nothing when *buflen is 0), and *buflen becomes the
+ * value's length plus one, whatever was copied; otherwise *flag is false and *buflen and
+ * value are left alone.
+ */
+int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag)
+{
+    static const char func_name[] = "MPI_Info_get_string";
+    int err = info_enter(info, func_name);
+    info_entry_t *e;
+
+    if (err == MPI_SUCCESS)
+        err = info_check_key(key, func_name);
+    if (err != MPI_SUCCESS)
+        return err;
+    if (buflen == NULL || flag == NULL || *buflen < 0 || (*buflen > 0 && value == NULL))
+        return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_ARG, func_name,
+                                           "buflen or flag is NULL, *buflen is negative, or "
+                                           "value is NULL with a positive *buflen");
+    e = info_find(info, key);
+    *flag = e != NULL;
+    if (e) {
+        if (*buflen > 0)
+            snprintf(value, (size_t)*buflen, "%s", e->value);
+        *buflen = (int)strlen(e->value) + 1;
+    }
     crmpi_unlock();
     return MPI_SUCCESS;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Run every test of crmpi: the unit tests (cmocka, through `make check`) and the
+# Run every test of crmpi: the unit tests (cmocka, through `make check`), the
 # integration tests (pytest, real jobs under the installed mpirun, and the self-test of the
-# simulated nodes in test/nodes). The last line is
+# simulated nodes in test/nodes) and the quick subset of MPICH's test suite
+# (test/mpich/run.sh --quick; expected failures count as skipped). The last line is
 # "N passed, N failed, N skipped" over every test case; the exit status is non-zero
 # when any test failed.
 #
@@ -99,6 +100,23 @@ PY
     passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
 else
     echo "   pytest produced no report"
+    failed=$((failed + 1))
+fi
+
+echo "== MPICH's test suite, quick subset (test/mpich/run.sh --quick)"
+# The first run fetches the suite and configures it (minutes); later runs build and run.
+"$top/test/mpich/run.sh" --quick --prefix "$install" --work "$top/build-mpich" \
+    >"$build/mpich-quick.out" 2>&1
+mpich_rc=$?
+mpich_line=$(sed -n 's/^mpich: \([0-9]* passed, [0-9]* failed, [0-9]* skipped\)$/\1/p' \
+    "$build/mpich-quick.out" | tail -n 1)
+if [ -n "$mpich_line" ]; then
+    sed -n '/^crmpi: MPICH test suite/,/^results:/p' "$build/mpich-quick.out" | sed 's/^/   /'
+    read -r p _ f _ s _ <<<"$mpich_line"
+    passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+else
+    echo "   the suite did not run (exit status $mpich_rc):"
+    tail -n 5 "$build/mpich-quick.out" | sed 's/^/   /'
     failed=$((failed + 1))
 fi
 

@@ -263,7 +263,8 @@ int PMPI_Get_address(const void *location, MPI_Aint *address)
 /*
  * The predefined type of a class and a size (MPI-3.1 section 17.2.5): the Fortran types
  * with a size in their name, which is what the call serves (a Fortran KIND chosen by
- * SELECTED_REAL_KIND, say). A size no type of the class has is MPI_ERR_ARG.
+ * SELECTED_REAL_KIND, say), and C's long double (complex) for the sizes no such type has.
+ * A size no type of the class has is MPI_ERR_ARG.
  */
 int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
 {
@@ -285,10 +286,17 @@ int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
                             : MPI_DATATYPE_NULL;
         break;
     case MPI_TYPECLASS_REAL:
-        found = size == 4 ? MPI_REAL4 : size == 8 ? MPI_REAL8 : MPI_DATATYPE_NULL;
+        /* Without REAL16, C's long double is the type of its size (as in MPICH). */
+        found = size == 4                          ? MPI_REAL4
+                : size == 8                        ? MPI_REAL8
+                : size == (int)sizeof(long double) ? MPI_LONG_DOUBLE
+                                                   : MPI_DATATYPE_NULL;
         break;
     case MPI_TYPECLASS_COMPLEX:
-        found = size == 8 ? MPI_COMPLEX8 : size == 16 ? MPI_COMPLEX16 : MPI_DATATYPE_NULL;
+        found = size == 8                                ? MPI_COMPLEX8
+                : size == 16                             ? MPI_COMPLEX16
+                : size == (int)(2 * sizeof(long double)) ? MPI_C_LONG_DOUBLE_COMPLEX
+                                                         : MPI_DATATYPE_NULL;
         break;
     default:
         return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_ARG, func_name,

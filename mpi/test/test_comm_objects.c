@@ -157,6 +157,19 @@ static void test_info_objects(void **state)
     assert_int_equal(len, 14);
     assert_int_equal(MPI_Info_get(info, "none", 4, value, &flag), MPI_SUCCESS);
     assert_false(flag);
+    /* MPI_Info_get_string (MPI-4.0): the size with the null character, whatever fits. */
+    len = 5;
+    assert_int_equal(MPI_Info_get_string(info, "k2", &len, value, &flag), MPI_SUCCESS);
+    assert_true(flag);
+    assert_int_equal(len, 15);
+    assert_string_equal(value, "a lo");
+    len = 0;
+    assert_int_equal(MPI_Info_get_string(info, "k2", &len, NULL, &flag), MPI_SUCCESS);
+    assert_int_equal(len, 15);
+    len = 3;
+    assert_int_equal(MPI_Info_get_string(info, "none", &len, value, &flag), MPI_SUCCESS);
+    assert_false(flag);
+    assert_int_equal(len, 3);
     assert_int_equal(MPI_Info_delete(info, "none"), MPI_ERR_INFO_NOKEY);
     assert_int_equal(MPI_Info_set(info, "", "x"), MPI_ERR_INFO_KEY);
     assert_int_equal(MPI_Info_dup(info, &dup), MPI_SUCCESS);
@@ -448,6 +461,10 @@ static void test_dims_create(void **state)
         {1024, 2, {32, 32}},
         {2147483646, 2, {49981, 42966}},
         {97, 3, {97, 1, 1}},
+        /* Equal spreads: the other factors closest (MPICH's test table; it gave 13 x 12 x
+         * 6 x 6 and 23 x 12 x 6 x 6). */
+        {5616, 4, {13, 9, 8, 6}},
+        {9936, 4, {23, 9, 8, 6}},
     };
     for (size_t i = 0; i < sizeof(balanced) / sizeof(balanced[0]); i++) {
         int got[4] = {0, 0, 0, 0};

@@ -458,6 +458,16 @@ static void test_fortran_types_and_match_size(void **state)
     assert_ptr_equal(type, MPI_INTEGER2);
     assert_int_equal(MPI_Type_match_size(MPI_TYPECLASS_COMPLEX, 16, &type), MPI_SUCCESS);
     assert_ptr_equal(type, MPI_COMPLEX16);
+    /* C's long double and its complex: MPI-3.1 section 17.2.5 asks for a type "matching a
+     * local variable of type (typeclass, size)", which for REAL of sizeof(long double)
+     * bytes is MPI_LONG_DOUBLE (crmpi has no MPI_REAL16); this was MPI_ERR_ARG. */
+    assert_int_equal(MPI_Type_match_size(MPI_TYPECLASS_REAL, (int)sizeof(long double), &type),
+                     MPI_SUCCESS);
+    assert_ptr_equal(type, MPI_LONG_DOUBLE);
+    assert_int_equal(
+        MPI_Type_match_size(MPI_TYPECLASS_COMPLEX, (int)(2 * sizeof(long double)), &type),
+        MPI_SUCCESS);
+    assert_ptr_equal(type, MPI_C_LONG_DOUBLE_COMPLEX);
     assert_int_equal(MPI_Type_match_size(MPI_TYPECLASS_REAL, 3, &type), MPI_ERR_ARG);
     assert_int_equal(MPI_Type_match_size(99, 4, &type), MPI_ERR_ARG);
 
