@@ -26,6 +26,7 @@ P2P_IMPL=openmpi runs the programs under Open MPI (conftest.py), to validate the
 import os
 import re
 import shutil
+import subprocess
 
 import pytest
 
@@ -181,14 +182,20 @@ def test_basic_component(mpi, coll_binaries, np, args):
 
 
 def test_unknown_component_fails_cleanly(mpi, coll_binaries):
-    """--mca coll NAME with an unknown NAME: MPI_Init says so and the job ends."""
+    """--mca coll NAME with an unknown NAME: mpirun refuses it in one line before anything
+    starts; a program run without mpirun (a singleton) is told by MPI_Init and exits."""
     if not mpi.is_crmpi:
         pytest.skip("crmpi's coll parameter")
     job = mpi.run(mpi.launch_args(2, mca=[("coll", "nosuch")]), coll_binaries("collectives"),
                   timeout=90)
     assert job.returncode != 0, job.report()
-    assert "collective" in job.err, job.report()
+    lines = [line for line in job.err.splitlines() if line.strip()]
+    assert len(lines) == 1 and "coll: no component 'nosuch' here" in lines[0], job.report()
     mpi.assert_clean(job)
+    alone = subprocess.run([coll_binaries("collectives")], capture_output=True, text=True,
+                           timeout=90, env=dict(os.environ, CRMPI_MCA_coll="nosuch"))
+    assert alone.returncode != 0, alone.stderr
+    assert "cannot set up collective communication" in alone.stderr, alone.stderr
 
 
 def test_info_lists_coll_parameters(mpi):
