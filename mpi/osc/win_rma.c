@@ -108,6 +108,26 @@ static int rma_check_match(int count, MPI_Datatype type, int target_count, MPI_D
     return MPI_SUCCESS;
 }
 
+/* The arguments of a put or a get (and of their request forms). */
+static int rma_check_transfer(const void *origin_addr, int origin_count,
+                              MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                              int target_count, MPI_Datatype target_datatype, MPI_Win win,
+                              const MPI_Request *request, bool request_form, const char **detail)
+{
+    int err = rma_check_origin(origin_addr, origin_count, origin_datatype, detail);
+
+    if (err == MPI_SUCCESS)
+        err =
+            rma_check_target(win, target_rank, target_disp, target_count, target_datatype, detail);
+    if (err == MPI_SUCCESS && target_rank != MPI_PROC_NULL)
+        err = rma_check_match(origin_count, origin_datatype, target_count, target_datatype, detail);
+    if (err == MPI_SUCCESS && request_form && request == NULL) {
+        err = MPI_ERR_REQUEST;
+        *detail = "request is NULL";
+    }
+    return err;
+}
+
 static int rma_put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
                    int target_rank, MPI_Aint target_disp, int target_count,
                    MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request,
@@ -120,17 +140,8 @@ static int rma_put(const void *origin_addr, int origin_count, MPI_Datatype origi
     crmpi_mpi_require_active(func_name);
     if (win == MPI_WIN_NULL)
         return crmpi_win_raise(MPI_WIN_NULL, MPI_ERR_WIN, func_name, NULL);
-    err = rma_check_origin(origin_addr, origin_count, origin_datatype, &detail);
-    if (err == MPI_SUCCESS)
-        err =
-            rma_check_target(win, target_rank, target_disp, target_count, target_datatype, &detail);
-    if (err == MPI_SUCCESS && target_rank != MPI_PROC_NULL)
-        err =
-            rma_check_match(origin_count, origin_datatype, target_count, target_datatype, &detail);
-    if (err == MPI_SUCCESS && request_form && request == NULL) {
-        err = MPI_ERR_REQUEST;
-        detail = "request is NULL";
-    }
+    err = rma_check_transfer(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                             target_count, target_datatype, win, request, request_form, &detail);
     if (err != MPI_SUCCESS)
         return crmpi_win_raise(win, err, func_name, detail);
     rc = crmpi_osc_put(win->osc, origin_addr, (size_t)origin_count, origin_datatype, target_rank,
@@ -169,17 +180,8 @@ static int rma_get(void *origin_addr, int origin_count, MPI_Datatype origin_data
     crmpi_mpi_require_active(func_name);
     if (win == MPI_WIN_NULL)
         return crmpi_win_raise(MPI_WIN_NULL, MPI_ERR_WIN, func_name, NULL);
-    err = rma_check_origin(origin_addr, origin_count, origin_datatype, &detail);
-    if (err == MPI_SUCCESS)
-        err =
-            rma_check_target(win, target_rank, target_disp, target_count, target_datatype, &detail);
-    if (err == MPI_SUCCESS && target_rank != MPI_PROC_NULL)
-        err =
-            rma_check_match(origin_count, origin_datatype, target_count, target_datatype, &detail);
-    if (err == MPI_SUCCESS && request_form && request == NULL) {
-        err = MPI_ERR_REQUEST;
-        detail = "request is NULL";
-    }
+    err = rma_check_transfer(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                             target_count, target_datatype, win, request, request_form, &detail);
     if (err != MPI_SUCCESS)
         return crmpi_win_raise(win, err, func_name, detail);
     rc = crmpi_osc_get(win->osc, origin_addr, (size_t)origin_count, origin_datatype, target_rank,
