@@ -206,14 +206,15 @@ static int delete_count(MPI_Comm comm, int keyval, void *value, void *extra)
 {
     (void)comm, (void)keyval, (void)value;
     delete_calls++;
-    return extra ? MPI_ERR_OTHER : MPI_SUCCESS;
+    /* extra, when set, points to a flag: refuse the deletion while it is non-zero. */
+    return extra && *(const int *)extra ? MPI_ERR_OTHER : MPI_SUCCESS;
 }
 
 static void test_attributes(void **state)
 {
     (void)state;
     MPI_Comm a, b;
-    int key, failing_key, flag;
+    int key, failing_key, flag, refuse_delete = 1;
     void *value;
 
     assert_int_equal(MPI_Comm_create_keyval(copy_plus_one, delete_count, &key, NULL), MPI_SUCCESS);
@@ -245,13 +246,18 @@ static void test_attributes(void **state)
 
     /* A delete callback that fails makes MPI_Comm_free fail and keeps the communicator. */
     assert_int_equal(
-        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_count, &failing_key, (void *)1),
+        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_count, &failing_key, &refuse_delete),
         MPI_SUCCESS);
     assert_int_equal(MPI_Comm_dup(MPI_COMM_SELF, &a), MPI_SUCCESS);
     a->errhandler = MPI_ERRORS_RETURN;
     assert_int_equal(MPI_Comm_set_attr(a, failing_key, NULL), MPI_SUCCESS);
     assert_int_equal(MPI_Comm_free(&a), MPI_ERR_OTHER);
     assert_non_null(a);
+    /* Kept whole: once the callback agrees, the communicator is freed like any other. */
+    refuse_delete = 0;
+    assert_int_equal(MPI_Comm_free(&a), MPI_SUCCESS);
+    assert_ptr_equal(a, MPI_COMM_NULL);
+    assert_int_equal(MPI_Comm_free_keyval(&failing_key), MPI_SUCCESS);
 
     /* Predefined attributes: readable on the world, not settable. */
     int *tag_ub;
