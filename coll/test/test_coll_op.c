@@ -262,22 +262,40 @@ static void test_loc_pairs(void **state)
     assert_int_equal(MPI_Reduce_local_c(&x, &y, (MPI_Count)-1, MPI_INT, MPI_SUM), MPI_ERR_COUNT);
 }
 
+/* What guard_alloc fills its memory with, so that a stray write shows. */
+#define GUARD_FILL 0xa5
+
 /*
- * `nbytes` of memory that end where an inaccessible page begins: a write one byte past
- * them faults at once, where malloc's rounding would hide it. Freed with guard_free.
+ * `nbytes` of memory aligned to `align` (a C object's address must be: UBSan checks it) that
+ * end as near as that allows to where an inaccessible page begins: a write past them faults
+ * at once, where malloc's rounding would hide it, or lands in the fewer than `align` bytes
+ * between, which keep GUARD_FILL (guard_slack_intact). Freed with guard_free.
  */
-static void *guard_alloc(size_t nbytes, void **map_out, size_t *map_len_out)
+static void *guard_alloc(size_t nbytes, size_t align, void **map_out, size_t *map_len_out)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    size_t data_pages = (nbytes + page - 1) / page;
+    size_t span = (nbytes + align - 1) / align * align;
+    size_t data_pages = (span + page - 1) / page;
     size_t len = (data_pages + 1) * page;
     char *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
     assert_true(map != MAP_FAILED);
     assert_int_equal(mprotect(map + data_pages * page, page, PROT_NONE), 0);
+    memset(map + data_pages * page - span, GUARD_FILL, span);
     *map_out = map;
     *map_len_out = len;
-    return map + data_pages * page - nbytes;
+    return map + data_pages * page - span;
+}
+
+/* The bytes between guard_alloc's `nbytes` and its inaccessible page are untouched. */
+static bool guard_slack_intact(const char *data, size_t nbytes, size_t align)
+{
+    size_t span = (nbytes + align - 1) / align * align;
+
+    for (size_t i = nbytes; i < span; i++)
+        if ((unsigned char)data[i] != GUARD_FILL)
+            return false;
+    return true;
 }
 
 static void guard_free(void *map, size_t len)
@@ -307,7 +325,7 @@ static void guard_free(void *map, size_t len)
         assert_true(extent == (MPI_Aint)sizeof(struct pair));                                      \
         nbytes = (size_t)(2 * extent + true_extent);                                               \
         for (int o = 0; o < 2; o++) {                                                              \
-            char *io = guard_alloc(nbytes, &map, &map_len);                                        \
+            char *io = guard_alloc(nbytes, _Alignof(struct pair), &map, &map_len);                 \
             for (int k = 0; k < 3; k++) {                                                          \
                 struct pair p = {5, 7};                                                            \
                 memcpy(io + k * extent, &p, (size_t)true_extent);                                  \
@@ -320,6 +338,7 @@ static void guard_free(void *map, size_t len)
                 assert_true(p.v == (in_wins ? in[k].v : 5));                                       \
                 assert_int_equal(p.i, in_wins ? in[k].i : 7);                                      \
             }                                                                                      \
+            assert_true(guard_slack_intact(io, nbytes, _Alignof(struct pair)));                    \
             guard_free(map, map_len);                                                              \
         }                                                                                          \
     } while (0)
