@@ -448,7 +448,8 @@ static void scenario_pingpong(uint32_t rank, uint32_t size, const char *dir, voi
     pong_buf = malloc(t.module->max_send_size);
     for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
         size_t len = sizes[s] < t.module->max_send_size ? sizes[s] : t.module->max_send_size;
-        uint8_t *block = aligned_alloc(4096, len + 8192);
+        /* C11 7.22.3.1: the size must be a multiple of the alignment. */
+        uint8_t *block = aligned_alloc(4096, (len + 8192 + 4095) & ~(size_t)4095);
 
         RANK_CHECK(block != NULL, "%s", "aligned_alloc");
         for (int iter = 0; iter < 10; iter++) {
@@ -815,7 +816,9 @@ static void scenario_reorder(uint32_t rank, uint32_t size, const char *dir, void
         int count;
 
         bufs[i].kind = BTL_OFI_BUF_RECV;
-        bufs[i].data = aligned_alloc(BTL_OFI_PAGE, module->buf_size);
+        /* C11 7.22.3.1: the size must be a multiple of the alignment. */
+        bufs[i].data = aligned_alloc(BTL_OFI_PAGE, (module->buf_size + BTL_OFI_PAGE - 1) &
+                                                       ~(size_t)(BTL_OFI_PAGE - 1));
         RANK_CHECK(bufs[i].data != NULL, "aligned_alloc");
         memcpy(bufs[i].data, &wire, sizeof(wire));
         memcpy(bufs[i].data + BTL_OFI_HDR_SIZE, &value, sizeof(value));
@@ -964,7 +967,14 @@ static void *test_idle_thread(void *arg)
  * Three cycles of init, traffic both ways, finalize: after each, this rank holds exactly
  * the descriptors, threads and file mappings it had before the first, and no more
  * anonymous mappings than after the first (glibc keeps freed thread stacks for reuse).
+ * Under AddressSanitizer the heap maps new memory while freed blocks wait in its
+ * quarantine: there the count of anonymous mappings says nothing about the module.
  */
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_COUNT_ANON_MAPS 0
+#else
+#define TEST_COUNT_ANON_MAPS 1
+#endif
 static void scenario_cycles(uint32_t rank, uint32_t size, const char *dir, void *arg)
 {
     test_holdings_t base;
@@ -1022,7 +1032,7 @@ static void scenario_cycles(uint32_t rank, uint32_t size, const char *dir, void 
                    after.maps);
         if (cycle == 0)
             anon_after_first = after.anon_maps;
-        RANK_CHECK(after.anon_maps <= anon_after_first,
+        RANK_CHECK(!TEST_COUNT_ANON_MAPS || after.anon_maps <= anon_after_first,
                    "cycle %d: %d anonymous mappings, %d "
                    "after the first",
                    cycle, after.anon_maps, anon_after_first);

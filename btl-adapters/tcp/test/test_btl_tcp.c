@@ -460,7 +460,8 @@ static void scenario_pingpong(uint32_t rank, uint32_t size, const char *dir, voi
     pong_buf = malloc(t.module->max_send_size);
     for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
         size_t len = sizes[s] < t.module->max_send_size ? sizes[s] : t.module->max_send_size;
-        uint8_t *block = aligned_alloc(4096, len + 8192);
+        /* C11 7.22.3.1: the size must be a multiple of the alignment. */
+        uint8_t *block = aligned_alloc(4096, (len + 8192 + 4095) & ~(size_t)4095);
 
         RANK_CHECK(block != NULL, "%s", "aligned_alloc");
         for (int iter = 0; iter < 20; iter++) {
