@@ -20,6 +20,10 @@
 #include "crs_criu_int.h"
 #include "log.h"
 
+/* Room for the longest list crs_criu_cpulist_format makes of a cpu_set_t: every CPU in it
+ * takes at most 4 digits and a separator (every other CPU set: thousands of characters). */
+#define CRS_CRIU_CPULIST_MAX (CPU_SETSIZE * 5 + 1)
+
 /* Called for each thread found by crs_criu_tree_walk. */
 typedef int (*crs_criu_thread_fn_t)(pid_t host_pid, pid_t host_tid, void *arg);
 
@@ -287,7 +291,7 @@ int crs_criu_cpulist_parse(const char *text, cpu_set_t *set_out)
 int crs_criu_meta_write(int dirfd, const crs_criu_meta_t *meta)
 {
     static const char tmp_name[] = CRS_CRIU_META_FILE ".tmp";
-    char cpus[1024];
+    char cpus[CRS_CRIU_CPULIST_MAX];
     int fd = openat(dirfd, tmp_name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) {
         goto err_report;
@@ -333,7 +337,9 @@ err_report:
 int crs_criu_meta_read(int dirfd, crs_criu_meta_t *meta_out)
 {
     crs_criu_meta_t meta;
-    char line[1200], name[32];
+    char *line = NULL, *a = NULL, name[32];
+    size_t line_cap = 0;
+    ssize_t line_len;
     int version = 0, rc = CRMPI_OK;
     memset(&meta, 0, sizeof(meta));
 
@@ -345,20 +351,29 @@ int crs_criu_meta_read(int dirfd, crs_criu_meta_t *meta_out)
         }
         return CRMPI_ERR_IO;
     }
-    if (!fgets(line, sizeof(line), f) || sscanf(line, "%31s %d", name, &version) != 2 ||
+    /* Whole lines, however long: a CPU list or a path may take thousands of characters. */
+    if (getline(&line, &line_cap, f) < 0 || sscanf(line, "%31s %d", name, &version) != 2 ||
         strcmp(name, CRS_CRIU_META_MAGIC) != 0 || version != CRS_CRIU_META_VERSION) {
+        free(line);
         fclose(f);
         return CRMPI_ERR_PROTO;
     }
-    while (rc == CRMPI_OK && fgets(line, sizeof(line), f)) {
-        char a[1024], b[64];
+    while (rc == CRMPI_OK && (line_len = getline(&line, &line_cap, f)) >= 0) {
+        char b[64];
         int fdnum, ns_pid, ns_tid, path_at = 0;
         unsigned long long size;
+        /* A word of the line fits in a buffer as long as the line. */
+        char *word = realloc(a, (size_t)line_len + 1);
+        if (!word) {
+            rc = CRMPI_ERR_OUT_OF_RESOURCE;
+            break;
+        }
+        a = word;
         if (sscanf(line, "wfile %llu %n", &size, &path_at) == 1 && path_at > 0 &&
             line[path_at] == '/') {
             line[strcspn(line, "\n")] = '\0';
             rc = crs_criu_file_add(&meta, line + path_at, size);
-        } else if (sscanf(line, "cpuset %1023s", a) == 1) {
+        } else if (sscanf(line, "cpuset %s", a) == 1) {
             rc = crs_criu_cpulist_parse(a, &meta.cpuset);
         } else if (sscanf(line, "fd %d %47s", &fdnum, b) == 2) {
             if (fdnum < 0 || fdnum >= CRMPI_CRS_NUM_FDS) {
@@ -367,7 +382,7 @@ int crs_criu_meta_read(int dirfd, crs_criu_meta_t *meta_out)
             }
             memcpy(meta.key[fdnum], b, CRMPI_CRS_KEY_MAX);
             meta.have_fd[fdnum] = 1;
-        } else if (sscanf(line, "thread %d %d %1023s %63s", &ns_pid, &ns_tid, a, b) == 4) {
+        } else if (sscanf(line, "thread %d %d %s %63s", &ns_pid, &ns_tid, a, b) == 4) {
             crs_criu_thread_rec_t *grown =
                 realloc(meta.threads, (meta.num_threads + 1) * sizeof(meta.threads[0]));
             if (!grown) {
@@ -383,6 +398,8 @@ int crs_criu_meta_read(int dirfd, crs_criu_meta_t *meta_out)
         }
         /* Comments and lines of later versions are ignored. */
     }
+    free(a);
+    free(line);
     fclose(f);
     if (rc != CRMPI_OK) {
         crs_criu_meta_free(&meta);

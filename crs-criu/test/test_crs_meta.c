@@ -135,6 +135,44 @@ static void test_write_read(void **state)
     tst_rmdir(dirfd, path);
 }
 
+/* Records as long as /proc can make them: a mask of every other CPU (the CPUs of one socket
+ * where the sockets' CPUs alternate) is a list of thousands of characters, and a path may
+ * be PATH_MAX long. Both used to be cut short, the list when written, the path when read. */
+static void test_write_read_long_lines(void **state)
+{
+    (void)state;
+    char path[256], file_path[4000];
+    int dirfd = tst_tmpdir(path, sizeof(path));
+    crs_criu_meta_t meta, back;
+    crs_criu_thread_rec_t thread = {.ns_pid = 1, .ns_tid = 1, .mems = "0"};
+    crs_criu_file_rec_t file = {.size = 12, .path = file_path};
+    memset(&meta, 0, sizeof(meta));
+    CPU_ZERO(&meta.cpuset);
+    CPU_ZERO(&thread.cpus);
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+        CPU_SET(cpu, cpu % 2 ? &thread.cpus : &meta.cpuset);
+    }
+    memset(file_path, 'd', sizeof(file_path) - 1);
+    file_path[sizeof(file_path) - 1] = '\0';
+    for (size_t i = 0; i < sizeof(file_path) - 1; i += 100) {
+        file_path[i] = '/';
+    }
+    meta.threads = &thread;
+    meta.num_threads = 1;
+    meta.files = &file;
+    meta.num_files = 1;
+    assert_int_equal(crs_criu_meta_write(dirfd, &meta), CRMPI_OK);
+    assert_int_equal(crs_criu_meta_read(dirfd, &back), CRMPI_OK);
+    assert_true(CPU_EQUAL(&back.cpuset, &meta.cpuset));
+    assert_int_equal(back.num_threads, 1);
+    assert_true(CPU_EQUAL(&back.threads[0].cpus, &thread.cpus));
+    assert_int_equal(back.num_files, 1);
+    assert_int_equal(back.files[0].size, 12);
+    assert_string_equal(back.files[0].path, file_path);
+    crs_criu_meta_free(&back);
+    tst_rmdir(dirfd, path);
+}
+
 static void *tst_sleeper(void *arg)
 {
     (void)arg;
@@ -184,9 +222,8 @@ static void test_collect_self(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cpulist),
-        cmocka_unit_test(test_remap),
-        cmocka_unit_test(test_write_read),
+        cmocka_unit_test(test_cpulist),      cmocka_unit_test(test_remap),
+        cmocka_unit_test(test_write_read),   cmocka_unit_test(test_write_read_long_lines),
         cmocka_unit_test(test_collect_self),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
