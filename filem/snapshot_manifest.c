@@ -277,11 +277,12 @@ static int filem_manifest_from_json(json_t *root, const char *path,
     json_t *value;
     int rc;
 
+    /* The state last: once it is copied, nothing can fail before it is freed. */
     if (filem_json_uint(root, "jobid", &manifest->jobid) != CRMPI_OK ||
         filem_json_uint(root, "seq", &seq) != CRMPI_OK || seq > UINT32_MAX ||
-        filem_json_uint(root, "nranks", &nranks) != CRMPI_OK ||
-        filem_json_string(root, "state", true, &state) != CRMPI_OK || !json_is_array(ranks) ||
-        json_array_size(ranks) != nranks)
+        filem_json_uint(root, "nranks", &nranks) != CRMPI_OK || !json_is_array(ranks) ||
+        json_array_size(ranks) != nranks ||
+        filem_json_string(root, "state", true, &state) != CRMPI_OK)
         return filem_problem(problem, CRMPI_ERR_PROTO,
                              "%s lacks a required field (jobid, seq, state, nranks, ranks)", path);
     manifest->seq = (unsigned)seq;
