@@ -20,6 +20,9 @@ import re
 import sys
 
 SKIP_DIRS = {".git", "build", "install", "deps", "config", "autom4te.cache"}
+# Other build and install trees beside the sources (build-asan/, build-fuzz/, build-mpich/,
+# install-asan/: .gitignore's build-*/ and install-*/), whose config.h is not crmpi's code.
+SKIP_PREFIXES = ("build-", "install-")
 UNCHECKED = ("test/", "bench/", "examples/")
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s+[<"]([^>"]+)[>"]', re.M)
 
@@ -68,7 +71,8 @@ def layer_of(path, layers):
 
 def source_files(top):
     for root, dirs, files in os.walk(top):
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
+        dirs[:] = sorted(d for d in dirs
+                         if d not in SKIP_DIRS and not d.startswith((".",) + SKIP_PREFIXES))
         for f in sorted(files):
             if f.endswith((".c", ".h")):
                 yield os.path.relpath(os.path.join(root, f), top).replace(os.sep, "/")
