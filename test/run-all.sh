@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Run every test of crmpi: the unit tests (cmocka, through `make check`), the
+# Run every test of crmpi: the unit tests (cmocka, through `make check`), the fuzz
+# targets over their regression inputs (test/fuzz, when clang is there), the
 # integration tests (pytest, real jobs under the installed mpirun, and the self-test of the
 # simulated nodes in test/nodes) and the quick subset of MPICH's test suite
 # (test/mpich/run.sh --quick; expected failures count as skipped). The last line is
@@ -77,6 +78,25 @@ if /usr/bin/python3 "$top/test/check-layers.py" "$top" >"$build/check-layers.out
     passed=$((passed + 1))
 else
     sed 's/^/   /' "$build/check-layers.out"
+    failed=$((failed + 1))
+fi
+
+echo "== fuzz targets over their corpus and regression inputs (test/fuzz/run.sh --regress)"
+# Each target reads every input once, under ASan and UBSan; one test per target. They need
+# clang and its libFuzzer, which nothing else here does: without them this is skipped.
+"$top/test/fuzz/run.sh" --regress --config "$build" >"$build/fuzz-regress.out" 2>&1
+fuzz_rc=$?
+fuzz_line=$(sed -n 's/^fuzz: \([0-9]* passed, [0-9]* failed\)$/\1/p' "$build/fuzz-regress.out" | tail -n 1)
+if [ "$fuzz_rc" -eq 77 ]; then
+    echo "   skipped: $(tail -n 1 "$build/fuzz-regress.out")"
+    skipped=$((skipped + 1))
+elif [ -n "$fuzz_line" ]; then
+    grep -v '^fuzz: [0-9]* passed' "$build/fuzz-regress.out"
+    read -r p _ f _ <<<"$fuzz_line"
+    passed=$((passed + p)) failed=$((failed + f))
+else
+    echo "   the fuzz targets did not run (exit status $fuzz_rc):"
+    tail -n 5 "$build/fuzz-regress.out" | sed 's/^/   /'
     failed=$((failed + 1))
 fi
 

@@ -1,0 +1,57 @@
+/*
+ * fuzz_rank_entry.c: one rank's entry as the agent reports it to mpirun, a line of JSON
+ * (filem/snapshot_entry.h: crmpi_filem_rank_entry_decode); in a job across nodes it comes
+ * over the network.
+ *
+ * Properties: a decoded entry has safe paths and valid checksums, and its sizes add up to
+ * its bytes; encoded again, it decodes to the same entry.
+ */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crmpi_status.h"
+#include "fuzz_common.h"
+#include "snapshot_entry.h"
+#include "snapshot_int.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    crmpi_filem_rank_entry_t entry, again;
+    char *text = malloc(size + 1), *json;
+    uint64_t total = 0;
+
+    if (!text)
+        abort();
+    memcpy(text, data, size);
+    text[size] = '\0';
+    if (crmpi_filem_rank_entry_decode(text, &entry) != CRMPI_OK) {
+        free(text);
+        return 0;
+    }
+    fuzz_check(entry.rank >= 0);
+    for (size_t i = 0; i < entry.num_files; i++) {
+        fuzz_check(filem_path_is_safe(entry.files[i].path));
+        fuzz_check(filem_sha256_is_valid(entry.files[i].sha256));
+        total += entry.files[i].size;
+    }
+    fuzz_check(total == entry.bytes);
+    fuzz_check(crmpi_filem_rank_entry_encode(&entry, &json) == CRMPI_OK);
+    fuzz_check(crmpi_filem_rank_entry_decode(json, &again) == CRMPI_OK);
+    fuzz_check(again.rank == entry.rank && again.num_files == entry.num_files &&
+               again.bytes == entry.bytes);
+    fuzz_check((!again.host && !entry.host) ||
+               (again.host && entry.host && strcmp(again.host, entry.host) == 0));
+    for (size_t i = 0; i < entry.num_files; i++) {
+        fuzz_check(strcmp(again.files[i].path, entry.files[i].path) == 0);
+        fuzz_check(again.files[i].size == entry.files[i].size);
+        fuzz_check(strcmp(again.files[i].sha256, entry.files[i].sha256) == 0);
+    }
+    crmpi_filem_rank_entry_clear(&again);
+    crmpi_filem_rank_entry_clear(&entry);
+    free(json);
+    free(text);
+    return 0;
+}
