@@ -79,8 +79,11 @@ static inline void cr_sum_bytes(const void *data, size_t len)
 static inline void cr_fill(void *buf, size_t len, int src, int dst, int tag, int index)
 {
     unsigned char *p = buf;
-    uint32_t x = (uint32_t)(src * 7919 + dst * 104729 + tag * 1299709 + index * 15485863) | 1u;
+    /* In unsigned arithmetic, which wraps: a large index times the prime overflows an int. */
+    uint32_t x = (uint32_t)src * 7919u + (uint32_t)dst * 104729u + (uint32_t)tag * 1299709u +
+                 (uint32_t)index * 15485863u;
 
+    x |= 1u; /* xorshift never leaves 0 */
     for (size_t i = 0; i < len; i++) {
         x ^= x << 13;
         x ^= x >> 17;
