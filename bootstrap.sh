@@ -8,6 +8,9 @@
 #   ./bootstrap.sh mpich [ARG]...
 #                          build, then all of MPICH's test suite (test/mpich/run.sh --all ARG...;
 #                          --impl both adds Open MPI's run)
+#   ./bootstrap.sh sanitize [PYTEST_ARG]...
+#                          deps, then an ASan+UBSan build in build-asan/ and install-asan/, its
+#                          unit tests and some integration tests (test/sanitize/run.sh)
 #
 # Idempotent: every step is skipped when its result is already there.
 set -euo pipefail
@@ -198,8 +201,9 @@ case "${1:-}" in
     build) do_build ;;
     demo) do_demo ;;
     test) do_test ;;
+    sanitize) shift; do_deps; "$top/test/sanitize/run.sh" "$@" ;;
     *)
-        sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
         [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ] || exit 2
         ;;
 esac
