@@ -25,6 +25,9 @@ typedef struct crmpi_filem_rank_entry {
     crmpi_filem_file_t *files; /* every file under rank.<r>/, sorted by path */
     size_t num_files;          /* entries in files */
     uint64_t bytes;            /* sum of the files' sizes */
+    unsigned parent;           /* an incremental image: the sequence whose images of this
+                                * rank hold the pages it does not (CRIU's parent images),
+                                * itself maybe incremental; 0: a full image */
 } crmpi_filem_rank_entry_t;
 
 /** Deep copy of `src` into `*dst` (which is overwritten). */

@@ -8,6 +8,10 @@
  *            pid=<getpid()> aff=<worker thread's CPUs>"
  *   recvfd   keep the descriptor that came with the command (SCM_RIGHTS); reply "ok"
  *   closefd  close it; reply "ok"
+ *   track    create a userfaultfd with asynchronous write-protect (as libmpi does for its
+ *            agent) and send it with the reply "ok" (SCM_RIGHTS), keeping no copy;
+ *            "notrack" when the kernel refuses
+ *   poke K   write the first K pages of the 16 MiB "big" area; reply "big=<hash of it>"
  *
  * A worker thread sleeps forever; its affinity, read here with pthread_getaffinity_np,
  * shows what a restore re-applied. argv[1] is the file to keep open.
@@ -19,14 +23,33 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/userfaultfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define TARGET_CTL_FD     3
 #define TARGET_HEAP_BYTES (1u << 20)
 #define TARGET_FILE_BYTES 4096
 
+#define TARGET_BIG_BYTES (16u << 20)
+#ifndef UFFD_FEATURE_WP_ASYNC
+#define UFFD_FEATURE_WP_UNPOPULATED (1 << 13)
+#define UFFD_FEATURE_WP_ASYNC       (1 << 15)
+#endif
+
 static pthread_t target_worker;
+
+static uint32_t target_hash(const uint8_t *data, size_t len)
+{
+    uint32_t hash = 2166136261u;
+
+    for (size_t i = 0; i < len; i++)
+        hash = (hash ^ data[i]) * 16777619u;
+    return hash;
+}
 
 static void *target_worker_main(void *arg)
 {
@@ -73,6 +96,36 @@ static void target_reply(const char *text)
     }
 }
 
+/* The "track" command: a userfaultfd for the test, sent with the reply. */
+static void target_track(void)
+{
+    int uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
+    struct uffdio_api api = {.api = UFFD_API,
+                             .features = UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED};
+    char control[CMSG_SPACE(sizeof(int))] = {0};
+    char text[] = "ok\n";
+    struct iovec iov = {.iov_base = text, .iov_len = 3};
+    struct msghdr msg = {.msg_iov = &iov,
+                         .msg_iovlen = 1,
+                         .msg_control = control,
+                         .msg_controllen = sizeof(control)};
+
+    if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api) < 0) {
+        if (uffd >= 0)
+            close(uffd);
+        target_reply("notrack\n");
+        return;
+    }
+    struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
+    cmsg->cmsg_level = SOL_SOCKET;
+    cmsg->cmsg_type = SCM_RIGHTS;
+    cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(cmsg), &uffd, sizeof(int));
+    if (sendmsg(TARGET_CTL_FD, &msg, 0) != 3)
+        exit(3);
+    close(uffd);
+}
+
 int main(int argc, char **argv)
 {
     unsigned counter = 0;
@@ -80,7 +133,11 @@ int main(int argc, char **argv)
     int passed_fd = -1;
     char line[128], reply[256];
 
-    if (argc < 2 || !heap) {
+    uint8_t *big = mmap(NULL, TARGET_BIG_BYTES, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    unsigned pokes = 0;
+
+    if (argc < 2 || !heap || big == MAP_FAILED) {
         return 2;
     }
     int file_fd = open(argv[1], O_RDWR | O_CREAT | O_CLOEXEC, 0600);
@@ -88,6 +145,8 @@ int main(int argc, char **argv)
         pthread_create(&target_worker, NULL, target_worker_main, NULL) != 0) {
         return 2;
     }
+    for (size_t i = 0; i < TARGET_BIG_BYTES; i++)
+        big[i] = (uint8_t)(i * 31u);
     while (target_read_line(line, sizeof(line), &passed_fd) == 0) {
         if (strcmp(line, "tick") == 0) {
             counter++;
@@ -125,6 +184,15 @@ int main(int argc, char **argv)
             }
             passed_fd = -1;
             target_reply("ok\n");
+        } else if (strcmp(line, "track") == 0) {
+            target_track();
+        } else if (strncmp(line, "poke ", 5) == 0) {
+            unsigned pages = (unsigned)strtoul(line + 5, NULL, 10);
+            pokes++;
+            for (size_t page = 0; page < pages && page < TARGET_BIG_BYTES / 4096; page++)
+                big[page * 4096 + 17] = (uint8_t)(pokes + page);
+            snprintf(reply, sizeof(reply), "big=%08x\n", target_hash(big, TARGET_BIG_BYTES));
+            target_reply(reply);
         } else {
             target_reply("unknown\n");
         }

@@ -11,11 +11,14 @@
 #include "agent_crs.h"
 #include "crmpi_status.h"
 #include "crs.h"
+#include "log.h"
+#include "param.h"
 #include "session.h"
 
 static const crmpi_crs_ops_t *agent_crs_ops;
+static crmpi_crs_track_t *agent_crs_track; /* the rank's write tracking, or NULL */
 
-static int agent_crs_dump_locked(pid_t init_pid, const char *dir,
+static int agent_crs_dump_locked(pid_t init_pid, const char *dir, const char *parent_dir,
                                  crmpi_snapc_dump_result_t *result);
 
 /*
@@ -40,22 +43,26 @@ static int agent_crs_lock(void)
     return fd; /* -1: no lock, the dump runs anyway */
 }
 
-static int agent_crs_dump(pid_t init_pid, const char *dir, crmpi_snapc_dump_result_t *result)
+static int agent_crs_dump(pid_t init_pid, const char *dir, const char *parent_dir,
+                          crmpi_snapc_dump_result_t *result)
 {
     int lock_fd = agent_crs_lock();
-    int rc = agent_crs_dump_locked(init_pid, dir, result);
+    int rc = agent_crs_dump_locked(init_pid, dir, parent_dir, result);
 
     if (lock_fd >= 0)
         close(lock_fd); /* releases the lock */
     return rc;
 }
 
-static int agent_crs_dump_locked(pid_t init_pid, const char *dir, crmpi_snapc_dump_result_t *result)
+static int agent_crs_dump_locked(pid_t init_pid, const char *dir, const char *parent_dir,
+                                 crmpi_snapc_dump_result_t *result)
 {
     crmpi_crs_ckpt_result_t ckpt = {0};
     crmpi_crs_ckpt_opts_t opts = {
         .init_pid = init_pid,
         .images_dir = dir,
+        .track = agent_crs_track,
+        .parent_dir = agent_crs_track ? parent_dir : NULL,
         .terminate = 0, /* --term ends the job after the commit, not here */
         .errbuf = result->error,
         .errbuf_len = sizeof(result->error),
@@ -65,7 +72,23 @@ static int agent_crs_dump_locked(pid_t init_pid, const char *dir, crmpi_snapc_du
     if (rc == CRMPI_OK) {
         result->image_bytes = ckpt.image_bytes;
         result->dump_seconds = ckpt.dump_seconds;
+        result->pages_written = ckpt.pages_written;
+        result->pages_dirty = ckpt.pages_dirty;
     }
+    return rc;
+}
+
+static int agent_crs_track_open(pid_t rank_pid, int uffd)
+{
+    int rc;
+
+    agent_crs_ops->track_close(agent_crs_track);
+    agent_crs_track = NULL;
+    rc = agent_crs_ops->track_open(rank_pid, uffd, &agent_crs_track);
+    if (rc != CRMPI_OK)
+        crmpi_log_warn("cannot track the writes of rank process %d (%s): its checkpoints "
+                       "will be full ones",
+                       (int)rank_pid, crmpi_strerror(rc));
     return rc;
 }
 
@@ -81,6 +104,10 @@ void agent_crs_init(crmpi_snapc_local_t *local)
     }
     agent_crs_ops = component->ops;
     local->dump = agent_crs_dump;
+    bool incremental = false;
+    crmpi_param_get_bool("crs_criu_incremental", &incremental);
+    if (incremental)
+        local->track = agent_crs_track_open;
 }
 
 int agent_crs_restore(const char *images_dir, const char *cpuset, const char *keep_log_as,
@@ -124,6 +151,9 @@ int agent_crs_restore(const char *images_dir, const char *cpuset, const char *ke
 
 void agent_crs_finalize(void)
 {
+    if (agent_crs_ops)
+        agent_crs_ops->track_close(agent_crs_track);
+    agent_crs_track = NULL;
     if (agent_crs_ops)
         crmpi_framework_close(&crmpi_crs_framework);
     agent_crs_ops = NULL;
