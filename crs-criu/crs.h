@@ -101,15 +101,15 @@ typedef struct crmpi_crs_track crmpi_crs_track_t;
 
 typedef struct crmpi_crs_ckpt_opts {
     pid_t init_pid; /* the namespace's init as the caller sees it (crmpi_agent_ns_child_t) */
-    const char *images_dir; /* existing directory, empty or to be overwritten */
-    const char *log_path;   /* CRIU's log; NULL means "<images_dir>/dump.log" */
-    int terminate;          /* 0: leave the rank running; 1: CRIU kills it after the dump */
+    const char *images_dir;   /* existing directory, empty or to be overwritten */
+    const char *log_path;     /* CRIU's log; NULL means "<images_dir>/dump.log" */
+    int terminate;            /* 0: leave the rank running; 1: CRIU kills it after the dump */
     crmpi_crs_track_t *track; /* the rank's tracking, or NULL: every page is dumped */
-    const char *parent_dir; /* with track: the images of the previous dump of this rank,
-                             * taken with the same track; pages unchanged since then are
-                             * left to them (CRIU's parent images). NULL: a full dump */
-    char *errbuf;           /* on failure, the one-line message (may be NULL) */
-    size_t errbuf_len;      /* bytes at errbuf */
+    const char *parent_dir;   /* with track: the images of the previous dump of this rank,
+                               * taken with the same track; pages unchanged since then are
+                               * left to them (CRIU's parent images). NULL: a full dump */
+    char *errbuf;             /* on failure, the one-line message (may be NULL) */
+    size_t errbuf_len;        /* bytes at errbuf */
 } crmpi_crs_ckpt_opts_t;
 
 /**

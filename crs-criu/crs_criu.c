@@ -493,9 +493,9 @@ int crs_criu_checkpoint(const crmpi_crs_ckpt_opts_t *opts, crmpi_crs_ckpt_result
                      "crs:criu: dumped init %d into %s%s%s: %.3f s, %llu bytes, %u threads, "
                      "%llu pages written since the last dump",
                      (int)opts->init_pid, opts->images_dir, opts->terminate ? " (terminated)" : "",
-                     opts->track && opts->parent_dir ? " (incremental)" : "",
-                     result.dump_seconds, (unsigned long long)result.image_bytes,
-                     result.num_threads, (unsigned long long)result.pages_dirty);
+                     opts->track && opts->parent_dir ? " (incremental)" : "", result.dump_seconds,
+                     (unsigned long long)result.image_bytes, result.num_threads,
+                     (unsigned long long)result.pages_dirty);
     criu_local_free_opts(copts);
     close(work_fd);
     crs_criu_meta_free(&meta);

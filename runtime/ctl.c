@@ -320,8 +320,10 @@ int crmpi_ctl_send_fd(int sock, int fd)
 {
     char byte = 0, control[CMSG_SPACE(sizeof(int))];
     struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-    struct msghdr msg = {
-        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control, .msg_controllen = sizeof(control)};
+    struct msghdr msg = {.msg_iov = &iov,
+                         .msg_iovlen = 1,
+                         .msg_control = control,
+                         .msg_controllen = sizeof(control)};
     struct cmsghdr *cmsg;
     ssize_t sent;
 
@@ -343,8 +345,10 @@ int crmpi_ctl_recv_fd(int sock, int *fd_out)
 {
     char byte, control[CMSG_SPACE(sizeof(int))];
     struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-    struct msghdr msg = {
-        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control, .msg_controllen = sizeof(control)};
+    struct msghdr msg = {.msg_iov = &iov,
+                         .msg_iovlen = 1,
+                         .msg_control = control,
+                         .msg_controllen = sizeof(control)};
     struct cmsghdr *cmsg;
     ssize_t got;
 

@@ -298,7 +298,7 @@ void crmpi_rte_track_offer(void)
     if (rc == CRMPI_OK)
         rc = crmpi_ctl_send_fd(crmpi_rte.ctl_fd, uffd);
     pthread_mutex_unlock(&crmpi_rte.send_lock);
-    (void)rc; /* an agent that is gone: the reader finds out and says so */
+    (void)rc;    /* an agent that is gone: the reader finds out and says so */
     close(uffd); /* the agent's copy keeps the tracking; the rank must hold none */
 }
 

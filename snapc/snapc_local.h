@@ -46,11 +46,11 @@
 
 /* What a dump reports back to mpirun. */
 typedef struct crmpi_snapc_dump_result {
-    uint64_t image_bytes; /* bytes written */
-    double dump_seconds;  /* the CRS's own measure */
+    uint64_t image_bytes;   /* bytes written */
+    double dump_seconds;    /* the CRS's own measure */
     uint64_t pages_written; /* pages in the images (0: not known) */
     uint64_t pages_dirty;   /* tracked: pages written since the last dump */
-    char error[512];      /* on failure: why, for the user (CRIU's own error lines) */
+    char error[512];        /* on failure: why, for the user (CRIU's own error lines) */
 } crmpi_snapc_dump_result_t;
 
 typedef struct crmpi_snapc_local crmpi_snapc_local_t;
@@ -73,25 +73,25 @@ typedef int (*crmpi_snapc_dump_fn_t)(pid_t init_pid, const char *dir, const char
 typedef int (*crmpi_snapc_track_fn_t)(pid_t rank_pid, int uffd);
 
 struct crmpi_snapc_local {
-    int hnp_fd;                 /* to mpirun */
-    int rank_fd;                /* to the rank */
-    int rank;                   /* MPI_COMM_WORLD rank */
-    pid_t init_pid;             /* the rank's namespace's init */
-    const char *local_base;     /* node-local directory for images (the session dir) */
-    bool rank_ready;            /* the rank's C/R thread runs (CR_START seen) */
-    bool rank_stopped;          /* CR_STOP seen: no checkpoint any more */
-    bool in_checkpoint;         /* the rank is inside checkpoint `seq` */
-    bool images_pending;        /* dumped, not yet stored or aborted: the agent must stay */
-    bool rank_frozen;           /* --stop: the rank's namespace is stopped (SIGSTOP) */
-    bool ending;                /* the agent is being torn down: a copy is not reported */
-    uint32_t seq;               /* the checkpoint in progress */
-    crmpi_snapc_dump_fn_t dump; /* NULL: no checkpointer (not built, or cannot run) */
+    int hnp_fd;                   /* to mpirun */
+    int rank_fd;                  /* to the rank */
+    int rank;                     /* MPI_COMM_WORLD rank */
+    pid_t init_pid;               /* the rank's namespace's init */
+    const char *local_base;       /* node-local directory for images (the session dir) */
+    bool rank_ready;              /* the rank's C/R thread runs (CR_START seen) */
+    bool rank_stopped;            /* CR_STOP seen: no checkpoint any more */
+    bool in_checkpoint;           /* the rank is inside checkpoint `seq` */
+    bool images_pending;          /* dumped, not yet stored or aborted: the agent must stay */
+    bool rank_frozen;             /* --stop: the rank's namespace is stopped (SIGSTOP) */
+    bool ending;                  /* the agent is being torn down: a copy is not reported */
+    uint32_t seq;                 /* the checkpoint in progress */
+    crmpi_snapc_dump_fn_t dump;   /* NULL: no checkpointer (not built, or cannot run) */
     crmpi_snapc_track_fn_t track; /* NULL: no incremental checkpoints (crs_criu_incremental) */
-    uint32_t track_base;        /* the checkpoint whose dump the tracking counts writes
-                                 * from; 0: none (no tracking, or it has not dumped yet) */
-    bool tracking;              /* the rank's writes are tracked */
-    uint32_t dump_parent;       /* the last dump is a delta of this checkpoint (0: full) */
-    char drain_stats[256];      /* the rank's CKPT_DRAINED figures, as JSON, for rank.json */
+    uint32_t track_base;          /* the checkpoint whose dump the tracking counts writes
+                                   * from; 0: none (no tracking, or it has not dumped yet) */
+    bool tracking;                /* the rank's writes are tracked */
+    uint32_t dump_parent;         /* the last dump is a delta of this checkpoint (0: full) */
+    char drain_stats[256];        /* the rank's CKPT_DRAINED figures, as JSON, for rank.json */
     /* The copy to stable storage in progress (its thread runs), or NULL. */
     crmpi_snapc_local_copy_t *copy;
 };

@@ -133,8 +133,8 @@ int main(int argc, char **argv)
     int passed_fd = -1;
     char line[128], reply[256];
 
-    uint8_t *big = mmap(NULL, TARGET_BIG_BYTES, PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    uint8_t *big =
+        mmap(NULL, TARGET_BIG_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     unsigned pokes = 0;
 
     if (argc < 2 || !heap || big == MAP_FAILED) {

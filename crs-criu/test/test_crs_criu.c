@@ -409,8 +409,8 @@ static unsigned tst_poke(unsigned pages)
 }
 
 /* One dump of the tracked rank into `name`, against the images `parent` (NULL: full). */
-static void tst_checkpoint_tracked(crmpi_crs_track_t *track, const char *name,
-                                   const char *parent, crmpi_crs_ckpt_result_t *result)
+static void tst_checkpoint_tracked(crmpi_crs_track_t *track, const char *name, const char *parent,
+                                   crmpi_crs_ckpt_result_t *result)
 {
     char dir[300], parent_dir[300], errbuf[1024];
     tst_dir(name, dir, sizeof(dir));
@@ -423,9 +423,8 @@ static void tst_checkpoint_tracked(crmpi_crs_track_t *track, const char *name,
                                   .errbuf_len = sizeof(errbuf)};
     if (tst_ops->checkpoint(&opts, result) != CRMPI_OK)
         fail_msg("checkpoint %s failed: %s", name, errbuf);
-    printf("# %s: %llu pages written to the image, %llu found written since the last dump\n",
-           name, (unsigned long long)result->pages_written,
-           (unsigned long long)result->pages_dirty);
+    printf("# %s: %llu pages written to the image, %llu found written since the last dump\n", name,
+           (unsigned long long)result->pages_written, (unsigned long long)result->pages_dirty);
 }
 
 /* Incremental dumps: a full one, then two that hold little more than the pages the rank

@@ -110,8 +110,9 @@ void agent_crs_init(crmpi_snapc_local_t *local)
         local->track = agent_crs_track_open;
 }
 
-int agent_crs_restore(const char *images_dir, const char *cpuset, const char *keep_log_as,
-                      crmpi_agent_ns_child_t *child_out, char *err, size_t err_len)
+int agent_crs_restore(const char *images_dir, const char *const *parents, const char *cpuset,
+                      const char *keep_log_as, crmpi_agent_ns_child_t *child_out, char *err,
+                      size_t err_len)
 {
     crmpi_agent_ns_fds_t fds;
     pid_t init_pid;
@@ -131,6 +132,7 @@ int agent_crs_restore(const char *images_dir, const char *cpuset, const char *ke
         inherit[fd] = (crmpi_crs_inherit_t){.rank_fd = fd, .fd = fds.rank_end[fd]};
     crmpi_crs_restart_opts_t opts = {
         .images_dir = images_dir,
+        .parents = parents,
         .inherit = inherit,
         .num_inherit = CRMPI_CRS_NUM_FDS,
         .cpuset = cpuset,
