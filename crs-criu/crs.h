@@ -63,6 +63,12 @@
  * kernels from 6.16 no AF_INET socket can be dumped at all (README.md), so a rank that
  * still holds one fails the checkpoint with CRIU's own message quoted, and keeps running.
  *
+ * Incremental dumps: track_open() starts tracking the rank's writes through a userfaultfd
+ * the rank created and passed (crs_criu_track.c); a checkpoint given that track and the
+ * previous dump's images as `parent_dir` writes only the pages written since (CRIU's parent
+ * images), and its restart needs that chain (`parents`). Every tracked dump, full or not,
+ * re-arms the tracking: the next delta may only be taken against it.
+ *
  * Failures: every error is logged once here, and its one-line text is also copied into
  * the caller's `errbuf` (for SnapC to forward to the user); when CRIU itself failed, the
  * text quotes the lines of CRIU's log that contain "Error" (at most three) and names the
