@@ -26,7 +26,7 @@ debian_packages=(
     build-essential autoconf automake libtool pkg-config clang-format
     libpmix-dev libhwloc-dev libfabric-dev libucx-dev
     libcmocka-dev python3 python3-pytest cmake autoconf-archive g++
-    libjansson-dev nettle-dev
+    libjansson-dev nettle-dev libzstd-dev
     openmpi-bin libopenmpi-dev
     # CRIU's build dependencies (docs/design.md, "Platform facts the code relies on")
     libprotobuf-c-dev protobuf-c-compiler libprotobuf-dev protobuf-compiler

@@ -63,6 +63,13 @@ json_t *filem_rank_entry_to_json(const crmpi_filem_rank_entry_t *entry)
         const crmpi_filem_file_t *file = &entry->files[i];
         json_t *item = json_pack("{s:s, s:I, s:s}", "path", file->path, "size",
                                  (json_int_t)file->size, "sha256", file->sha256);
+        if (item && file->raw_sha256[0] &&
+            (filem_json_set(item, "raw_size", json_integer((json_int_t)file->raw_size)) !=
+                 CRMPI_OK ||
+             filem_json_set_string(item, "raw_sha256", file->raw_sha256) != CRMPI_OK)) {
+            json_decref(item);
+            goto err_free;
+        }
         if (!item || json_array_append_new(files, item) != 0)
             goto err_free;
     }
@@ -125,6 +132,20 @@ int filem_rank_entry_from_json(json_t *obj, crmpi_filem_rank_entry_t *entry_out,
         }
         memcpy(file->sha256, sha, CRMPI_FILEM_SHA256_HEX_LEN + 1);
         free(sha);
+        if (json_object_get(item, "raw_sha256")) {
+            if (filem_json_uint(item, "raw_size", &file->raw_size) != CRMPI_OK ||
+                filem_json_string(item, "raw_sha256", true, &sha) != CRMPI_OK)
+                goto err_bad_file;
+            if (!filem_sha256_is_valid(sha)) {
+                free(sha);
+                goto err_bad_file;
+            }
+            memcpy(file->raw_sha256, sha, CRMPI_FILEM_SHA256_HEX_LEN + 1);
+            free(sha);
+            size_t len = strlen(file->path);
+            if (len <= 4 || strcmp(file->path + len - 4, ".zst") != 0)
+                goto err_bad_file; /* a compressed file is named so */
+        }
         total += file->size;
     }
     entry.bytes = total;

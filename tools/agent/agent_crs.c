@@ -3,9 +3,7 @@
  */
 #include "config.h"
 
-#include <fcntl.h>
 #include <stdio.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include "agent_crs.h"
@@ -13,49 +11,19 @@
 #include "crs.h"
 #include "log.h"
 #include "param.h"
-#include "session.h"
 
 static const crmpi_crs_ops_t *agent_crs_ops;
 static crmpi_crs_track_t *agent_crs_track; /* the rank's write tracking, or NULL */
 
-static int agent_crs_dump_locked(pid_t init_pid, const char *dir, const char *parent_dir,
-                                 crmpi_snapc_dump_result_t *result);
-
 /*
- * One dump at a time on a node: CRIU's parasite, finding the rank's /proc to be of another
- * pid namespace, mounts a proc of its own on a fixed directory name in the task's working
- * directory, and two ranks dumped at once in one directory collide there ("Can't create a
- * directory (-17)"). A lock file in this user's session parent serialises the dumps.
+ * The agents of a node dump their ranks at the same time. CRIU's parasite, finding the
+ * rank's /proc to be of another pid namespace, mounts a proc of its own on a fixed
+ * directory name in the init's working directory, which the ranks of a job share; a dump
+ * that meets another there fails before it dumped anything, and the CRS runs it again
+ * after a random pause (crs-criu/README.md).
  */
-static int agent_crs_lock(void)
-{
-    char path[4200], parent[4096];
-    int fd;
-
-    if (crmpi_session_parent(parent, sizeof(parent)) != CRMPI_OK)
-        return -1;
-    snprintf(path, sizeof(path), "%s/crs.lock", parent);
-    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd >= 0 && flock(fd, LOCK_EX) < 0) {
-        close(fd);
-        fd = -1;
-    }
-    return fd; /* -1: no lock, the dump runs anyway */
-}
-
 static int agent_crs_dump(pid_t init_pid, const char *dir, const char *parent_dir,
                           crmpi_snapc_dump_result_t *result)
-{
-    int lock_fd = agent_crs_lock();
-    int rc = agent_crs_dump_locked(init_pid, dir, parent_dir, result);
-
-    if (lock_fd >= 0)
-        close(lock_fd); /* releases the lock */
-    return rc;
-}
-
-static int agent_crs_dump_locked(pid_t init_pid, const char *dir, const char *parent_dir,
-                                 crmpi_snapc_dump_result_t *result)
 {
     crmpi_crs_ckpt_result_t ckpt = {0};
     crmpi_crs_ckpt_opts_t opts = {
