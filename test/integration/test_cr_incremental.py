@@ -2,7 +2,8 @@
 rank's images hold the pages written since the previous one (userfaultfd write-protect in
 the agent, CRIU's parent images), the manifest names each delta's parent, snapc_base_keep
 keeps what a kept sequence depends on, and a restart reads the chain: its result equals an
-uninterrupted run's. A damaged delta makes the restart fall back to an intact chain.
+uninterrupted run's. A damaged delta makes the restart fall back to an intact chain. The
+same with the images compressed on their way to stable storage (filem_posix_compress).
 """
 
 import json
@@ -12,7 +13,7 @@ import pytest
 
 import crjob
 
-NAME, NP, BTLS = "storm", 3, "self,sm"
+NAME, NP, BTLS = "inflight", 3, "self,sm"
 INCREMENTAL = ["--mca", "btl", BTLS, "--mca", "crs_criu_incremental", "1",
                "--mca", "snapc_base_keep", "2"]
 
@@ -49,7 +50,8 @@ def checkpoints(crenv, job, count):
     handle = None
     for _ in range(count):
         ckpt = crenv.checkpoint(job.jobid)
-        assert ckpt.returncode == 0, ckpt.report("ompi-checkpoint")
+        if ckpt.returncode != 0:
+            pytest.fail(ckpt.report("ompi-checkpoint") + job.kill().report("the job"))
         handle = ckpt.out.strip().splitlines()[-1]
     return handle
 
@@ -107,3 +109,30 @@ def test_chain_length_and_keep(program, tmp_path):
     assert crjob.committed(handle) == [3, 4, 5]
     assert sorted(os.listdir(handle)) == ["3", "4", "5", "snapshot.json"]
     job.kill()
+
+
+def test_compressed_chain(program, expected, tmp_path):
+    """Incremental and compressed: the memory images are stored as .zst (each with the
+    checksum of what it decompresses to), crmpi_info --snapshot says so, and the restart
+    decompresses the whole chain."""
+    crenv = crjob.CrEnv(tmp_path)
+    job = crjob.CrJob(crenv, program, NP, INCREMENTAL + ["--mca", "filem_posix_compress", "on"])
+    job.ready()
+    checkpoints(crenv, job, 1)
+    ckpt = crenv.checkpoint(job.jobid, "--term")
+    assert ckpt.returncode == 0, ckpt.report("ompi-checkpoint --term")
+    handle = ckpt.out.strip().splitlines()[-1]
+    assert job.finish().returncode == 0
+    for seq in (1, 2):
+        for rank in manifest(handle, seq)["ranks"]:
+            zst = [f for f in rank["files"] if f["path"].endswith(".img.zst")]
+            assert zst and all(f["raw_size"] > f["size"] for f in zst), rank["files"]
+    assert parents(handle, 2) == [1] * NP
+    info = crenv.info("--snapshot", handle)
+    assert "before compression" in info.out and "a delta of sequence 1" in info.out, info.report()
+
+    crenv.go()
+    result = crenv.restart(handle)
+    assert result.returncode == 0, result.report("ompi-restart")
+    assert crjob.ok_line(result.out) == expected, result.report()
+    crjob.assert_clean(result.pid)
