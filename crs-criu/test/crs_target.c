@@ -12,6 +12,11 @@
  *            agent) and send it with the reply "ok" (SCM_RIGHTS), keeping no copy;
  *            "notrack" when the kernel refuses
  *   poke K   write the first K pages of the 16 MiB "big" area; reply "big=<hash of it>"
+ *            (and of the "extra" area, once churn made it)
+ *   churn    change the mappings under the tracking: a MiB of big unmapped and mapped
+ *            afresh at the same address with other bytes, a MiB moved away and back
+ *            (mremap), a MiB dropped (MADV_DONTNEED: zeros), and a new 2 MiB "extra" area;
+ *            reply as poke
  *
  * A worker thread sleeps forever; its affinity, read here with pthread_getaffinity_np,
  * shows what a restore re-applied. argv[1] is the file to keep open.
@@ -49,6 +54,31 @@ static uint32_t target_hash(const uint8_t *data, size_t len)
     for (size_t i = 0; i < len; i++)
         hash = (hash ^ data[i]) * 16777619u;
     return hash;
+}
+
+#define TARGET_MIB   (1u << 20)
+#define TARGET_EXTRA (2u << 20)
+
+/* The "churn" command (see the top): @return the extra area, or NULL on failure. */
+static uint8_t *target_churn(uint8_t *big)
+{
+    uint8_t *fresh = big + 4 * TARGET_MIB, *moved = big + 8 * TARGET_MIB;
+    uint8_t *extra =
+        mmap(NULL, TARGET_EXTRA, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    uint8_t *away = mmap(NULL, TARGET_MIB, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+    if (extra == MAP_FAILED || away == MAP_FAILED || munmap(fresh, TARGET_MIB) != 0 ||
+        mmap(fresh, TARGET_MIB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
+             0) != fresh ||
+        mremap(moved, TARGET_MIB, TARGET_MIB, MREMAP_MAYMOVE | MREMAP_FIXED, away) != away ||
+        mremap(away, TARGET_MIB, TARGET_MIB, MREMAP_MAYMOVE | MREMAP_FIXED, moved) != moved ||
+        madvise(big + 12 * TARGET_MIB, TARGET_MIB, MADV_DONTNEED) != 0)
+        return NULL;
+    for (size_t i = 0; i < TARGET_MIB; i++)
+        fresh[i] = (uint8_t)(i * 7u + 3u);
+    for (size_t i = 0; i < TARGET_EXTRA; i++)
+        extra[i] = (uint8_t)(i * 13u + 5u);
+    return extra;
 }
 
 static void *target_worker_main(void *arg)
@@ -135,6 +165,7 @@ int main(int argc, char **argv)
 
     uint8_t *big =
         mmap(NULL, TARGET_BIG_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    uint8_t *extra = NULL;
     unsigned pokes = 0;
 
     if (argc < 2 || !heap || big == MAP_FAILED) {
@@ -191,7 +222,15 @@ int main(int argc, char **argv)
             pokes++;
             for (size_t page = 0; page < pages && page < TARGET_BIG_BYTES / 4096; page++)
                 big[page * 4096 + 17] = (uint8_t)(pokes + page);
-            snprintf(reply, sizeof(reply), "big=%08x\n", target_hash(big, TARGET_BIG_BYTES));
+            snprintf(reply, sizeof(reply), "big=%08x\n",
+                     target_hash(big, TARGET_BIG_BYTES) ^
+                         (extra ? target_hash(extra, TARGET_EXTRA) : 0));
+            target_reply(reply);
+        } else if (strcmp(line, "churn") == 0) {
+            if (!(extra = target_churn(big)))
+                return 5;
+            snprintf(reply, sizeof(reply), "big=%08x\n",
+                     target_hash(big, TARGET_BIG_BYTES) ^ target_hash(extra, TARGET_EXTRA));
             target_reply(reply);
         } else {
             target_reply("unknown\n");
