@@ -6,7 +6,8 @@
 # was blocked, the dump, the copy in the background (manifest.json's timings), and the
 # ranks' rewrite time of the step before it (what the write-protect tracking costs the
 # application). Then each job is restarted from its last checkpoint (for the incremental
-# one, through the whole chain) and checks every byte of its memory.
+# one, through the whole chain) and checks every byte of its memory. First, tracker_cost.c
+# compares the two ways of tracking writes of the paper, write-bit and dirty-bit, alone.
 #
 # Usage: bench/incremental/run.sh [--prefix DIR] [--out DIR] [--np N] [--mib MIB]
 #                                  [--percent "1 10 50 100"] [--ckpts N]
@@ -36,6 +37,9 @@ bin="$prefix/bin"
 [ -x "$bin/mpirun" ] || { echo "incremental: no crmpi in $prefix (./bootstrap.sh build)" >&2; exit 2; }
 mkdir -p "$out"
 "$bin/mpicc" -O2 "$here/inc_mem.c" -o "$out/inc_mem"
+# The trackers alone, write-bit against dirty-bit (tracker_cost.c), before the jobs.
+cc -O2 "$here/tracker_cost.c" -o "$out/tracker_cost"
+for pct in $percents; do "$out/tracker_cost" "$mib" "$pct" 5; done | tee "$out/trackers.txt"
 table="$out/table.txt"
 printf '%-11s %4s %4s %10s %9s %8s %8s %8s %11s\n' mode pct ckpt MB blocked-s dump-s copy-s \
     step-ms restart-s | tee "$table"
