@@ -82,6 +82,12 @@ def test_chain_restart(program, expected, tmp_path):
     assert crjob.ok_line(result.out) == expected, result.report()
     crjob.assert_clean(result.pid)
 
+    # The first sequence of the chain (full) restarts too.
+    result = crenv.restart(handle, "--seq", "1")
+    assert result.returncode == 0, result.report("ompi-restart --seq 1")
+    assert crjob.ok_line(result.out) == expected, result.report()
+    crjob.assert_clean(result.pid)
+
     # A damaged delta: the restart of the newest sequence (which needs it) falls back to
     # sequence 2, whose chain is intact, and says which file was damaged.
     rank_dir = os.path.join(handle, "3", "rank.1", "criu")
