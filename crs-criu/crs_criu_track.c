@@ -26,7 +26,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <linux/userfaultfd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,20 +35,7 @@
 #include "crmpi_status.h"
 #include "crs_criu_int.h"
 #include "log.h"
-
-/* The PAGEMAP_SCAN ABI (Linux 6.7), for C libraries whose headers predate it. */
-#ifndef PAGEMAP_SCAN
-struct page_region {
-    uint64_t start, end, categories;
-};
-struct pm_scan_arg {
-    uint64_t size, flags, start, end, walk_end, vec, vec_len, max_pages;
-    uint64_t category_inverted, category_mask, category_anyof_mask, return_mask;
-};
-#define PAGEMAP_SCAN        _IOWR('f', 16, struct pm_scan_arg)
-#define PM_SCAN_WP_MATCHING (1 << 0)
-#define PAGE_IS_WRITTEN     (1 << 1)
-#endif
+#include "uffd_wp.h"
 
 /* Regions per PAGEMAP_SCAN call; the walk goes on from where a full batch stopped. */
 #define CRS_CRIU_TRACK_BATCH 512

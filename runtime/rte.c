@@ -21,7 +21,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <fcntl.h>
-#include <linux/userfaultfd.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 
@@ -29,6 +28,7 @@
 #include "ctl.h"
 #include "log.h"
 #include "rte.h"
+#include "uffd_wp.h"
 
 #define CRMPI_RTE_CTL_FD_ENV "CRMPI_CTL_FD"
 
@@ -272,13 +272,6 @@ int crmpi_rte_reader_start(crmpi_rte_command_fn_t command_fn)
         crmpi_rte_track_offer();
     return rc;
 }
-
-/* The userfaultfd features the agent's dirty-page tracking needs (Linux 6.7), for C
- * libraries whose headers predate them. */
-#ifndef UFFD_FEATURE_WP_ASYNC
-#define UFFD_FEATURE_WP_UNPOPULATED (1 << 13)
-#define UFFD_FEATURE_WP_ASYNC       (1 << 15)
-#endif
 
 void crmpi_rte_track_offer(void)
 {

@@ -38,7 +38,7 @@ bin="$prefix/bin"
 mkdir -p "$out"
 "$bin/mpicc" -O2 "$here/inc_mem.c" -o "$out/inc_mem"
 # The trackers alone, write-bit against dirty-bit (tracker_cost.c), before the jobs.
-cc -O2 "$here/tracker_cost.c" -o "$out/tracker_cost"
+cc -O2 -I"$here/../../runtime" "$here/tracker_cost.c" -o "$out/tracker_cost"
 for pct in $percents; do "$out/tracker_cost" "$mib" "$pct" 5; done | tee "$out/trackers.txt"
 table="$out/table.txt"
 printf '%-11s %4s %4s %10s %9s %8s %8s %8s %11s\n' mode pct ckpt MB blocked-s dump-s copy-s \

@@ -22,7 +22,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/userfaultfd.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -34,22 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef UFFD_FEATURE_WP_ASYNC
-#define UFFD_FEATURE_WP_UNPOPULATED (1 << 13)
-#define UFFD_FEATURE_WP_ASYNC       (1 << 15)
-#endif
-#ifndef PAGEMAP_SCAN
-struct page_region {
-    uint64_t start, end, categories;
-};
-struct pm_scan_arg {
-    uint64_t size, flags, start, end, walk_end, vec, vec_len, max_pages;
-    uint64_t category_inverted, category_mask, category_anyof_mask, return_mask;
-};
-#define PAGEMAP_SCAN        _IOWR('f', 16, struct pm_scan_arg)
-#define PM_SCAN_WP_MATCHING (1 << 0)
-#define PAGE_IS_WRITTEN     (1 << 1)
-#endif
+#include "uffd_wp.h" /* runtime/: the kernel interfaces, for older headers */
 
 #define PAGE 4096
 

@@ -28,22 +28,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/userfaultfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "uffd_wp.h"
+
 #define TARGET_CTL_FD     3
 #define TARGET_HEAP_BYTES (1u << 20)
 #define TARGET_FILE_BYTES 4096
 
 #define TARGET_BIG_BYTES (16u << 20)
-#ifndef UFFD_FEATURE_WP_ASYNC
-#define UFFD_FEATURE_WP_UNPOPULATED (1 << 13)
-#define UFFD_FEATURE_WP_ASYNC       (1 << 15)
-#endif
 
 static pthread_t target_worker;
 
