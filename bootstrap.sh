@@ -29,12 +29,12 @@ debian_packages=(
     build-essential autoconf automake libtool pkg-config clang-format
     libpmix-dev libhwloc-dev libfabric-dev libucx-dev
     libcmocka-dev python3 python3-pytest cmake autoconf-archive g++
-    libjansson-dev nettle-dev
+    libjansson-dev nettle-dev libzstd-dev
     openmpi-bin libopenmpi-dev
     # CRIU's build dependencies (docs/design.md, "Platform facts the code relies on")
     libprotobuf-c-dev protobuf-c-compiler libprotobuf-dev protobuf-compiler
     libnl-3-dev libnet1-dev libcap-dev libgnutls28-dev libnftables-dev libbsd-dev uuid-dev
-    iproute2 procps curl ca-certificates xz-utils
+    iproute2 procps curl ca-certificates xz-utils patch
 )
 
 install_debian_packages() {
@@ -61,9 +61,14 @@ debian_source_tag=bootstrap
 # CRIU 4.1.1 from the orig tarball of Debian trixie's source package, checksum-verified
 # against trixie's source index (bookworm's CRIU 3.17 fails on this kernel: docs/design.md,
 # "Platform facts the code relies on").
+# crmpi's one change to CRIU (scripts/criu-dirty-map.patch says what and why): the
+# incremental checkpoints' dirty pages from userfaultfd write-protect.
+criu_patch="$top/scripts/criu-dirty-map.patch"
+criu_patch_sum=$(sha256sum "$criu_patch" | cut -d' ' -f1)
 install_criu() {
     if [ -x "$deps_prefix/sbin/criu" ] && [ -f "$deps_prefix/lib/libcriu.so" ] &&
-        [ -f "$deps_prefix/include/criu/rpc.pb-c.h" ]; then
+        [ -f "$deps_prefix/include/criu/rpc.pb-c.h" ] &&
+        [ "$(cat "$deps_prefix/sbin/criu.patch" 2>/dev/null)" = "$criu_patch_sum" ]; then
         say "CRIU: present in deps/ ($("$deps_prefix/sbin/criu" --version | head -n 1))"
         return
     fi
@@ -80,11 +85,12 @@ install_criu() {
     expected=${orig%% *}
     debian_source_fetch "$mirror/$(debian_source_field "$stanza" Directory)/$tarball" \
         "$work/$tarball" "$expected" || exit 1
-    say "CRIU $criu_version: tarball verified (sha256 $expected); building"
+    say "CRIU $criu_version: tarball verified (sha256 $expected); patching and building"
     rm -rf "$work/criu-$criu_version"
     tar -C "$work" -xJf "$work/$tarball"
     (
         cd "$work/criu-$criu_version"
+        patch -s -p1 <"$criu_patch" || exit 1
         make -j"$jobs" criu lib >"$work/criu-build.log" 2>&1 ||
             { tail -n 30 "$work/criu-build.log" >&2; exit 1; }
     ) || die "CRIU build failed (log: deps/src/criu-build.log)"
@@ -108,6 +114,7 @@ Version: $criu_version
 Libs: -L\${libdir} -Wl,-rpath,\${libdir} -lcriu
 Cflags: -I\${includedir}
 EOF
+    echo "$criu_patch_sum" >"$deps_prefix/sbin/criu.patch"
     rm -rf "$src"
 }
 

@@ -63,6 +63,12 @@
  * kernels from 6.16 no AF_INET socket can be dumped at all (README.md), so a rank that
  * still holds one fails the checkpoint with CRIU's own message quoted, and keeps running.
  *
+ * Incremental dumps: track_open() starts tracking the rank's writes through a userfaultfd
+ * the rank created and passed (crs_criu_track.c); a checkpoint given that track and the
+ * previous dump's images as `parent_dir` writes only the pages written since (CRIU's parent
+ * images), and its restart needs that chain (`parents`). Every tracked dump, full or not,
+ * re-arms the tracking: the next delta may only be taken against it.
+ *
  * Failures: every error is logged once here, and its one-line text is also copied into
  * the caller's `errbuf` (for SnapC to forward to the user); when CRIU itself failed, the
  * text quotes the lines of CRIU's log that contain "Error" (at most three) and names the
@@ -93,15 +99,23 @@ typedef struct crmpi_crs_ckpt_result {
     uint64_t memdump_us;    /* CRIU: time spent collecting memory pages */
     uint64_t memwrite_us;   /* CRIU: time spent writing memory pages */
     uint64_t pages_written; /* CRIU: pages written to the image */
+    uint64_t pages_dirty;   /* with a track: pages its scan found written since the last */
 } crmpi_crs_ckpt_result_t;
+
+/* Dirty-page tracking of one rank, for incremental dumps (crs_criu_track.c). */
+typedef struct crmpi_crs_track crmpi_crs_track_t;
 
 typedef struct crmpi_crs_ckpt_opts {
     pid_t init_pid; /* the namespace's init as the caller sees it (crmpi_agent_ns_child_t) */
-    const char *images_dir; /* existing directory, empty or to be overwritten */
-    const char *log_path;   /* CRIU's log; NULL means "<images_dir>/dump.log" */
-    int terminate;          /* 0: leave the rank running; 1: CRIU kills it after the dump */
-    char *errbuf;           /* on failure, the one-line message (may be NULL) */
-    size_t errbuf_len;      /* bytes at errbuf */
+    const char *images_dir;   /* existing directory, empty or to be overwritten */
+    const char *log_path;     /* CRIU's log; NULL means "<images_dir>/dump.log" */
+    int terminate;            /* 0: leave the rank running; 1: CRIU kills it after the dump */
+    crmpi_crs_track_t *track; /* the rank's tracking, or NULL: every page is dumped */
+    const char *parent_dir;   /* with track: the images of the previous dump of this rank,
+                               * taken with the same track; pages unchanged since then are
+                               * left to them (CRIU's parent images). NULL: a full dump */
+    char *errbuf;             /* on failure, the one-line message (may be NULL) */
+    size_t errbuf_len;        /* bytes at errbuf */
 } crmpi_crs_ckpt_opts_t;
 
 /**
@@ -135,6 +149,10 @@ typedef struct crmpi_crs_restart_opts {
     const crmpi_crs_inherit_t *inherit;   /* one entry per "fd" line of the meta file */
     size_t num_inherit;                   /* entries in inherit */
     const char *cpuset;                   /* CPU list to remap onto ("0-1"); NULL: as recorded */
+    const char *const *parents;           /* an incremental dump's parent images, newest
+                                           * first, NULL-terminated (each the directory of
+                                           * the dump the one before it was taken against);
+                                           * NULL: a full dump */
     crmpi_crs_pre_resume_fn_t pre_resume; /* may be NULL */
     void *pre_resume_arg;                 /* passed to pre_resume */
     char *errbuf;                         /* on failure, the one-line message (may be NULL) */
@@ -158,11 +176,24 @@ typedef int (*crmpi_crs_restart_fn_t)(const crmpi_crs_restart_opts_t *opts, pid_
 typedef int (*crmpi_crs_recorded_key_fn_t)(const char *images_dir, int rank_fd, char *key_out,
                                            size_t key_len);
 
+/**
+ * Start tracking which pages of the rank `pid` are written, through `uffd`: a userfaultfd
+ * the rank created with UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED and passed to
+ * the caller (the rank must keep no copy: CRIU cannot dump one). The track owns uffd from
+ * here on, also on failure. Pass it to every checkpoint of that rank.
+ * @return CRMPI_OK, CRMPI_ERR_NOT_FOUND (no such process), CRMPI_ERR_OUT_OF_RESOURCE
+ */
+typedef int (*crmpi_crs_track_open_fn_t)(pid_t pid, int uffd, crmpi_crs_track_t **track_out);
+/** End the tracking (NULL is ignored). */
+typedef void (*crmpi_crs_track_close_fn_t)(crmpi_crs_track_t *track);
+
 /* A component's operations (every slot is required). */
 typedef struct crmpi_crs_ops {
     crmpi_crs_checkpoint_fn_t checkpoint;     /* dump a rank */
     crmpi_crs_restart_fn_t restart;           /* restore one */
     crmpi_crs_recorded_key_fn_t recorded_key; /* read back an inherit key */
+    crmpi_crs_track_open_fn_t track_open;     /* start dirty-page tracking of a rank */
+    crmpi_crs_track_close_fn_t track_close;   /* end it */
 } crmpi_crs_ops_t;
 
 /**

@@ -338,6 +338,68 @@ static double crs_criu_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* CRIU's input for an incremental dump, written into the images directory for the dump
+ * only (crs_criu_incremental_clean removes it): the dirty map and the configuration file
+ * that names it (libcriu has no option for it). */
+#define CRS_CRIU_DIRTY_MAP  "crmpi-dirty.map"
+#define CRS_CRIU_DIRTY_CONF "crmpi-criu.conf"
+/* CRIU's link from an images directory to its parent images. */
+#define CRS_CRIU_PARENT_LINK "parent"
+
+/* Collect the pages written since the last dump and tell CRIU about them, and about the
+ * parent images when there are. Without a parent the dump is full, but records what the
+ * next one checks against (its uptime) and re-arms the tracking. */
+static int crs_criu_incremental_setup(const crmpi_crs_ckpt_opts_t *opts, criu_opts *copts,
+                                      crmpi_crs_ckpt_result_t *result)
+{
+    char map_path[4200], conf_path[4200];
+    FILE *conf;
+    int rc;
+
+    snprintf(map_path, sizeof(map_path), "%s/%s", opts->images_dir, CRS_CRIU_DIRTY_MAP);
+    snprintf(conf_path, sizeof(conf_path), "%s/%s", opts->images_dir, CRS_CRIU_DIRTY_CONF);
+    rc = crs_criu_track_collect(opts->track, map_path, &result->pages_dirty);
+    if (rc != CRMPI_OK)
+        return crs_criu_fail(opts->errbuf, opts->errbuf_len, rc,
+                             "crs:criu: cannot read which pages of the rank (init %d) were "
+                             "written (%s)",
+                             (int)opts->init_pid, crmpi_strerror(rc));
+    conf = fopen(conf_path, "we");
+    if (!conf || fprintf(conf, "dirty-map %s\n", map_path) < 0 || fclose(conf) != 0)
+        return crs_criu_fail(opts->errbuf, opts->errbuf_len, CRMPI_ERR_IO,
+                             "crs:criu: cannot write %s: %s", conf_path, strerror(errno));
+    if (criu_local_set_config_file(copts, conf_path) < 0 ||
+        (opts->parent_dir && criu_local_set_parent_images(copts, opts->parent_dir) < 0))
+        return crs_criu_fail(opts->errbuf, opts->errbuf_len, CRMPI_ERR_OUT_OF_RESOURCE,
+                             "crs:criu: out of memory building CRIU's options");
+    return CRMPI_OK;
+}
+
+/* After the dump: the images directory keeps images only (the caller records the chain). */
+static void crs_criu_incremental_clean(int images_fd)
+{
+    unlinkat(images_fd, CRS_CRIU_DIRTY_MAP, 0);
+    unlinkat(images_fd, CRS_CRIU_DIRTY_CONF, 0);
+    unlinkat(images_fd, CRS_CRIU_PARENT_LINK, 0);
+}
+
+/* Link images_dir to its parents for CRIU: images_dir/parent -> parents[0],
+ * parents[0]/parent -> parents[1], ... (absolute paths). */
+static int crs_criu_chain_link(const char *images_dir, const char *const *parents)
+{
+    const char *child = images_dir;
+    char link_path[4200];
+
+    for (size_t i = 0; parents && parents[i]; i++) {
+        snprintf(link_path, sizeof(link_path), "%s/%s", child, CRS_CRIU_PARENT_LINK);
+        unlink(link_path);
+        if (symlink(parents[i], link_path) < 0)
+            return CRMPI_ERR_IO;
+        child = parents[i];
+    }
+    return CRMPI_OK;
+}
+
 int crs_criu_checkpoint(const crmpi_crs_ckpt_opts_t *opts, crmpi_crs_ckpt_result_t *result_out)
 {
     crmpi_crs_ckpt_result_t result;
@@ -386,6 +448,8 @@ int crs_criu_checkpoint(const crmpi_crs_ckpt_opts_t *opts, crmpi_crs_ckpt_result
     }
     criu_local_set_pid(copts, opts->init_pid);
     criu_local_set_leave_running(copts, !opts->terminate);
+    if (opts->track && (rc = crs_criu_incremental_setup(opts, copts, &result)) != CRMPI_OK)
+        goto err_free_opts;
     for (int fd = 0; fd < CRMPI_CRS_NUM_FDS; fd++) {
         unsigned long inode;
         char external[64];
@@ -413,6 +477,7 @@ int crs_criu_checkpoint(const crmpi_crs_ckpt_opts_t *opts, crmpi_crs_ckpt_result
         ret = criu_local_dump(copts);
     }
     result.dump_seconds = crs_criu_now() - start;
+    crs_criu_incremental_clean(images_fd);
     if (ret < 0) {
         crs_criu_quote_errors(log_path, quoted, sizeof(quoted));
         rc = crs_criu_fail(opts->errbuf, opts->errbuf_len, CRMPI_ERROR,
@@ -425,10 +490,12 @@ int crs_criu_checkpoint(const crmpi_crs_ckpt_opts_t *opts, crmpi_crs_ckpt_result
     result.num_threads = (unsigned)meta.num_threads;
     crs_criu_read_stats(images_fd, &result);
     crmpi_fw_verbose(&crmpi_crs_framework, 10,
-                     "crs:criu: dumped init %d into %s%s: %.3f s, %llu bytes, %u threads",
+                     "crs:criu: dumped init %d into %s%s%s: %.3f s, %llu bytes, %u threads, "
+                     "%llu pages written since the last dump",
                      (int)opts->init_pid, opts->images_dir, opts->terminate ? " (terminated)" : "",
-                     result.dump_seconds, (unsigned long long)result.image_bytes,
-                     result.num_threads);
+                     opts->track && opts->parent_dir ? " (incremental)" : "", result.dump_seconds,
+                     (unsigned long long)result.image_bytes, result.num_threads,
+                     (unsigned long long)result.pages_dirty);
     criu_local_free_opts(copts);
     close(work_fd);
     crs_criu_meta_free(&meta);
@@ -437,6 +504,7 @@ int crs_criu_checkpoint(const crmpi_crs_ckpt_opts_t *opts, crmpi_crs_ckpt_result
     return CRMPI_OK;
 
 err_free_opts:
+    crs_criu_incremental_clean(images_fd);
     criu_local_free_opts(copts);
     close(work_fd);
 err_free_meta:
@@ -581,6 +649,12 @@ int crs_criu_restart(const crmpi_crs_restart_opts_t *opts, pid_t *init_pid_out)
     }
     if ((rc = crs_criu_restart_dup_fds(opts, &meta, dups)) != CRMPI_OK)
         goto out_close_dups;
+    if (crs_criu_chain_link(opts->images_dir, opts->parents) != CRMPI_OK) {
+        rc = crs_criu_fail(opts->errbuf, opts->errbuf_len, CRMPI_ERR_IO,
+                           "crs:criu: cannot link %s to its parent images: %s", opts->images_dir,
+                           strerror(errno));
+        goto out_close_dups;
+    }
     if ((rc = crs_criu_files_restore(&meta, quoted, sizeof(quoted))) != CRMPI_OK) {
         rc = crs_criu_fail(opts->errbuf, opts->errbuf_len, rc, "%s", quoted);
         goto out_close_dups;
@@ -669,6 +743,8 @@ static const crmpi_crs_ops_t crs_criu_ops = {
     .checkpoint = crs_criu_checkpoint,
     .restart = crs_criu_restart,
     .recorded_key = crs_criu_recorded_key,
+    .track_open = crs_criu_track_open,
+    .track_close = crs_criu_track_close,
 };
 
 static const crmpi_component_t crs_criu_component = {

@@ -22,6 +22,13 @@ int crs_criu_recorded_key(const char *images_dir, int rank_fd, char *key_out, si
  * (crs_criu_breakpoints.c). @return 1 (it does, or this is not x86), 0 (it does not: CRIU
  * would hang), CRMPI_ERR_OUT_OF_RESOURCE (no child could be made).
  */
+/* crs_criu_track.c: dirty-page tracking (crs.h's track slots). collect() registers what
+ * was mapped since the last call, writes the ranges written since then into `map_path`
+ * (CRIU's --dirty-map format: u64 start, end pairs) and write-protects them again. */
+int crs_criu_track_open(pid_t pid, int uffd, crmpi_crs_track_t **track_out);
+int crs_criu_track_collect(crmpi_crs_track_t *track, const char *map_path, uint64_t *pages_out);
+void crs_criu_track_close(crmpi_crs_track_t *track);
+
 int crs_criu_breakpoints_fire(void);
 
 /**

@@ -18,6 +18,15 @@ static const crmpi_param_decl_t crs_criu_params[] = {
      "process whether they fire here), yes, no. Some virtual machines accept breakpoints and "
      "never raise them, and CRIU then waits forever; with no, CRIU stops tasks at syscalls.",
      CRMPI_PARAM_LEVEL_TUNER},
+    {"crs_criu_incremental", CRMPI_PARAM_BOOL, "0",
+     "Incremental checkpoints: after a job's first checkpoint, each rank's images hold only "
+     "the pages written since the previous one, found with userfaultfd write-protect "
+     "(Linux 6.7 or later; elsewhere checkpoints stay full), and a restart reads the chain.",
+     CRMPI_PARAM_LEVEL_USER},
+    {"crs_criu_incremental_chain", CRMPI_PARAM_INT, "8",
+     "With crs_criu_incremental: a full checkpoint after this many incremental ones, so "
+     "that a restart reads at most this many deltas and older sequences can be removed.",
+     CRMPI_PARAM_LEVEL_TUNER},
 };
 
 const crmpi_component_info_t crmpi_crs_criu_info = {

@@ -17,6 +17,7 @@
 #include "snapshot_entry.h"
 #include "snapshot_manifest.h"
 #include "snapshot_commit.h"
+#include "snapshot_int.h"
 #include "filem_fs.h"
 
 #include <dirent.h>
@@ -237,6 +238,93 @@ static int filem_unlisted_remove(const char *jobdir, const crmpi_filem_commit_t 
     return rc;
 }
 
+/*
+ * Mark in `needed` (indexed like commit->seqs) every committed sequence the images of
+ * `manifest` depend on: the parents of its incremental images, and theirs.
+ * @return CRMPI_OK; CRMPI_ERR_NOT_FOUND or CRMPI_ERR_PROTO (`problem` says: a parent that
+ *         is not committed or not older) or the error of reading a parent's manifest
+ */
+static int filem_chain_mark(const char *jobdir, const crmpi_filem_commit_t *commit,
+                            const crmpi_filem_manifest_t *manifest, bool *needed, char *problem)
+{
+    int rc = CRMPI_OK;
+
+    for (size_t r = 0; r < manifest->num_ranks && rc == CRMPI_OK; r++) {
+        unsigned parent = manifest->ranks[r].parent;
+        size_t j = 0;
+
+        if (!parent)
+            continue;
+        while (j < commit->num_seqs && commit->seqs[j] != parent)
+            j++;
+        if (parent >= manifest->seq || j == commit->num_seqs)
+            return filem_problem(problem,
+                                 parent >= manifest->seq ? CRMPI_ERR_PROTO : CRMPI_ERR_NOT_FOUND,
+                                 "rank %zu's images of sequence %u are a delta of sequence %u, "
+                                 "which is not an older committed one",
+                                 r, manifest->seq, parent);
+        if (needed[j])
+            continue;
+        needed[j] = true;
+        crmpi_filem_manifest_t *older;
+        char *seq_dir;
+        rc = crmpi_filem_seq_dir_path(jobdir, parent, false, &seq_dir);
+        if (rc == CRMPI_OK)
+            rc = crmpi_filem_manifest_read(seq_dir, true, &older, problem);
+        free(seq_dir);
+        if (rc == CRMPI_OK) {
+            rc = filem_chain_mark(jobdir, commit, older, needed, problem);
+            crmpi_filem_manifest_destroy(older);
+        }
+    }
+    return rc;
+}
+
+/* Keep the newest `keep` sequences of `commit`, and every one they depend on (incremental
+ * images), in order. When a manifest cannot be read, every sequence stays. */
+static int filem_keep_with_chains(const char *jobdir, crmpi_filem_commit_t *commit, unsigned keep)
+{
+    char problem[CRMPI_FILEM_PROBLEM_MAX];
+    bool *needed = calloc(commit->num_seqs, sizeof(bool));
+    size_t kept = 0;
+
+    if (!needed)
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    for (size_t i = commit->num_seqs - keep; i < commit->num_seqs; i++)
+        needed[i] = true;
+    for (size_t i = commit->num_seqs; i-- > 0;) {
+        crmpi_filem_manifest_t *manifest;
+        char *seq_dir;
+        int rc;
+
+        if (!needed[i])
+            continue;
+        rc = crmpi_filem_seq_dir_path(jobdir, commit->seqs[i], false, &seq_dir);
+        if (rc == CRMPI_OK)
+            rc = crmpi_filem_manifest_read(seq_dir, true, &manifest, problem);
+        free(seq_dir);
+        if (rc == CRMPI_OK) {
+            rc = filem_chain_mark(jobdir, commit, manifest, needed, problem);
+            crmpi_filem_manifest_destroy(manifest);
+        }
+        if (rc != CRMPI_OK) {
+            crmpi_log_warn("filem: keeping every sequence of %s: %s", jobdir, problem);
+            free(needed);
+            return CRMPI_OK;
+        }
+    }
+    for (size_t i = 0; i < commit->num_seqs; i++) {
+        if (!needed[i])
+            continue;
+        commit->seqs[kept] = commit->seqs[i];
+        memmove(commit->sums[kept], commit->sums[i], sizeof(commit->sums[0]));
+        kept++;
+    }
+    commit->num_seqs = kept;
+    free(needed);
+    return CRMPI_OK;
+}
+
 int crmpi_filem_seq_cleanup(const char *jobdir, unsigned keep)
 {
     crmpi_filem_commit_t *commit;
@@ -251,14 +339,12 @@ int crmpi_filem_seq_cleanup(const char *jobdir, unsigned keep)
         return rc;
     }
     if (keep > 0 && commit->num_seqs > keep) {
-        /* The newest `keep` stay; the record that drops the others is durable before any
-         * of their files goes. */
-        memmove(commit->seqs, commit->seqs + (commit->num_seqs - keep),
-                keep * sizeof(commit->seqs[0]));
-        memmove(commit->sums, commit->sums + (commit->num_seqs - keep),
-                keep * sizeof(commit->sums[0]));
-        commit->num_seqs = keep;
-        rc = crmpi_filem_commit_write(jobdir, commit);
+        /* The newest `keep` stay, with the sequences their incremental images need; the
+         * record that drops the others is durable before any of their files goes. */
+        size_t before = commit->num_seqs;
+        rc = filem_keep_with_chains(jobdir, commit, keep);
+        if (rc == CRMPI_OK && commit->num_seqs != before)
+            rc = crmpi_filem_commit_write(jobdir, commit);
         if (rc != CRMPI_OK) {
             crmpi_filem_commit_destroy(commit);
             return rc;
@@ -530,6 +616,40 @@ static int filem_restart_try(const char *jobdir, unsigned seq, const char *sum, 
     return CRMPI_OK;
 }
 
+/* The sequences the chosen one's incremental images depend on, each read and checked like
+ * it; on failure the chosen one is dropped from `restart` and `problem` says why. */
+static int filem_restart_try_chain(crmpi_filem_restart_t *restart,
+                                   const crmpi_filem_commit_t *commit, unsigned flags,
+                                   char *problem)
+{
+    char why[CRMPI_FILEM_PROBLEM_MAX];
+    bool *needed = calloc(commit->num_seqs, sizeof(bool));
+    int rc = needed ? CRMPI_OK : CRMPI_ERR_OUT_OF_RESOURCE;
+
+    if (rc == CRMPI_OK)
+        rc = filem_chain_mark(restart->jobdir, commit, restart->manifest, needed, why);
+    for (size_t j = 0; rc == CRMPI_OK && j < commit->num_seqs; j++) {
+        crmpi_filem_restart_t older = {0};
+
+        if (!needed[j])
+            continue;
+        rc = filem_restart_try(restart->jobdir, commit->seqs[j], commit->sums[j], flags, &older,
+                               why);
+        crmpi_filem_manifest_destroy(older.manifest);
+        free(older.seq_dir);
+    }
+    free(needed);
+    if (rc == CRMPI_OK)
+        return CRMPI_OK;
+    snprintf(problem, CRMPI_FILEM_PROBLEM_MAX, "sequence %u depends on an older one: %.900s",
+             restart->seq, why);
+    crmpi_filem_manifest_destroy(restart->manifest);
+    free(restart->seq_dir);
+    restart->manifest = NULL;
+    restart->seq_dir = NULL;
+    return rc;
+}
+
 /* No commit record in `jobdir`: say why that can be, and what to give instead (the
  * sequences whose manifest says they are complete, when the record itself was lost). */
 static void filem_restart_explain_uncommitted(const char *jobdir)
@@ -644,6 +764,8 @@ int crmpi_filem_restart_open(const char *handle, long seq, unsigned flags,
     for (size_t i = first + 1; i-- > 0;) {
         rc = filem_restart_try(restart->jobdir, commit->seqs[i], commit->sums[i], flags, restart,
                                problem);
+        if (rc == CRMPI_OK)
+            rc = filem_restart_try_chain(restart, commit, flags, problem);
         if (rc == CRMPI_OK) {
             restart->fell_back = i != first;
             break;

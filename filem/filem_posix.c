@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "crmpi_status.h"
@@ -206,26 +207,106 @@ static int filem_posix_write_all(int fd, const uint8_t *data, size_t len)
     return 0;
 }
 
+/* How one file is copied. */
+typedef enum {
+    FILEM_POSIX_AS_IS,      /* byte for byte */
+    FILEM_POSIX_COMPRESS,   /* put: stored as <name>.zst */
+    FILEM_POSIX_DECOMPRESS, /* get: a <name>.zst restored as <name> */
+} filem_posix_how_t;
+
+/* The destination file of a copy, and what went into it. */
+typedef struct filem_posix_sink {
+    int fd;                /* open for writing */
+    struct sha256_ctx ctx; /* of the bytes written */
+    uint64_t size;         /* bytes written */
+    int err;               /* errno of a failed write, 0 */
+} filem_posix_sink_t;
+
+/* Write bandwidth this process measured on earlier copies (compress=auto decides with it). */
+static double filem_posix_written_bytes, filem_posix_write_seconds;
+
+static double filem_posix_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int filem_posix_sink_emit(void *arg, const uint8_t *data, size_t len)
+{
+    filem_posix_sink_t *sink = arg;
+    double start = filem_posix_now();
+
+    sha256_update(&sink->ctx, len, data);
+    sink->err = filem_posix_write_all(sink->fd, data, len);
+    if (sink->err)
+        return CRMPI_ERR_IO;
+    filem_posix_write_seconds += filem_posix_now() - start;
+    filem_posix_written_bytes += (double)len;
+    sink->size += len;
+    return CRMPI_OK;
+}
+
 /*
- * Copy src_dir/rel to dest_dir/rel, hashing what is read; fsync the copy.
+ * put: whether src_dir/rel goes to stable storage compressed (filem_posix_compress). Only
+ * the memory images (criu/pages-*.img) are candidates: the other files are small. With
+ * auto, a sample of the file's first chunk decides: compressing pays when zstd is faster
+ * than the storage by the ratio's margin (C > W * r / (r - 1), W measured on this process's
+ * earlier copies); before any was measured, when the sample shrinks by a third (r >= 1.5).
+ */
+static filem_posix_how_t filem_posix_put_how(filem_posix_copy_t *copy, const char *rel, int src_fd)
+{
+    const char *mode = NULL, *base = strrchr(rel, '/');
+    int64_t level = 3;
+    double seconds = 0, ratio;
+    ssize_t got;
+
+    base = base ? base + 1 : rel;
+    if (crmpi_param_get_string("filem_posix_compress", &mode) != CRMPI_OK || !mode ||
+        strcmp(mode, "off") == 0 || strncmp(rel, "criu/", 5) != 0 ||
+        strncmp(base, "pages-", 6) != 0)
+        return FILEM_POSIX_AS_IS;
+    if (strcmp(mode, "auto") != 0)
+        return FILEM_POSIX_COMPRESS;
+    crmpi_param_get_int("filem_posix_compress_level", &level);
+    got = pread(src_fd, copy->buf, copy->buf_size, 0);
+    if (got <= 0)
+        return FILEM_POSIX_AS_IS;
+    ratio = filem_posix_zstd_ratio(copy->buf, (size_t)got, (int)level, &seconds);
+    if (ratio <= 1.05)
+        return FILEM_POSIX_AS_IS;
+    if (filem_posix_write_seconds <= 0 || seconds <= 0)
+        return ratio >= 1.5 ? FILEM_POSIX_COMPRESS : FILEM_POSIX_AS_IS;
+    double zstd_rate = (double)got / seconds;
+    double write_rate = filem_posix_written_bytes / filem_posix_write_seconds;
+    return zstd_rate > write_rate * ratio / (ratio - 1.0) ? FILEM_POSIX_COMPRESS
+                                                          : FILEM_POSIX_AS_IS;
+}
+
+/*
+ * Copy src_dir/rel to dest_dir (compressing or decompressing it on the way, see
+ * filem_posix_how_t), hashing what is read and what is written; fsync the copy.
  * @param expected  NULL (put: fill `file`), or the entry the copy must match (get)
  */
 static int filem_posix_file_copy(filem_posix_copy_t *copy, const char *rel,
                                  const crmpi_filem_file_t *expected, crmpi_filem_file_t *file)
 {
     const crmpi_filem_transfer_t *transfer = copy->transfer;
+    const size_t suffix_len = strlen(FILEM_POSIX_ZSTD_SUFFIX);
+    filem_posix_sink_t sink = {.fd = -1};
+    filem_posix_how_t how = FILEM_POSIX_AS_IS;
+    filem_posix_zstd_t *zstd = NULL;
     struct sha256_ctx ctx;
-    char hex[CRMPI_FILEM_SHA256_HEX_LEN + 1];
+    char hex[CRMPI_FILEM_SHA256_HEX_LEN + 1], out_hex[CRMPI_FILEM_SHA256_HEX_LEN + 1];
     char *src_path = NULL;
     char *dest_path = NULL;
     uint64_t size = 0;
     int src_fd = -1;
-    int dest_fd = -1;
     int err = 0;
     int rc = CRMPI_OK;
 
-    if (asprintf(&src_path, "%s/%s", transfer->src_dir, rel) < 0 ||
-        asprintf(&dest_path, "%s/%s", transfer->dest_dir, rel) < 0) {
+    if (asprintf(&src_path, "%s/%s", transfer->src_dir, rel) < 0) {
         rc = CRMPI_ERR_OUT_OF_RESOURCE;
         goto out_free;
     }
@@ -236,12 +317,38 @@ static int filem_posix_file_copy(filem_posix_copy_t *copy, const char *rel,
         rc = errno == ENOENT ? CRMPI_ERR_NOT_FOUND : CRMPI_ERR_IO;
         goto out_free;
     }
-    dest_fd = open(dest_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, FILEM_POSIX_FILE_MODE);
-    if (dest_fd < 0) {
+    if (expected && expected->raw_sha256[0])
+        how = FILEM_POSIX_DECOMPRESS;
+    else if (!expected)
+        how = filem_posix_put_how(copy, rel, src_fd);
+    if (how == FILEM_POSIX_DECOMPRESS && strlen(rel) > suffix_len) {
+        if (asprintf(&dest_path, "%s/%.*s", transfer->dest_dir, (int)(strlen(rel) - suffix_len),
+                     rel) < 0)
+            dest_path = NULL;
+    } else if (asprintf(&dest_path, "%s/%s%s", transfer->dest_dir, rel,
+                        how == FILEM_POSIX_COMPRESS ? FILEM_POSIX_ZSTD_SUFFIX : "") < 0) {
+        dest_path = NULL;
+    }
+    if (!dest_path) {
+        rc = CRMPI_ERR_OUT_OF_RESOURCE;
+        goto out_close;
+    }
+    if (how != FILEM_POSIX_AS_IS) {
+        int64_t level = 3, threads = 2;
+
+        crmpi_param_get_int("filem_posix_compress_level", &level);
+        crmpi_param_get_int("filem_posix_compress_threads", &threads);
+        rc = filem_posix_zstd_open(how == FILEM_POSIX_COMPRESS, (int)level, (int)threads, &zstd);
+        if (rc != CRMPI_OK)
+            goto out_close;
+    }
+    sink.fd = open(dest_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, FILEM_POSIX_FILE_MODE);
+    if (sink.fd < 0) {
         err = errno;
         goto err_write;
     }
     sha256_init(&ctx);
+    sha256_init(&sink.ctx);
     /* The simulated full disk strikes before a file's first byte lands. */
     if (crmpi_fault_hit("filem_copy_enospc")) {
         err = ENOSPC;
@@ -258,53 +365,68 @@ static int filem_posix_file_copy(filem_posix_copy_t *copy, const char *rel,
             rc = CRMPI_ERR_IO;
             goto out_close;
         }
+        sha256_update(&ctx, (size_t)got, copy->buf);
+        rc = zstd ? filem_posix_zstd_feed(zstd, copy->buf, (size_t)got, got == 0,
+                                          filem_posix_sink_emit, &sink)
+                  : filem_posix_sink_emit(&sink, copy->buf, (size_t)got);
+        if (sink.err) {
+            err = sink.err;
+            goto err_write;
+        }
+        if (rc != CRMPI_OK)
+            goto err_damaged; /* zstd said why */
         if (got == 0)
             break;
-        sha256_update(&ctx, (size_t)got, copy->buf);
-        err = filem_posix_write_all(dest_fd, copy->buf, (size_t)got);
-        if (err)
-            goto err_write;
         size += (uint64_t)got;
         copy->done += (uint64_t)got;
         if (transfer->progress)
             transfer->progress(transfer->progress_arg, transfer->rank, copy->done, copy->total);
     }
     filem_posix_sha256_hex(&ctx, hex);
+    filem_posix_sha256_hex(&sink.ctx, out_hex);
     /* Damage on the medium after the checksum was taken: only restart's check can see it. */
-    if (size > 0 && crmpi_fault_hit("filem_copy_corrupt")) {
+    if (sink.size > 0 && crmpi_fault_hit("filem_copy_corrupt")) {
         uint8_t byte = 0;
 
-        if (pread(dest_fd, &byte, 1, 0) != 1 || pwrite(dest_fd, &(uint8_t){byte ^ 0xff}, 1, 0) != 1)
+        if (pread(sink.fd, &byte, 1, 0) != 1 || pwrite(sink.fd, &(uint8_t){byte ^ 0xff}, 1, 0) != 1)
             crmpi_log_warn("filem:posix: could not damage %s for the fault point", dest_path);
     }
-    if (fsync(dest_fd) != 0) {
+    if (fsync(sink.fd) != 0) {
         err = errno;
         goto err_write;
     }
-    if (close(dest_fd) != 0) {
-        dest_fd = -1;
+    if (close(sink.fd) != 0) {
+        sink.fd = -1;
         err = errno;
         goto err_write;
     }
-    dest_fd = -1;
-    if (expected && (size != expected->size || strcmp(hex, expected->sha256) != 0)) {
-        crmpi_log_error("rank %d's %s checksum does not match (rank.%d/%s)", transfer->rank,
-                        strncmp(rel, "criu/", 5) == 0 ? "image" : "snapshot file", transfer->rank,
-                        rel);
-        rc = CRMPI_ERR_IO;
-        goto out_close;
-    }
+    sink.fd = -1;
+    if (expected && (size != expected->size || strcmp(hex, expected->sha256) != 0 ||
+                     (how == FILEM_POSIX_DECOMPRESS &&
+                      (sink.size != expected->raw_size || strcmp(out_hex, expected->raw_sha256)))))
+        goto err_damaged;
     if (file) {
-        file->path = strdup(rel);
-        if (!file->path) {
+        /* Stored as written: a compressed file also records what it decompresses to. */
+        if (asprintf(&file->path, "%s%s", rel,
+                     how == FILEM_POSIX_COMPRESS ? FILEM_POSIX_ZSTD_SUFFIX : "") < 0) {
+            file->path = NULL;
             rc = CRMPI_ERR_OUT_OF_RESOURCE;
             goto out_close;
         }
-        file->size = size;
-        memcpy(file->sha256, hex, sizeof(hex));
+        file->size = sink.size;
+        memcpy(file->sha256, out_hex, sizeof(out_hex));
+        if (how == FILEM_POSIX_COMPRESS) {
+            file->raw_size = size;
+            memcpy(file->raw_sha256, hex, sizeof(hex));
+        }
     }
     goto out_close;
 
+err_damaged:
+    crmpi_log_error("rank %d's %s checksum does not match (rank.%d/%s)", transfer->rank,
+                    strncmp(rel, "criu/", 5) == 0 ? "image" : "snapshot file", transfer->rank, rel);
+    rc = CRMPI_ERR_IO;
+    goto out_close;
 err_write:
     if (err == ENOSPC || err == EDQUOT)
         crmpi_log_error("filem:posix: rank %d: no space left on the device of %s (writing %s); "
@@ -315,8 +437,9 @@ err_write:
                         strerror(err));
     rc = filem_posix_errno_status(err);
 out_close:
-    if (dest_fd >= 0)
-        close(dest_fd);
+    filem_posix_zstd_close(zstd);
+    if (sink.fd >= 0)
+        close(sink.fd);
     if (src_fd >= 0)
         close(src_fd);
 out_free:

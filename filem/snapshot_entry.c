@@ -23,7 +23,7 @@ void crmpi_filem_rank_entry_clear(crmpi_filem_rank_entry_t *entry)
 
 int crmpi_filem_rank_entry_copy(const crmpi_filem_rank_entry_t *src, crmpi_filem_rank_entry_t *dst)
 {
-    crmpi_filem_rank_entry_t copy = {.rank = src->rank, .bytes = src->bytes};
+    crmpi_filem_rank_entry_t copy = {.rank = src->rank, .bytes = src->bytes, .parent = src->parent};
 
     if (src->host && !(copy.host = strdup(src->host)))
         goto err_no_memory;
@@ -56,12 +56,20 @@ json_t *filem_rank_entry_to_json(const crmpi_filem_rank_entry_t *entry)
         goto err_free;
     if (filem_json_set(obj, "rank", json_integer(entry->rank)) != CRMPI_OK ||
         filem_json_set_string(obj, "host", entry->host) != CRMPI_OK ||
-        filem_json_set(obj, "bytes", json_integer((json_int_t)entry->bytes)) != CRMPI_OK)
+        filem_json_set(obj, "bytes", json_integer((json_int_t)entry->bytes)) != CRMPI_OK ||
+        (entry->parent && filem_json_set(obj, "parent", json_integer(entry->parent)) != CRMPI_OK))
         goto err_free;
     for (size_t i = 0; i < entry->num_files; i++) {
         const crmpi_filem_file_t *file = &entry->files[i];
         json_t *item = json_pack("{s:s, s:I, s:s}", "path", file->path, "size",
                                  (json_int_t)file->size, "sha256", file->sha256);
+        if (item && file->raw_sha256[0] &&
+            (filem_json_set(item, "raw_size", json_integer((json_int_t)file->raw_size)) !=
+                 CRMPI_OK ||
+             filem_json_set_string(item, "raw_sha256", file->raw_sha256) != CRMPI_OK)) {
+            json_decref(item);
+            goto err_free;
+        }
         if (!item || json_array_append_new(files, item) != 0)
             goto err_free;
     }
@@ -89,10 +97,19 @@ int filem_rank_entry_from_json(json_t *obj, crmpi_filem_rank_entry_t *entry_out,
         json_integer_value(rank) > INT32_MAX || !json_is_array(files))
         return filem_problem(problem, CRMPI_ERR_PROTO,
                              "a rank entry lacks its rank number or file list");
+    json_t *parent = json_object_get(obj, "parent");
     entry.rank = (int)json_integer_value(rank);
     rc = filem_json_string(obj, "host", false, &entry.host);
     if (rc != CRMPI_OK)
         goto err_bad;
+    if (parent) {
+        if (!json_is_integer(parent) || json_integer_value(parent) < 1 ||
+            json_integer_value(parent) > UINT32_MAX) {
+            rc = CRMPI_ERR_PROTO;
+            goto err_bad;
+        }
+        entry.parent = (unsigned)json_integer_value(parent);
+    }
     entry.files = calloc(json_array_size(files) + 1, sizeof(entry.files[0]));
     if (!entry.files) {
         rc = CRMPI_ERR_OUT_OF_RESOURCE;
@@ -115,6 +132,20 @@ int filem_rank_entry_from_json(json_t *obj, crmpi_filem_rank_entry_t *entry_out,
         }
         memcpy(file->sha256, sha, CRMPI_FILEM_SHA256_HEX_LEN + 1);
         free(sha);
+        if (json_object_get(item, "raw_sha256")) {
+            if (filem_json_uint(item, "raw_size", &file->raw_size) != CRMPI_OK ||
+                filem_json_string(item, "raw_sha256", true, &sha) != CRMPI_OK)
+                goto err_bad_file;
+            if (!filem_sha256_is_valid(sha)) {
+                free(sha);
+                goto err_bad_file;
+            }
+            memcpy(file->raw_sha256, sha, CRMPI_FILEM_SHA256_HEX_LEN + 1);
+            free(sha);
+            size_t len = strlen(file->path);
+            if (len <= 4 || strcmp(file->path + len - 4, ".zst") != 0)
+                goto err_bad_file; /* a compressed file is named so */
+        }
         total += file->size;
     }
     entry.bytes = total;

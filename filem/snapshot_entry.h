@@ -16,6 +16,10 @@ typedef struct crmpi_filem_file {
     char *path;                                  /* relative to rank.<r>/ ("criu/pages-1.img") */
     uint64_t size;                               /* bytes */
     char sha256[CRMPI_FILEM_SHA256_HEX_LEN + 1]; /* lower-case hex of the content's sha256 */
+    /* A file stored compressed (path ends in ".zst"): the size and sha256 of what it
+     * decompresses to; raw_sha256[0] == '\0' for a file stored as it is. */
+    uint64_t raw_size;
+    char raw_sha256[CRMPI_FILEM_SHA256_HEX_LEN + 1];
 } crmpi_filem_file_t;
 
 /* One rank's part of a sequence: what FileM's put reports and the manifest records. */
@@ -25,6 +29,9 @@ typedef struct crmpi_filem_rank_entry {
     crmpi_filem_file_t *files; /* every file under rank.<r>/, sorted by path */
     size_t num_files;          /* entries in files */
     uint64_t bytes;            /* sum of the files' sizes */
+    unsigned parent;           /* an incremental image: the sequence whose images of this
+                                * rank hold the pages it does not (CRIU's parent images),
+                                * itself maybe incremental; 0: a full image */
 } crmpi_filem_rank_entry_t;
 
 /** Deep copy of `src` into `*dst` (which is overwritten). */

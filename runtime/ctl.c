@@ -289,6 +289,7 @@ const char *crmpi_ctl_type_name(uint16_t type)
     case CRMPI_CTL_INIT_EXIT: return "INIT_EXIT";
     case CRMPI_CTL_CR_STOP: return "CR_STOP";
     case CRMPI_CTL_CR_START: return "CR_START";
+    case CRMPI_CTL_CR_TRACK: return "CR_TRACK";
     case CRMPI_CTL_AGENT_HELLO: return "AGENT_HELLO";
     case CRMPI_CTL_AGENT_EXIT: return "AGENT_EXIT";
     case CRMPI_CTL_AGENT_ABORT: return "AGENT_ABORT";
@@ -313,4 +314,55 @@ const char *crmpi_ctl_type_name(uint16_t type)
     case CRMPI_CTL_TOOL_STATUS: return "TOOL_STATUS";
     default: return "?";
     }
+}
+
+int crmpi_ctl_send_fd(int sock, int fd)
+{
+    char byte = 0, control[CMSG_SPACE(sizeof(int))];
+    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+    struct msghdr msg = {.msg_iov = &iov,
+                         .msg_iovlen = 1,
+                         .msg_control = control,
+                         .msg_controllen = sizeof(control)};
+    struct cmsghdr *cmsg;
+    ssize_t sent;
+
+    memset(control, 0, sizeof(control));
+    cmsg = CMSG_FIRSTHDR(&msg);
+    cmsg->cmsg_level = SOL_SOCKET;
+    cmsg->cmsg_type = SCM_RIGHTS;
+    cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
+    do {
+        sent = sendmsg(sock, &msg, MSG_NOSIGNAL);
+    } while (sent < 0 && errno == EINTR);
+    if (sent == 1)
+        return CRMPI_OK;
+    return errno == EPIPE || errno == ECONNRESET ? CRMPI_ERR_PEER_GONE : CRMPI_ERR_IO;
+}
+
+int crmpi_ctl_recv_fd(int sock, int *fd_out)
+{
+    char byte, control[CMSG_SPACE(sizeof(int))];
+    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+    struct msghdr msg = {.msg_iov = &iov,
+                         .msg_iovlen = 1,
+                         .msg_control = control,
+                         .msg_controllen = sizeof(control)};
+    struct cmsghdr *cmsg;
+    ssize_t got;
+
+    do {
+        got = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+    } while (got < 0 && errno == EINTR);
+    if (got == 0)
+        return CRMPI_ERR_PEER_GONE;
+    if (got < 0)
+        return CRMPI_ERR_IO;
+    cmsg = CMSG_FIRSTHDR(&msg);
+    if (!cmsg || cmsg->cmsg_level != SOL_SOCKET || cmsg->cmsg_type != SCM_RIGHTS ||
+        cmsg->cmsg_len != CMSG_LEN(sizeof(int)))
+        return CRMPI_ERR_PROTO;
+    memcpy(fd_out, CMSG_DATA(cmsg), sizeof(int));
+    return CRMPI_OK;
 }

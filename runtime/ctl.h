@@ -43,6 +43,8 @@ typedef enum {
     CRMPI_CTL_INIT_EXIT, /* rank's init -> agent: i32 raw wait status of the rank */
     CRMPI_CTL_CR_STOP,   /* rank -> agent: no checkpoint from here on (MPI_Finalize); reply */
     CRMPI_CTL_CR_START,  /* rank -> agent: its C/R thread reads the socket now; reply */
+    CRMPI_CTL_CR_TRACK,  /* rank -> agent: no payload; one byte follows, carrying a
+                            userfaultfd (SCM_RIGHTS) for dirty-page tracking; no reply */
     /* agent <-> mpirun */
     CRMPI_CTL_AGENT_HELLO = 32, /* agent -> mpirun: u32 rank, u32 agent pid, u32 rank pid,
                                    str node name, str the job's key */
@@ -59,7 +61,8 @@ typedef enum {
     CRMPI_CTL_CKPT_DRAINED,    /* up: u64 bookmark ns, u64 drain ns, u64 messages, u64 bytes */
     CRMPI_CTL_CKPT_SUSPEND,    /* down: release what CRIU cannot take */
     CRMPI_CTL_CKPT_READY,      /* up: u64 suspend ns; the rank waits, lock held */
-    CRMPI_CTL_CKPT_DUMP,       /* mpirun -> agent: u32 flags; images go to node-local storage */
+    CRMPI_CTL_CKPT_DUMP,       /* mpirun -> agent: u32 flags, u32 parent sequence (0: none),
+                                  str its directory; images go to node-local storage */
     CRMPI_CTL_CKPT_DUMPED,     /* agent -> mpirun: u64 image bytes, u64 dump ns; or str error */
     CRMPI_CTL_CKPT_CONTINUE,   /* down: rebuild and go on */
     CRMPI_CTL_CKPT_CONTINUED,  /* up: u64 continue ns */
@@ -135,6 +138,16 @@ int crmpi_ctl_send(int fd, crmpi_ctl_type_t type, uint32_t seq, int32_t status, 
 int crmpi_ctl_recv(int fd, crmpi_ctl_msg_t *msg_out);
 
 void crmpi_ctl_msg_free(crmpi_ctl_msg_t *msg);
+
+/**
+ * A descriptor on a unix socket: one byte that carries it (SCM_RIGHTS), sent right after a
+ * message that announces it (CR_TRACK); the receiver reads it with crmpi_ctl_recv_fd once
+ * it has read that message. send does not close fd.
+ * @return CRMPI_OK (recv: *fd_out is the receiver's copy), CRMPI_ERR_PEER_GONE,
+ *         CRMPI_ERR_PROTO (recv: the byte came without a descriptor), CRMPI_ERR_IO
+ */
+int crmpi_ctl_send_fd(int sock, int fd);
+int crmpi_ctl_recv_fd(int sock, int *fd_out);
 
 /**
  * TCP keepalive on a control connection between nodes, so that a peer whose node vanished

@@ -21,11 +21,14 @@
 #include <string.h>
 #include <unistd.h>
 #include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
 
 #include "crmpi_status.h"
 #include "ctl.h"
 #include "log.h"
 #include "rte.h"
+#include "uffd_wp.h"
 
 #define CRMPI_RTE_CTL_FD_ENV "CRMPI_CTL_FD"
 
@@ -264,7 +267,32 @@ int crmpi_rte_reader_start(crmpi_rte_command_fn_t command_fn)
         return CRMPI_ERR_OUT_OF_RESOURCE;
     }
     /* From the reply on, the agent may send commands: the reader takes them. */
-    return crmpi_rte_request(CRMPI_CTL_CR_START, NULL, NULL);
+    int rc = crmpi_rte_request(CRMPI_CTL_CR_START, NULL, NULL);
+    if (rc == CRMPI_OK)
+        crmpi_rte_track_offer();
+    return rc;
+}
+
+void crmpi_rte_track_offer(void)
+{
+    struct uffdio_api api = {.api = UFFD_API,
+                             .features = UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED};
+    int uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
+    int rc;
+
+    /* Without it the agent takes full checkpoints, and says so when asked for others. */
+    if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api) < 0) {
+        if (uffd >= 0)
+            close(uffd);
+        return;
+    }
+    pthread_mutex_lock(&crmpi_rte.send_lock);
+    rc = crmpi_ctl_send(crmpi_rte.ctl_fd, CRMPI_CTL_CR_TRACK, 0, CRMPI_OK, NULL, 0);
+    if (rc == CRMPI_OK)
+        rc = crmpi_ctl_send_fd(crmpi_rte.ctl_fd, uffd);
+    pthread_mutex_unlock(&crmpi_rte.send_lock);
+    (void)rc;    /* an agent that is gone: the reader finds out and says so */
+    close(uffd); /* the agent's copy keeps the tracking; the rank must hold none */
 }
 
 int crmpi_rte_reader_stop(void)

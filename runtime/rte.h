@@ -114,6 +114,14 @@ typedef void (*crmpi_rte_command_fn_t)(struct crmpi_ctl_msg *msg);
 int crmpi_rte_reader_start(crmpi_rte_command_fn_t command_fn);
 
 /**
+ * Offer the agent a userfaultfd with asynchronous write-protect on this process (CR_TRACK),
+ * through which it tracks the pages written between checkpoints (incremental checkpoints);
+ * the rank keeps no copy. Done by crmpi_rte_reader_start, and again by a restarted rank.
+ * Where the kernel has no such userfaultfd, nothing is sent: checkpoints are full.
+ */
+void crmpi_rte_track_offer(void);
+
+/**
  * Stop it: tell the agent that no checkpoint may start from now on (CR_STOP), and wait for
  * the reader to finish the command it may be running and end. Called without the library
  * lock (a command in progress needs it). A no-op without a reader.

@@ -206,6 +206,8 @@ static void snapc_app_checkpoint(uint32_t seq)
     snapc_app_answer(rc == CRMPI_OK ? CRMPI_CTL_CKPT_CONTINUED : CRMPI_CTL_CKPT_ABORT, seq, end_rc,
                      &buf);
     crmpi_buf_free(&buf);
+    if (restart && end_rc == CRMPI_OK)
+        crmpi_rte_track_offer(); /* the restored process has no tracking: its new agent's */
     if (end_rc != CRMPI_OK) {
         /* The transports could not be rebuilt: this rank cannot communicate any more. */
         crmpi_rte_abort_job(1,

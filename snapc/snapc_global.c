@@ -48,6 +48,8 @@ struct crmpi_snapc_global {
     snapc_step_t step;                /* IDLE or what is awaited */
     uint32_t seq;                     /* current (or last) checkpoint */
     uint32_t committed;               /* checkpoints of this job committed (not aborted) */
+    uint32_t last_committed;          /* the newest of them (0: none) */
+    unsigned chain;                   /* deltas in a row up to it (0: it is full) */
     uint32_t flags;                   /* its CRMPI_SNAPC_* flags */
     int tool_fd;                      /* the tool that asked, -1 when gone */
     bool *answered;                   /* per rank: answered the current step */
@@ -113,6 +115,33 @@ static void snapc_global_marks_free(crmpi_snapc_global_t *global)
         free(global->marks[rank].marks);
         global->marks[rank] = (snapc_marks_t){0};
     }
+}
+
+/* CKPT_DUMP's parent: the sequence whose images each rank's may be a delta of (u32, 0:
+ * none) and its directory. The last one this job committed, since the agents track writes
+ * from their own dumps; none after incremental_chain deltas in a row, or without any. An
+ * agent whose tracking does not start at that sequence dumps in full anyway. */
+static void snapc_global_put_parent(const crmpi_snapc_global_t *global, crmpi_buf_t *buf)
+{
+    uint32_t parent = 0;
+    char dir[4200] = "";
+
+    if (global->params.incremental_chain && global->last_committed &&
+        global->chain < global->params.incremental_chain) {
+        parent = global->last_committed;
+        snprintf(dir, sizeof(dir), "%s/%u", global->jobdir, parent);
+    }
+    crmpi_buf_put_u32(buf, parent);
+    crmpi_buf_put_str(buf, dir);
+}
+
+/* Whether some rank's images of this sequence are a delta. */
+static bool snapc_global_is_delta(const crmpi_filem_manifest_t *manifest)
+{
+    for (size_t i = 0; i < manifest->num_ranks; i++)
+        if (manifest->ranks[i].parent)
+            return true;
+    return false;
 }
 
 /* The time the application was blocked by the current checkpoint: from the start of the
@@ -508,6 +537,8 @@ static void snapc_global_commit(crmpi_snapc_global_t *global)
                    global->phase_s[SNAPC_STEP_CONTINUED] * 1e3, global->phase_s[SNAPC_STEP_STORED],
                    (unsigned long long)global->image_bytes);
     global->committed++;
+    global->chain = snapc_global_is_delta(global->manifest) ? global->chain + 1 : 0;
+    global->last_committed = seq;
     snapc_global_end_periodic(global, true);
     snapc_global_end(global);
     if (global->flags & CRMPI_SNAPC_STOP) {
@@ -576,6 +607,7 @@ static void snapc_global_advance(crmpi_snapc_global_t *global)
                               global->seq);
         crmpi_buf_init(&buf);
         crmpi_buf_put_u32(&buf, global->flags);
+        snapc_global_put_parent(global, &buf);
         snapc_global_step_all(global, SNAPC_STEP_DUMPED, CRMPI_CTL_CKPT_DUMP, &buf);
         crmpi_buf_free(&buf);
         break;

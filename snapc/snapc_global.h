@@ -43,6 +43,8 @@ typedef struct crmpi_snapc_global_params {
     bool enabled;                            /* the job runs with --with-ft cr */
     const char *jobdir;                      /* the job's snapshot: <global dir>/<jobid>.ckpt */
     unsigned keep;                           /* committed sequences kept (snapc_base_keep) */
+    unsigned incremental_chain;              /* crs_criu_incremental: deltas in a row before
+                                                a full checkpoint; 0: every one full */
     int timeout_s;                           /* each step's limit (snapc_base_timeout) */
     double ckpt_interval_s;                  /* --ckpt-interval: every so often; 0: none */
     double mtbf_s;                           /* --ckpt-interval auto: Daly's interval for it */

@@ -41,6 +41,7 @@ struct crmpi_snapc_local_copy {
         *ops;           /* FileM, opened by the loop (crmpi_filem_base_open is not thread-safe) */
     char src_dir[4096]; /* the node-local images; removed by the thread */
     char *dest_dir;     /* the rank's directory of <seq>.partial */
+    unsigned parent;    /* the images are a delta of this sequence's (0: full) */
     bool aborted;       /* mpirun aborted the checkpoint (atomic: set by the loop) */
     int status;         /* the copy's result */
     char *json;         /* on success: the rank's files (crmpi_filem_rank_entry_encode) */
@@ -123,6 +124,11 @@ static int snapc_local_rank_info(const crmpi_snapc_local_t *local, const char *d
     snprintf(seconds, sizeof(seconds), "%.6f", result->dump_seconds);
     crmpi_filem_rank_info_set_json(info, "crs", "dump_seconds", seconds);
     crmpi_filem_rank_info_set_int(info, "crs", "image_bytes", (int64_t)result->image_bytes);
+    crmpi_filem_rank_info_set_int(info, "crs", "pages_written", (int64_t)result->pages_written);
+    if (local->tracking) {
+        crmpi_filem_rank_info_set_int(info, "crs", "pages_dirty", (int64_t)result->pages_dirty);
+        crmpi_filem_rank_info_set_int(info, "crs", "parent", (int64_t)local->dump_parent);
+    }
     if (local->drain_stats[0])
         crmpi_filem_rank_info_set_json(info, "crcp", "drain", local->drain_stats);
     /* The rank is its init's one child; without the list, a restart is checked by CRIU only. */
@@ -153,8 +159,23 @@ void crmpi_snapc_local_thaw(crmpi_snapc_local_t *local)
     snapc_local_freeze(local, false);
 }
 
-static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq, uint32_t flags)
+void crmpi_snapc_local_track(crmpi_snapc_local_t *local, int uffd)
 {
+    pid_t rank_pid = snapc_local_rank_pid(local);
+
+    local->tracking = false;
+    local->track_base = 0;
+    if (!local->track || rank_pid <= 0) {
+        close(uffd);
+        return;
+    }
+    local->tracking = local->track(rank_pid, uffd) == CRMPI_OK;
+}
+
+static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq, uint32_t flags,
+                             uint32_t parent, const char *parent_seq_dir)
+{
+    char parent_dir[4200];
     crmpi_snapc_dump_result_t result = {0};
     char dir[4096], images[4096];
     crmpi_buf_t reply;
@@ -187,7 +208,14 @@ static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq, uint32_t 
                  "the dump of rank %d failed (fault injected: snapc_dump_fail)", local->rank);
         rc = CRMPI_ERR_IO;
     } else {
-        rc = local->dump(local->init_pid, images, &result);
+        /* A delta only of the dump the tracking counts from; full otherwise. */
+        if (!local->tracking || !parent || parent != local->track_base)
+            parent = 0;
+        snprintf(parent_dir, sizeof(parent_dir), "%s/rank.%d/criu", parent_seq_dir, local->rank);
+        rc = local->dump(local->init_pid, images, parent ? parent_dir : NULL, &result);
+        /* Each tracked dump re-arms the tracking; a failed one leaves it unusable. */
+        local->track_base = rc == CRMPI_OK && local->tracking ? seq : 0;
+        local->dump_parent = rc == CRMPI_OK ? parent : 0;
     }
     uint64_t dump_ns = crmpi_clock_ns() - start;
     if (rc == CRMPI_OK && snapc_local_rank_info(local, dir, &result) != CRMPI_OK) {
@@ -236,6 +264,7 @@ static void *snapc_local_copy_run(void *arg)
         copy->status = CRMPI_ERR_CKPT_ABORTED;
     else
         copy->status = copy->ops->put(&transfer, &entry);
+    entry.parent = copy->parent;
     if (copy->status == CRMPI_OK)
         copy->status = crmpi_filem_rank_entry_encode(&entry, &copy->json);
     crmpi_filem_rank_entry_clear(&entry);
@@ -279,6 +308,7 @@ static void snapc_local_store(crmpi_snapc_local_t *local, uint32_t seq, const ch
     }
     copy->seq = seq;
     copy->rank = local->rank;
+    copy->parent = local->dump_parent;
     snapc_local_dir(local, seq, NULL, copy->src_dir, sizeof(copy->src_dir));
     copy->dest_dir = strdup(dest);
     copy->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -422,11 +452,19 @@ void crmpi_snapc_local_from_hnp(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg
         snapc_local_to_rank(local, msg);
         break;
     case CRMPI_CTL_CKPT_DUMP: {
-        uint32_t flags = 0;
+        uint32_t flags = 0, parent = 0;
+        const char *parent_dir = "";
 
-        crmpi_buf_get_u32(&req, &flags);
+        if (crmpi_buf_get_u32(&req, &flags) != CRMPI_OK ||
+            crmpi_buf_get_u32(&req, &parent) != CRMPI_OK ||
+            crmpi_buf_get_str(&req, &parent_dir) != CRMPI_OK ||
+            crmpi_buf_get_done(&req) != CRMPI_OK) {
+            snapc_local_refuse(local, CRMPI_CTL_CKPT_DUMPED, msg->hdr.seq, CRMPI_ERR_PROTO,
+                               "malformed dump request");
+            break;
+        }
         if (!snapc_local_copy_busy(local, CRMPI_CTL_CKPT_DUMPED, msg->hdr.seq))
-            snapc_local_dump(local, msg->hdr.seq, flags);
+            snapc_local_dump(local, msg->hdr.seq, flags, parent, parent_dir);
         break;
     }
     case CRMPI_CTL_CKPT_STORE:

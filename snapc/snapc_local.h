@@ -14,6 +14,10 @@
  * thread); outside it, the agent answers CKPT_BEGIN itself with an error that says why.
  * Node-local images: <local_base>/ckpt/<seq>/rank.<r>/ (rank.json, criu/), removed once stored
  * or aborted.
+ * Incremental checkpoints: the rank passes a userfaultfd (CR_TRACK) through which its writes
+ * are tracked from each dump on. CKPT_DUMP names a parent sequence; the dump is a delta of it
+ * when the tracking counts from that very dump (track_base), full otherwise, and the rank's
+ * report (CKPT_STORED) says which.
  *
  * Threading: every function here runs on the agent's event loop, the only thread that writes
  * to mpirun or the rank. The dump blocks the loop (the rank is suspended meanwhile). The copy
@@ -42,9 +46,11 @@
 
 /* What a dump reports back to mpirun. */
 typedef struct crmpi_snapc_dump_result {
-    uint64_t image_bytes; /* bytes written */
-    double dump_seconds;  /* the CRS's own measure */
-    char error[512];      /* on failure: why, for the user (CRIU's own error lines) */
+    uint64_t image_bytes;   /* bytes written */
+    double dump_seconds;    /* the CRS's own measure */
+    uint64_t pages_written; /* pages in the images (0: not known) */
+    uint64_t pages_dirty;   /* tracked: pages written since the last dump */
+    char error[512];        /* on failure: why, for the user (CRIU's own error lines) */
 } crmpi_snapc_dump_result_t;
 
 typedef struct crmpi_snapc_local crmpi_snapc_local_t;
@@ -53,26 +59,39 @@ typedef struct crmpi_snapc_local_copy crmpi_snapc_local_copy_t;
 
 /**
  * Dump the rank's namespace (init `init_pid`) into the existing, empty directory `dir`,
- * leaving it running. @return CRMPI_OK or an error, with result->error filled.
+ * leaving it running; with `parent_dir` (the rank's images of the checkpoint the tracking
+ * counts from), only the pages written since. @return CRMPI_OK or an error, with
+ * result->error filled.
  */
-typedef int (*crmpi_snapc_dump_fn_t)(pid_t init_pid, const char *dir,
+typedef int (*crmpi_snapc_dump_fn_t)(pid_t init_pid, const char *dir, const char *parent_dir,
                                      crmpi_snapc_dump_result_t *result);
 
+/**
+ * Start tracking the writes of the rank `rank_pid` through the userfaultfd it passed
+ * (CR_TRACK), which the callee owns from here on. @return CRMPI_OK or an error (logged).
+ */
+typedef int (*crmpi_snapc_track_fn_t)(pid_t rank_pid, int uffd);
+
 struct crmpi_snapc_local {
-    int hnp_fd;                 /* to mpirun */
-    int rank_fd;                /* to the rank */
-    int rank;                   /* MPI_COMM_WORLD rank */
-    pid_t init_pid;             /* the rank's namespace's init */
-    const char *local_base;     /* node-local directory for images (the session dir) */
-    bool rank_ready;            /* the rank's C/R thread runs (CR_START seen) */
-    bool rank_stopped;          /* CR_STOP seen: no checkpoint any more */
-    bool in_checkpoint;         /* the rank is inside checkpoint `seq` */
-    bool images_pending;        /* dumped, not yet stored or aborted: the agent must stay */
-    bool rank_frozen;           /* --stop: the rank's namespace is stopped (SIGSTOP) */
-    bool ending;                /* the agent is being torn down: a copy is not reported */
-    uint32_t seq;               /* the checkpoint in progress */
-    crmpi_snapc_dump_fn_t dump; /* NULL: no checkpointer (not built, or cannot run) */
-    char drain_stats[256];      /* the rank's CKPT_DRAINED figures, as JSON, for rank.json */
+    int hnp_fd;                   /* to mpirun */
+    int rank_fd;                  /* to the rank */
+    int rank;                     /* MPI_COMM_WORLD rank */
+    pid_t init_pid;               /* the rank's namespace's init */
+    const char *local_base;       /* node-local directory for images (the session dir) */
+    bool rank_ready;              /* the rank's C/R thread runs (CR_START seen) */
+    bool rank_stopped;            /* CR_STOP seen: no checkpoint any more */
+    bool in_checkpoint;           /* the rank is inside checkpoint `seq` */
+    bool images_pending;          /* dumped, not yet stored or aborted: the agent must stay */
+    bool rank_frozen;             /* --stop: the rank's namespace is stopped (SIGSTOP) */
+    bool ending;                  /* the agent is being torn down: a copy is not reported */
+    uint32_t seq;                 /* the checkpoint in progress */
+    crmpi_snapc_dump_fn_t dump;   /* NULL: no checkpointer (not built, or cannot run) */
+    crmpi_snapc_track_fn_t track; /* NULL: no incremental checkpoints (crs_criu_incremental) */
+    uint32_t track_base;          /* the checkpoint whose dump the tracking counts writes
+                                   * from; 0: none (no tracking, or it has not dumped yet) */
+    bool tracking;                /* the rank's writes are tracked */
+    uint32_t dump_parent;         /* the last dump is a delta of this checkpoint (0: full) */
+    char drain_stats[256];        /* the rank's CKPT_DRAINED figures, as JSON, for rank.json */
     /* The copy to stable storage in progress (its thread runs), or NULL. */
     crmpi_snapc_local_copy_t *copy;
 };
@@ -83,6 +102,9 @@ void crmpi_snapc_local_from_hnp(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg
 /** Continue the rank's namespace if a --stop checkpoint stopped it (before an ending
  *  signal is passed to it, which a stopped process would not act on). */
 void crmpi_snapc_local_thaw(crmpi_snapc_local_t *local);
+
+/** The rank's CR_TRACK: its userfaultfd (the callee owns it). Without `track`, closed. */
+void crmpi_snapc_local_track(crmpi_snapc_local_t *local, int uffd);
 
 /** A CKPT_* message from the rank, passed up (the caller frees it). */
 void crmpi_snapc_local_from_rank(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg);

@@ -248,8 +248,8 @@ static void tst_restore(const char *name, const char *cpuset)
     }
 }
 
-/* Host tid of the rank's worker thread: the init's child is the rank; its other thread. */
-static pid_t tst_worker_tid(void)
+/* The rank's host pid: its init's one child. */
+static pid_t tst_rank_pid(void)
 {
     char path[96];
     int rank = -1;
@@ -258,6 +258,14 @@ static pid_t tst_worker_tid(void)
     assert_non_null(f);
     assert_int_equal(fscanf(f, "%d", &rank), 1);
     fclose(f);
+    return rank;
+}
+
+/* Host tid of the rank's worker thread: the rank's other thread. */
+static pid_t tst_worker_tid(void)
+{
+    char path[96];
+    int rank = tst_rank_pid();
     for (int tid = rank + 1; tid < rank + 64; tid++) {
         snprintf(path, sizeof(path), "/proc/%d/task/%d", rank, tid);
         if (access(path, F_OK) == 0) {
@@ -369,6 +377,122 @@ static void test_checkpoint_term(void **state)
     close(tst_rank.err_fd);
     tst_restore("term", NULL);
     assert_int_equal(tst_tick().n, 8);
+}
+
+/* The rank's userfaultfd, received with its reply to "track"; -1 when it has none. */
+static int tst_track_fd(void)
+{
+    char text[16] = "", control[CMSG_SPACE(sizeof(int))];
+    struct iovec iov = {.iov_base = text, .iov_len = sizeof(text) - 1};
+    struct msghdr msg = {.msg_iov = &iov,
+                         .msg_iovlen = 1,
+                         .msg_control = control,
+                         .msg_controllen = sizeof(control)};
+    int fd = -1;
+
+    assert_int_equal(write(tst_rank.ctl_fd, "track\n", 6), 6);
+    assert_true(recvmsg(tst_rank.ctl_fd, &msg, 0) > 0);
+    struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
+    if (cmsg && cmsg->cmsg_type == SCM_RIGHTS)
+        memcpy(&fd, CMSG_DATA(cmsg), sizeof(int));
+    return fd;
+}
+
+static unsigned tst_poke(unsigned pages)
+{
+    char cmd[32], reply[64];
+    unsigned hash = 0;
+    snprintf(cmd, sizeof(cmd), "poke %u", pages);
+    assert_true(tst_command(cmd, -1, reply, sizeof(reply)) > 0);
+    assert_int_equal(sscanf(reply, "big=%x", &hash), 1);
+    return hash;
+}
+
+/* One dump of the tracked rank into `name`, against the images `parent` (NULL: full). */
+static void tst_checkpoint_tracked(crmpi_crs_track_t *track, const char *name, const char *parent,
+                                   crmpi_crs_ckpt_result_t *result)
+{
+    char dir[300], parent_dir[300], errbuf[1024];
+    tst_dir(name, dir, sizeof(dir));
+    snprintf(parent_dir, sizeof(parent_dir), "%s/%s", tst_base, parent ? parent : "");
+    crmpi_crs_ckpt_opts_t opts = {.init_pid = tst_rank.init_pid,
+                                  .images_dir = dir,
+                                  .track = track,
+                                  .parent_dir = parent ? parent_dir : NULL,
+                                  .errbuf = errbuf,
+                                  .errbuf_len = sizeof(errbuf)};
+    if (tst_ops->checkpoint(&opts, result) != CRMPI_OK)
+        fail_msg("checkpoint %s failed: %s", name, errbuf);
+    printf("# %s: %llu pages written to the image, %llu found written since the last dump\n", name,
+           (unsigned long long)result->pages_written, (unsigned long long)result->pages_dirty);
+}
+
+/* Incremental dumps: a full one, then two that hold little more than the pages the rank
+ * wrote; the rank restored from the chain has every page as it was at the last one. */
+static void test_incremental(void **state)
+{
+    (void)state;
+    crmpi_crs_ckpt_result_t full, inc1, inc2;
+    crmpi_crs_track_t *track = NULL;
+    int uffd = tst_track_fd();
+
+    if (uffd < 0)
+        skip(); /* the kernel has no asynchronous write-protect */
+    assert_int_equal(tst_ops->track_open(tst_rank_pid(), uffd, &track), CRMPI_OK);
+    tst_checkpoint_tracked(track, "inc0", NULL, &full);
+    assert_true(full.pages_written >= 4096); /* the 16 MiB area, at least */
+    tst_poke(3);
+    tst_checkpoint_tracked(track, "inc1", "inc0", &inc1);
+    assert_true(inc1.pages_dirty >= 3);
+    assert_true(inc1.pages_written >= 3);
+    assert_true(inc1.pages_written < full.pages_written / 8);
+    /* New, moved and dropped mappings between two dumps (crs_target.c, "churn"). */
+    char reply[64];
+    assert_true(tst_command("churn", -1, reply, sizeof(reply)) > 0);
+    assert_memory_equal(reply, "big=", 4);
+    tst_poke(40);
+    tst_checkpoint_tracked(track, "inc2", "inc1", &inc2);
+    assert_true(inc2.pages_written >= 40 + 256 + 512); /* pokes, fresh MiB, extra area */
+    assert_true(inc2.pages_written < full.pages_written / 2);
+    unsigned at_inc2 = tst_poke(0);
+    tst_poke(100); /* after the dump: lost by the restore */
+    tst_ops->track_close(track);
+    tst_rank_kill();
+
+    char inc1_dir[300], inc0_dir[300];
+    snprintf(inc1_dir, sizeof(inc1_dir), "%s/inc1", tst_base);
+    snprintf(inc0_dir, sizeof(inc0_dir), "%s/inc0", tst_base);
+    const char *parents[] = {inc1_dir, inc0_dir, NULL};
+    char dir[300], errbuf[1024];
+    int in_pipe[2], out_pipe[2], err_pipe[2], ctl[2];
+    pid_t init_pid = -1;
+    snprintf(dir, sizeof(dir), "%s/inc2", tst_base);
+    assert_int_equal(pipe2(in_pipe, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(out_pipe, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(err_pipe, O_CLOEXEC), 0);
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl), 0);
+    crmpi_crs_inherit_t inherit[] = {
+        {.rank_fd = 0, .fd = in_pipe[0]},
+        {.rank_fd = 1, .fd = out_pipe[1]},
+        {.rank_fd = 2, .fd = err_pipe[1]},
+        {.rank_fd = 3, .fd = ctl[1]},
+    };
+    crmpi_crs_restart_opts_t opts = {.images_dir = dir,
+                                     .inherit = inherit,
+                                     .num_inherit = 4,
+                                     .parents = parents,
+                                     .errbuf = errbuf,
+                                     .errbuf_len = sizeof(errbuf)};
+    if (tst_ops->restart(&opts, &init_pid) != CRMPI_OK)
+        fail_msg("restore from the chain failed: %s", errbuf);
+    close(in_pipe[0]);
+    close(in_pipe[1]);
+    close(out_pipe[1]);
+    close(err_pipe[1]);
+    close(ctl[1]);
+    tst_rank = (tst_rank_t){
+        .init_pid = init_pid, .ctl_fd = ctl[0], .out_fd = out_pipe[0], .err_fd = err_pipe[0]};
+    assert_int_equal(tst_poke(0), at_inc2);
 }
 
 /* CRIU fails (the rank holds a unix socket to the outside that nobody declared): the error
@@ -598,6 +722,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_restore_new_fds),
         cmocka_unit_test(test_restore_twice_remapped),
         cmocka_unit_test(test_checkpoint_term),
+        cmocka_unit_test(test_incremental),
         cmocka_unit_test(test_criu_failure_quoted),
         cmocka_unit_test(test_checkpoint_collision),
         cmocka_unit_test(test_missing_binary),

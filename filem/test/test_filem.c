@@ -1157,6 +1157,140 @@ static void test_parameters(void **state)
     free(global);
 }
 
+/* ---- compressed copies (filem_posix_compress) ------------------------------------------ */
+
+/* put with filem_posix_compress set to `mode`; `random` pages do not compress. */
+static void compress_put(fixture_t *fx, const char *mode, bool random, const char *dest,
+                         crmpi_filem_rank_entry_t *entry)
+{
+    char *local = fake_local_snapshot(fx, 1, 0, 4u << 20);
+    char *pages;
+    crmpi_filem_transfer_t transfer = {.rank = 0, .src_dir = local, .dest_dir = dest};
+
+    if (random) {
+        uint8_t *noise = malloc(4u << 20);
+        int fd = open("/dev/urandom", O_RDONLY);
+        assert_true(noise && fd >= 0);
+        assert_int_equal(read(fd, noise, 4u << 20), 4u << 20);
+        close(fd);
+        assert_true(asprintf(&pages, "%s/criu/pages-1.img", local) > 0);
+        path_write(pages, noise, 4u << 20);
+        free(pages);
+        free(noise);
+    }
+    test_env_clear_mca();
+    setenv("CRMPI_PARAM_FILE", "", 1);
+    setenv("CRMPI_MCA_filem_posix_compress", mode, 1);
+    assert_int_equal(crmpi_catalog_register_all(), CRMPI_OK);
+    assert_int_equal(fx->ops->put(&transfer, entry), CRMPI_OK);
+    crmpi_param_finalize();
+    unsetenv("CRMPI_MCA_filem_posix_compress");
+    unsetenv("CRMPI_PARAM_FILE");
+    crmpi_filem_tree_remove(local);
+    free(local);
+}
+
+/* The images compress on the way to storage, come back byte for byte, and a damaged
+ * compressed image is caught by its checksum. */
+static void test_compress_round_trip(void **state)
+{
+    fixture_t *fx = *state;
+    crmpi_filem_rank_entry_t entry, decoded;
+    crmpi_filem_transfer_t transfer;
+    char *dest, *back, *json, *stored, *restored, *original;
+    size_t pages = 0;
+
+    assert_true(asprintf(&dest, "%s/stored", fx->top) > 0);
+    assert_true(asprintf(&back, "%s/back", fx->top) > 0);
+    compress_put(fx, "on", false, dest, &entry);
+    for (size_t i = 0; i < entry.num_files; i++) {
+        if (strcmp(entry.files[i].path, "criu/pages-1.img.zst") == 0) {
+            pages = i;
+            assert_int_equal(entry.files[i].raw_size, 4u << 20);
+            assert_true(entry.files[i].size < entry.files[i].raw_size / 4);
+        } else {
+            assert_int_equal(entry.files[i].raw_sha256[0], '\0'); /* the small files as they are */
+        }
+    }
+    assert_non_null(strstr(entry.files[pages].path, ".zst"));
+    /* The entry survives its JSON form (the agent's report, the manifest). */
+    assert_int_equal(crmpi_filem_rank_entry_encode(&entry, &json), CRMPI_OK);
+    assert_int_equal(crmpi_filem_rank_entry_decode(json, &decoded), CRMPI_OK);
+    assert_int_equal(decoded.files[pages].raw_size, entry.files[pages].raw_size);
+    assert_string_equal(decoded.files[pages].raw_sha256, entry.files[pages].raw_sha256);
+    free(json);
+
+    transfer = (crmpi_filem_transfer_t){.rank = 0, .src_dir = dest, .dest_dir = back};
+    assert_int_equal(fx->ops->get(&transfer, &decoded), CRMPI_OK);
+    assert_true(asprintf(&restored, "%s/criu/pages-1.img", back) > 0);
+    original = fake_local_snapshot(fx, 1, 0, 4u << 20);
+    char *original_pages;
+    assert_true(asprintf(&original_pages, "%s/criu/pages-1.img", original) > 0);
+    struct stat st;
+    assert_int_equal(stat(restored, &st), 0);
+    assert_int_equal(st.st_size, 4u << 20);
+    int a = open(restored, O_RDONLY), b = open(original_pages, O_RDONLY);
+    uint8_t *x = malloc(4u << 20), *y = malloc(4u << 20);
+    assert_int_equal(read(a, x, 4u << 20), 4u << 20);
+    assert_int_equal(read(b, y, 4u << 20), 4u << 20);
+    assert_memory_equal(x, y, 4u << 20);
+    close(a);
+    close(b);
+    free(x);
+    free(y);
+
+    /* One byte of the compressed image damaged: get refuses and removes its copy. */
+    assert_true(asprintf(&stored, "%s/criu/pages-1.img.zst", dest) > 0);
+    int fd = open(stored, O_RDWR);
+    assert_true(fd >= 0);
+    assert_int_equal(pwrite(fd, "\xff\xff\xff\xff", 4, 100), 4);
+    close(fd);
+    crmpi_filem_tree_remove(back);
+    capture_begin();
+    assert_int_equal(fx->ops->get(&transfer, &decoded), CRMPI_ERR_IO);
+    char *err = capture_end();
+    assert_non_null(strstr(err, "checksum does not match (rank.0/criu/pages-1.img.zst)"));
+    assert_int_not_equal(access(back, F_OK), 0);
+    free(err);
+
+    crmpi_filem_tree_remove(original);
+    free(original);
+    free(original_pages);
+    free(stored);
+    free(restored);
+    crmpi_filem_rank_entry_clear(&decoded);
+    crmpi_filem_rank_entry_clear(&entry);
+    free(dest);
+    free(back);
+}
+
+/* auto: an image that does not compress is stored as it is; off stores everything so. */
+static void test_compress_auto(void **state)
+{
+    fixture_t *fx = *state;
+    crmpi_filem_rank_entry_t entry;
+    char *dest;
+
+    assert_true(asprintf(&dest, "%s/random", fx->top) > 0);
+    compress_put(fx, "auto", true, dest, &entry);
+    for (size_t i = 0; i < entry.num_files; i++)
+        assert_null(strstr(entry.files[i].path, ".zst"));
+    crmpi_filem_rank_entry_clear(&entry);
+    crmpi_filem_tree_remove(dest);
+    compress_put(fx, "off", false, dest, &entry);
+    for (size_t i = 0; i < entry.num_files; i++)
+        assert_null(strstr(entry.files[i].path, ".zst"));
+    crmpi_filem_rank_entry_clear(&entry);
+    crmpi_filem_tree_remove(dest);
+    compress_put(fx, "auto", false, dest, &entry); /* a pattern: it does compress */
+    bool compressed = false;
+    for (size_t i = 0; i < entry.num_files; i++)
+        compressed |= strstr(entry.files[i].path, ".zst") != NULL;
+    assert_true(compressed);
+    crmpi_filem_rank_entry_clear(&entry);
+    free(dest);
+}
+
 /* A rank's mapped files, recorded (this process's own: the test binary, libc...), then
  * checked against files that went missing or changed. */
 static int software_find_libc(const char *section, const char *key, const char *value, void *arg)
@@ -1241,6 +1375,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_progress, setup, teardown),
         cmocka_unit_test_setup_teardown(test_parameters, setup, teardown),
         cmocka_unit_test_setup_teardown(test_software, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compress_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compress_auto, setup, teardown),
         cmocka_unit_test_setup_teardown(test_untrusted_snapshot, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lost_commit_record, setup, teardown),
         cmocka_unit_test_setup_teardown(test_manifest_checksum, setup, teardown),

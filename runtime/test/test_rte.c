@@ -34,6 +34,7 @@ typedef struct fake_agent {
     int finalized; /* FINALIZE seen */
     int cr_stops;  /* CR_STOP seen */
     int cr_starts; /* CR_START seen */
+    int cr_tracks; /* CR_TRACK seen with a userfaultfd after it */
 } fake_agent_t;
 
 /* Command types of the reader-thread test (any type but REPLY is a command). */
@@ -85,6 +86,20 @@ static void *fake_agent_main(void *arg)
             agent->cr_stops++;
         } else if (msg.hdr.type == CRMPI_CTL_CR_START) {
             agent->cr_starts++;
+        } else if (msg.hdr.type == CRMPI_CTL_CR_TRACK) {
+            /* No reply: the descriptor follows; an agent takes it (here: counted, closed). */
+            int uffd;
+            char target[64] = "";
+            char link[64];
+            if (crmpi_ctl_recv_fd(agent->fd, &uffd) == CRMPI_OK) {
+                snprintf(link, sizeof(link), "/proc/self/fd/%d", uffd);
+                if (readlink(link, target, sizeof(target) - 1) > 0 && strstr(target, "userfaultfd"))
+                    agent->cr_tracks++;
+                close(uffd);
+            }
+            crmpi_buf_free(&reply);
+            crmpi_ctl_msg_free(&msg);
+            continue;
         } else if (msg.hdr.type == TEST_CMD_ANSWER) {
             /* Not a request: the rank's answer to a command; the agent sends the next. */
             crmpi_ctl_send(agent->fd, (crmpi_ctl_type_t)TEST_CMD_NEXT, msg.hdr.seq, CRMPI_OK, NULL,
@@ -236,6 +251,9 @@ static void test_reader_thread(void **state)
     assert_int_equal(crmpi_rte_reader_start(reader_command), CRMPI_OK);
     assert_int_equal(agent.cr_starts, 1);
     assert_int_equal(crmpi_rte_modex_publish("trigger", "x", 1), CRMPI_OK);
+    /* After CR_START, the rank passed its userfaultfd (and the agent has read it: it
+     * answered the request that followed). */
+    assert_int_equal(agent.cr_tracks, 1);
     for (int i = 0; i < 5000 && !__atomic_load_n(&reader_seen.done, __ATOMIC_ACQUIRE); i++)
         usleep(1000);
     assert_int_equal(reader_seen.done, 1);

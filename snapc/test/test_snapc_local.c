@@ -142,6 +142,10 @@ static void from_hnp(fixture_t *fx, crmpi_ctl_type_t type, uint32_t seq, const c
         crmpi_buf_put_str(&buf, text);
     else if (type == CRMPI_CTL_CKPT_BEGIN || type == CRMPI_CTL_CKPT_DUMP)
         crmpi_buf_put_u32(&buf, 0); /* flags */
+    if (!text && type == CRMPI_CTL_CKPT_DUMP) {
+        crmpi_buf_put_u32(&buf, 0); /* no parent: a full dump */
+        crmpi_buf_put_str(&buf, "");
+    }
     msg.payload = buf.data;
     msg.hdr.len = (uint32_t)buf.len;
     crmpi_snapc_local_from_hnp(&fx->local, &msg);

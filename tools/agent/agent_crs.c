@@ -3,59 +3,34 @@
  */
 #include "config.h"
 
-#include <fcntl.h>
 #include <stdio.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include "agent_crs.h"
 #include "crmpi_status.h"
 #include "crs.h"
-#include "session.h"
+#include "log.h"
+#include "param.h"
 
 static const crmpi_crs_ops_t *agent_crs_ops;
-
-static int agent_crs_dump_locked(pid_t init_pid, const char *dir,
-                                 crmpi_snapc_dump_result_t *result);
+static crmpi_crs_track_t *agent_crs_track; /* the rank's write tracking, or NULL */
 
 /*
- * One dump at a time on a node: CRIU's parasite, finding the rank's /proc to be of another
- * pid namespace, mounts a proc of its own on a fixed directory name in the task's working
- * directory, and two ranks dumped at once in one directory collide there ("Can't create a
- * directory (-17)"). A lock file in this user's session parent serialises the dumps.
+ * The agents of a node dump their ranks at the same time. CRIU's parasite, finding the
+ * rank's /proc to be of another pid namespace, mounts a proc of its own on a fixed
+ * directory name in the init's working directory, which the ranks of a job share; a dump
+ * that meets another there fails before it dumped anything, and the CRS runs it again
+ * after a random pause (crs-criu/README.md).
  */
-static int agent_crs_lock(void)
-{
-    char path[4200], parent[4096];
-    int fd;
-
-    if (crmpi_session_parent(parent, sizeof(parent)) != CRMPI_OK)
-        return -1;
-    snprintf(path, sizeof(path), "%s/crs.lock", parent);
-    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd >= 0 && flock(fd, LOCK_EX) < 0) {
-        close(fd);
-        fd = -1;
-    }
-    return fd; /* -1: no lock, the dump runs anyway */
-}
-
-static int agent_crs_dump(pid_t init_pid, const char *dir, crmpi_snapc_dump_result_t *result)
-{
-    int lock_fd = agent_crs_lock();
-    int rc = agent_crs_dump_locked(init_pid, dir, result);
-
-    if (lock_fd >= 0)
-        close(lock_fd); /* releases the lock */
-    return rc;
-}
-
-static int agent_crs_dump_locked(pid_t init_pid, const char *dir, crmpi_snapc_dump_result_t *result)
+static int agent_crs_dump(pid_t init_pid, const char *dir, const char *parent_dir,
+                          crmpi_snapc_dump_result_t *result)
 {
     crmpi_crs_ckpt_result_t ckpt = {0};
     crmpi_crs_ckpt_opts_t opts = {
         .init_pid = init_pid,
         .images_dir = dir,
+        .track = agent_crs_track,
+        .parent_dir = agent_crs_track ? parent_dir : NULL,
         .terminate = 0, /* --term ends the job after the commit, not here */
         .errbuf = result->error,
         .errbuf_len = sizeof(result->error),
@@ -65,7 +40,23 @@ static int agent_crs_dump_locked(pid_t init_pid, const char *dir, crmpi_snapc_du
     if (rc == CRMPI_OK) {
         result->image_bytes = ckpt.image_bytes;
         result->dump_seconds = ckpt.dump_seconds;
+        result->pages_written = ckpt.pages_written;
+        result->pages_dirty = ckpt.pages_dirty;
     }
+    return rc;
+}
+
+static int agent_crs_track_open(pid_t rank_pid, int uffd)
+{
+    int rc;
+
+    agent_crs_ops->track_close(agent_crs_track);
+    agent_crs_track = NULL;
+    rc = agent_crs_ops->track_open(rank_pid, uffd, &agent_crs_track);
+    if (rc != CRMPI_OK)
+        crmpi_log_warn("cannot track the writes of rank process %d (%s): its checkpoints "
+                       "will be full ones",
+                       (int)rank_pid, crmpi_strerror(rc));
     return rc;
 }
 
@@ -81,10 +72,15 @@ void agent_crs_init(crmpi_snapc_local_t *local)
     }
     agent_crs_ops = component->ops;
     local->dump = agent_crs_dump;
+    bool incremental = false;
+    crmpi_param_get_bool("crs_criu_incremental", &incremental);
+    if (incremental)
+        local->track = agent_crs_track_open;
 }
 
-int agent_crs_restore(const char *images_dir, const char *cpuset, const char *keep_log_as,
-                      crmpi_agent_ns_child_t *child_out, char *err, size_t err_len)
+int agent_crs_restore(const char *images_dir, const char *const *parents, const char *cpuset,
+                      const char *keep_log_as, crmpi_agent_ns_child_t *child_out, char *err,
+                      size_t err_len)
 {
     crmpi_agent_ns_fds_t fds;
     pid_t init_pid;
@@ -104,6 +100,7 @@ int agent_crs_restore(const char *images_dir, const char *cpuset, const char *ke
         inherit[fd] = (crmpi_crs_inherit_t){.rank_fd = fd, .fd = fds.rank_end[fd]};
     crmpi_crs_restart_opts_t opts = {
         .images_dir = images_dir,
+        .parents = parents,
         .inherit = inherit,
         .num_inherit = CRMPI_CRS_NUM_FDS,
         .cpuset = cpuset,
@@ -124,6 +121,9 @@ int agent_crs_restore(const char *images_dir, const char *cpuset, const char *ke
 
 void agent_crs_finalize(void)
 {
+    if (agent_crs_ops)
+        agent_crs_ops->track_close(agent_crs_track);
+    agent_crs_track = NULL;
     if (agent_crs_ops)
         crmpi_framework_close(&crmpi_crs_framework);
     agent_crs_ops = NULL;

@@ -16,10 +16,12 @@ void agent_crs_finalize(void)
 {
 }
 
-int agent_crs_restore(const char *images_dir, const char *cpuset, const char *keep_log_as,
-                      crmpi_agent_ns_child_t *child_out, char *err, size_t err_len)
+int agent_crs_restore(const char *images_dir, const char *const *parents, const char *cpuset,
+                      const char *keep_log_as, crmpi_agent_ns_child_t *child_out, char *err,
+                      size_t err_len)
 {
     (void)images_dir;
+    (void)parents;
     (void)cpuset;
     (void)keep_log_as;
     (void)child_out;

@@ -25,39 +25,18 @@
 
 extern char **environ;
 
-/*
- * Restore mode: copy this rank's images from the snapshot to node-local storage, checking
- * every checksum, and restore them as the rank (agent_crs.h).
- */
-int agent_restore(agent_state_t *st, const char *seq_dir, const char *cpuset)
+/* The longest chain of incremental images a restore follows. */
+#define AGENT_RESTORE_CHAIN_MAX 256
+
+/* Copy this rank's images of the sequence `seq_dir` (its manifest read) into `local`,
+ * checking every checksum (FileM). */
+static int agent_restore_get(agent_state_t *st, const char *seq_dir,
+                             const crmpi_filem_manifest_t *manifest, const char *local)
 {
-    char problem[CRMPI_FILEM_PROBLEM_MAX], local[4096], images[4200], err[1024];
-    crmpi_filem_manifest_t *manifest = NULL;
     const crmpi_filem_ops_t *ops;
     char *src = NULL;
-    int rc;
+    int rc = crmpi_filem_rank_dir_path(seq_dir, (int)st->info.rank, &src);
 
-    rc = crmpi_filem_manifest_read(seq_dir, false, &manifest, problem);
-    if (rc != CRMPI_OK) {
-        crmpi_log_error("cannot restore rank %u: %s", st->info.rank, problem);
-        return rc;
-    }
-    if (manifest->num_ranks != st->info.size) {
-        crmpi_log_error("cannot restore: the snapshot %s has %zu ranks, this job %u", seq_dir,
-                        manifest->num_ranks, st->info.size);
-        crmpi_filem_manifest_destroy(manifest);
-        return CRMPI_ERR_BAD_PARAM;
-    }
-    st->restart_seq = manifest->seq;
-    snprintf(local, sizeof(local), "%s/restore", st->info.session_dir);
-    if (mkdir(local, 0700) < 0 && errno != EEXIST) {
-        crmpi_log_error("cannot create %s: %s", local, strerror(errno));
-        crmpi_filem_manifest_destroy(manifest);
-        return CRMPI_ERR_IO;
-    }
-    snprintf(local, sizeof(local), "%s/restore/rank.%u", st->info.session_dir, st->info.rank);
-    snprintf(images, sizeof(images), "%s/criu", local);
-    rc = crmpi_filem_rank_dir_path(seq_dir, (int)st->info.rank, &src);
     if (rc == CRMPI_OK)
         rc = crmpi_filem_base_open(&ops);
     if (rc == CRMPI_OK) {
@@ -69,20 +48,105 @@ int agent_restore(agent_state_t *st, const char *seq_dir, const char *cpuset)
         crmpi_filem_base_close();
     }
     free(src);
+    return rc; /* FileM said which file */
+}
+
+/* The manifest of `seq_dir`, checked against this job. */
+static int agent_restore_manifest(agent_state_t *st, const char *seq_dir,
+                                  crmpi_filem_manifest_t **manifest_out)
+{
+    char problem[CRMPI_FILEM_PROBLEM_MAX];
+    int rc = crmpi_filem_manifest_read(seq_dir, false, manifest_out, problem);
+
+    if (rc != CRMPI_OK) {
+        crmpi_log_error("cannot restore rank %u: %s", st->info.rank, problem);
+        return rc;
+    }
+    if ((*manifest_out)->num_ranks != st->info.size) {
+        crmpi_log_error("cannot restore: the snapshot %s has %zu ranks, this job %u", seq_dir,
+                        (*manifest_out)->num_ranks, st->info.size);
+        crmpi_filem_manifest_destroy(*manifest_out);
+        return CRMPI_ERR_BAD_PARAM;
+    }
+    return CRMPI_OK;
+}
+
+/*
+ * Restore mode: copy this rank's images from the snapshot to node-local storage, checking
+ * every checksum, and restore them as the rank (agent_crs.h). Incremental images bring the
+ * images of their parent sequences along, down to a full one: <session>/restore/<seq>/ each.
+ */
+int agent_restore(agent_state_t *st, const char *seq_dir, const char *cpuset)
+{
+    char *parents[AGENT_RESTORE_CHAIN_MAX + 1] = {NULL};
+    char restore_dir[4096], local[4200], images[4300], err[1024], jobdir[4096];
+    crmpi_filem_manifest_t *manifest = NULL;
+    size_t depth = 0;
+    int rc;
+
+    if ((rc = agent_restore_manifest(st, seq_dir, &manifest)) != CRMPI_OK)
+        return rc;
+    st->restart_seq = manifest->seq;
+    /* The agents of a node share the session directory: restore/rank.<r>/ is this one's. */
+    snprintf(restore_dir, sizeof(restore_dir), "%s/restore", st->info.session_dir);
+    mkdir(restore_dir, 0700);
+    snprintf(restore_dir, sizeof(restore_dir), "%s/restore/rank.%u", st->info.session_dir,
+             st->info.rank);
+    crmpi_filem_tree_remove(restore_dir);
+    if (mkdir(restore_dir, 0700) < 0) {
+        crmpi_log_error("cannot create %s: %s", restore_dir, strerror(errno));
+        crmpi_filem_manifest_destroy(manifest);
+        return CRMPI_ERR_IO;
+    }
+    snprintf(local, sizeof(local), "%s/%u", restore_dir, manifest->seq);
+    snprintf(images, sizeof(images), "%s/criu", local);
+    rc = agent_restore_get(st, seq_dir, manifest, local);
+    /* The chain: each parent is an older sequence of the same snapshot (<jobdir>/<seq>). */
+    snprintf(jobdir, sizeof(jobdir), "%s", seq_dir);
+    char *slash = strrchr(jobdir, '/');
+    if (slash)
+        *slash = '\0';
+    while (rc == CRMPI_OK && manifest->ranks[st->info.rank].parent) {
+        unsigned parent = manifest->ranks[st->info.rank].parent;
+        char parent_seq_dir[4300], parent_local[4300];
+
+        if (parent >= manifest->seq || depth == AGENT_RESTORE_CHAIN_MAX) {
+            crmpi_log_error("cannot restore rank %u: the images of sequence %u name a bad "
+                            "parent sequence (%u)",
+                            st->info.rank, manifest->seq, parent);
+            rc = CRMPI_ERR_PROTO;
+            break;
+        }
+        snprintf(parent_seq_dir, sizeof(parent_seq_dir), "%s/%u", jobdir, parent);
+        snprintf(parent_local, sizeof(parent_local), "%s/%u", restore_dir, parent);
+        crmpi_filem_manifest_destroy(manifest);
+        manifest = NULL;
+        if ((rc = agent_restore_manifest(st, parent_seq_dir, &manifest)) != CRMPI_OK)
+            break;
+        rc = agent_restore_get(st, parent_seq_dir, manifest, parent_local);
+        if (!(parents[depth] = malloc(strlen(parent_local) + sizeof("/criu")))) {
+            rc = CRMPI_ERR_OUT_OF_RESOURCE;
+            break;
+        }
+        sprintf(parents[depth++], "%s/criu", parent_local);
+    }
     crmpi_filem_manifest_destroy(manifest);
-    if (rc != CRMPI_OK)
-        return rc; /* FileM said which file */
-    /* A failed restore's CRIU log is kept where it outlives the job (the session directory
-     * does not): the message names it, and it must still be there to be read. */
-    char keep_log[4200], parent[4096];
-    bool keep = crmpi_session_parent(parent, sizeof(parent)) == CRMPI_OK;
-    if (keep)
-        snprintf(keep_log, sizeof(keep_log), "%s/restore.%llu.rank%u.log", parent,
-                 (unsigned long long)st->info.jobid, st->info.rank);
-    rc = agent_crs_restore(images, cpuset, keep ? keep_log : NULL, &st->child, err, sizeof(err));
-    crmpi_filem_tree_remove(local);
-    if (rc != CRMPI_OK)
-        crmpi_log_error("cannot restore rank %u: %s", st->info.rank, err);
+    if (rc == CRMPI_OK) {
+        /* A failed restore's CRIU log is kept where it outlives the job (the session
+         * directory does not): the message names it, and it must still be there to be read. */
+        char keep_log[4200], parent[4096];
+        bool keep = crmpi_session_parent(parent, sizeof(parent)) == CRMPI_OK;
+        if (keep)
+            snprintf(keep_log, sizeof(keep_log), "%s/restore.%llu.rank%u.log", parent,
+                     (unsigned long long)st->info.jobid, st->info.rank);
+        rc = agent_crs_restore(images, (const char *const *)parents, cpuset, keep ? keep_log : NULL,
+                               &st->child, err, sizeof(err));
+        if (rc != CRMPI_OK)
+            crmpi_log_error("cannot restore rank %u: %s", st->info.rank, err);
+    }
+    crmpi_filem_tree_remove(restore_dir);
+    for (size_t i = 0; i < depth; i++)
+        free(parents[i]);
     return rc;
 }
 

@@ -99,6 +99,18 @@ int agent_serve_rank(agent_state_t *st)
         st->snapc.rank_ready = !st->snapc.rank_stopped;
         status = CRMPI_OK;
         break;
+    case CRMPI_CTL_CR_TRACK: {
+        int uffd;
+
+        /* No reply: the descriptor follows the message. */
+        if (crmpi_ctl_recv_fd(st->child.ctl_fd, &uffd) == CRMPI_OK)
+            crmpi_snapc_local_track(&st->snapc, uffd);
+        else
+            crmpi_log_warn("the rank's CR_TRACK came without its descriptor");
+        crmpi_buf_free(&reply);
+        crmpi_ctl_msg_free(&msg);
+        return CRMPI_OK;
+    }
     case CRMPI_CTL_CR_STOP:
         st->snapc.rank_ready = false; /* checkpoints refused from now on */
         st->snapc.rank_stopped = true;

@@ -93,10 +93,25 @@ static void info_snapshot_rank_print(const char *seq_dir, const crmpi_filem_rank
     char size[64];
     char *rank_dir;
 
+    char raw[96] = "", delta[48] = "";
+    uint64_t raw_bytes = 0;
+
+    for (size_t i = 0; i < entry->num_files; i++)
+        raw_bytes +=
+            entry->files[i].raw_sha256[0] ? entry->files[i].raw_size : entry->files[i].size;
+    if (raw_bytes != entry->bytes) {
+        char raw_size[48];
+
+        info_snapshot_size(raw_bytes, raw_size, sizeof(raw_size));
+        snprintf(raw, sizeof(raw), " (%s before compression)", raw_size);
+    }
+    if (entry->parent)
+        snprintf(delta, sizeof(delta), ", a delta of sequence %u", entry->parent);
     snprintf(label, sizeof(label), "Rank %d", entry->rank);
     info_snapshot_size(entry->bytes, size, sizeof(size));
-    info_snapshot_line(label, "host %s, %zu file%s, %s", entry->host ? entry->host : "(unknown)",
-                       entry->num_files, entry->num_files == 1 ? "" : "s", size);
+    info_snapshot_line(label, "host %s, %zu file%s, %s%s%s",
+                       entry->host ? entry->host : "(unknown)", entry->num_files,
+                       entry->num_files == 1 ? "" : "s", size, raw, delta);
     if (show_files)
         for (size_t i = 0; i < entry->num_files; i++)
             printf("%*s%s  %" PRIu64 "  %s\n", INFO_LABEL_WIDTH + 4, "", entry->files[i].sha256,

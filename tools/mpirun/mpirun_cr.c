@@ -107,6 +107,11 @@ int mpirun_snapc_create(mpirun_state_t *st)
             return CRMPI_ERR_BAD_PARAM;
         }
     }
+    bool incremental = false;
+    int64_t chain = 0;
+    crmpi_param_get_bool("crs_criu_incremental", &incremental);
+    crmpi_param_get_int("crs_criu_incremental_chain", &chain);
+    params.incremental_chain = incremental && chain > 0 ? (unsigned)chain : 0;
     crmpi_param_get_int("snapc_base_timeout", &timeout_s);
     crmpi_param_get_int("snapc_base_periodic_initial_cost", &initial_cost_s);
     params.jobdir = jobdir;
