@@ -41,7 +41,7 @@ static const struct {
     {CRMPI_CTL_CKPT_BEGIN, "u"},
     {CRMPI_CTL_CKPT_DRAINED, "UUUU"},
     {CRMPI_CTL_CKPT_READY, "U"},
-    {CRMPI_CTL_CKPT_DUMP, "u"},
+    {CRMPI_CTL_CKPT_DUMP, "uus"},
     {CRMPI_CTL_CKPT_DUMPED, "UU"},
     {CRMPI_CTL_CKPT_CONTINUED, "U"},
     {CRMPI_CTL_CKPT_STORE, "s"},

@@ -3,8 +3,9 @@
  * (filem/snapshot_manifest.h), as crmpi_filem_manifest_read reads it from storage other
  * people may write; then the check of the files it lists (none exists here).
  *
- * Properties: rank entries come in rank order with safe paths and valid checksums; a
- * manifest written again (crmpi_filem_manifest_write) reads back the same.
+ * Properties: rank entries come in rank order with safe paths and valid checksums (of
+ * what is stored, and of what a compressed file decompresses to); a manifest written again
+ * (crmpi_filem_manifest_write) reads back the same.
  */
 #include "config.h"
 
@@ -51,12 +52,27 @@ static void fuzz_manifest_same(const crmpi_filem_manifest_t *a, const crmpi_file
 
         fuzz_check(x->rank == y->rank && fuzz_str_same(x->host, y->host));
         fuzz_check(x->num_files == y->num_files && x->bytes == y->bytes);
+        fuzz_check(x->parent == y->parent);
         for (size_t i = 0; i < x->num_files; i++) {
             fuzz_check(strcmp(x->files[i].path, y->files[i].path) == 0);
             fuzz_check(x->files[i].size == y->files[i].size);
             fuzz_check(strcmp(x->files[i].sha256, y->files[i].sha256) == 0);
+            fuzz_check(x->files[i].raw_size == y->files[i].raw_size);
+            fuzz_check(strcmp(x->files[i].raw_sha256, y->files[i].raw_sha256) == 0);
         }
     }
+}
+
+/* A file of a rank entry: a safe path, a checksum, and for a compressed one (".zst") the
+ * checksum of what it decompresses to. */
+static void fuzz_file_check(const crmpi_filem_file_t *file)
+{
+    size_t len = strlen(file->path);
+
+    fuzz_check(filem_path_is_safe(file->path));
+    fuzz_check(filem_sha256_is_valid(file->sha256));
+    fuzz_check(!file->raw_sha256[0] || (filem_sha256_is_valid(file->raw_sha256) && len > 4 &&
+                                        strcmp(file->path + len - 4, ".zst") == 0));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -76,10 +92,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const crmpi_filem_rank_entry_t *entry = &manifest->ranks[r];
 
         fuzz_check(entry->rank == (int)r);
-        for (size_t i = 0; i < entry->num_files; i++) {
-            fuzz_check(filem_path_is_safe(entry->files[i].path));
-            fuzz_check(filem_sha256_is_valid(entry->files[i].sha256));
-        }
+        for (size_t i = 0; i < entry->num_files; i++)
+            fuzz_file_check(&entry->files[i]);
     }
     (void)crmpi_filem_manifest_bytes(manifest);
     /* No file it lists exists here: the check stops at the first, or passes when none. */
