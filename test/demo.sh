@@ -31,15 +31,18 @@ for _ in $(seq 100); do [ -s "$work/jobid" ] && break; sleep 0.1; done
 jobid=$(cat "$work/jobid")
 echo "   jobid $jobid"
 
-# The ranks accept a checkpoint once their MPI_Init has finished: retry until then.
+# The ranks accept a checkpoint once every agent has connected to mpirun and every rank has
+# finished MPI_Init: while ompi-checkpoint says the job is still starting, and mpirun runs,
+# ask again (on a loaded machine that can take a while; two minutes at most).
 checkpoint() {
     local out
-    for _ in $(seq 50); do
+    for _ in $(seq 1200); do
         if out=$("$bin/ompi-checkpoint" "$@" 2>"$work/ckpt.err"); then
             printf '%s\n' "$out"
             return 0
         fi
-        grep -q 'MPI_Init' "$work/ckpt.err" || { cat "$work/ckpt.err" >&2; return 1; }
+        grep -q 'MPI_Init\|still starting' "$work/ckpt.err" && kill -0 "$mpirun_pid" 2>/dev/null ||
+            { cat "$work/ckpt.err" >&2; return 1; }
         sleep 0.1
     done
     cat "$work/ckpt.err" >&2
