@@ -103,7 +103,7 @@ for target in "${targets[@]}"; do
         "$fuzzer" -merge=1 $quiet_stderr "${dict[@]}" "$seeds" "$grown" >"$log" 2>&1 ||
             { echo "   $target: the merge failed (build-fuzz/$target.merge.log)"; failed=$((failed + 1)); continue; }
         echo "   $target: $((($(ls "$seeds" | wc -l)) - before)) inputs added to test/fuzz/corpus/$target" \
-            "($(du -sk "$seeds" | cut -f1) KB)"
+            "($(cat "$seeds"/* | wc -c) bytes in all)"
         passed=$((passed + 1))
         ;;
     fuzz)
