@@ -30,7 +30,7 @@ debian_packages=(
     libpmix-dev libhwloc-dev libfabric-dev libucx-dev
     libcmocka-dev python3 python3-pytest cmake autoconf-archive g++
     libjansson-dev nettle-dev libzstd-dev
-    clang   # libFuzzer: test/fuzz runs its targets over their regression inputs
+    clang libclang-rt-dev   # libFuzzer (clang only recommends it): test/fuzz's regression runs
     openmpi-bin libopenmpi-dev
     # CRIU's build dependencies (docs/design.md, "Platform facts the code relies on")
     libprotobuf-c-dev protobuf-c-compiler libprotobuf-dev protobuf-compiler

@@ -4,8 +4,9 @@
  *
  * The readers under test take a file by its directory (snapshot.json, manifest.json,
  * rank.json, crs-criu.meta) or its path (the parameter file): each target writes the input
- * into a private directory, made once per process and removed at exit, and reads it back
- * through crmpi's own function. A property a target checks (a record written again reads
+ * into a private directory under $TMPDIR, made once per process and removed at exit (or by
+ * run.sh: libFuzzer's own end of a run skips exit handlers), and reads it back through
+ * crmpi's own function. A property a target checks (a record written again reads
  * back the same) fails through fuzz_check, which aborts: libFuzzer keeps the input.
  */
 #ifndef CRMPI_FUZZ_COMMON_H

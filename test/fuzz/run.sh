@@ -69,6 +69,9 @@ export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1${ASAN_OPTIONS:+:$ASAN_OPTION
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 # The readers log what they refuse; fuzzing would print it for every input.
 quiet_stderr=-close_fd_mask=2
+# The targets' scratch directories (fuzz_common.h), removed here: libFuzzer ends a run
+# without the exit handlers that would remove them.
+export TMPDIR="$work/tmp"
 
 passed=0 failed=0
 for target in "${targets[@]}"; do
@@ -80,7 +83,8 @@ for target in "${targets[@]}"; do
     dict=()
     [ -f "$here/dict/$target.dict" ] && dict=(-dict="$here/dict/$target.dict")
     log="$work/$target.$mode.log"
-    mkdir -p "$grown" "$crashes"
+    rm -rf "$TMPDIR"
+    mkdir -p "$grown" "$crashes" "$TMPDIR"
     case $mode in
     regress)
         mapfile -t inputs < <(find "$seeds" "$regress" -type f 2>/dev/null | sort)
@@ -103,7 +107,7 @@ for target in "${targets[@]}"; do
         "$fuzzer" -merge=1 $quiet_stderr "${dict[@]}" "$seeds" "$grown" >"$log" 2>&1 ||
             { echo "   $target: the merge failed (build-fuzz/$target.merge.log)"; failed=$((failed + 1)); continue; }
         echo "   $target: $((($(ls "$seeds" | wc -l)) - before)) inputs added to test/fuzz/corpus/$target" \
-            "($(du -sk "$seeds" | cut -f1) KB)"
+            "($(cat "$seeds"/* | wc -c) bytes in all)"
         passed=$((passed + 1))
         ;;
     fuzz)
@@ -127,5 +131,6 @@ for target in "${targets[@]}"; do
         ;;
     esac
 done
+rm -rf "$TMPDIR"
 echo "fuzz: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

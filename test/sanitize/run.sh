@@ -1,18 +1,17 @@
 #!/usr/bin/env bash
 # crmpi built with AddressSanitizer and UndefinedBehaviorSanitizer (configure
 # --enable-sanitizers) into build-asan/ and install-asan/, then its unit tests (make check)
-# and a subset of the integration tests (jobs over each BTL, a few checkpoint/restart
-# scenarios). ./bootstrap.sh sanitize runs
-# this after installing the dependencies; README.md, "Sanitizers and fuzzing", says what runs
-# and why.
+# and a subset of the integration tests: jobs over each BTL, a few checkpoint/restart
+# scenarios. ./bootstrap.sh sanitize runs this once the dependencies are installed;
+# README.md, "Sanitizers and fuzzing", says what runs and why.
 #
 #   test/sanitize/run.sh [PYTEST_ARGS...]
 #
 # Any sanitizer report fails the test it happens in: the programs exit with status 86
 # (ASAN_OPTIONS, UBSAN_OPTIONS; UBSan's checks are fatal by -fno-sanitize-recover).
 # LeakSanitizer runs too, with lsan.supp beside this script, except in jobs over the ofi BTL
-# and with checkpoints (see ofi_select and cr_select below). The last line is "N passed, N failed, N skipped": a
-# unit test program counts as one test, each pytest case as one.
+# and with checkpoints (see ofi_select and cr_select below). The last line is "N passed,
+# N failed, N skipped": a unit test program counts as one test, each pytest case as one.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -54,26 +53,53 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:exitcode=86"
 export LSAN_OPTIONS="suppressions=$here/lsan.supp:print_suppressions=0"
 
 # ---- unit tests ---------------------------------------------------------------------------
-echo "== unit tests under ASan and UBSan (make check in build-asan/)"
-make -C "$build" -s -j"$jobs" check >"$build/check.out" 2>&1
+# Every unit test program but one: test_crs_criu's incremental dump has the kernel
+# write-protect every writable mapping of its target, ASan's shadow memory included (terabytes
+# of reserved address space), and the page tables for that exhaust the machine's memory
+# (the kernel's OOM killer then ends other processes too). The checkpoint/restart jobs below
+# still take sanitized ranks through CRIU.
+unit_excluded=crs-criu/test/test_crs_criu
+echo "== unit tests under ASan and UBSan (make check in build-asan/, without $unit_excluded)"
+mapfile -t unit_tests < <(make -C "$build" -s -f Makefile -f - sanitize-list-tests \
+    <<<'sanitize-list-tests: ; @printf "%s\n" $(TESTS)' | grep -vx "$unit_excluded")
+make -C "$build" -s -j"$jobs" check TESTS="${unit_tests[*]}" >"$build/check.out" 2>&1
 check_rc=$?
+# The cmocka tests of program $1 that failed.
+unit_failed_tests() {
+    sed -n 's/^\[  FAILED  \] \([A-Za-z0-9_]*\)$/\1/p' "$build/$1.log" 2>/dev/null | sort -u
+}
+# Did program $1 fail only by tests expected-failures lists, with no sanitizer error?
+unit_failures_expected() {
+    local test_name listed=0
+    grep -qE 'ERROR: AddressSanitizer|runtime error' "$build/$1.log" 2>/dev/null && return 1
+    for test_name in $(unit_failed_tests "$1"); do
+        grep -q "^$1 $test_name " "$here/expected-failures" || return 1
+        listed=1
+    done
+    [ "$listed" -eq 1 ]
+}
 # automake's result of each test program (a leak report at exit fails a program whose
 # cmocka tests all passed, so the program's status is what counts here).
-mapfile -t results < <(find "$build" -name '*.trs' | sort)
-for trs in "${results[@]}"; do
-    name=${trs#"$build"/} name=${name%.trs}
-    case $(sed -n 's/^:test-result: //p' "$trs") in
+unit_passed=$passed
+for name in "${unit_tests[@]}"; do
+    case $(sed -n 's/^:test-result: //p' "$build/$name.trs" 2>/dev/null) in
     PASS) passed=$((passed + 1)) ;;
     SKIP) skipped=$((skipped + 1)); echo "   $name: skipped" ;;
     *)
+        if unit_failures_expected "$name"; then
+            skipped=$((skipped + 1))
+            echo "   $name: only expected failures (test/sanitize/expected-failures):" \
+                $(unit_failed_tests "$name")
+            continue
+        fi
         failed=$((failed + 1))
         echo "   $name: FAILED (build-asan/$name.log):"
         grep -m 3 -E 'ERROR: (Address|Leak)Sanitizer|runtime error|\[  FAILED  \]' \
-            "${trs%.trs}.log" | sed 's/^/      /'
+            "$build/$name.log" 2>/dev/null | sed 's/^/      /'
         ;;
     esac
 done
-echo "   ${#results[@]} test programs"
+echo "   $((passed - unit_passed)) of ${#unit_tests[@]} test programs passed"
 if [ "$check_rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
     echo "   make check failed before running its tests:"
     tail -n 20 "$build/check.out"
