@@ -178,9 +178,9 @@ typedef int (*crmpi_crs_recorded_key_fn_t)(const char *images_dir, int rank_fd, 
 
 /**
  * Start tracking which pages of the rank `pid` are written, through `uffd`: a userfaultfd
- * the rank created with UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED and passed to
- * the caller (the rank must keep no copy: CRIU cannot dump one). The track owns uffd from
- * here on, also on failure. Pass it to every checkpoint of that rank.
+ * the rank created with UFFD_FEATURE_WP_ASYNC and passed to the caller (the rank must keep no copy:
+ * CRIU cannot dump one). The track owns uffd from here on, also on failure. Pass it to every
+ * checkpoint of that rank.
  * @return CRMPI_OK, CRMPI_ERR_NOT_FOUND (no such process), CRMPI_ERR_OUT_OF_RESOURCE
  */
 typedef int (*crmpi_crs_track_open_fn_t)(pid_t pid, int uffd, crmpi_crs_track_t **track_out);

@@ -3,12 +3,16 @@
  * checkpoints (crs.h, "Incremental dumps").
  *
  * The kernel does it: the rank created a userfaultfd with asynchronous write-protect
- * (UFFD_FEATURE_WP_ASYNC, and WP_UNPOPULATED so that pages not yet touched are protected
- * too) and handed it to its agent. Through it the agent registers every private writable
- * mapping of the rank and write-protects it; a write then clears the page's protection in
- * the page table without any fault reaching user space, and the PAGEMAP_SCAN ioctl on
- * /proc/<pid>/pagemap lists the pages that lost it (PAGE_IS_WRITTEN), write-protecting them
- * again in the same walk (PM_SCAN_WP_MATCHING).
+ * (UFFD_FEATURE_WP_ASYNC) and handed it to its agent. Through it the agent registers every
+ * private writable mapping of the rank and write-protects its pages; a write then clears
+ * the page's protection in the page table without any fault reaching user space, and the
+ * PAGEMAP_SCAN ioctl on /proc/<pid>/pagemap lists the pages that lost it (PAGE_IS_WRITTEN),
+ * write-protecting them again in the same walk (PM_SCAN_WP_MATCHING).
+ *
+ * Only pages in memory or in swap are protected. A page never touched (or dropped) has
+ * no page-table entry and nothing to dump; protecting it would create an entry for it,
+ * and CRIU would then read it, as a fresh zero page, into the image. A write fills it
+ * without protection, so the next scan lists it.
  *
  * Before each dump, crs_criu_track_collect() registers what was mapped since, and writes
  * the pages written since the last collect into the dirty map CRIU reads (--dirty-map,
@@ -118,6 +122,9 @@ int crs_criu_track_collect(crmpi_crs_track_t *track, const char *map_path, uint6
             .vec = (uintptr_t)regions,
             .vec_len = CRS_CRIU_TRACK_BATCH,
             .category_mask = PAGE_IS_WRITTEN,
+            /* Untouched pages stay unprotected (above): an AddressSanitizer build's
+             * terabytes of shadow would otherwise take the machine's memory. */
+            .category_anyof_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
             .return_mask = PAGE_IS_WRITTEN,
         };
         long n = ioctl(track->pagemap_fd, PAGEMAP_SCAN, &scan);

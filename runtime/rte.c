@@ -275,8 +275,7 @@ int crmpi_rte_reader_start(crmpi_rte_command_fn_t command_fn)
 
 void crmpi_rte_track_offer(void)
 {
-    struct uffdio_api api = {.api = UFFD_API,
-                             .features = UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED};
+    struct uffdio_api api = {.api = UFFD_API, .features = UFFD_FEATURE_WP_ASYNC};
     int uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
     int rc;
 

@@ -27,6 +27,8 @@ struct pm_scan_arg {
 #define PAGEMAP_SCAN        _IOWR('f', 16, struct pm_scan_arg)
 #define PM_SCAN_WP_MATCHING (1 << 0) /* protect again the pages reported */
 #define PAGE_IS_WRITTEN     (1 << 1) /* written since it was last protected */
+#define PAGE_IS_PRESENT     (1 << 3) /* in memory */
+#define PAGE_IS_SWAPPED     (1 << 4) /* in swap */
 #endif
 
 #endif /* CRMPI_UFFD_WP_H */

@@ -53,8 +53,9 @@ static uint32_t target_hash(const uint8_t *data, size_t len)
     return hash;
 }
 
-#define TARGET_MIB   (1u << 20)
-#define TARGET_EXTRA (2u << 20)
+#define TARGET_MIB            (1u << 20)
+#define TARGET_EXTRA          (2u << 20)
+#define TARGET_RESERVED_BYTES (4ul << 30) /* "reserve" */
 
 /* The "churn" command (see the top): @return the extra area, or NULL on failure. */
 static uint8_t *target_churn(uint8_t *big)
@@ -127,8 +128,7 @@ static void target_reply(const char *text)
 static void target_track(void)
 {
     int uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
-    struct uffdio_api api = {.api = UFFD_API,
-                             .features = UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED};
+    struct uffdio_api api = {.api = UFFD_API, .features = UFFD_FEATURE_WP_ASYNC};
     char control[CMSG_SPACE(sizeof(int))] = {0};
     char text[] = "ok\n";
     struct iovec iov = {.iov_base = text, .iov_len = 3};
@@ -162,8 +162,8 @@ int main(int argc, char **argv)
 
     uint8_t *big =
         mmap(NULL, TARGET_BIG_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    uint8_t *extra = NULL;
-    unsigned pokes = 0;
+    uint8_t *extra = NULL, *reserved = NULL;
+    unsigned pokes = 0, reserve_rounds = 0;
 
     if (argc < 2 || !heap || big == MAP_FAILED) {
         return 2;
@@ -223,6 +223,21 @@ int main(int argc, char **argv)
                      target_hash(big, TARGET_BIG_BYTES) ^
                          (extra ? target_hash(extra, TARGET_EXTRA) : 0));
             target_reply(reply);
+        } else if (strcmp(line, "reserve") == 0) {
+            /* A huge area reserved and barely touched, as an AddressSanitizer build's
+             * shadow memory is: one byte written per 256 MiB, again at each "reserve". */
+            if (!reserved)
+                reserved = mmap(NULL, TARGET_RESERVED_BYTES, PROT_READ | PROT_WRITE,
+                                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+            if (reserved == MAP_FAILED) {
+                reserved = NULL;
+                target_reply("noreserve\n");
+                continue;
+            }
+            reserve_rounds++;
+            for (size_t off = 0; off < TARGET_RESERVED_BYTES; off += 256ul << 20)
+                reserved[off] = (uint8_t)reserve_rounds;
+            target_reply("ok\n");
         } else if (strcmp(line, "churn") == 0) {
             if (!(extra = target_churn(big)))
                 return 5;
