@@ -26,6 +26,7 @@
 
 #include "crmpi_status.h"
 #include "crs_criu_int.h"
+#include "fault.h"
 #include "log.h"
 #include "param.h"
 
@@ -400,6 +401,17 @@ static int crs_criu_chain_link(const char *images_dir, const char *const *parent
     return CRMPI_OK;
 }
 
+/* CRIU's notifications during a dump. At "post-dump" the images are written and the
+ * tasks are still frozen, CRIU waiting for the answer: a test holds it there to act while
+ * CRIU runs (fault point crs_criu_dump_pause). */
+static int crs_criu_dump_notify(char *action, criu_notify_arg_t na)
+{
+    (void)na;
+    if (strcmp(action, "post-dump") == 0)
+        crmpi_fault_pause("crs_criu_dump_pause");
+    return 0;
+}
+
 int crs_criu_checkpoint(const crmpi_crs_ckpt_opts_t *opts, crmpi_crs_ckpt_result_t *result_out)
 {
     crmpi_crs_ckpt_result_t result;
@@ -448,6 +460,7 @@ int crs_criu_checkpoint(const crmpi_crs_ckpt_opts_t *opts, crmpi_crs_ckpt_result
     }
     criu_local_set_pid(copts, opts->init_pid);
     criu_local_set_leave_running(copts, !opts->terminate);
+    criu_local_set_notify_cb(copts, crs_criu_dump_notify);
     if (opts->track && (rc = crs_criu_incremental_setup(opts, copts, &result)) != CRMPI_OK)
         goto err_free_opts;
     for (int fd = 0; fd < CRMPI_CRS_NUM_FDS; fd++) {
@@ -464,6 +477,10 @@ int crs_criu_checkpoint(const crmpi_crs_ckpt_opts_t *opts, crmpi_crs_ckpt_result
         }
     }
 
+    /* Not with --term: CRIU ends the tasks itself at the end of that dump. */
+    crs_criu_watch_t *watch = NULL;
+    if (!opts->terminate)
+        crs_criu_watch_start(opts->init_pid, &watch); /* without it: CRIU unwatched */
     double start = crs_criu_now();
     int ret = criu_local_dump(copts);
     for (int attempt = 1;
@@ -477,7 +494,15 @@ int crs_criu_checkpoint(const crmpi_crs_ckpt_opts_t *opts, crmpi_crs_ckpt_result
         ret = criu_local_dump(copts);
     }
     result.dump_seconds = crs_criu_now() - start;
+    bool rank_died = crs_criu_watch_stop(watch);
     crs_criu_incremental_clean(images_fd);
+    if (ret < 0 && rank_died) {
+        rc = crs_criu_fail(opts->errbuf, opts->errbuf_len, CRMPI_ERR_PEER_GONE,
+                           "crs:criu: a process of the rank's namespace (init %d) ended during "
+                           "its dump (CRIU log: %s)",
+                           (int)opts->init_pid, log_path);
+        goto err_free_opts;
+    }
     if (ret < 0) {
         crs_criu_quote_errors(log_path, quoted, sizeof(quoted));
         rc = crs_criu_fail(opts->errbuf, opts->errbuf_len, CRMPI_ERROR,

@@ -25,6 +25,15 @@ int crs_criu_recorded_key(const char *images_dir, int rank_fd, char *key_out, si
 /* crs_criu_track.c: dirty-page tracking (crs.h's track slots). collect() registers what
  * was mapped since the last call, writes the ranges written since then into `map_path`
  * (CRIU's --dirty-map format: u64 start, end pairs) and write-protects them again. */
+/* crs_criu_watch.c: while CRIU dumps, a process of the namespace that ends gets CRIU
+ * killed (it would wait for it forever). */
+typedef struct crs_criu_watch crs_criu_watch_t;
+/** Watch init_pid and its descendants. @return CRMPI_OK, CRMPI_ERR_NOT_FOUND (no such
+ * process), CRMPI_ERR_OUT_OF_RESOURCE */
+int crs_criu_watch_start(pid_t init_pid, crs_criu_watch_t **watch_out);
+/** End the watch (NULL is ignored). @return whether a watched process ended meanwhile */
+bool crs_criu_watch_stop(crs_criu_watch_t *watch);
+
 int crs_criu_track_open(pid_t pid, int uffd, crmpi_crs_track_t **track_out);
 int crs_criu_track_collect(crmpi_crs_track_t *track, const char *map_path, uint64_t *pages_out);
 void crs_criu_track_close(crmpi_crs_track_t *track);

@@ -52,6 +52,18 @@ const crmpi_fault_point_t crmpi_fault_points[] = {
     {"snapc_dump_pause",
      "SnapC: the agent is held before it dumps its rank, which is suspended meanwhile (a slow "
      "dump: lets a test look at the suspended rank, or act during a checkpoint)"},
+    {"crs_criu_dump_pause",
+     "CRS (criu): CRIU is held at its post-dump notification, the rank's images written and "
+     "its tasks still frozen (lets a test act while CRIU runs)"},
+    {"snapc_drain_pause",
+     "SnapC: the rank is held after it learnt how many messages each peer sent it and before "
+     "it drains them (lets a test act during the drain)"},
+    {"snapc_suspend_pause",
+     "SnapC: the rank is held after its transports were released for the dump and before it "
+     "answers READY (lets a test act while the ranks are suspended)"},
+    {"snapc_commit_pause",
+     "SnapC: the coordinator (mpirun) is held when every rank's files are durable, before it "
+     "commits the sequence (lets a test act during the commit)"},
     {"snapc_dump_fail",
      "SnapC: the agent's dump of its rank fails without running the checkpointer, as a CRIU "
      "failure would"},

@@ -117,6 +117,7 @@ static int snapc_app_quiesce(uint32_t seq)
     rc = crmpi_snapc_marks_get(&buf, crmpi_rte_job()->size, &marks, &count);
     crmpi_ctl_msg_free(&msg);
     if (rc == CRMPI_OK) {
+        crmpi_fault_pause("snapc_drain_pause");
         /* The coordinator aborts everyone when a rank's drain fails: no deadline here. */
         rc = crmpi_crcp_drain(marks, count, -1, snapc_app_aborted, &seq);
         free(marks);
@@ -182,6 +183,7 @@ static void snapc_app_checkpoint(uint32_t seq)
         start = crmpi_clock_ns();
         rc = crmpi_inc_pre_checkpoint();
         suspended = true; /* even after a failure: continue rebuilds what was released */
+        crmpi_fault_pause("snapc_suspend_pause");
         crmpi_buf_init(&buf);
         crmpi_buf_put_u64(&buf, crmpi_clock_ns() - start);
         snapc_app_answer(CRMPI_CTL_CKPT_READY, seq, rc, &buf);

@@ -14,6 +14,7 @@
 
 #include "crmpi_status.h"
 #include "clock.h"
+#include "fault.h"
 #include "filem.h"
 #include "log.h"
 #include "snapc_global.h"
@@ -523,6 +524,7 @@ static void snapc_global_commit(crmpi_snapc_global_t *global)
     crmpi_filem_manifest_timing_add(global->manifest, "blocked", snapc_global_blocked_s(global));
     crmpi_filem_manifest_timing_add(global->manifest, "background",
                                     global->phase_s[SNAPC_STEP_STORED]);
+    crmpi_fault_pause("snapc_commit_pause");
     rc = crmpi_filem_seq_commit(global->jobdir, global->manifest, global->params.keep);
     if (rc != CRMPI_OK) {
         snapc_global_abort(global, "the snapshot could not be committed (mpirun says why)");
@@ -702,13 +704,16 @@ void crmpi_snapc_global_agent_msg(crmpi_snapc_global_t *global, int rank, crmpi_
             crmpi_filem_seq_abort(global->jobdir, msg->hdr.seq);
         return;
     }
-    if (msg->hdr.type != expected_type[global->step] || global->answered[rank]) {
+    /* CKPT_ABORT is an agent's refusal at whatever step (its rank is gone: it cannot pass
+     * CKPT_CONTINUE on, and the rank will never answer it). */
+    bool refused = msg->hdr.type == CRMPI_CTL_CKPT_ABORT;
+    if (!refused && (msg->hdr.type != expected_type[global->step] || global->answered[rank])) {
         crmpi_log_warn("snapc: rank %d sent %s during the %s of checkpoint %u", rank,
                        crmpi_ctl_type_name(msg->hdr.type), snapc_global_step_name(global->step),
                        global->seq);
         return;
     }
-    if (msg->hdr.status != CRMPI_OK) {
+    if (refused || msg->hdr.status != CRMPI_OK) {
         char reason[512];
 
         snapc_global_reason(msg, reason, sizeof(reason));

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -39,6 +40,7 @@
 #include "crmpi_status.h"
 #include "crs.h"
 #include "crs_criu_int.h"
+#include "fault.h"
 #include "param.h"
 
 #define TST_RANK_PID      4242
@@ -758,6 +760,75 @@ static const char *tst_unusable(void)
     return NULL;
 }
 
+/* The killer of test_rank_killed_during_dump: once CRIU has seized the rank (tracing
+ * stop), kill it, then let CRIU go on from its post-dump notification. */
+typedef struct tst_killer {
+    pid_t rank;
+    char release[300];
+} tst_killer_t;
+
+static void *tst_killer_main(void *arg)
+{
+    tst_killer_t *killer = arg;
+    char path[64], line[128];
+    bool seized = false;
+
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)killer->rank);
+    while (!seized) {
+        FILE *status = fopen(path, "re");
+        if (!status)
+            break;
+        while (fgets(line, sizeof(line), status))
+            if (strncmp(line, "State:", 6) == 0)
+                seized = strchr(line, 't') != NULL && strstr(line, "tracing stop") != NULL;
+        fclose(status);
+        if (!seized)
+            usleep(1000);
+    }
+    kill(killer->rank, SIGKILL);
+    int fd = open(killer->release, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        close(fd);
+    return NULL;
+}
+
+/* The rank killed while CRIU holds it seized (held at CRIU's post-dump notification by the
+ * fault point crs_criu_dump_pause): CRIU is stopped and the checkpoint fails saying that the
+ * rank ended, where CRIU once succeeded after the kill or, killed earlier, waited forever
+ * for the dead rank's threads. */
+static void test_rank_killed_during_dump(void **state)
+{
+    crmpi_crs_ckpt_result_t result;
+    char dir[300], errbuf[1024];
+    tst_killer_t killer;
+    pthread_t thread;
+    int status;
+
+    test_start(state); /* a fresh rank: test_bad_pid ended the last one */
+    killer.rank = tst_rank_pid();
+    snprintf(killer.release, sizeof(killer.release), "%s/release", tst_base);
+    setenv("CRMPI_FAULT_RELEASE", killer.release, 1);
+    assert_int_equal(crmpi_fault_configure("crs_criu_dump_pause"), CRMPI_OK);
+    tst_dir("killed", dir, sizeof(dir));
+    crmpi_crs_ckpt_opts_t opts = {.init_pid = tst_rank.init_pid,
+                                  .images_dir = dir,
+                                  .errbuf = errbuf,
+                                  .errbuf_len = sizeof(errbuf)};
+    assert_int_equal(pthread_create(&thread, NULL, tst_killer_main, &killer), 0);
+    int rc = tst_ops->checkpoint(&opts, &result);
+    pthread_join(thread, NULL);
+    crmpi_fault_configure(NULL);
+    unsetenv("CRMPI_FAULT_RELEASE");
+    assert_int_equal(rc, CRMPI_ERR_PEER_GONE);
+    assert_non_null(strstr(errbuf, "ended during its dump"));
+    /* What is left of the namespace ends: its init follows its only child. */
+    assert_int_equal(waitpid(tst_rank.init_pid, &status, 0), tst_rank.init_pid);
+    close(tst_rank.ctl_fd);
+    close(tst_rank.out_fd);
+    close(tst_rank.err_fd);
+    tst_rank.init_pid = -1;
+}
+
 int main(int argc, char **argv)
 {
     /* crmpi_agent_ns_start's init executes this program again, as it does the agent. */
@@ -777,6 +848,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_missing_binary),
         cmocka_unit_test(test_restore_failures),
         cmocka_unit_test(test_bad_pid),
+        cmocka_unit_test(test_rank_killed_during_dump),
     };
     char self[480];
 
