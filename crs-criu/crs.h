@@ -153,6 +153,10 @@ typedef struct crmpi_crs_restart_opts {
                                            * first, NULL-terminated (each the directory of
                                            * the dump the one before it was taken against);
                                            * NULL: a full dump */
+    char **mempolicy_out;                 /* on success, the restored processes' memory
+                                           * policies for their restart message
+                                           * (mempolicy.h text, malloc'ed, the caller
+                                           * frees; NULL when none); NULL: not wanted */
     crmpi_crs_pre_resume_fn_t pre_resume; /* may be NULL */
     void *pre_resume_arg;                 /* passed to pre_resume */
     char *errbuf;                         /* on failure, the one-line message (may be NULL) */
