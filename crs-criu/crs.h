@@ -80,6 +80,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "component.h"
@@ -207,6 +208,15 @@ typedef struct crmpi_crs_ops {
  * component's `ops` is a `const crmpi_crs_ops_t *`.
  */
 extern crmpi_framework_t crmpi_crs_framework;
+
+/**
+ * crmpi_info --snapshot: print, each line starting with `indent`, what the record beside the
+ * images in `images_dir` says of the rank's placement (binding, NUMA nodes by hwloc logical
+ * and OS index, areas with a policy of their own, pages per node) and what a restart on
+ * this machine bound as at the checkpoint would map each node onto (crs_criu_numa.c; needs
+ * no CRIU). @return CRMPI_OK, CRMPI_ERR_IO (no record), CRMPI_ERR_PROTO (a damaged one)
+ */
+int crmpi_crs_criu_placement_print(const char *images_dir, const char *indent, FILE *out);
 
 /** Catalog descriptors (crs_info.c): framework "crs", component "criu". */
 extern const crmpi_framework_info_t crmpi_crs_framework_info;

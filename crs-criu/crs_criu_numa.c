@@ -20,6 +20,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <hwloc.h>
 #include <hwloc/glibc-sched.h>
 #include <inttypes.h>
@@ -596,4 +597,88 @@ int crs_criu_numa_policies(const crs_criu_meta_t *meta, const crs_criu_numa_plan
     rc = num ? crmpi_mempolicy_format(areas, num, text_out) : CRMPI_OK;
     free(areas);
     return rc;
+}
+
+/* The areas with a policy of their own, and the private pages per node, of a record. */
+static void crs_criu_numa_print_memory(const crs_criu_meta_t *meta, const char *indent, FILE *out)
+{
+    uint64_t on_node[CRS_CRIU_NUMA_MAX_NODES] = {0};
+    size_t with_policy = 0;
+
+    for (size_t v = 0; v < meta->num_vmas; v++) {
+        const crs_criu_vma_rec_t *vma = &meta->vmas[v];
+        char policy[256];
+
+        for (int node = 0; node < CRS_CRIU_NUMA_MAX_NODES; node++)
+            on_node[node] += vma->pages[node];
+        if (vma->mode == MPOL_DEFAULT)
+            continue;
+        if (with_policy++ == 0)
+            fprintf(out, "%sareas with a policy of their own:\n", indent);
+        crs_criu_numa_policy_format(vma->mode, vma->flags, vma->policy_nodes, policy,
+                                    sizeof(policy));
+        fprintf(out, "%s  pid %d %" PRIx64 "-%" PRIx64 " %s, pages:", indent, (int)vma->ns_pid,
+                vma->start, vma->end, policy);
+        for (int node = 0; node < CRS_CRIU_NUMA_MAX_NODES; node++)
+            if (vma->pages[node])
+                fprintf(out, " N%d=%" PRIu64, node, vma->pages[node]);
+        fprintf(out, "\n");
+    }
+    fprintf(out, "%sresident pages of %zu recorded areas:", indent, meta->num_vmas);
+    for (int node = 0; node < CRS_CRIU_NUMA_MAX_NODES; node++)
+        if (on_node[node])
+            fprintf(out, " N%d=%" PRIu64, node, on_node[node]);
+    fprintf(out, "\n");
+}
+
+int crmpi_crs_criu_placement_print(const char *images_dir, const char *indent, FILE *out)
+{
+    char cpus[256];
+    crs_criu_meta_t meta;
+    int dirfd = open(images_dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+    int rc = dirfd < 0 ? CRMPI_ERR_IO : crs_criu_meta_read(dirfd, &meta);
+
+    if (dirfd >= 0)
+        close(dirfd);
+    if (rc != CRMPI_OK)
+        return rc;
+    crs_criu_cpulist_format(&meta.cpuset, cpus, sizeof(cpus));
+    fprintf(out, "%sbinding at checkpoint: CPUs %s, %zu threads\n", indent, cpus, meta.num_threads);
+    if (meta.num_nodes == 0) {
+        fprintf(out,
+                "%smemory placement: not recorded (crs_criu_numa was 0, or an older "
+                "crmpi)\n",
+                indent);
+        crs_criu_meta_free(&meta);
+        return CRMPI_OK;
+    }
+    fprintf(out, "%sNUMA nodes at checkpoint:", indent);
+    for (size_t i = 0; i < meta.num_nodes; i++)
+        fprintf(out, " L#%d (OS %d%s)", meta.nodes[i].logical, meta.nodes[i].os_index,
+                meta.nodes[i].local ? ", bound" : "");
+    fprintf(out, "\n");
+    crs_criu_numa_print_memory(&meta, indent, out);
+    /* What a restart here, bound as at the checkpoint, would make of the nodes. */
+    crs_criu_node_rec_t *nodes = NULL;
+    size_t num_nodes = 0;
+    hwloc_topology_t topo;
+    if (crs_criu_numa_topology(&topo) == CRMPI_OK) {
+        if (crs_criu_numa_nodes_of(topo, &meta.cpuset, &nodes, &num_nodes) == CRMPI_OK) {
+            int map[CRS_CRIU_NUMA_MAX_NODES];
+            crs_criu_numa_map(meta.nodes, meta.num_nodes, nodes, num_nodes, map);
+            fprintf(out, "%sonto this machine, bound to CPUs %s:", indent, cpus);
+            for (size_t i = 0; i < meta.num_nodes && i < CRS_CRIU_NUMA_MAX_NODES; i++) {
+                if (map[i] < 0)
+                    continue;
+                fprintf(out, " L#%d (OS %d) -> L#%d (OS %d)%s", meta.nodes[i].logical,
+                        meta.nodes[i].os_index, nodes[map[i]].logical, nodes[map[i]].os_index,
+                        i + 1 < meta.num_nodes ? "," : "");
+            }
+            fprintf(out, "\n");
+            free(nodes);
+        }
+        hwloc_topology_destroy(topo);
+    }
+    crs_criu_meta_free(&meta);
+    return CRMPI_OK;
 }

@@ -157,6 +157,13 @@ def test_missing_node_mapped(program, tmp_path):
         rewrite_rank_file(handle, 1, rank, "criu/crs-criu.meta", as_if_on_node1)
     meta = open(os.path.join(handle, "1", "rank.0", "criu", "crs-criu.meta")).read()
     assert "bind:1 N1=64" in meta, meta
+    # crmpi_info --snapshot shows the record and what this machine makes of it.
+    info = crenv.info("--snapshot", handle)
+    assert info.returncode == 0, info.report()
+    assert "NUMA nodes at checkpoint: L#0 (OS 0) L#1 (OS 1, bound)" in info.out, info.report()
+    assert re.search(r"pid \d+ [0-9a-f]+-[0-9a-f]+ bind:1, pages: N1=64", info.out), info.report()
+    assert re.search(r"onto this machine, bound to CPUs [0-9,-]+: L#0 \(OS 0\) -> L#0 \(OS 0\), "
+                     r"L#1 \(OS 1\) -> L#0 \(OS 0\)", info.out), info.report()
     result = restarted(crenv, handle)
     said = re.findall(r"NUMA node L#1 \(OS 1\) of the checkpoint is not on this machine: its "
                       r"memory and policies go to node L#0 \(OS 0\)", result.err)
