@@ -86,12 +86,14 @@ def test_policies_kept_same_layout(program, tmp_path):
         result.report()
 
 
-def test_policies_kept_other_binding(program, tmp_path):
-    if (os.cpu_count() or 1) < NP:
+@pytest.mark.parametrize("map_by, bind_to", [("core", "core"), ("numa", "numa"),
+                                             ("socket", "core")])
+def test_policies_kept_other_binding(program, tmp_path, map_by, bind_to):
+    if bind_to == "core" and (os.cpu_count() or 1) < NP:
         pytest.skip("binding %d ranks to a core each needs %d cores" % (NP, NP))
     crenv = crjob.CrEnv(tmp_path)
     handle = checkpointed(crenv, program)
-    result = restarted(crenv, handle, "--map-by", "core", "--bind-to", "core")
+    result = restarted(crenv, handle, "--map-by", map_by, "--bind-to", bind_to)
     assert_policies_kept(result)
 
 
