@@ -221,9 +221,13 @@ int crs_criu_meta_collect(pid_t init_pid, crs_criu_meta_t *meta_out)
     }
     bool numa = true;
     crmpi_param_get_bool("crs_criu_numa", &numa); /* unregistered (unit tests): on */
-    int rc = numa ? crs_criu_numa_collect_nodes(&meta.cpuset, &meta) : CRMPI_OK;
-    if (rc == CRMPI_OK)
-        rc = crs_criu_tree_walk(init_pid, crs_criu_collect_thread, &meta, 0);
+    /* Without a topology (hwloc said why) the checkpoint goes on without memory placement:
+     * a restart of it leaves memory where CRIU puts it, which is still correct. */
+    if (numa && crs_criu_numa_collect_nodes(&meta.cpuset, &meta) == CRMPI_ERR_OUT_OF_RESOURCE) {
+        crs_criu_meta_free(&meta);
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    }
+    int rc = crs_criu_tree_walk(init_pid, crs_criu_collect_thread, &meta, 0);
     if (rc != CRMPI_OK) {
         crs_criu_meta_free(&meta);
         return rc;

@@ -415,13 +415,30 @@ static void test_switch_off(void **state)
     crs_criu_meta_free(&meta);
 }
 
+/* A topology hwloc cannot load does not fail the checkpoint: it records no memory
+ * placement, the rest as usual. */
+static void test_no_topology(void **state)
+{
+    (void)state;
+    crs_criu_meta_t meta;
+
+    assert_int_equal(crmpi_param_set_override("crs_criu_topology", "/nonexistent/topo.xml"),
+                     CRMPI_OK);
+    assert_int_equal(crs_criu_meta_collect(getpid(), &meta), CRMPI_OK);
+    assert_int_equal(meta.num_nodes, 0);
+    assert_int_equal(meta.num_vmas, 0);
+    assert_true(meta.num_threads >= 1);
+    crs_criu_meta_free(&meta);
+    assert_int_equal(crmpi_param_set_override("crs_criu_topology", ""), CRMPI_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_policy_parse),   cmocka_unit_test(test_record_round_trip),
         cmocka_unit_test(test_map_synthetic),  cmocka_unit_test(test_map_positions),
         cmocka_unit_test(test_mempolicy_text), cmocka_unit_test(test_policies_collect_apply),
-        cmocka_unit_test(test_switch_off),
+        cmocka_unit_test(test_switch_off),     cmocka_unit_test(test_no_topology),
     };
     if (crmpi_catalog_register_all() != CRMPI_OK)
         return 1;
