@@ -62,11 +62,12 @@
  * whether the binding reaches it) and "vma" lines (per private writable area or area with a
  * policy of its own: its policy and resident pages per node, from /proc/<pid>/numa_maps).
  * At restart the recorded nodes are mapped onto the new binding's by position; CRIU's
- * restorer prefers the node that held most pages, and at pre-resume the pages of each
- * area that sat on one node are moved back (crs_criu_numa_pages). The areas' policies
- * cannot be set from outside: restart() hands them to the caller (`mempolicy_out`) for
- * the rank's restart message, and the rank sets them itself (crs_criu_numa_policy). A
- * thread's own set_mempolicy policy is not visible from outside and is not restored.
+ * restorer prefers the node that held most pages, and at pre-resume pages are moved back
+ * (crs_criu_numa_pages): an area's to its one node, an interleaved one's by its policy, a
+ * spread one's page by page ("pages" lines, asked with move_pages at checkpoint). The areas'
+ * policies cannot be set from outside: restart() hands them to the caller (`mempolicy_out`) for the
+ * rank's restart message, and the rank sets them itself (crs_criu_numa_policy). A thread's own
+ * set_mempolicy policy is not visible from outside and is not restored.
  *
  * TCP: sockets are closed before the dump, by INC in the rank;
  * this component sets neither --tcp-established nor --tcp-close. With CRIU 4.1.1 on

@@ -76,6 +76,15 @@ typedef struct crs_criu_node_rec {
     int local;    /* 1: its CPUs intersect the rank's binding ("cpuset") */
 } crs_criu_node_rec_t;
 
+/* Consecutive pages of an area on one node ("pages" line). */
+typedef struct crs_criu_page_run {
+    int32_t node;   /* OS node, -1: not resident */
+    uint32_t count; /* pages, from where the previous run ended */
+} crs_criu_page_run_t;
+
+/* Most runs recorded for one area; an area more fragmented than this gets none. */
+#define CRS_CRIU_NUMA_MAX_RUNS 65536
+
 /* A memory area of a process of the rank ("vma" line): from /proc/<pid>/numa_maps, for
  * every private writable mapping and every mapping with a policy of its own. */
 typedef struct crs_criu_vma_rec {
@@ -86,6 +95,10 @@ typedef struct crs_criu_vma_rec {
     unsigned flags;                          /* MPOL_F_STATIC_NODES / MPOL_F_RELATIVE_NODES */
     uint64_t policy_nodes;                   /* the policy's nodes (OS indices) */
     uint64_t pages[CRS_CRIU_NUMA_MAX_NODES]; /* resident pages on each OS node */
+    crs_criu_page_run_t *runs;               /* each page's node from start (malloc'ed), for
+                                              * an area whose pages were on several nodes
+                                              * and that has no interleave policy; else NULL */
+    size_t num_runs;                         /* entries in runs */
 } crs_criu_vma_rec_t;
 
 typedef struct crs_criu_meta {
@@ -159,6 +172,15 @@ long crs_criu_status_last(pid_t host_pid, pid_t host_tid, const char *field, cha
 int crs_criu_numa_collect_nodes(const cpu_set_t *binding, crs_criu_meta_t *meta);
 /** Record the areas of process `host_pid` (`ns_pid` inside the namespace). */
 int crs_criu_numa_collect_process(pid_t host_pid, pid_t ns_pid, crs_criu_meta_t *meta);
+
+/**
+ * Record "pages" runs for every area of `meta` from `first` on whose pages are on several
+ * nodes without an interleave policy (move_pages(2) asked for each page's node). Areas of
+ * more than CRS_CRIU_NUMA_MAX_RUNS runs get none.
+ */
+int crs_criu_numa_collect_runs(pid_t host_pid, crs_criu_meta_t *meta, size_t first);
+/** Add the runs of a "pages" line (text "<node>x<count>,...", node "-" for none). */
+int crs_criu_numa_runs_parse(const char *text, crs_criu_vma_rec_t *vma);
 
 /**
  * Parse a policy as numa_maps shows it ("bind:0-1", "prefer (many):1", "interleave=static:0")

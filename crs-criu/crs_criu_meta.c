@@ -324,6 +324,8 @@ int crs_criu_meta_write(int dirfd, const crs_criu_meta_t *meta)
         fprintf(f, "# numanode <os index> <hwloc logical index> <1: local to the cpuset>\n");
         fprintf(f,
                 "# vma <ns pid> <start> <end> <policy> <pages per OS node: N<node>=<pages>,...>\n");
+        fprintf(f, "# pages <ns pid> <start>: its pages' nodes in order, <node>x<count>,... "
+                   "('-': not resident)\n");
     }
     fprintf(f, "cpuset %s\n", cpus);
     for (int i = 0; i < CRMPI_CRS_NUM_FDS; i++) {
@@ -352,6 +354,17 @@ int crs_criu_meta_write(int dirfd, const crs_criu_meta_t *meta)
             if (vma->pages[node])
                 fprintf(f, "%sN%d=%" PRIu64, any++ ? "," : "", node, vma->pages[node]);
         fprintf(f, "%s\n", any ? "" : "-");
+        for (size_t r = 0; r < vma->num_runs; r++) {
+            const crs_criu_page_run_t *run = &vma->runs[r];
+            if (r == 0)
+                fprintf(f, "pages %d %" PRIx64 " ", (int)vma->ns_pid, vma->start);
+            if (run->node >= 0)
+                fprintf(f, "%s%dx%u", r ? "," : "", (int)run->node, run->count);
+            else
+                fprintf(f, "%s-x%u", r ? "," : "", run->count);
+        }
+        if (vma->num_runs)
+            fprintf(f, "\n");
     }
     for (size_t i = 0; i < meta->num_files; i++)
         if (!strchr(meta->files[i].path, '\n'))
@@ -479,6 +492,15 @@ int crs_criu_meta_read(int dirfd, crs_criu_meta_t *meta_out)
             rc = crs_criu_meta_add_node(&meta, os_index, logical, local);
         } else if (sscanf(line, "vma %d %llx %llx %s %s", &ns_pid, &start, &end, a, c) == 5) {
             rc = crs_criu_meta_add_vma(&meta, ns_pid, start, end, a, c);
+        } else if (sscanf(line, "pages %d %llx %s", &ns_pid, &start, a) == 3) {
+            /* The runs of an area of an earlier "vma" line. */
+            rc = CRMPI_ERR_PROTO;
+            for (size_t i = meta.num_vmas; i-- > 0;) {
+                if (meta.vmas[i].ns_pid == ns_pid && meta.vmas[i].start == start) {
+                    rc = crs_criu_numa_runs_parse(a, &meta.vmas[i]);
+                    break;
+                }
+            }
         } else if (sscanf(line, "wfile %llu %n", &size, &path_at) == 1 && path_at > 0 &&
                    line[path_at] == '/') {
             line[strcspn(line, "\n")] = '\0';
@@ -525,6 +547,8 @@ void crs_criu_meta_free(crs_criu_meta_t *meta)
     free(meta->nodes);
     meta->nodes = NULL;
     meta->num_nodes = 0;
+    for (size_t i = 0; i < meta->num_vmas; i++)
+        free(meta->vmas[i].runs);
     free(meta->vmas);
     meta->vmas = NULL;
     meta->num_vmas = 0;

@@ -336,6 +336,110 @@ static int crs_criu_numa_ends(pid_t host_pid, crs_criu_meta_t *meta, size_t firs
     return CRMPI_OK;
 }
 
+/* Append a run, merging it with the last one when on the same node. */
+static int crs_criu_numa_run_add(crs_criu_vma_rec_t *vma, int node, uint32_t count)
+{
+    if (vma->num_runs && vma->runs[vma->num_runs - 1].node == node &&
+        vma->runs[vma->num_runs - 1].count <= UINT32_MAX - count) {
+        vma->runs[vma->num_runs - 1].count += count;
+        return CRMPI_OK;
+    }
+    if (vma->num_runs == CRS_CRIU_NUMA_MAX_RUNS)
+        return CRMPI_ERR_BAD_PARAM;
+    if ((vma->num_runs & (vma->num_runs - 1)) == 0) { /* 0, 1, 2, 4...: grow */
+        crs_criu_page_run_t *grown =
+            realloc(vma->runs, (vma->num_runs ? vma->num_runs * 2 : 1) * sizeof(*vma->runs));
+        if (!grown)
+            return CRMPI_ERR_OUT_OF_RESOURCE;
+        vma->runs = grown;
+    }
+    vma->runs[vma->num_runs++] = (crs_criu_page_run_t){.node = node, .count = count};
+    return CRMPI_OK;
+}
+
+/* Each page's node of one area, asked with move_pages (no target: a query). */
+static int crs_criu_numa_area_runs(pid_t host_pid, crs_criu_vma_rec_t *vma)
+{
+    void *pages[CRS_CRIU_NUMA_BATCH];
+    int status[CRS_CRIU_NUMA_BATCH];
+    int rc = CRMPI_OK;
+
+    for (uint64_t addr = vma->start; addr < vma->end && rc == CRMPI_OK;) {
+        unsigned long count = 0;
+        while (count < CRS_CRIU_NUMA_BATCH && addr < vma->end) {
+            pages[count++] = (void *)(uintptr_t)addr;
+            addr += CRS_CRIU_NUMA_PAGE;
+        }
+        if (syscall(SYS_move_pages, host_pid, count, pages, NULL, status, 0) < 0) {
+            rc = CRMPI_ERR_NOT_FOUND;
+            break;
+        }
+        for (unsigned long i = 0; i < count && rc == CRMPI_OK; i++) {
+            int node = status[i] >= 0 && status[i] < CRS_CRIU_NUMA_MAX_NODES ? status[i] : -1;
+            rc = crs_criu_numa_run_add(vma, node, 1);
+        }
+    }
+    if (rc != CRMPI_OK) {
+        /* Too fragmented, or gone: the area's pages go where the restorer puts them. */
+        free(vma->runs);
+        vma->runs = NULL;
+        vma->num_runs = 0;
+    }
+    return rc == CRMPI_ERR_OUT_OF_RESOURCE ? rc : CRMPI_OK;
+}
+
+static int crs_criu_numa_nodes_used(const crs_criu_vma_rec_t *vma)
+{
+    int used = 0;
+    for (int node = 0; node < CRS_CRIU_NUMA_MAX_NODES; node++)
+        used += vma->pages[node] != 0;
+    return used;
+}
+
+int crs_criu_numa_collect_runs(pid_t host_pid, crs_criu_meta_t *meta, size_t first)
+{
+    for (size_t i = first; i < meta->num_vmas; i++) {
+        crs_criu_vma_rec_t *vma = &meta->vmas[i];
+        if (crs_criu_numa_nodes_used(vma) < 2 || vma->mode == MPOL_INTERLEAVE)
+            continue; /* one node says it all; interleaving is recomputed at restart */
+        int rc = crs_criu_numa_area_runs(host_pid, vma);
+        if (rc != CRMPI_OK)
+            return rc;
+    }
+    return CRMPI_OK;
+}
+
+int crs_criu_numa_runs_parse(const char *text, crs_criu_vma_rec_t *vma)
+{
+    uint64_t pages = 0,
+             area = (vma->end - vma->start + CRS_CRIU_NUMA_PAGE - 1) / CRS_CRIU_NUMA_PAGE;
+    const char *p = text;
+
+    if (vma->runs)
+        return CRMPI_ERR_PROTO; /* two lines for one area */
+    for (;;) {
+        unsigned long count;
+        int node = -1, used = 0;
+        if (p[0] == '-' && sscanf(p, "-x%lu%n", &count, &used) == 1)
+            node = -1;
+        else if (sscanf(p, "%dx%lu%n", &node, &count, &used) != 2 || node < 0 ||
+                 node >= CRS_CRIU_NUMA_MAX_NODES)
+            return CRMPI_ERR_PROTO;
+        if (used <= 0 || count == 0 || count > UINT32_MAX || pages + count > area)
+            return CRMPI_ERR_PROTO;
+        int rc = crs_criu_numa_run_add(vma, node, (uint32_t)count);
+        if (rc != CRMPI_OK)
+            return rc == CRMPI_ERR_OUT_OF_RESOURCE ? rc : CRMPI_ERR_PROTO;
+        pages += count;
+        p += used;
+        if (*p == '\0')
+            return CRMPI_OK;
+        if (*p != ',' || p[1] == '\0')
+            return CRMPI_ERR_PROTO;
+        p++;
+    }
+}
+
 int crs_criu_numa_collect_process(pid_t host_pid, pid_t ns_pid, crs_criu_meta_t *meta)
 {
     char path[64], line[1024];
@@ -371,6 +475,8 @@ int crs_criu_numa_collect_process(pid_t host_pid, pid_t ns_pid, crs_criu_meta_t 
     free(writable);
     if (rc == CRMPI_OK)
         rc = crs_criu_numa_ends(host_pid, meta, first);
+    if (rc == CRMPI_OK)
+        rc = crs_criu_numa_collect_runs(host_pid, meta, first);
     return rc == CRMPI_ERR_NOT_FOUND ? CRMPI_OK : rc;
 }
 
@@ -493,16 +599,73 @@ static int crs_criu_numa_single_node(const crs_criu_vma_rec_t *vma)
     return found;
 }
 
-/* Move the pages of [start, end) of process `pid` that are not on `target` to it. */
-static void crs_criu_numa_move_area(pid_t pid, uint64_t start, uint64_t end, int target,
-                                    uint64_t *moved, uint64_t *refused)
+/* Where each page of an area goes, page after page from its start. */
+typedef struct crs_criu_numa_target {
+    const crs_criu_vma_rec_t *vma;           /* the area */
+    const crs_criu_numa_plan_t *plan;        /* the node map */
+    int single;                              /* >= 0: every page goes to this node */
+    int interleave[CRS_CRIU_NUMA_MAX_NODES]; /* else, with num_interleave: the nodes in turn */
+    int num_interleave;                      /* entries in interleave (0: follow the runs) */
+    size_t run;                              /* the run of the next page */
+    uint32_t done;                           /* pages of that run already given */
+} crs_criu_numa_target_t;
+
+/* How the pages of `vma` are placed, or 0 when they are left alone. */
+static int crs_criu_numa_target_init(crs_criu_numa_target_t *t, const crs_criu_vma_rec_t *vma,
+                                     const crs_criu_numa_plan_t *plan)
+{
+    int node = crs_criu_numa_single_node(vma);
+
+    memset(t, 0, sizeof(*t));
+    t->vma = vma;
+    t->plan = plan;
+    t->single = node >= 0 ? plan->to_os[node] : -1;
+    if (t->single >= 0)
+        return 1;
+    if (vma->mode == MPOL_INTERLEAVE && crs_criu_numa_nodes_used(vma) > 1) {
+        /* The kernel interleaves an anonymous area by page number: the n-th node of the
+         * mask gets the pages whose number is n modulo the mask's weight. */
+        uint64_t mask = vma->flags & MPOL_F_RELATIVE_NODES
+                            ? 0
+                            : crs_criu_numa_map_mask(plan, vma->policy_nodes);
+        for (int n = 0; n < CRS_CRIU_NUMA_MAX_NODES; n++)
+            if (mask & (1ULL << n))
+                t->interleave[t->num_interleave++] = n;
+        return t->num_interleave > 0;
+    }
+    return vma->num_runs > 0;
+}
+
+/* The node for the page at `addr` (pages are asked in order), or -1: leave it. */
+static int crs_criu_numa_target_next(crs_criu_numa_target_t *t, uint64_t addr)
+{
+    if (t->single >= 0)
+        return t->single;
+    if (t->num_interleave)
+        return t->interleave[(addr / CRS_CRIU_NUMA_PAGE) % (uint64_t)t->num_interleave];
+    while (t->run < t->vma->num_runs && t->done == t->vma->runs[t->run].count) {
+        t->run++;
+        t->done = 0;
+    }
+    if (t->run == t->vma->num_runs)
+        return -1;
+    t->done++;
+    int node = t->vma->runs[t->run].node;
+    return node >= 0 ? t->plan->to_os[node] : -1;
+}
+
+/* Move the pages of an area of process `pid` that are not where `target` says to there. */
+static void crs_criu_numa_move_area(pid_t pid, crs_criu_numa_target_t *target, uint64_t *moved,
+                                    uint64_t *refused)
 {
     void *pages[CRS_CRIU_NUMA_BATCH], *move[CRS_CRIU_NUMA_BATCH];
-    int status[CRS_CRIU_NUMA_BATCH], nodes[CRS_CRIU_NUMA_BATCH];
+    int status[CRS_CRIU_NUMA_BATCH], nodes[CRS_CRIU_NUMA_BATCH], want[CRS_CRIU_NUMA_BATCH];
+    const uint64_t end = target->vma->end;
 
-    for (uint64_t addr = start; addr < end;) {
+    for (uint64_t addr = target->vma->start; addr < end;) {
         unsigned long count = 0, num_move = 0;
         while (count < CRS_CRIU_NUMA_BATCH && addr < end) {
+            want[count] = crs_criu_numa_target_next(target, addr);
             pages[count++] = (void *)(uintptr_t)addr;
             addr += CRS_CRIU_NUMA_PAGE;
         }
@@ -510,9 +673,9 @@ static void crs_criu_numa_move_area(pid_t pid, uint64_t start, uint64_t end, int
         if (syscall(SYS_move_pages, pid, count, pages, NULL, status, 0) < 0)
             return; /* gone, or not allowed: nothing to move */
         for (unsigned long i = 0; i < count; i++) {
-            if (status[i] >= 0 && status[i] != target) {
+            if (status[i] >= 0 && want[i] >= 0 && status[i] != want[i]) {
                 move[num_move] = pages[i];
-                nodes[num_move++] = target;
+                nodes[num_move++] = want[i];
             }
         }
         if (num_move == 0)
@@ -522,7 +685,7 @@ static void crs_criu_numa_move_area(pid_t pid, uint64_t start, uint64_t end, int
             continue;
         }
         for (unsigned long i = 0; i < num_move; i++) {
-            if (status[i] == target)
+            if (status[i] == nodes[i])
                 (*moved)++;
             else
                 (*refused)++;
@@ -546,11 +709,10 @@ static int crs_criu_numa_pages_thread(pid_t host_pid, pid_t host_tid, void *arg)
     pid_t ns_pid = (pid_t)crs_criu_status_last(host_pid, host_tid, "NStgid:", NULL, 0);
     for (size_t i = 0; i < ctx->meta->num_vmas; i++) {
         const crs_criu_vma_rec_t *vma = &ctx->meta->vmas[i];
-        int node = crs_criu_numa_single_node(vma);
-        if (vma->ns_pid != ns_pid || node < 0 || ctx->plan->to_os[node] < 0)
+        crs_criu_numa_target_t target;
+        if (vma->ns_pid != ns_pid || !crs_criu_numa_target_init(&target, vma, ctx->plan))
             continue;
-        crs_criu_numa_move_area(host_pid, vma->start, vma->end, ctx->plan->to_os[node], &ctx->moved,
-                                &ctx->refused);
+        crs_criu_numa_move_area(host_pid, &target, &ctx->moved, &ctx->refused);
     }
     return CRMPI_OK;
 }

@@ -415,6 +415,87 @@ static void test_switch_off(void **state)
     crs_criu_meta_free(&meta);
 }
 
+/* Per-page runs: asked with move_pages for an area on several nodes, written as a "pages"
+ * line, read back, and followed when pages are put back. Only node 0 is real here, so the
+ * area is declared two-node by hand; half its pages are resident. */
+static void test_page_runs(void **state)
+{
+    (void)state;
+    char path[256];
+    int dirfd = tst_tmpdir(path, sizeof(path));
+    crs_criu_node_rec_t nodes[2] = {{0, 0, 1}, {1, 1, 1}};
+    crs_criu_meta_t meta, back;
+    crs_criu_numa_plan_t plan;
+    uint64_t moved = 9, refused = 9;
+    char *area =
+        mmap(NULL, 8 * TST_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+    assert_true(area != MAP_FAILED);
+    memset(area, 1, 4 * TST_PAGE);
+    memset(&meta, 0, sizeof(meta));
+    meta.nodes = nodes;
+    meta.num_nodes = 2;
+    meta.vmas = calloc(1, sizeof(*meta.vmas));
+    meta.num_vmas = 1;
+    meta.vmas[0] = (crs_criu_vma_rec_t){.ns_pid = getpid(),
+                                        .start = (uintptr_t)area,
+                                        .end = (uintptr_t)area + 8 * TST_PAGE,
+                                        .mode = MPOL_DEFAULT};
+    meta.vmas[0].pages[0] = 3;
+    meta.vmas[0].pages[1] = 1;
+    assert_int_equal(crs_criu_numa_collect_runs(getpid(), &meta, 0), CRMPI_OK);
+    assert_int_equal(meta.vmas[0].num_runs, 2);
+    assert_int_equal(meta.vmas[0].runs[0].node, 0);
+    assert_int_equal(meta.vmas[0].runs[0].count, 4);
+    assert_int_equal(meta.vmas[0].runs[1].node, -1);
+    assert_int_equal(meta.vmas[0].runs[1].count, 4);
+    assert_int_equal(crs_criu_meta_write(dirfd, &meta), CRMPI_OK);
+    assert_int_equal(crs_criu_meta_read(dirfd, &back), CRMPI_OK);
+    assert_int_equal(back.num_vmas, 1);
+    assert_int_equal(back.vmas[0].num_runs, 2);
+    assert_memory_equal(back.vmas[0].runs, meta.vmas[0].runs, 2 * sizeof(crs_criu_page_run_t));
+    /* Same machine: every page is where the runs say. */
+    crs_criu_numa_plan_nodes(&back, nodes, 1, &plan);
+    assert_int_equal(crs_criu_numa_pages_restore(&back, &plan, getpid(), &moved, &refused),
+                     CRMPI_OK);
+    assert_int_equal(moved, 0);
+    assert_int_equal(refused, 0);
+    crs_criu_meta_free(&back);
+
+    /* An interleaved area's pages follow its (mapped) nodes, none elsewhere here. */
+    meta.vmas[0].mode = MPOL_INTERLEAVE;
+    meta.vmas[0].policy_nodes = 1;
+    crs_criu_numa_plan_nodes(&meta, nodes, 1, &plan);
+    assert_int_equal(crs_criu_numa_pages_restore(&meta, &plan, getpid(), &moved, &refused),
+                     CRMPI_OK);
+    assert_int_equal(moved + refused, 0);
+
+    char vma_line[128], bad_line[256];
+    snprintf(vma_line, sizeof(vma_line), "crmpi-crs-criu 1\nvma 5 1000 5000 default N0=1,N1=1\n");
+    const char *bad_runs[] = {"0x5", "0x2,0x2,-x1", "0x1,", "64x1", "x1", "0x0", "-1x1"};
+    for (size_t i = 0; i < sizeof(bad_runs) / sizeof(bad_runs[0]); i++) {
+        snprintf(bad_line, sizeof(bad_line), "%spages 5 1000 %s\n", vma_line, bad_runs[i]);
+        tst_write_text(dirfd, bad_line);
+        assert_int_equal(crs_criu_meta_read(dirfd, &back), CRMPI_ERR_PROTO);
+    }
+    tst_write_text(dirfd, "crmpi-crs-criu 1\npages 5 1000 0x1\n"); /* no such area */
+    assert_int_equal(crs_criu_meta_read(dirfd, &back), CRMPI_ERR_PROTO);
+    snprintf(bad_line, sizeof(bad_line), "%spages 5 1000 0x1\npages 5 1000 0x1\n", vma_line);
+    tst_write_text(dirfd, bad_line);
+    assert_int_equal(crs_criu_meta_read(dirfd, &back), CRMPI_ERR_PROTO);
+    snprintf(bad_line, sizeof(bad_line), "%spages 5 1000 0x1,0x1,-x2\n", vma_line);
+    tst_write_text(dirfd, bad_line);
+    assert_int_equal(crs_criu_meta_read(dirfd, &back), CRMPI_OK);
+    assert_int_equal(back.vmas[0].num_runs, 2); /* adjacent runs of one node merge */
+    assert_int_equal(back.vmas[0].runs[0].count, 2);
+    crs_criu_meta_free(&back);
+    meta.nodes = NULL;
+    meta.num_nodes = 0;
+    crs_criu_meta_free(&meta);
+    munmap(area, 8 * TST_PAGE);
+    tst_rmdir(dirfd, path);
+}
+
 /* A topology hwloc cannot load does not fail the checkpoint: it records no memory
  * placement, the rest as usual. */
 static void test_no_topology(void **state)
@@ -439,6 +520,7 @@ int main(void)
         cmocka_unit_test(test_map_synthetic),  cmocka_unit_test(test_map_positions),
         cmocka_unit_test(test_mempolicy_text), cmocka_unit_test(test_policies_collect_apply),
         cmocka_unit_test(test_switch_off),     cmocka_unit_test(test_no_topology),
+        cmocka_unit_test(test_page_runs),
     };
     if (crmpi_catalog_register_all() != CRMPI_OK)
         return 1;
