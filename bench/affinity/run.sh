@@ -15,10 +15,11 @@
 #
 # Usage: bench/affinity/run.sh [--prefix DIR] [--out DIR] [--np N] [--threads T]
 #                              [--mib MIB_PER_THREAD] [--passes P] [--iters N]
-#                              [--map-by WHAT] [--bind-to WHAT]
+#                              [--rounds R] [--map-by WHAT] [--bind-to WHAT]
 #
 # Defaults: 1 rank of 2 threads, 48 MiB of arrays per thread, 4 triads per iteration, 20
-# iterations before and after, --map-by numa --bind-to numa (the rank on a node's CPUs and
+# iterations before and after, 3 rounds (the variants alternate; medians are over every
+# iteration of every round, costs the medians of the rounds), --map-by numa --bind-to numa (the rank on a node's CPUs and
 # memory, its threads one per CPU). crmpi comes from --prefix (default <repo>/install).
 # Raw logs go to --out (default bench/affinity/results-<date>-<time>/, git-ignored). Not a
 # test: run it on purpose, as root, on a quiet machine.
@@ -31,6 +32,7 @@ threads=2
 mib=48
 passes=4
 iters=20
+rounds=3
 map_by=numa
 bind_to=numa
 while [ $# -gt 0 ]; do
@@ -42,6 +44,7 @@ while [ $# -gt 0 ]; do
         --mib) mib=$2; shift 2 ;;
         --passes) passes=$2; shift 2 ;;
         --iters) iters=$2; shift 2 ;;
+        --rounds) rounds=$2; shift 2 ;;
         --map-by) map_by=$2; shift 2 ;;
         --bind-to) bind_to=$2; shift 2 ;;
         -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -55,11 +58,11 @@ if [ -x /usr/bin/mpicc ]; then
     /usr/bin/mpicc -O2 -pthread "$here/triad.c" -o "$out/triad-openmpi"
 fi
 exec /usr/bin/python3 - "$prefix" "$out" "$np" "$threads" "$mib" "$passes" "$iters" \
-    "$map_by" "$bind_to" <<'EOF'
+    "$rounds" "$map_by" "$bind_to" <<'EOF'
 import glob, os, re, statistics, subprocess, sys, threading, time
 
-prefix, out, np, threads, mib, passes, iters, map_by, bind_to = sys.argv[1:]
-np, iters = int(np), int(iters)
+prefix, out, np, threads, mib, passes, iters, rounds, map_by, bind_to = sys.argv[1:]
+np, iters, rounds = int(np), int(iters), int(rounds)
 bin_ = os.path.join(prefix, "bin")
 ITER = re.compile(r"^iter (\d+) ms ([0-9.]+) migrations (\d+)$")
 numa_nodes = len(glob.glob("/sys/devices/system/node/node[0-9]*"))
@@ -94,11 +97,9 @@ class Stream:
             time.sleep(0.05)
 
 
-def per_iteration(samples):
-    """Median ms and migrations per iteration (the counter is cumulative per process)."""
-    times = [ms for _, _, ms, _ in samples]
-    migr = [b[3] - a[3] for a, b in zip(samples, samples[1:])]
-    return statistics.median(times), (statistics.mean(migr) if migr else 0.0)
+def migrations(samples):
+    """Migrations per iteration (the counter is cumulative per process)."""
+    return [b[3] - a[3] for a, b in zip(samples, samples[1:])]
 
 
 def pages_per_node(pids):
@@ -131,8 +132,8 @@ def triad_pids(jobid, exe):
     return found
 
 
-def crmpi_run(name, restart_mca):
-    run = os.path.join(out, name)
+def crmpi_run(name, restart_mca, round_):
+    run = os.path.join(out, "%s.r%d" % (name, round_))
     os.makedirs(run, exist_ok=True)
     ready, stop = os.path.join(run, "ready"), os.path.join(run, "stop")
     exe = os.path.join(out, "triad-crmpi")
@@ -181,18 +182,18 @@ def crmpi_run(name, restart_mca):
         for label, rows in (("before", before), ("after", after)):
             for _, k, ms, mg in rows:
                 f.write("%s %d %.3f %d\n" % (label, k, ms, mg))
-    return {"name": name, "before": per_iteration(before), "after": per_iteration(after),
-            "ckpt_s": ckpt_s, "record_s": max(record) if record else float("nan"),
+    return {"name": name, "ckpt_s": ckpt_s, "record_s": max(record) if record else float("nan"),
             "restart_s": restart_s, "place_s": max(place) if place else float("nan"),
             "nodes": nodes, "before_ms": [r[2] for r in before],
-            "after_ms": [r[2] for r in after]}
+            "after_ms": [r[2] for r in after], "before_migr": migrations(before),
+            "after_migr": migrations(after)}
 
 
-def openmpi_run():
+def openmpi_run(round_):
     exe = os.path.join(out, "triad-openmpi")
     if not os.path.exists(exe) or not os.path.exists("/usr/bin/mpirun"):
         return None
-    run = os.path.join(out, "openmpi")
+    run = os.path.join(out, "openmpi.r%d" % round_)
     os.makedirs(run, exist_ok=True)
     ready, stop = os.path.join(run, "ready"), os.path.join(run, "stop")
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
@@ -206,43 +207,68 @@ def openmpi_run():
     job.wait()
     stream.thread.join()
     rows = stream.iterations()[1:2 * iters + 1]
-    return {"name": "openmpi", "before": per_iteration(rows[:iters]),
-            "after": per_iteration(rows[iters:]), "before_ms": [r[2] for r in rows[:iters]],
-            "after_ms": [r[2] for r in rows[iters:]]}
+    return {"name": "openmpi", "before_ms": [r[2] for r in rows[:iters]],
+            "after_ms": [r[2] for r in rows[iters:]], "before_migr": migrations(rows[:iters]),
+            "after_migr": migrations(rows[iters:])}
 
 
-results = [crmpi_run("restored", []),
-           crmpi_run("not-restored", ["--mca", "crs_criu_affinity", "0", "--mca",
-                                      "crs_criu_numa_pages", "0", "--mca",
-                                      "crs_criu_numa_policy", "0"])]
-ompi = openmpi_run()
+OFF = ["--mca", "crs_criu_affinity", "0", "--mca", "crs_criu_numa_pages", "0", "--mca",
+       "crs_criu_numa_policy", "0"]
+runs = {"restored": [], "not-restored": [], "openmpi": []}
+for round_ in range(rounds):
+    runs["restored"].append(crmpi_run("restored", [], round_))
+    runs["not-restored"].append(crmpi_run("not-restored", OFF, round_))
+    ompi_round = openmpi_run(round_)
+    if ompi_round:
+        runs["openmpi"].append(ompi_round)
+
+
+def pooled(name, key):
+    return [x for r in runs[name] for x in r[key]]
+
+
+def median_of(name, key):
+    values = [r[key] for r in runs[name] if r.get(key) == r.get(key)]  # drop NaN
+    return statistics.median(values) if values else float("nan")
+
 
 print("triad: %d rank(s) x %s threads, %s MiB per thread, %s triads per iteration, "
-      "--map-by %s --bind-to %s, %d NUMA node(s); medians of %d iterations" %
-      (np, threads, mib, passes, map_by, bind_to, numa_nodes, iters))
+      "--map-by %s --bind-to %s, %d NUMA node(s); %d rounds of %d iterations before and "
+      "after; ms and migrations: medians and means over every iteration of every round" %
+      (np, threads, mib, passes, map_by, bind_to, numa_nodes, rounds, iters))
 head = "%-13s %9s %9s %7s %9s %9s %8s %9s %10s %9s" % (
     "run", "before-ms", "after-ms", "ratio", "migr/it-b", "migr/it-a", "ckpt-s", "record-ms",
     "restart-s", "place-ms")
 if numa_nodes > 1:
     head += "  pages-per-node-after"
 print(head)
-for r in results:
+summary = {}
+for name in ("restored", "not-restored", "openmpi"):
+    if not runs[name]:
+        continue
+    before, after = statistics.median(pooled(name, "before_ms")), \
+        statistics.median(pooled(name, "after_ms"))
+    mb, ma = statistics.mean(pooled(name, "before_migr")), \
+        statistics.mean(pooled(name, "after_migr"))
+    summary[name] = (before, after)
+    if name == "openmpi":
+        print("%-13s %9.2f %9.2f %7.3f %9.2f %9.2f %8s %9s %10s %9s" % (
+            name, before, after, after / before, mb, ma, "-", "-", "-", "-"))
+        continue
     line = "%-13s %9.2f %9.2f %7.3f %9.2f %9.2f %8.3f %9.3f %10.3f %9.3f" % (
-        r["name"], r["before"][0], r["after"][0], r["after"][0] / r["before"][0],
-        r["before"][1], r["after"][1], r["ckpt_s"], r["record_s"] * 1e3, r["restart_s"],
-        r["place_s"] * 1e3)
+        name, before, after, after / before, mb, ma, median_of(name, "ckpt_s"),
+        median_of(name, "record_s") * 1e3, median_of(name, "restart_s"),
+        median_of(name, "place_s") * 1e3)
     if numa_nodes > 1:
-        line += "  " + " ".join("N%d=%d" % kv for kv in sorted(r["nodes"].items()))
+        nodes = runs[name][-1]["nodes"]
+        line += "  " + " ".join("N%d=%d" % kv for kv in sorted(nodes.items()))
     print(line)
-if ompi:
-    print("%-13s %9.2f %9.2f %7.3f %9.2f %9.2f %8s %9s %10s %9s" % (
-        "openmpi", ompi["before"][0], ompi["after"][0], ompi["after"][0] / ompi["before"][0],
-        ompi["before"][1], ompi["after"][1], "-", "-", "-", "-"))
-restored, lost = results
-print("after a restart, not restored : restored = %.3f" % (lost["after"][0] / restored["after"][0]))
-if ompi:
+print("after a restart, not restored : restored = %.3f" %
+      (summary["not-restored"][1] / summary["restored"][1]))
+if "openmpi" in summary:
+    ompi_all = pooled("openmpi", "before_ms") + pooled("openmpi", "after_ms")
     print("crmpi restored, after : Open MPI uninterrupted = %.3f" %
-          (restored["after"][0] / statistics.median(ompi["before_ms"] + ompi["after_ms"])))
+          (summary["restored"][1] / statistics.median(ompi_all)))
 try:
     import matplotlib
     matplotlib.use("Agg")
@@ -251,13 +277,17 @@ except ImportError:
     print("(no plot: python3-matplotlib is not installed)")
     sys.exit(0)
 fig, ax = plt.subplots(figsize=(8, 4.5))
-for r in results + ([ompi] if ompi else []):
-    series = r["before_ms"] + r["after_ms"]
-    ax.plot(range(len(series)), series, marker=".", label=r["name"])
+for name in ("restored", "not-restored", "openmpi"):
+    if not runs[name]:
+        continue
+    # Per iteration position, the median over the rounds.
+    series = [statistics.median(col) for col in
+              zip(*[r["before_ms"] + r["after_ms"] for r in runs[name]])]
+    ax.plot(range(len(series)), series, marker=".", label=name)
 ax.axvline(iters - 0.5, color="grey", linestyle="--")
 ax.text(iters - 0.4, ax.get_ylim()[1] * 0.95, "checkpoint --term / restart", fontsize=8)
 ax.set_xlabel("iteration (before | after the restart)")
-ax.set_ylabel("ms per iteration (slowest rank)")
+ax.set_ylabel("ms per iteration (slowest rank; median of the rounds)")
 ax.set_title("triad, %d rank(s) x %s threads, --bind-to %s" % (np, threads, bind_to))
 ax.legend()
 fig.tight_layout()
