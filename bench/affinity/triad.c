@@ -28,11 +28,11 @@
 #include <mpi.h>
 
 typedef struct triad_thread {
-    pthread_t thread;   /* the worker */
-    int index;          /* 0..threads-1 */
-    int cpu;            /* the CPU it pins itself to, or -1 */
-    size_t count;       /* doubles in each of its arrays */
-    double *a, *b, *c;  /* its slices, first-touched by itself */
+    pthread_t thread;  /* the worker */
+    int index;         /* 0..threads-1 */
+    int cpu;           /* the CPU it pins itself to, or -1 */
+    size_t count;      /* doubles in each of its arrays */
+    double *a, *b, *c; /* its slices, first-touched by itself */
 } triad_thread_t;
 
 static pthread_barrier_t triad_start, triad_done;

@@ -7,10 +7,18 @@
  *   numa rank R AREA: policy MODE nodes 0xMASK, P/N pages on node 0
  *
  * and checks the areas' contents. CRIU restores no policy: the line after a restart shows
- * what the restart re-applied (docs/design.md, "Memory placement").
+ * what the restart re-applied (docs/design.md, "Memory placement"). A helper thread pins
+ * itself, as an OpenMP runtime would, to the first CPU of the rank's mask; each rank also
+ * prints that thread's CPUs as the kernel reports them:
+ *
+ *   numa rank R pinned thread: cpus LIST
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <linux/mempolicy.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/types.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
@@ -18,6 +26,55 @@
 
 #define NUMA_PAGES 64
 #define NUMA_PAGE  4096
+
+static int numa_pinned_ready;
+
+/* Pinned to the first CPU of the rank's mask, then idle until the process ends. */
+static void *numa_pinned(void *arg)
+{
+    cpu_set_t mask, one;
+
+    (void)arg;
+    sched_getaffinity(0, sizeof(mask), &mask);
+    CPU_ZERO(&one);
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (CPU_ISSET(cpu, &mask)) {
+            CPU_SET(cpu, &one);
+            break;
+        }
+    }
+    sched_setaffinity(0, sizeof(one), &one);
+    __atomic_store_n(&numa_pinned_ready, 1, __ATOMIC_RELEASE);
+    for (;;)
+        pause();
+    return NULL;
+}
+
+/* The pinned thread's CPUs as the kernel reports them (sched_getaffinity on its tid, which
+ * resolves in the caller's pid namespace, unlike a path under /proc). */
+static void numa_print_pinned(pthread_t thread)
+{
+    char cpus[256] = "";
+    size_t used = 0;
+    cpu_set_t mask;
+
+    if (pthread_getaffinity_np(thread, sizeof(mask), &mask) != 0)
+        snprintf(cpus, sizeof(cpus), "?");
+    for (int cpu = 0; cpu < CPU_SETSIZE && used + 8 < sizeof(cpus); cpu++) {
+        if (!CPU_ISSET(cpu, &mask))
+            continue;
+        int last = cpu;
+        while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, &mask))
+            last++;
+        used += (size_t)(last > cpu ? snprintf(cpus + used, sizeof(cpus) - used, "%s%d-%d",
+                                               used ? "," : "", cpu, last)
+                                    : snprintf(cpus + used, sizeof(cpus) - used, "%s%d",
+                                               used ? "," : "", cpu));
+        cpu = last;
+    }
+    printf("numa rank %d pinned thread: cpus %s\n", cr_rank, cpus);
+    fflush(stdout);
+}
 
 int main(int argc, char **argv)
 {
@@ -31,6 +88,7 @@ int main(int argc, char **argv)
     enum { NUM_AREAS = sizeof(areas) / sizeof(areas[0]) };
     unsigned long node0 = 1;
     char *mem[NUM_AREAS];
+    pthread_t pinned;
 
     cr_init(&argc, &argv, MPI_THREAD_SINGLE);
     for (int a = 0; a < NUM_AREAS; a++) {
@@ -45,6 +103,9 @@ int main(int argc, char **argv)
             cr_fail("mbind %s: %s", areas[a].name, strerror(errno));
         memset(mem[a], 'a' + a + cr_rank, NUMA_PAGES * NUMA_PAGE); /* first touch */
     }
+    pthread_create(&pinned, NULL, numa_pinned, NULL);
+    while (!__atomic_load_n(&numa_pinned_ready, __ATOMIC_ACQUIRE))
+        sched_yield();
     cr_ready();
     cr_wait_go();
     /* In a restored rank the C/R thread holds the library until the restart (policies
@@ -74,5 +135,6 @@ int main(int argc, char **argv)
                areas[a].name, mode, nodes, on_node0, NUMA_PAGES);
         fflush(stdout);
     }
+    numa_print_pinned(pinned);
     return cr_finish("numa");
 }

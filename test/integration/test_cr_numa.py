@@ -97,6 +97,28 @@ def test_policies_kept_other_binding(program, tmp_path, map_by, bind_to):
     assert_policies_kept(result)
 
 
+PINNED = re.compile(r"numa rank (\d+) pinned thread: cpus (\S+)")
+
+
+def pinned(out):
+    return {int(m.group(1)): m.group(2) for m in PINNED.finditer(out)}
+
+
+def test_pinned_thread_switch_off(program, tmp_path):
+    """A thread the program pinned to the first CPU of an unbound rank keeps that CPU after a
+    restart; with crs_criu_affinity 0 it gets the restorer's mask (every CPU here)."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("needs two CPUs to tell a pinned thread from an unpinned one")
+    crenv = crjob.CrEnv(tmp_path)
+    handle = checkpointed(crenv, program)
+    result = restarted(crenv, handle)
+    assert pinned(result.out) == {r: str(cpus[0]) for r in range(NP)}, result.report()
+    result = restarted(crenv, handle, "--mca", "crs_criu_affinity", "0")
+    found = pinned(result.out)
+    assert len(found) == NP and all(c != str(cpus[0]) for c in found.values()), result.report()
+
+
 def test_switch_off(program, tmp_path):
     crenv = crjob.CrEnv(tmp_path)
     handle = checkpointed(crenv, program)
