@@ -4,7 +4,8 @@
 # to the CPUs of the rank's binding) is checkpointed with --term after some iterations and
 # restarted, once with the placement restored (the default) and once with it switched off
 # (crs_criu_affinity, crs_criu_numa_pages and crs_criu_numa_policy 0). For each: the
-# per-iteration time before and after (median), CPU migrations per iteration
+# per-iteration time before and after (median; 1st-ms: the first whole iteration after
+# the restart), CPU migrations per iteration
 # (nr_migrations of every thread, /proc/PID/task/TID/sched), the time the checkpoint spent
 # recording the placement and the restart restoring it (crs_base_verbose 10), the whole
 # checkpoint and restart, and the after/before ratio. Open MPI 4.1 has no checkpoint: its
@@ -236,9 +237,9 @@ print("triad: %d rank(s) x %s threads, %s MiB per thread, %s triads per iteratio
       "--map-by %s --bind-to %s, %d NUMA node(s); %d rounds of %d iterations before and "
       "after; ms and migrations: medians and means over every iteration of every round" %
       (np, threads, mib, passes, map_by, bind_to, numa_nodes, rounds, iters))
-head = "%-13s %9s %9s %7s %9s %9s %8s %9s %10s %9s" % (
+head = "%-13s %9s %9s %7s %9s %9s %8s %9s %10s %9s %9s" % (
     "run", "before-ms", "after-ms", "ratio", "migr/it-b", "migr/it-a", "ckpt-s", "record-ms",
-    "restart-s", "place-ms")
+    "restart-s", "place-ms", "1st-ms")
 if numa_nodes > 1:
     head += "  pages-per-node-after"
 print(head)
@@ -252,13 +253,14 @@ for name in ("restored", "not-restored", "openmpi"):
         statistics.mean(pooled(name, "after_migr"))
     summary[name] = (before, after)
     if name == "openmpi":
-        print("%-13s %9.2f %9.2f %7.3f %9.2f %9.2f %8s %9s %10s %9s" % (
-            name, before, after, after / before, mb, ma, "-", "-", "-", "-"))
+        print("%-13s %9.2f %9.2f %7.3f %9.2f %9.2f %8s %9s %10s %9s %9s" % (
+            name, before, after, after / before, mb, ma, "-", "-", "-", "-", "-"))
         continue
-    line = "%-13s %9.2f %9.2f %7.3f %9.2f %9.2f %8.3f %9.3f %10.3f %9.3f" % (
+    line = "%-13s %9.2f %9.2f %7.3f %9.2f %9.2f %8.3f %9.3f %10.3f %9.3f %9.1f" % (
         name, before, after, after / before, mb, ma, median_of(name, "ckpt_s"),
         median_of(name, "record_s") * 1e3, median_of(name, "restart_s"),
-        median_of(name, "place_s") * 1e3)
+        median_of(name, "place_s") * 1e3,
+        statistics.median(r["after_ms"][0] for r in runs[name]))
     if numa_nodes > 1:
         nodes = runs[name][-1]["nodes"]
         line += "  " + " ".join("N%d=%d" % kv for kv in sorted(nodes.items()))
