@@ -196,6 +196,22 @@ def test_missing_node_mapped(program, tmp_path):
     assert_policies_kept(result)
 
 
+def test_checkpoint_on_synthetic_machine(program, tmp_path):
+    """crs_criu_topology stands in for a 2-node machine at checkpoint: the record names both
+    nodes, and a restart on a one-node machine maps node 1 onto node 0 and says so (the
+    restart gives the parameter again: a snapshot's own parameters apply to its restarts)."""
+    crenv = crjob.CrEnv(tmp_path)
+    handle = checkpointed(crenv, program, ["--mca", "crs_criu_topology",
+                                           "synthetic:numa:2 core:1 pu:1"])
+    meta = open(os.path.join(handle, "1", "rank.0", "criu", "crs-criu.meta")).read()
+    assert re.search(r"^numanode 0 0 1$", meta, re.M) and \
+        re.search(r"^numanode 1 1 1$", meta, re.M), meta
+    result = restarted(crenv, handle, "--mca", "crs_criu_topology", "synthetic:numa:1 core:2 pu:1")
+    assert result.err.count("NUMA node L#1 (OS 1) of the checkpoint is not on this machine") \
+        == NP, result.report()
+    assert_policies_kept(result)
+
+
 def test_parameters_listed(tmp_path):
     result = crjob.CrEnv(tmp_path).info("--param", "crs", "criu")
     assert result.returncode == 0, result.report()
