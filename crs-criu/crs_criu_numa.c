@@ -228,7 +228,8 @@ int crs_criu_numa_collect_nodes(const cpu_set_t *binding, crs_criu_meta_t *meta)
 /* The start addresses of the private writable mappings of /proc/<pid>/maps, sorted. */
 static int crs_criu_numa_private_writable(pid_t host_pid, uint64_t **starts_out, size_t *num_out)
 {
-    char path[64], line[512];
+    char path[64], *line = NULL;
+    size_t line_cap = 0;
     uint64_t *starts = NULL;
     size_t num = 0, cap = 0;
 
@@ -236,7 +237,9 @@ static int crs_criu_numa_private_writable(pid_t host_pid, uint64_t **starts_out,
     FILE *f = fopen(path, "re");
     if (!f)
         return CRMPI_ERR_NOT_FOUND;
-    while (fgets(line, sizeof(line), f)) {
+    /* Whole lines: a mapped file's path may be long, and a piece of it must not be read as
+     * a line of its own. */
+    while (getline(&line, &line_cap, f) >= 0) {
         unsigned long long start, end;
         char perms[8];
         if (sscanf(line, "%llx-%llx %7s", &start, &end, perms) != 3 || perms[1] != 'w' ||
@@ -246,6 +249,7 @@ static int crs_criu_numa_private_writable(pid_t host_pid, uint64_t **starts_out,
             uint64_t *grown = realloc(starts, (cap = cap ? cap * 2 : 64) * sizeof(*starts));
             if (!grown) {
                 free(starts);
+                free(line);
                 fclose(f);
                 return CRMPI_ERR_OUT_OF_RESOURCE;
             }
@@ -253,6 +257,7 @@ static int crs_criu_numa_private_writable(pid_t host_pid, uint64_t **starts_out,
         }
         starts[num++] = start;
     }
+    free(line);
     fclose(f);
     *starts_out = starts;
     *num_out = num;
@@ -310,13 +315,14 @@ static int crs_criu_numa_maps_line(char *line, crs_criu_vma_rec_t *vma)
 /* The end of the mapping at `start` in /proc/<pid>/maps order: numa_maps has no ends. */
 static int crs_criu_numa_ends(pid_t host_pid, crs_criu_meta_t *meta, size_t first)
 {
-    char path[64], line[512];
+    char path[64], *line = NULL;
+    size_t line_cap = 0;
     snprintf(path, sizeof(path), "/proc/%d/maps", (int)host_pid);
     FILE *f = fopen(path, "re");
     if (!f)
         return CRMPI_ERR_NOT_FOUND;
     size_t next = first;
-    while (next < meta->num_vmas && fgets(line, sizeof(line), f)) {
+    while (next < meta->num_vmas && getline(&line, &line_cap, f) >= 0) {
         unsigned long long start, end;
         if (sscanf(line, "%llx-%llx", &start, &end) != 2)
             continue;
@@ -326,6 +332,7 @@ static int crs_criu_numa_ends(pid_t host_pid, crs_criu_meta_t *meta, size_t firs
         if (next < meta->num_vmas && meta->vmas[next].start == start)
             meta->vmas[next++].end = end;
     }
+    free(line);
     fclose(f);
     /* Drop what found no end. */
     size_t kept = first;
@@ -442,7 +449,8 @@ int crs_criu_numa_runs_parse(const char *text, crs_criu_vma_rec_t *vma)
 
 int crs_criu_numa_collect_process(pid_t host_pid, pid_t ns_pid, crs_criu_meta_t *meta)
 {
-    char path[64], line[1024];
+    char path[64], *line = NULL;
+    size_t line_cap = 0;
     uint64_t *writable = NULL;
     size_t num_writable = 0, first = meta->num_vmas;
     int rc = crs_criu_numa_private_writable(host_pid, &writable, &num_writable);
@@ -455,7 +463,7 @@ int crs_criu_numa_collect_process(pid_t host_pid, pid_t ns_pid, crs_criu_meta_t 
         free(writable);
         return CRMPI_OK; /* a kernel without NUMA: nothing to record */
     }
-    while (rc == CRMPI_OK && fgets(line, sizeof(line), f)) {
+    while (rc == CRMPI_OK && getline(&line, &line_cap, f) >= 0) {
         crs_criu_vma_rec_t vma;
         if (!crs_criu_numa_maps_line(line, &vma))
             continue;
@@ -471,6 +479,7 @@ int crs_criu_numa_collect_process(pid_t host_pid, pid_t ns_pid, crs_criu_meta_t 
         meta->vmas = grown;
         meta->vmas[meta->num_vmas++] = vma;
     }
+    free(line);
     fclose(f);
     free(writable);
     if (rc == CRMPI_OK)

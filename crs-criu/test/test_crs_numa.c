@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -496,6 +497,51 @@ static void test_page_runs(void **state)
     tst_rmdir(dirfd, path);
 }
 
+/* A mapped file whose path is longer than any fixed line buffer: its numa_maps line (path
+ * first, page counts after) is read whole, so the counts are not lost. */
+static void test_long_path(void **state)
+{
+    (void)state;
+    char dir[4096], file[4200];
+    crs_criu_meta_t meta;
+    size_t len;
+
+    snprintf(dir, sizeof(dir), "/tmp/test_crs_numa.XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    len = strlen(dir);
+    for (int level = 0; level < 6; level++) {
+        dir[len++] = '/';
+        memset(dir + len, 'a' + level, 200);
+        len += 200;
+        dir[len] = '\0';
+        assert_int_equal(mkdir(dir, 0700), 0);
+    }
+    snprintf(file, sizeof(file), "%s/deadbeef", dir);
+    int fd = open(file, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(ftruncate(fd, 4 * TST_PAGE), 0);
+    char *area = mmap(NULL, 4 * TST_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    assert_true(area != MAP_FAILED);
+    memset(area, 7, 4 * TST_PAGE); /* private copies, on node 0 */
+    assert_int_equal(crs_criu_meta_collect(getpid(), &meta), CRMPI_OK);
+    const crs_criu_vma_rec_t *found = NULL;
+    for (size_t v = 0; v < meta.num_vmas; v++)
+        if (meta.vmas[v].start == (uintptr_t)area)
+            found = &meta.vmas[v];
+    assert_non_null(found);
+    assert_int_equal(found->end, (uintptr_t)area + 4 * TST_PAGE);
+    assert_int_equal(found->pages[0], 4);
+    crs_criu_meta_free(&meta);
+    munmap(area, 4 * TST_PAGE);
+    close(fd);
+    unlink(file);
+    for (int level = 0; level < 6; level++) {
+        rmdir(dir);
+        *strrchr(dir, '/') = '\0';
+    }
+    rmdir(dir);
+}
+
 /* A topology hwloc cannot load does not fail the checkpoint: it records no memory
  * placement, the rest as usual. */
 static void test_no_topology(void **state)
@@ -520,7 +566,7 @@ int main(void)
         cmocka_unit_test(test_map_synthetic),  cmocka_unit_test(test_map_positions),
         cmocka_unit_test(test_mempolicy_text), cmocka_unit_test(test_policies_collect_apply),
         cmocka_unit_test(test_switch_off),     cmocka_unit_test(test_no_topology),
-        cmocka_unit_test(test_page_runs),
+        cmocka_unit_test(test_page_runs),      cmocka_unit_test(test_long_path),
     };
     if (crmpi_catalog_register_all() != CRMPI_OK)
         return 1;
