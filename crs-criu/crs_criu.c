@@ -654,7 +654,7 @@ static int crs_criu_restart_plan(const crs_criu_meta_t *meta, const cpu_set_t *n
 
 /* The calling thread's memory policy, saved while the restorer runs under another one. */
 typedef struct crs_criu_policy {
-    int mode;            /* MPOL_* */
+    int mode;            /* MPOL_*, with its MPOL_F_ flags */
     unsigned long nodes; /* its nodes (the first CRS_CRIU_NUMA_MAX_NODES) */
 } crs_criu_policy_t;
 
@@ -672,7 +672,7 @@ static int crs_criu_restorer_prefer(int home, crs_criu_policy_t *saved_out)
     if (home < 0 || home >= CRS_CRIU_NUMA_MAX_NODES ||
         syscall(SYS_get_mempolicy, &saved.mode, &saved.nodes,
                 (unsigned long)CRS_CRIU_NUMA_MAX_NODES + 1, NULL, 0UL) < 0 ||
-        saved.mode == MPOL_BIND)
+        (saved.mode & ~MPOL_MODE_FLAGS) == MPOL_BIND)
         return 0;
     if (syscall(SYS_set_mempolicy, MPOL_PREFERRED, &mask,
                 (unsigned long)CRS_CRIU_NUMA_MAX_NODES + 1) < 0) {
@@ -687,7 +687,8 @@ static int crs_criu_restorer_prefer(int home, crs_criu_policy_t *saved_out)
 
 static void crs_criu_restorer_unprefer(const crs_criu_policy_t *saved)
 {
-    int none = saved->mode == MPOL_DEFAULT || saved->mode == MPOL_LOCAL;
+    int mode = saved->mode & ~MPOL_MODE_FLAGS; /* get_mempolicy reports the flags too */
+    int none = mode == MPOL_DEFAULT || mode == MPOL_LOCAL;
     syscall(SYS_set_mempolicy, saved->mode, none ? NULL : &saved->nodes,
             none ? 0UL : (unsigned long)CRS_CRIU_NUMA_MAX_NODES + 1);
 }
