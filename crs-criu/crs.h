@@ -1,5 +1,6 @@
 /*
- * crs.h: checkpoint/restart service (CRS) of one rank, used by crmpi-agent only.
+ * crs.h: checkpoint/restart service (CRS) of one rank, used by crmpi-agent (crmpi_info uses
+ * crmpi_crs_criu_placement_print only).
  * Component "criu": CRIU 4.x through libcriu.
  *
  *   crmpi-agent (host pid namespace)
@@ -10,10 +11,12 @@
  *   checkpoint:  agent --ops->checkpoint(init pid, dir)--> criu swrk (child of agent)
  *                  dir/  CRIU image files + dump.log + crs-criu.meta
  *                        (meta: the inherit keys of the init's fds 0..3, every thread's
- *                         CPU affinity and allowed memory nodes)
+ *                         CPU affinity and allowed memory nodes, the memory areas'
+ *                         policies and pages per NUMA node)
  *   restart:     agent --ops->restart(dir, new fds)--> criu swrk
  *                  --> restored init is the agent's child (criu_local_restore_child)
- *                  --> "pre-resume": affinity re-applied, caller's hook runs,
+ *                  --> "pre-resume": affinity re-applied, pages moved back to their
+ *                      nodes, caller's hook runs,
  *                      while every restored task is still stopped
  *                  --> tasks run; the agent owns the new stdio pipes and control socket
  *
@@ -46,17 +49,25 @@
  * checkpoint, for every thread of every process in the namespace, crs-criu.meta gets
  * "thread <ns pid> <ns tid> <cpus> <mems>" (namespace ids, CPU list of
  * sched_getaffinity, Mems_allowed_list of /proc/.../status), plus "cpuset <cpus>", the
- * init's mask (the agent's binding). What is not recorded: a thread's set_mempolicy()
- * policy and per-mapping mbind() policies (the kernel shows them only to the thread
- * itself, or per mapping in numa_maps); the restorer touches the restored memory under
- * the criu process's own policy, so the agent's binding decides the placement. Mems are
- * informational: a thread cannot be given another thread's Mems_allowed (that is a
- * cgroup cpuset property).
- * Re-applying, at pre-resume: without a new cpuset, each thread gets its recorded mask.
- * With a new cpuset (the agent's binding on the restart node), each recorded CPU is
- * replaced by the CPU of the same position in the new set (position in the recorded
- * "cpuset", modulo the new set's size), so a thread pinned to the 2nd CPU of its rank's
- * old CPUs is pinned to the 2nd CPU of the new ones.
+ * init's mask (the agent's binding). Mems are informational: a thread cannot be given
+ * another thread's Mems_allowed (that is a cgroup cpuset property).
+ * Re-applying, at pre-resume (crs_criu_affinity): without a new cpuset, each thread gets
+ * its recorded mask. With a new cpuset (the agent's binding on the restart node), each
+ * recorded CPU is replaced by the CPU of the same position in the new set (position in the
+ * recorded "cpuset", modulo the new set's size), so a thread pinned to the 2nd CPU of its
+ * rank's old CPUs is pinned to the 2nd CPU of the new ones.
+ *
+ * Memory placement (docs/design.md, "Memory placement"; crs_criu_numa.c): at checkpoint
+ * (crs_criu_numa), "numanode" lines (hwloc logical and OS index of every NUMA node, and
+ * whether the binding reaches it) and "vma" lines (per private writable area or area with a
+ * policy of its own: its policy and resident pages per node, from /proc/<pid>/numa_maps).
+ * At restart the recorded nodes are mapped onto the new binding's by position; CRIU's
+ * restorer prefers the node that held most pages, and at pre-resume pages are moved back
+ * (crs_criu_numa_pages): an area's to its one node, an interleaved one's by its policy, a
+ * spread one's page by page ("pages" lines, asked with move_pages at checkpoint). The areas'
+ * policies cannot be set from outside: restart() hands them to the caller (`mempolicy_out`) for the
+ * rank's restart message, and the rank sets them itself (crs_criu_numa_policy). A thread's own
+ * set_mempolicy policy is not visible from outside and is not restored.
  *
  * TCP: sockets are closed before the dump, by INC in the rank;
  * this component sets neither --tcp-established nor --tcp-close. With CRIU 4.1.1 on
@@ -80,6 +91,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "component.h"
@@ -153,6 +165,10 @@ typedef struct crmpi_crs_restart_opts {
                                            * first, NULL-terminated (each the directory of
                                            * the dump the one before it was taken against);
                                            * NULL: a full dump */
+    char **mempolicy_out;                 /* on success, the restored processes' memory
+                                           * policies for their restart message
+                                           * (mempolicy.h text, malloc'ed, the caller
+                                           * frees; NULL when none); NULL: not wanted */
     crmpi_crs_pre_resume_fn_t pre_resume; /* may be NULL */
     void *pre_resume_arg;                 /* passed to pre_resume */
     char *errbuf;                         /* on failure, the one-line message (may be NULL) */
@@ -203,6 +219,15 @@ typedef struct crmpi_crs_ops {
  * component's `ops` is a `const crmpi_crs_ops_t *`.
  */
 extern crmpi_framework_t crmpi_crs_framework;
+
+/**
+ * crmpi_info --snapshot: print, each line starting with `indent`, what the record beside the
+ * images in `images_dir` says of the rank's placement (binding, NUMA nodes by hwloc logical
+ * and OS index, areas with a policy of their own, pages per node) and what a restart on
+ * this machine bound as at the checkpoint would map each node onto (crs_criu_numa.c; needs
+ * no CRIU). @return CRMPI_OK, CRMPI_ERR_IO (no record), CRMPI_ERR_PROTO (a damaged one)
+ */
+int crmpi_crs_criu_placement_print(const char *images_dir, const char *indent, FILE *out);
 
 /** Catalog descriptors (crs_info.c): framework "crs", component "criu". */
 extern const crmpi_framework_info_t crmpi_crs_framework_info;

@@ -19,7 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
+#include <linux/mempolicy.h>
+#include <stdbool.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -435,7 +438,9 @@ int crs_criu_checkpoint(const crmpi_crs_ckpt_opts_t *opts, crmpi_crs_ckpt_result
                              "crs:criu: cannot open the images directory %s: %s", opts->images_dir,
                              strerror(errno));
     }
+    double record_start = crs_criu_now();
     rc = crs_criu_meta_collect(opts->init_pid, &meta);
+    double record_seconds = crs_criu_now() - record_start;
     if (rc != CRMPI_OK) {
         rc = crs_criu_fail(opts->errbuf, opts->errbuf_len, rc,
                            "crs:criu: no rank namespace with init pid %d to checkpoint (%s)",
@@ -515,6 +520,11 @@ int crs_criu_checkpoint(const crmpi_crs_ckpt_opts_t *opts, crmpi_crs_ckpt_result
     result.num_threads = (unsigned)meta.num_threads;
     crs_criu_read_stats(images_fd, &result);
     crmpi_fw_verbose(&crmpi_crs_framework, 10,
+                     "crs:criu: placement of init %d recorded in %.6f s: %u threads, %zu NUMA "
+                     "nodes, %zu memory areas",
+                     (int)opts->init_pid, record_seconds, result.num_threads, meta.num_nodes,
+                     meta.num_vmas);
+    crmpi_fw_verbose(&crmpi_crs_framework, 10,
                      "crs:criu: dumped init %d into %s%s%s: %.3f s, %llu bytes, %u threads, "
                      "%llu pages written since the last dump",
                      (int)opts->init_pid, opts->images_dir, opts->terminate ? " (terminated)" : "",
@@ -547,6 +557,8 @@ typedef struct crs_criu_restore_ctx {
     const crmpi_crs_restart_opts_t *opts; /* the caller's options */
     const crs_criu_meta_t *meta;          /* the record read from the images directory */
     const cpu_set_t *new_cpuset;          /* remap target, or NULL */
+    int affinity;                         /* re-apply thread masks (crs_criu_affinity) */
+    const crs_criu_numa_plan_t *plan;     /* move pages back through it, or NULL */
     pid_t init_pid;                       /* the restored init, from CRIU's notifications */
     int rc;                               /* first failure at pre-resume */
 } crs_criu_restore_ctx_t;
@@ -572,7 +584,20 @@ static int crs_criu_notify(char *action, criu_notify_arg_t na)
         crmpi_log_error("crs:criu: CRIU reached pre-resume without naming the restored init");
         return 0;
     }
-    ctx->rc = crs_criu_affinity_apply(ctx->meta, ctx->init_pid, ctx->new_cpuset);
+    ctx->rc = ctx->affinity ? crs_criu_affinity_apply(ctx->meta, ctx->init_pid, ctx->new_cpuset)
+                            : CRMPI_OK;
+    if (ctx->rc == CRMPI_OK && ctx->plan) {
+        uint64_t moved = 0, refused = 0;
+        double start = crs_criu_now();
+        /* A failure leaves the pages where the restorer put them: slower, still right. */
+        if (crs_criu_numa_pages_restore(ctx->meta, ctx->plan, ctx->init_pid, &moved, &refused) ==
+            CRMPI_OK)
+            crmpi_fw_verbose(&crmpi_crs_framework, 10,
+                             "crs:criu: pages of init %d placed in %.6f s: %llu moved back to "
+                             "their node, %llu the kernel kept where they were",
+                             (int)ctx->init_pid, crs_criu_now() - start, (unsigned long long)moved,
+                             (unsigned long long)refused);
+    }
     if (ctx->rc == CRMPI_OK && ctx->opts->pre_resume) {
         ctx->rc = ctx->opts->pre_resume(ctx->init_pid, ctx->opts->pre_resume_arg);
     }
@@ -619,6 +644,78 @@ static void crs_criu_keep_log(char *log_path, const char *keep_as, size_t len)
     snprintf(dir, sizeof(dir), "%s", keep_as);
     if ((mkdir(dirname(dir), 0700) == 0 || errno == EEXIST) && rename(log_path, keep_as) == 0)
         snprintf(log_path, len, "%s", keep_as);
+}
+
+/* A boolean parameter of this component; an unregistered one (unit tests) is on. */
+static int crs_criu_param_on(const char *name)
+{
+    bool on = true;
+    crmpi_param_get_bool(name, &on);
+    return on;
+}
+
+/* The memory placement plan of a restart (crs_criu_numa.c), when the record has one and
+ * either part of the placement is on. @return 1 (plan_out set) or 0. */
+static int crs_criu_restart_plan(const crs_criu_meta_t *meta, const cpu_set_t *new_cpuset,
+                                 crs_criu_numa_plan_t *plan_out)
+{
+    cpu_set_t binding;
+
+    if (meta->num_nodes == 0 ||
+        (!crs_criu_param_on("crs_criu_numa_pages") && !crs_criu_param_on("crs_criu_numa_policy")))
+        return 0;
+    /* Without a new cpuset the restored rank runs on the caller's CPUs (its binding). */
+    if (new_cpuset)
+        binding = *new_cpuset;
+    else if (sched_getaffinity(0, sizeof(binding), &binding) < 0)
+        return 0;
+    if (crs_criu_numa_plan(meta, &binding, plan_out) != CRMPI_OK) {
+        crmpi_log_warn("crs:criu: the restored rank's memory stays where CRIU puts it (no "
+                       "topology to map its NUMA nodes onto)");
+        return 0;
+    }
+    return 1;
+}
+
+/* The calling thread's memory policy, saved while the restorer runs under another one. */
+typedef struct crs_criu_policy {
+    int mode;            /* MPOL_*, with its MPOL_F_ flags */
+    unsigned long nodes; /* its nodes (the first CRS_CRIU_NUMA_MAX_NODES) */
+} crs_criu_policy_t;
+
+/*
+ * CRIU's restorer, forked by libcriu from this thread, writes the restored pages first and
+ * so places them under this thread's policy: prefer `home` (the node that held most of the
+ * rank's pages) for that time. A caller bound to nodes (--membind) keeps its binding.
+ * @return 1 (saved_out holds the policy to put back) or 0 (nothing changed)
+ */
+static int crs_criu_restorer_prefer(int home, crs_criu_policy_t *saved_out)
+{
+    crs_criu_policy_t saved = {0};
+    unsigned long mask = 1UL << home;
+
+    if (home < 0 || home >= CRS_CRIU_NUMA_MAX_NODES ||
+        syscall(SYS_get_mempolicy, &saved.mode, &saved.nodes,
+                (unsigned long)CRS_CRIU_NUMA_MAX_NODES + 1, NULL, 0UL) < 0 ||
+        (saved.mode & ~MPOL_MODE_FLAGS) == MPOL_BIND)
+        return 0;
+    if (syscall(SYS_set_mempolicy, MPOL_PREFERRED, &mask,
+                (unsigned long)CRS_CRIU_NUMA_MAX_NODES + 1) < 0) {
+        crmpi_fw_verbose(&crmpi_crs_framework, 10,
+                         "crs:criu: cannot make the restorer prefer node %d: %s", home,
+                         strerror(errno));
+        return 0;
+    }
+    *saved_out = saved;
+    return 1;
+}
+
+static void crs_criu_restorer_unprefer(const crs_criu_policy_t *saved)
+{
+    int mode = saved->mode & ~MPOL_MODE_FLAGS; /* get_mempolicy reports the flags too */
+    int none = mode == MPOL_DEFAULT || mode == MPOL_LOCAL;
+    syscall(SYS_set_mempolicy, saved->mode, none ? NULL : &saved->nodes,
+            none ? 0UL : (unsigned long)CRS_CRIU_NUMA_MAX_NODES + 1);
 }
 
 /* Run CRIU's restore with the pre-resume context; @return the restored init's pid, or
@@ -705,8 +802,25 @@ int crs_criu_restart(const crmpi_crs_restart_opts_t *opts, pid_t *init_pid_out)
     ctx.opts = opts;
     ctx.meta = &meta;
     ctx.new_cpuset = opts->cpuset ? &new_cpuset : NULL;
+    ctx.affinity = crs_criu_param_on("crs_criu_affinity");
+    crs_criu_numa_plan_t plan;
+    char *policies = NULL;
+    int have_plan = crs_criu_restart_plan(&meta, ctx.new_cpuset, &plan);
+    if (have_plan && crs_criu_param_on("crs_criu_numa_pages"))
+        ctx.plan = &plan;
+    if (have_plan && crs_criu_param_on("crs_criu_numa_policy") &&
+        crs_criu_numa_policies(&meta, &plan, &policies) != CRMPI_OK) {
+        rc = crs_criu_fail(opts->errbuf, opts->errbuf_len, CRMPI_ERR_OUT_OF_RESOURCE,
+                           "crs:criu: out of memory listing the rank's memory policies");
+        goto out_free_opts;
+    }
+    crs_criu_policy_t saved_policy;
+    int placed = ctx.plan && crs_criu_restorer_prefer(ctx.plan->home, &saved_policy);
     pid = crs_criu_restore_run(copts, &ctx);
+    if (placed)
+        crs_criu_restorer_unprefer(&saved_policy);
     if (pid < 0) {
+        free(policies);
         crs_criu_quote_errors(log_path, quoted, sizeof(quoted));
         crs_criu_keep_log(log_path, opts->keep_log_as, sizeof(log_path));
         rc = crs_criu_fail(opts->errbuf, opts->errbuf_len, CRMPI_ERROR,
@@ -715,6 +829,7 @@ int crs_criu_restart(const crmpi_crs_restart_opts_t *opts, pid_t *init_pid_out)
         goto out_free_opts;
     }
     if (ctx.rc != CRMPI_OK) {
+        free(policies);
         kill(pid, SIGKILL);
         waitpid(pid, NULL, 0);
         rc = crs_criu_fail(opts->errbuf, opts->errbuf_len, ctx.rc,
@@ -726,6 +841,10 @@ int crs_criu_restart(const crmpi_crs_restart_opts_t *opts, pid_t *init_pid_out)
     crmpi_fw_verbose(&crmpi_crs_framework, 10, "crs:criu: restored %s as init %d%s%s",
                      opts->images_dir, pid, opts->cpuset ? ", remapped onto CPUs " : "",
                      opts->cpuset ? opts->cpuset : "");
+    if (opts->mempolicy_out)
+        *opts->mempolicy_out = policies;
+    else
+        free(policies);
     *init_pid_out = (pid_t)pid;
     rc = CRMPI_OK;
 

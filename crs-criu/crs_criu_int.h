@@ -75,6 +75,41 @@ typedef struct crs_criu_file_rec {
     char *path;    /* absolute, as /proc/<pid>/fd/<n> named it (malloc'ed) */
 } crs_criu_file_rec_t;
 
+/* Nodes a record can name (OS indices below this): the mempolicy.h limit. */
+#define CRS_CRIU_NUMA_MAX_NODES 64
+
+/* A NUMA node of the checkpoint's machine ("numanode" line). */
+typedef struct crs_criu_node_rec {
+    int os_index; /* the kernel's node number (numa_maps, mbind) */
+    int logical;  /* hwloc's logical index */
+    int local;    /* 1: its CPUs intersect the rank's binding ("cpuset") */
+} crs_criu_node_rec_t;
+
+/* Consecutive pages of an area on one node ("pages" line). */
+typedef struct crs_criu_page_run {
+    int32_t node;   /* OS node, -1: not resident */
+    uint32_t count; /* pages, from where the previous run ended */
+} crs_criu_page_run_t;
+
+/* Most runs recorded for one area; an area more fragmented than this gets none. */
+#define CRS_CRIU_NUMA_MAX_RUNS 65536
+
+/* A memory area of a process of the rank ("vma" line): from /proc/<pid>/numa_maps, for
+ * every private writable mapping and every mapping with a policy of its own. */
+typedef struct crs_criu_vma_rec {
+    pid_t ns_pid;                            /* its process, by pid inside the namespace */
+    uint64_t start;                          /* first byte */
+    uint64_t end;                            /* one past the last byte */
+    int mode;                                /* MPOL_* of its policy; -1: one we do not know */
+    unsigned flags;                          /* MPOL_F_STATIC_NODES / MPOL_F_RELATIVE_NODES */
+    uint64_t policy_nodes;                   /* the policy's nodes (OS indices) */
+    uint64_t pages[CRS_CRIU_NUMA_MAX_NODES]; /* resident pages on each OS node */
+    crs_criu_page_run_t *runs;               /* each page's node from start (malloc'ed), for
+                                              * an area whose pages were on several nodes
+                                              * and that has no interleave policy; else NULL */
+    size_t num_runs;                         /* entries in runs */
+} crs_criu_vma_rec_t;
+
 typedef struct crs_criu_meta {
     cpu_set_t cpuset;                               /* the init's mask: what positions refer to */
     int have_fd[CRMPI_CRS_NUM_FDS];                 /* an "fd" line exists for this number */
@@ -83,6 +118,10 @@ typedef struct crs_criu_meta {
     size_t num_threads;                             /* entries in threads */
     crs_criu_file_rec_t *files;                     /* malloc'ed, num_files entries */
     size_t num_files;                               /* entries in files */
+    crs_criu_node_rec_t *nodes;                     /* malloc'ed, num_nodes entries */
+    size_t num_nodes;                               /* entries in nodes (0: none recorded) */
+    crs_criu_vma_rec_t *vmas;                       /* malloc'ed, num_vmas entries */
+    size_t num_vmas;                                /* entries in vmas */
 } crs_criu_meta_t;
 
 /**
@@ -121,6 +160,94 @@ int crs_criu_affinity_apply(const crs_criu_meta_t *meta, pid_t init_pid,
  */
 void crs_criu_remap(const cpu_set_t *cpus, const cpu_set_t *old_set, const cpu_set_t *new_set,
                     cpu_set_t *out);
+
+/* Called for each thread found by crs_criu_tree_walk (host ids). */
+typedef int (*crs_criu_thread_fn_t)(pid_t host_pid, pid_t host_tid, void *arg);
+/** Visit every thread of `host_pid` and, through /proc's children lists, of its descendants. */
+int crs_criu_tree_walk(pid_t host_pid, crs_criu_thread_fn_t fn, void *arg, int depth);
+/** The last number of a status line ("NStgid:") of a thread, or -1. */
+long crs_criu_status_last(pid_t host_pid, pid_t host_tid, const char *field, char *text,
+                          size_t text_len);
+
+/*
+ * Memory placement (crs_criu_numa.c; docs/design.md, "Memory placement"). At checkpoint,
+ * the machine's NUMA nodes and every process's areas (policy, pages per node) go into the
+ * record; at restart, recorded nodes are mapped onto the new binding's, the restorer
+ * prefers the node that held most pages, pages are moved back at pre-resume, and the
+ * policies go to the rank, which alone can set them.
+ */
+
+/** Record the NUMA nodes of this machine (crs_criu_topology) and which `binding` reaches. */
+int crs_criu_numa_collect_nodes(const cpu_set_t *binding, crs_criu_meta_t *meta);
+/** Record the areas of process `host_pid` (`ns_pid` inside the namespace). */
+int crs_criu_numa_collect_process(pid_t host_pid, pid_t ns_pid, crs_criu_meta_t *meta);
+
+/**
+ * Record "pages" runs for every area of `meta` from `first` on whose pages are on several
+ * nodes without an interleave policy (move_pages(2) asked for each page's node). Areas of
+ * more than CRS_CRIU_NUMA_MAX_RUNS runs get none.
+ */
+int crs_criu_numa_collect_runs(pid_t host_pid, crs_criu_meta_t *meta, size_t first);
+/** Add the runs of a "pages" line (text "<node>x<count>,...", node "-" for none). */
+int crs_criu_numa_runs_parse(const char *text, crs_criu_vma_rec_t *vma);
+
+/**
+ * Parse a policy as numa_maps shows it ("bind:0-1", "prefer (many):1", "interleave=static:0")
+ * or as the record writes it (the same, "prefer-many" for "prefer (many)").
+ * @return CRMPI_OK, CRMPI_ERR_BAD_PARAM (not a policy), CRMPI_ERR_NOT_SUPPORTED (a mode this
+ *         code does not know: recorded as such, never re-applied)
+ */
+int crs_criu_numa_policy_parse(const char *text, int *mode_out, unsigned *flags_out,
+                               uint64_t *nodes_out);
+/** The record's form of a policy: no spaces ("bind=static:0-1", "default"). */
+void crs_criu_numa_policy_format(int mode, unsigned flags, uint64_t nodes, char *text, size_t len);
+
+/** Where a restart puts what the checkpoint had on each node. */
+typedef struct crs_criu_numa_plan {
+    int to_os[CRS_CRIU_NUMA_MAX_NODES]; /* recorded OS node -> OS node here (-1: unknown) */
+    int home;                           /* the node here for the restorer (most pages), or -1 */
+    int changed;                        /* some node maps to another number */
+} crs_criu_numa_plan_t;
+
+/**
+ * Position-preserving node map: the i-th recorded node local to the old binding becomes the
+ * i-th (modulo their count) local to the new one; the j-th of the others the j-th of the
+ * new others (or of the new local ones when there are none). `map_out[i]` is an index into
+ * `new_nodes` for old_nodes[i]. Nodes are in hwloc's logical order.
+ */
+void crs_criu_numa_map(const crs_criu_node_rec_t *old_nodes, size_t num_old,
+                       const crs_criu_node_rec_t *new_nodes, size_t num_new, int *map_out);
+
+/**
+ * The plan for restoring `meta` with the rank bound to `binding` on this machine
+ * (crs_criu_topology); each node that changes number is said once in the log (a warning when
+ * this machine has no node of that number).
+ */
+int crs_criu_numa_plan(const crs_criu_meta_t *meta, const cpu_set_t *binding,
+                       crs_criu_numa_plan_t *plan_out);
+/** As crs_criu_numa_plan, with this machine's nodes given (for tests). */
+void crs_criu_numa_plan_nodes(const crs_criu_meta_t *meta, const crs_criu_node_rec_t *nodes,
+                              size_t num_nodes, crs_criu_numa_plan_t *plan_out);
+/** A recorded node mask mapped through the plan. */
+uint64_t crs_criu_numa_map_mask(const crs_criu_numa_plan_t *plan, uint64_t nodes);
+
+/**
+ * Move every page of each area whose pages were all on one node to that node's image in
+ * the plan (move_pages(2) on the restored, stopped processes under `init_pid`); resident
+ * pages already there stay.
+ * @param moved_out    pages moved
+ * @param refused_out  pages the kernel would not move (they stay where they are)
+ * @return CRMPI_OK, CRMPI_ERR_NOT_FOUND (the tree is gone)
+ */
+int crs_criu_numa_pages_restore(const crs_criu_meta_t *meta, const crs_criu_numa_plan_t *plan,
+                                pid_t init_pid, uint64_t *moved_out, uint64_t *refused_out);
+
+/**
+ * The policies of the recorded areas that had one, mapped through the plan, in
+ * mempolicy.h's text form (malloc'ed), or NULL when there are none.
+ */
+int crs_criu_numa_policies(const crs_criu_meta_t *meta, const crs_criu_numa_plan_t *plan,
+                           char **text_out);
 
 /** Parse "0-3,6" into set_out. @return CRMPI_OK or CRMPI_ERR_BAD_PARAM. */
 int crs_criu_cpulist_parse(const char *text, cpu_set_t *set_out);

@@ -8,6 +8,8 @@
  * NStgid in its status file), because those are the ids CRIU restores.
  */
 #include <dirent.h>
+#include <inttypes.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -19,17 +21,15 @@
 #include "crmpi_status.h"
 #include "crs_criu_int.h"
 #include "log.h"
+#include "param.h"
 
 /* Room for the longest list crs_criu_cpulist_format makes of a cpu_set_t: every CPU in it
  * takes at most 4 digits and a separator (every other CPU set: thousands of characters). */
 #define CRS_CRIU_CPULIST_MAX (CPU_SETSIZE * 5 + 1)
 
-/* Called for each thread found by crs_criu_tree_walk. */
-typedef int (*crs_criu_thread_fn_t)(pid_t host_pid, pid_t host_tid, void *arg);
-
 /* The last number of the status line that starts with `field` ("NSpid:"), or -1. */
-static long crs_criu_status_last(pid_t host_pid, pid_t host_tid, const char *field, char *text,
-                                 size_t text_len)
+long crs_criu_status_last(pid_t host_pid, pid_t host_tid, const char *field, char *text,
+                          size_t text_len)
 {
     char path[96], line[256];
     long value = -1;
@@ -59,7 +59,7 @@ static long crs_criu_status_last(pid_t host_pid, pid_t host_tid, const char *fie
 }
 
 /* Visit every thread of host_pid, then recurse into each thread's children. */
-static int crs_criu_tree_walk(pid_t host_pid, crs_criu_thread_fn_t fn, void *arg, int depth)
+int crs_criu_tree_walk(pid_t host_pid, crs_criu_thread_fn_t fn, void *arg, int depth)
 {
     char path[96];
     int rc = CRMPI_OK;
@@ -184,6 +184,12 @@ static int crs_criu_collect_thread(pid_t host_pid, pid_t host_tid, void *arg)
         0) {
         snprintf(rec.mems, sizeof(rec.mems), "?");
     }
+    /* Memory areas are the process's: looked at once, from its first thread. */
+    if (host_tid == host_pid && meta->num_nodes > 0) {
+        int rc = crs_criu_numa_collect_process(host_pid, rec.ns_pid, meta);
+        if (rc != CRMPI_OK)
+            return rc;
+    }
     crs_criu_thread_rec_t *grown =
         realloc(meta->threads, (meta->num_threads + 1) * sizeof(meta->threads[0]));
     if (!grown) {
@@ -212,6 +218,14 @@ int crs_criu_meta_collect(pid_t init_pid, crs_criu_meta_t *meta_out)
         target[len] = '\0';
         memcpy(meta.key[fd], target, (size_t)len + 1);
         meta.have_fd[fd] = 1;
+    }
+    bool numa = true;
+    crmpi_param_get_bool("crs_criu_numa", &numa); /* unregistered (unit tests): on */
+    /* Without a topology (hwloc said why) the checkpoint goes on without memory placement:
+     * a restart of it leaves memory where CRIU puts it, which is still correct. */
+    if (numa && crs_criu_numa_collect_nodes(&meta.cpuset, &meta) == CRMPI_ERR_OUT_OF_RESOURCE) {
+        crs_criu_meta_free(&meta);
+        return CRMPI_ERR_OUT_OF_RESOURCE;
     }
     int rc = crs_criu_tree_walk(init_pid, crs_criu_collect_thread, &meta, 0);
     if (rc != CRMPI_OK) {
@@ -306,6 +320,13 @@ int crs_criu_meta_write(int dirfd, const crs_criu_meta_t *meta)
     fprintf(f, "# fd <number in the init> <inherit key>\n");
     fprintf(f, "# thread <ns pid> <ns tid> <cpus> <mems allowed>\n");
     fprintf(f, "# wfile <size> <path>: a regular file open for writing\n");
+    if (meta->num_nodes > 0) {
+        fprintf(f, "# numanode <os index> <hwloc logical index> <1: local to the cpuset>\n");
+        fprintf(f,
+                "# vma <ns pid> <start> <end> <policy> <pages per OS node: N<node>=<pages>,...>\n");
+        fprintf(f, "# pages <ns pid> <start>: its pages' nodes in order, <node>x<count>,... "
+                   "('-': not resident)\n");
+    }
     fprintf(f, "cpuset %s\n", cpus);
     for (int i = 0; i < CRMPI_CRS_NUM_FDS; i++) {
         if (meta->have_fd[i]) {
@@ -316,6 +337,34 @@ int crs_criu_meta_write(int dirfd, const crs_criu_meta_t *meta)
         const crs_criu_thread_rec_t *rec = &meta->threads[i];
         crs_criu_cpulist_format(&rec->cpus, cpus, sizeof(cpus));
         fprintf(f, "thread %d %d %s %s\n", (int)rec->ns_pid, (int)rec->ns_tid, cpus, rec->mems);
+    }
+    for (size_t i = 0; i < meta->num_nodes; i++)
+        fprintf(f, "numanode %d %d %d\n", meta->nodes[i].os_index, meta->nodes[i].logical,
+                meta->nodes[i].local);
+    for (size_t i = 0; i < meta->num_vmas; i++) {
+        const crs_criu_vma_rec_t *vma = &meta->vmas[i];
+        char policy[CRS_CRIU_CPULIST_MAX];
+        int any = 0;
+
+        crs_criu_numa_policy_format(vma->mode, vma->flags, vma->policy_nodes, policy,
+                                    sizeof(policy));
+        fprintf(f, "vma %d %" PRIx64 " %" PRIx64 " %s ", (int)vma->ns_pid, vma->start, vma->end,
+                policy);
+        for (int node = 0; node < CRS_CRIU_NUMA_MAX_NODES; node++)
+            if (vma->pages[node])
+                fprintf(f, "%sN%d=%" PRIu64, any++ ? "," : "", node, vma->pages[node]);
+        fprintf(f, "%s\n", any ? "" : "-");
+        for (size_t r = 0; r < vma->num_runs; r++) {
+            const crs_criu_page_run_t *run = &vma->runs[r];
+            if (r == 0)
+                fprintf(f, "pages %d %" PRIx64 " ", (int)vma->ns_pid, vma->start);
+            if (run->node >= 0)
+                fprintf(f, "%s%dx%u", r ? "," : "", (int)run->node, run->count);
+            else
+                fprintf(f, "%s-x%u", r ? "," : "", run->count);
+        }
+        if (vma->num_runs)
+            fprintf(f, "\n");
     }
     for (size_t i = 0; i < meta->num_files; i++)
         if (!strchr(meta->files[i].path, '\n'))
@@ -334,10 +383,72 @@ err_report:
     return CRMPI_ERR_IO;
 }
 
+/* A "numanode" line: each OS index once, within the limits. */
+static int crs_criu_meta_add_node(crs_criu_meta_t *meta, int os_index, int logical, int local)
+{
+    crs_criu_node_rec_t *grown;
+
+    if (os_index < 0 || os_index >= CRS_CRIU_NUMA_MAX_NODES || logical < 0 ||
+        logical >= CRS_CRIU_NUMA_MAX_NODES || (local != 0 && local != 1))
+        return CRMPI_ERR_PROTO;
+    for (size_t i = 0; i < meta->num_nodes; i++)
+        if (meta->nodes[i].os_index == os_index)
+            return CRMPI_ERR_PROTO;
+    grown = realloc(meta->nodes, (meta->num_nodes + 1) * sizeof(meta->nodes[0]));
+    if (!grown)
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    meta->nodes = grown;
+    meta->nodes[meta->num_nodes++] =
+        (crs_criu_node_rec_t){.os_index = os_index, .logical = logical, .local = local};
+    return CRMPI_OK;
+}
+
+/* A "vma" line: its policy and "N<node>=<pages>,..." (or "-"). */
+static int crs_criu_meta_add_vma(crs_criu_meta_t *meta, int ns_pid, unsigned long long start,
+                                 unsigned long long end, const char *policy, const char *pages)
+{
+    crs_criu_vma_rec_t vma, *grown;
+    const char *p = pages;
+
+    memset(&vma, 0, sizeof(vma));
+    if (ns_pid <= 0 || start >= end)
+        return CRMPI_ERR_PROTO;
+    vma.ns_pid = ns_pid;
+    vma.start = start;
+    vma.end = end;
+    int rc = crs_criu_numa_policy_parse(policy, &vma.mode, &vma.flags, &vma.policy_nodes);
+    if (rc == CRMPI_ERR_NOT_SUPPORTED)
+        vma.mode = -1; /* kept, never re-applied */
+    else if (rc != CRMPI_OK)
+        return CRMPI_ERR_PROTO;
+    if (strcmp(p, "-") != 0) {
+        for (;;) {
+            int node, used = 0;
+            unsigned long long count;
+            if (sscanf(p, "N%d=%llu%n", &node, &count, &used) != 2 || used <= 0 || node < 0 ||
+                node >= CRS_CRIU_NUMA_MAX_NODES || count == 0 || vma.pages[node] != 0)
+                return CRMPI_ERR_PROTO;
+            vma.pages[node] = count;
+            p += used;
+            if (*p == '\0')
+                break;
+            if (*p != ',' || p[1] == '\0')
+                return CRMPI_ERR_PROTO;
+            p++;
+        }
+    }
+    grown = realloc(meta->vmas, (meta->num_vmas + 1) * sizeof(meta->vmas[0]));
+    if (!grown)
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    meta->vmas = grown;
+    meta->vmas[meta->num_vmas++] = vma;
+    return CRMPI_OK;
+}
+
 int crs_criu_meta_read(int dirfd, crs_criu_meta_t *meta_out)
 {
     crs_criu_meta_t meta;
-    char *line = NULL, *a = NULL, name[32];
+    char *line = NULL, *a = NULL, *c = NULL, name[32];
     size_t line_cap = 0;
     ssize_t line_len;
     int version = 0, rc = CRMPI_OK;
@@ -369,8 +480,29 @@ int crs_criu_meta_read(int dirfd, crs_criu_meta_t *meta_out)
             break;
         }
         a = word;
-        if (sscanf(line, "wfile %llu %n", &size, &path_at) == 1 && path_at > 0 &&
-            line[path_at] == '/') {
+        word = realloc(c, (size_t)line_len + 1);
+        if (!word) {
+            rc = CRMPI_ERR_OUT_OF_RESOURCE;
+            break;
+        }
+        c = word;
+        unsigned long long start, end;
+        int os_index, logical, local;
+        if (sscanf(line, "numanode %d %d %d", &os_index, &logical, &local) == 3) {
+            rc = crs_criu_meta_add_node(&meta, os_index, logical, local);
+        } else if (sscanf(line, "vma %d %llx %llx %s %s", &ns_pid, &start, &end, a, c) == 5) {
+            rc = crs_criu_meta_add_vma(&meta, ns_pid, start, end, a, c);
+        } else if (sscanf(line, "pages %d %llx %s", &ns_pid, &start, a) == 3) {
+            /* The runs of an area of an earlier "vma" line. */
+            rc = CRMPI_ERR_PROTO;
+            for (size_t i = meta.num_vmas; i-- > 0;) {
+                if (meta.vmas[i].ns_pid == ns_pid && meta.vmas[i].start == start) {
+                    rc = crs_criu_numa_runs_parse(a, &meta.vmas[i]);
+                    break;
+                }
+            }
+        } else if (sscanf(line, "wfile %llu %n", &size, &path_at) == 1 && path_at > 0 &&
+                   line[path_at] == '/') {
             line[strcspn(line, "\n")] = '\0';
             rc = crs_criu_file_add(&meta, line + path_at, size);
         } else if (sscanf(line, "cpuset %s", a) == 1) {
@@ -399,6 +531,7 @@ int crs_criu_meta_read(int dirfd, crs_criu_meta_t *meta_out)
         /* Comments and lines of later versions are ignored. */
     }
     free(a);
+    free(c);
     free(line);
     fclose(f);
     if (rc != CRMPI_OK) {
@@ -411,6 +544,14 @@ int crs_criu_meta_read(int dirfd, crs_criu_meta_t *meta_out)
 
 void crs_criu_meta_free(crs_criu_meta_t *meta)
 {
+    free(meta->nodes);
+    meta->nodes = NULL;
+    meta->num_nodes = 0;
+    for (size_t i = 0; i < meta->num_vmas; i++)
+        free(meta->vmas[i].runs);
+    free(meta->vmas);
+    meta->vmas = NULL;
+    meta->num_vmas = 0;
     free(meta->threads);
     meta->threads = NULL;
     meta->num_threads = 0;

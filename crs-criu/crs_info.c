@@ -27,6 +27,31 @@ static const crmpi_param_decl_t crs_criu_params[] = {
      "With crs_criu_incremental: a full checkpoint after this many incremental ones, so "
      "that a restart reads at most this many deltas and older sequences can be removed.",
      CRMPI_PARAM_LEVEL_TUNER},
+    {"crs_criu_affinity", CRMPI_PARAM_BOOL, "1",
+     "At restart, give every restored thread its recorded CPU mask (remapped onto the new "
+     "binding) before it runs. 0 leaves the threads with the restorer's mask (for "
+     "measuring what the restore of affinity buys).",
+     CRMPI_PARAM_LEVEL_TUNER},
+    {"crs_criu_numa", CRMPI_PARAM_BOOL, "1",
+     "At checkpoint, record the NUMA nodes (hwloc logical and OS index) and, per memory area "
+     "of the rank, its policy and how many pages sit on each node (from /proc/PID/numa_maps). "
+     "0 records none, and restarts of that snapshot leave memory where CRIU puts it.",
+     CRMPI_PARAM_LEVEL_TUNER},
+    {"crs_criu_numa_pages", CRMPI_PARAM_BOOL, "1",
+     "At restart, let CRIU's restorer prefer the node that held most of the rank's pages, "
+     "then move every page of an area that was on one node back to that node (or to the "
+     "node in the same position of the new binding), before the rank runs. 0 turns it off.",
+     CRMPI_PARAM_LEVEL_TUNER},
+    {"crs_criu_numa_policy", CRMPI_PARAM_BOOL, "1",
+     "At restart, have the restored rank give each memory area the policy it had (mbind: "
+     "bind, interleave, preferred...), its nodes mapped onto the new binding. 0 leaves every "
+     "area with the default policy, as CRIU restores it.",
+     CRMPI_PARAM_LEVEL_TUNER},
+    {"crs_criu_topology", CRMPI_PARAM_STRING, "",
+     "The hwloc topology NUMA nodes are recorded in and mapped onto, instead of this "
+     "machine's: an XML file (lstopo's export), or synthetic:DESCRIPTION (\"synthetic:numa:2 "
+     "core:2 pu:1\"). For tests and for trying a mapping; empty: this machine.",
+     CRMPI_PARAM_LEVEL_DEV},
 };
 
 const crmpi_component_info_t crmpi_crs_criu_info = {

@@ -69,8 +69,10 @@ typedef enum {
     CRMPI_CTL_CKPT_ABORT,      /* down: undo whatever was done, go on; up: the answer */
     CRMPI_CTL_CKPT_STORE,      /* mpirun -> agent: str rank directory in the global snapshot */
     CRMPI_CTL_CKPT_STORED,     /* agent -> mpirun: str the rank's files (filem rank entry) */
-    CRMPI_CTL_CKPT_RESTART,    /* new agent -> restored rank: u32 n, n x str CRMPI_MCA_ entry,
-                                  then the job facts (JOB_INFO's encoding); answer CONTINUED */
+    CRMPI_CTL_CKPT_RESTART,    /* new agent -> restored rank: u32 n, n x str CRMPI_MCA_ entry
+                                  (or CRMPI_MEMPOLICY=..., mempolicy.h; ranks skip entries
+                                  they do not know), then the job facts (JOB_INFO's
+                                  encoding); answer CONTINUED */
     /* tools <-> mpirun (over mpirun's control socket, like the agents) */
     CRMPI_CTL_TOOL_CKPT = 96, /* tool -> mpirun: u32 flags; replies TOOL_PROGRESS..., REPLY */
     CRMPI_CTL_TOOL_PROGRESS,  /* mpirun -> tool: str one line of progress */

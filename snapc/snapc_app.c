@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "crcp.h"
 #include "clock.h"
@@ -15,6 +16,7 @@
 #include "fault.h"
 #include "inc.h"
 #include "log.h"
+#include "mempolicy.h"
 #include "param.h"
 #include "progress.h"
 #include "rte.h"
@@ -133,6 +135,31 @@ static int snapc_app_quiesce(uint32_t seq)
     return rc;
 }
 
+/*
+ * The memory policies the agent recorded for this process (mempolicy.h): CRIU restores
+ * none, and only the process itself may set them. Done before anything else runs here, so
+ * that what the restart allocates already follows them.
+ */
+static void snapc_app_restore_mempolicy(char *const *env)
+{
+    static const char prefix[] = CRMPI_MEMPOLICY_ENV "=";
+    crmpi_mempolicy_area_t *areas = NULL;
+    size_t num = 0, applied;
+
+    for (char *const *e = env; e && *e; e++) {
+        if (strncmp(*e, prefix, sizeof(prefix) - 1) != 0)
+            continue;
+        if (crmpi_mempolicy_parse(*e + sizeof(prefix) - 1, &areas, &num) != CRMPI_OK) {
+            crmpi_log_warn("snapc: the restart's memory policies are malformed; every area "
+                           "keeps the default policy");
+            return;
+        }
+        crmpi_mempolicy_apply(areas, num, &applied); /* says which it could not */
+        free(areas);
+        return;
+    }
+}
+
 /* CKPT_RESTART: the new agent's parameters and job facts, then INC's restart phase. */
 static int snapc_app_restart(crmpi_ctl_msg_t *msg)
 {
@@ -155,6 +182,7 @@ static int snapc_app_restart(crmpi_ctl_msg_t *msg)
     }
     if (crmpi_rte_job_info_unpack(&buf, &job) != CRMPI_OK)
         goto out;
+    snapc_app_restore_mempolicy(env);
     rc = crmpi_inc_restart(&job, env);
 out:
     if (rc == CRMPI_ERR_PROTO)

@@ -11,7 +11,7 @@ SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omi
 CFLAGS = -g -O1 -std=gnu11 -Wall -Wextra -Wno-unused-parameter $(SANITIZE)
 CPPFLAGS = -include $(CONFIG_DIR)/config.h -I$(CONFIG_DIR) -I$(TOP)/include -I$(TOP)/runtime -I$(TOP)/filem \
     -I$(TOP)/crs-criu -I$(TOP)/snapc -I$(TOP)/test/fuzz $(shell pkg-config --cflags jansson nettle)
-LDLIBS = $(shell pkg-config --libs jansson nettle) -lpthread
+LDLIBS = $(shell pkg-config --libs jansson nettle hwloc) -lpthread
 
 TARGETS = ctl param_file snapshot_commit snapshot_manifest rank_info rank_entry crs_meta
 
@@ -27,7 +27,8 @@ snapshot_commit_src = $(filem_src)
 snapshot_manifest_src = $(filem_src)
 rank_info_src = $(filem_src)
 rank_entry_src = $(filem_src)
-crs_meta_src = crs-criu/crs_criu_meta.c
+crs_meta_src = crs-criu/crs_criu_meta.c crs-criu/crs_criu_numa.c runtime/mempolicy.c \
+    $(param_file_src)
 
 all: $(addprefix fuzz_,$(TARGETS))
 

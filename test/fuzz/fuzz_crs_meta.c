@@ -34,6 +34,21 @@ static void fuzz_meta_same(const crs_criu_meta_t *a, const crs_criu_meta_t *b)
         fuzz_check(CPU_EQUAL(&a->threads[i].cpus, &b->threads[i].cpus));
         fuzz_check(strcmp(a->threads[i].mems, b->threads[i].mems) == 0);
     }
+    fuzz_check(a->num_nodes == b->num_nodes);
+    for (size_t i = 0; i < a->num_nodes; i++)
+        fuzz_check(memcmp(&a->nodes[i], &b->nodes[i], sizeof(a->nodes[i])) == 0);
+    fuzz_check(a->num_vmas == b->num_vmas);
+    for (size_t i = 0; i < a->num_vmas; i++) {
+        fuzz_check(a->vmas[i].ns_pid == b->vmas[i].ns_pid);
+        fuzz_check(a->vmas[i].start == b->vmas[i].start && a->vmas[i].end == b->vmas[i].end);
+        fuzz_check(a->vmas[i].mode == b->vmas[i].mode && a->vmas[i].flags == b->vmas[i].flags);
+        fuzz_check(a->vmas[i].mode < 0 || a->vmas[i].policy_nodes == b->vmas[i].policy_nodes);
+        fuzz_check(memcmp(a->vmas[i].pages, b->vmas[i].pages, sizeof(a->vmas[i].pages)) == 0);
+        fuzz_check(a->vmas[i].num_runs == b->vmas[i].num_runs);
+        fuzz_check(a->vmas[i].num_runs == 0 ||
+                   memcmp(a->vmas[i].runs, b->vmas[i].runs,
+                          a->vmas[i].num_runs * sizeof(a->vmas[i].runs[0])) == 0);
+    }
     fuzz_check(a->num_files == b->num_files);
     for (size_t i = 0; i < a->num_files; i++) {
         fuzz_check(a->files[i].size == b->files[i].size);

@@ -19,6 +19,7 @@
 #include "filem.h"
 #include "filem_fs.h"
 #include "log.h"
+#include "mempolicy.h"
 #include "session.h"
 #include "snapshot.h"
 #include "snapshot_manifest.h"
@@ -140,7 +141,7 @@ int agent_restore(agent_state_t *st, const char *seq_dir, const char *cpuset)
             snprintf(keep_log, sizeof(keep_log), "%s/restore.%llu.rank%u.log", parent,
                      (unsigned long long)st->info.jobid, st->info.rank);
         rc = agent_crs_restore(images, (const char *const *)parents, cpuset, keep ? keep_log : NULL,
-                               &st->child, err, sizeof(err));
+                               &st->child, &st->restart_mempolicy, err, sizeof(err));
         if (rc != CRMPI_OK)
             crmpi_log_error("cannot restore rank %u: %s", st->info.rank, err);
     }
@@ -158,14 +159,23 @@ int agent_restart_rank(agent_state_t *st)
     uint32_t count = 0;
     int rc;
 
+    char *policies = NULL;
+
     for (char **e = environ; *e; e++)
         count += strncmp(*e, prefix, sizeof(prefix) - 1) == 0;
+    /* The memory policies ride as one more entry: ranks that do not know it skip it. */
+    if (st->restart_mempolicy &&
+        asprintf(&policies, "%s=%s", CRMPI_MEMPOLICY_ENV, st->restart_mempolicy) < 0)
+        policies = NULL;
     crmpi_buf_init(&buf);
-    crmpi_buf_put_u32(&buf, count);
+    crmpi_buf_put_u32(&buf, count + (policies != NULL));
     for (char **e = environ; *e; e++) {
         if (strncmp(*e, prefix, sizeof(prefix) - 1) == 0)
             crmpi_buf_put_str(&buf, *e);
     }
+    if (policies)
+        crmpi_buf_put_str(&buf, policies);
+    free(policies);
     crmpi_rte_job_info_pack(&st->info, &buf);
     st->snapc.seq = st->restart_seq;
     st->snapc.in_checkpoint = true; /* until the rank's CKPT_CONTINUED */

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "crmpi_status.h"
+#include "crs.h"
 #include "filem.h"
 #include "info.h"
 #include "log.h"
@@ -118,6 +119,15 @@ static void info_snapshot_rank_print(const char *seq_dir, const crmpi_filem_rank
                    entry->files[i].size, entry->files[i].path);
     if (crmpi_filem_rank_dir_path(seq_dir, entry->rank, &rank_dir) != CRMPI_OK)
         return;
+    for (size_t i = 0; i < entry->num_files; i++) {
+        char images[4200], indent[INFO_LABEL_WIDTH + 8];
+
+        if (strcmp(entry->files[i].path, "criu/crs-criu.meta") != 0)
+            continue;
+        snprintf(images, sizeof(images), "%s/criu", rank_dir);
+        snprintf(indent, sizeof(indent), "%*s", INFO_LABEL_WIDTH + 4, "");
+        crmpi_crs_criu_placement_print(images, indent, stdout);
+    }
     for (size_t i = 0; i < entry->num_files; i++) {
         if (strcmp(entry->files[i].path, CRMPI_FILEM_RANK_INFO_FILE) != 0)
             continue;

@@ -201,6 +201,39 @@ static void test_refusals(void **state)
 }
 
 /* This node's names are one node, named as the machine names itself. */
+/* --map-by and --bind-to numa, socket and core on a machine with NUMA nodes (2 packages x 2
+ * nodes x 2 cores, one PU each: core c of node n of package p is PU 4p+2n+c). */
+static void test_numa_nodes(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *map_by, *bind_to, *np;
+        const char *cpusets[4];
+    } cases[] = {
+        {"numa", "numa", "4", {"0-1", "2-3", "4-5", "6-7"}},
+        {"numa", "core", "4", {"0", "2", "4", "6"}},
+        {"socket", "numa", "2", {"0-1", "4-5"}},
+        {"core", "numa", "4", {"0-1", "0-1", "2-3", "2-3"}},
+        {"core", "socket", "2", {"0-3", "0-3"}},
+    };
+    hwloc_topology_t flat = test_topo;
+    mpirun_map_t map;
+    char err[256];
+
+    assert_int_equal(hwloc_topology_init(&test_topo), 0);
+    assert_int_equal(hwloc_topology_set_synthetic(test_topo, "pack:2 numa:2 core:2 pu:1"), 0);
+    assert_int_equal(hwloc_topology_load(test_topo), 0);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        assert_int_equal(test_map(&map, false, err, sizeof(err), "-np", cases[i].np, "--map-by",
+                                  cases[i].map_by, "--bind-to", cases[i].bind_to, NULL),
+                         CRMPI_OK);
+        test_cpusets_are(&map, cases[i].cpusets);
+        mpirun_map_free(&map);
+    }
+    hwloc_topology_destroy(test_topo);
+    test_topo = flat;
+}
+
 static void test_local_aliases(void **state)
 {
     mpirun_map_t map;
@@ -228,6 +261,7 @@ int main(void)
         cmocka_unit_test(test_binding_per_node),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_local_aliases),
+        cmocka_unit_test(test_numa_nodes),
     };
     return cmocka_run_group_tests(tests, test_setup, test_teardown);
 }
