@@ -23,6 +23,9 @@
 #include "snapshot_commit.h"
 #include "filem_fs.h"
 
+/* The "tool" of an application checkpoint: every rank, told through its agent. */
+#define SNAPC_GLOBAL_APP_FD (-2)
+
 /* What the coordinator waits for. */
 typedef enum {
     SNAPC_STEP_IDLE,
@@ -63,6 +66,8 @@ struct crmpi_snapc_global {
     uint64_t image_bytes;             /* sum of CKPT_DUMPED */
     crmpi_snapc_periodic_t periodic;  /* --ckpt-interval's schedule */
     bool periodic_running;            /* the current checkpoint is a periodic one */
+    bool *app_asked;                  /* per rank: asked for an application checkpoint */
+    int num_app_asked;                /* ranks that did, since the last one began */
 };
 
 static const char *snapc_global_step_name(snapc_step_t step)
@@ -93,8 +98,9 @@ int crmpi_snapc_global_create(const crmpi_snapc_global_params_t *params,
     global->jobdir = strdup(params->jobdir ? params->jobdir : "");
     global->answered = calloc((size_t)params->np, sizeof(bool));
     global->marks = calloc((size_t)params->np, sizeof(snapc_marks_t));
+    global->app_asked = calloc((size_t)params->np, sizeof(bool));
     global->tool_fd = -1;
-    if (!global->jobdir || !global->answered || !global->marks) {
+    if (!global->jobdir || !global->answered || !global->marks || !global->app_asked) {
         crmpi_snapc_global_destroy(global);
         return CRMPI_ERR_OUT_OF_RESOURCE;
     }
@@ -189,6 +195,7 @@ void crmpi_snapc_global_destroy(crmpi_snapc_global_t *global)
         snapc_global_end(global);
     free(global->marks);
     free(global->answered);
+    free(global->app_asked);
     free(global->jobdir);
     free(global);
 }
@@ -282,6 +289,24 @@ static int snapc_global_step_all(crmpi_snapc_global_t *global, snapc_step_t step
     return unreached;
 }
 
+/* The end of an application checkpoint, for every rank waiting in MPIX_Checkpoint: `seq`
+ * committed (status CRMPI_OK), or refused or aborted, `text` saying why. */
+static void snapc_global_app_done(crmpi_snapc_global_t *global, uint32_t seq, int status,
+                                  const char *text)
+{
+    crmpi_buf_t buf;
+
+    crmpi_buf_init(&buf);
+    crmpi_buf_put_i32(&buf, status);
+    crmpi_buf_put_str(&buf, text);
+    for (int rank = 0; rank < global->params.np; rank++) {
+        if (global->params.send_fn(global->params.arg, rank, CRMPI_CTL_CKPT_APP_DONE, seq, &buf) !=
+            CRMPI_OK)
+            crmpi_log_warn("snapc: cannot tell rank %d's agent how checkpoint %u ended", rank, seq);
+    }
+    crmpi_buf_free(&buf);
+}
+
 /* Stop the checkpoint everywhere; the ranks undo what they did. `outcome` says what
  * happens to the job. */
 static void snapc_global_abort_job(crmpi_snapc_global_t *global, const char *why,
@@ -299,6 +324,8 @@ static void snapc_global_abort_job(crmpi_snapc_global_t *global, const char *why
         global->params.send_fn(global->params.arg, rank, CRMPI_CTL_CKPT_ABORT, global->seq, NULL);
     if (global->tool_fd >= 0)
         snapc_global_tool_reply(global, global->tool_fd, global->seq, CRMPI_ERR_CKPT_ABORTED, text);
+    if (global->flags & CRMPI_SNAPC_APP)
+        snapc_global_app_done(global, global->seq, CRMPI_ERR_CKPT_ABORTED, text);
     crmpi_filem_seq_abort(global->jobdir, global->seq);
     snapc_global_end_periodic(global, false);
     snapc_global_end(global);
@@ -341,19 +368,22 @@ void crmpi_snapc_global_status(crmpi_snapc_global_t *global, int fd, uint32_t ra
     close(fd);
 }
 
-/* A checkpoint cannot start: the tool that asked is told why, or, for a periodic one,
- * mpirun's log. */
+/* A checkpoint cannot start: the tool that asked is told why, the ranks for an application
+ * checkpoint, or, for a periodic one, mpirun's log. */
 static void snapc_global_refuse(crmpi_snapc_global_t *global, int fd, uint32_t seq, int status,
                                 const char *text)
 {
-    if (fd >= 0)
+    if (fd >= 0) {
         snapc_global_tool_reply(global, fd, seq, status, text);
-    else
+    } else if (fd == SNAPC_GLOBAL_APP_FD) {
+        crmpi_log_warn("application checkpoint: %s", text);
+        snapc_global_app_done(global, 0, status, text);
+    } else
         crmpi_log_warn("periodic checkpoint: %s", text);
 }
 
-/* Start checkpoint global->seq + 1 with `flags`, for the tool on `fd` (-1: a periodic one).
- * @return true when it started */
+/* Start checkpoint global->seq + 1 with `flags`, for the tool on `fd` (-1: a periodic one;
+ * SNAPC_GLOBAL_APP_FD: the ranks' MPIX_Checkpoint). @return true when it started */
 static bool snapc_global_begin(crmpi_snapc_global_t *global, int fd, uint32_t flags)
 {
     if (global->step == SNAPC_STEP_STOPPED) {
@@ -392,9 +422,14 @@ static bool snapc_global_begin(crmpi_snapc_global_t *global, int fd, uint32_t fl
         return false;
     }
     global->params.manifest_fn(global->params.arg, global->manifest);
+    if (flags & CRMPI_SNAPC_APP) {
+        /* What ompi-restart reads to choose how to restart: the program, started again. */
+        free(global->manifest->crs);
+        global->manifest->crs = strdup("pheap (application checkpoint)");
+    }
     global->flags = flags;
-    global->tool_fd = fd;
-    global->periodic_running = fd < 0;
+    global->tool_fd = fd >= 0 ? fd : -1;
+    global->periodic_running = fd == -1;
     snapc_global_progress(global, "checkpoint %u of job %llu started", global->seq,
                           (unsigned long long)global->params.jobid);
     if (fd >= 0 && (flags & CRMPI_SNAPC_NOWAIT)) {
@@ -448,6 +483,24 @@ void crmpi_snapc_global_tool(crmpi_snapc_global_t *global, int fd, crmpi_ctl_msg
         return;
     }
     snapc_global_begin(global, fd, flags);
+}
+
+void crmpi_snapc_global_app_request(crmpi_snapc_global_t *global, int rank)
+{
+    if (rank < 0 || rank >= global->params.np || global->app_asked[rank])
+        return;
+    global->app_asked[rank] = true;
+    if (++global->num_app_asked < global->params.np)
+        return;
+    /* Every rank is in MPIX_Checkpoint, its backup written. */
+    memset(global->app_asked, 0, (size_t)global->params.np * sizeof(bool));
+    global->num_app_asked = 0;
+    if (!global->params.enabled) {
+        snapc_global_refuse(global, SNAPC_GLOBAL_APP_FD, 0, CRMPI_ERR_NOT_SUPPORTED,
+                            "the job was not started with --with-ft cr");
+        return;
+    }
+    snapc_global_begin(global, SNAPC_GLOBAL_APP_FD, CRMPI_SNAPC_APP);
 }
 
 /*
@@ -552,6 +605,8 @@ static void snapc_global_commit(crmpi_snapc_global_t *global)
     }
     if (global->tool_fd >= 0)
         snapc_global_tool_reply(global, global->tool_fd, seq, CRMPI_OK, global->jobdir);
+    if (global->flags & CRMPI_SNAPC_APP)
+        snapc_global_app_done(global, seq, CRMPI_OK, global->jobdir);
     if (global->flags & CRMPI_SNAPC_TERM)
         global->params.terminate_fn(global->params.arg);
 }

@@ -77,6 +77,10 @@ int crmpi_snapc_global_tool_fd(const crmpi_snapc_global_t *global);
  *  aborts the checkpoint (ompi-checkpoint interrupted by Ctrl-C). */
 void crmpi_snapc_global_tool_event(crmpi_snapc_global_t *global);
 
+/** Rank `rank`'s agent passed on its MPIX_Checkpoint (AGENT_APP_CKPT): once every rank
+ *  has, an application checkpoint begins, or every rank is told why not (CKPT_APP_DONE). */
+void crmpi_snapc_global_app_request(crmpi_snapc_global_t *global, int rank);
+
 /** A CKPT_* message from rank `rank`'s agent (the caller frees it). */
 void crmpi_snapc_global_agent_msg(crmpi_snapc_global_t *global, int rank, crmpi_ctl_msg_t *msg);
 

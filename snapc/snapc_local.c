@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -110,7 +111,7 @@ static pid_t snapc_local_rank_pid(const crmpi_snapc_local_t *local)
 }
 
 /* rank.json beside the images: what the rank and the dump said about this checkpoint. */
-static int snapc_local_rank_info(const crmpi_snapc_local_t *local, const char *dir,
+static int snapc_local_rank_info(const crmpi_snapc_local_t *local, const char *dir, bool app,
                                  const crmpi_snapc_dump_result_t *result)
 {
     crmpi_filem_rank_info_t *info;
@@ -119,7 +120,11 @@ static int snapc_local_rank_info(const crmpi_snapc_local_t *local, const char *d
     if (rc != CRMPI_OK)
         return rc;
     crmpi_filem_rank_info_set_string(info, "versions", "crmpi", PACKAGE_VERSION);
-    crmpi_filem_rank_info_set_string(info, "crs", "component", "criu");
+    crmpi_filem_rank_info_set_string(info, "crs", "component", app ? "pheap" : "criu");
+    if (app) {
+        /* A restart puts the backup back where the program reads it (ompi-restart). */
+        crmpi_filem_rank_info_set_string(info, "pheap", "backup", local->app_backup);
+    }
     char seconds[32];
     snprintf(seconds, sizeof(seconds), "%.6f", result->dump_seconds);
     crmpi_filem_rank_info_set_json(info, "crs", "dump_seconds", seconds);
@@ -131,9 +136,10 @@ static int snapc_local_rank_info(const crmpi_snapc_local_t *local, const char *d
     }
     if (local->drain_stats[0])
         crmpi_filem_rank_info_set_json(info, "crcp", "drain", local->drain_stats);
-    /* The rank is its init's one child; without the list, a restart is checked by CRIU only. */
+    /* The rank is its init's one child; without the list, a restart is checked by CRIU only.
+     * An application checkpoint's restart starts the program anew: nothing to check. */
     pid_t rank_pid = snapc_local_rank_pid(local);
-    if (rank_pid <= 0 || crmpi_filem_software_record(info, rank_pid) != CRMPI_OK)
+    if (!app && (rank_pid <= 0 || crmpi_filem_software_record(info, rank_pid) != CRMPI_OK))
         crmpi_log_warn("snapc: cannot list the files rank %d maps; ompi-restart will not check "
                        "them",
                        local->rank);
@@ -172,6 +178,85 @@ void crmpi_snapc_local_track(crmpi_snapc_local_t *local, int uffd)
     local->tracking = local->track(rank_pid, uffd) == CRMPI_OK;
 }
 
+/*
+ * An application checkpoint's "dump": a copy of the rank's pheap backup file into
+ * `images`/backup. The rank wrote it (backup() renames a complete file into place) before
+ * it asked for the checkpoint, and writes the next one only after this checkpoint ended.
+ */
+static int snapc_local_app_dump(const crmpi_snapc_local_t *local, const char *images,
+                                crmpi_snapc_dump_result_t *result)
+{
+    char dest[4200], buf[1 << 16];
+    uint64_t copied = 0;
+    int src_fd, dest_fd, rc = CRMPI_OK;
+    ssize_t got;
+
+    if (!local->app_backup[0]) {
+        snprintf(result->error, sizeof(result->error),
+                 "rank %d has no backup file to store (an application checkpoint needs "
+                 "MPIX_Checkpoint in every rank)",
+                 local->rank);
+        return CRMPI_ERR_NOT_FOUND;
+    }
+    src_fd = open(local->app_backup, O_RDONLY | O_CLOEXEC);
+    if (src_fd < 0) {
+        snprintf(result->error, sizeof(result->error), "cannot read rank %d's backup %.300s: %s",
+                 local->rank, local->app_backup, strerror(errno));
+        return CRMPI_ERR_IO;
+    }
+    snprintf(dest, sizeof(dest), "%s/backup", images);
+    dest_fd = open(dest, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (dest_fd < 0) {
+        snprintf(result->error, sizeof(result->error), "cannot create %.300s: %s", dest,
+                 strerror(errno));
+        rc = CRMPI_ERR_IO;
+        goto out_close_src;
+    }
+    while ((got = read(src_fd, buf, sizeof(buf))) != 0) {
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0 || write(dest_fd, buf, (size_t)got) != got) {
+            snprintf(result->error, sizeof(result->error), "cannot copy %.300s: %s",
+                     local->app_backup, strerror(errno));
+            rc = CRMPI_ERR_IO;
+            break;
+        }
+        copied += (uint64_t)got;
+    }
+    if (rc == CRMPI_OK && fsync(dest_fd) != 0) {
+        snprintf(result->error, sizeof(result->error), "cannot write %.300s: %s", dest,
+                 strerror(errno));
+        rc = CRMPI_ERR_IO;
+    }
+    close(dest_fd);
+    result->image_bytes = copied;
+out_close_src:
+    close(src_fd);
+    return rc;
+}
+
+void crmpi_snapc_local_app_request(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg)
+{
+    crmpi_buf_t req, up;
+    const char *path = NULL;
+
+    crmpi_buf_init_read(&req, msg->payload, msg->hdr.len);
+    if (crmpi_buf_get_str(&req, &path) != CRMPI_OK || crmpi_buf_get_done(&req) != CRMPI_OK ||
+        path[0] != '/' || strlen(path) >= sizeof(local->app_backup)) {
+        crmpi_log_warn("snapc: rank %d asked for an application checkpoint with a malformed "
+                       "request",
+                       local->rank);
+        path = "";
+    }
+    snprintf(local->app_backup, sizeof(local->app_backup), "%s", path);
+    crmpi_buf_init(&up);
+    crmpi_buf_put_u32(&up, (uint32_t)local->rank);
+    if (snapc_local_send(local->hnp_fd, CRMPI_CTL_AGENT_APP_CKPT, 0, CRMPI_OK, &up) != CRMPI_OK)
+        crmpi_log_error("snapc: cannot pass rank %d's application checkpoint to mpirun",
+                        local->rank);
+    crmpi_buf_free(&up);
+}
+
 static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq, uint32_t flags,
                              uint32_t parent, const char *parent_seq_dir)
 {
@@ -182,7 +267,9 @@ static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq, uint32_t 
     uint64_t start;
     int rc;
 
-    if (!local->dump) {
+    bool app = flags & CRMPI_SNAPC_APP;
+
+    if (!local->dump && !app) {
         /* Without CRIU in the build, or with a CRIU that cannot run (crs_criu_binary): the
          * agent's error at its start named the reason for every candidate. */
         snapc_local_refuse(local, CRMPI_CTL_CKPT_DUMPED, seq, CRMPI_ERR_NOT_SUPPORTED,
@@ -192,7 +279,7 @@ static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq, uint32_t 
         return;
     }
     snapc_local_dir(local, seq, NULL, dir, sizeof(dir));
-    snapc_local_dir(local, seq, "criu", images, sizeof(images));
+    snapc_local_dir(local, seq, app ? "pheap" : "criu", images, sizeof(images));
     crmpi_filem_tree_remove(dir); /* what an earlier, failed attempt may have left */
     if (snapc_local_mkdirs(images) != CRMPI_OK) {
         snprintf(result.error, sizeof(result.error), "cannot create %.400s: %s", images,
@@ -207,6 +294,10 @@ static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq, uint32_t 
         snprintf(result.error, sizeof(result.error),
                  "the dump of rank %d failed (fault injected: snapc_dump_fail)", local->rank);
         rc = CRMPI_ERR_IO;
+    } else if (app) {
+        rc = snapc_local_app_dump(local, images, &result);
+        local->track_base = 0; /* the next CRIU dump is a full one */
+        local->dump_parent = 0;
     } else {
         /* A delta only of the dump the tracking counts from; full otherwise. */
         if (!local->tracking || !parent || parent != local->track_base)
@@ -218,7 +309,7 @@ static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq, uint32_t 
         local->dump_parent = rc == CRMPI_OK ? parent : 0;
     }
     uint64_t dump_ns = crmpi_clock_ns() - start;
-    if (rc == CRMPI_OK && snapc_local_rank_info(local, dir, &result) != CRMPI_OK) {
+    if (rc == CRMPI_OK && snapc_local_rank_info(local, dir, app, &result) != CRMPI_OK) {
         snprintf(result.error, sizeof(result.error), "cannot write rank.json into %.400s", dir);
         rc = CRMPI_ERR_IO;
     }
@@ -467,6 +558,12 @@ void crmpi_snapc_local_from_hnp(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg
             snapc_local_dump(local, msg->hdr.seq, flags, parent, parent_dir);
         break;
     }
+    case CRMPI_CTL_CKPT_APP_DONE:
+        /* After the checkpoint's end (or instead of it): the answer to CR_APP_CKPT. */
+        if (crmpi_ctl_send(local->rank_fd, CRMPI_CTL_CKPT_APP_DONE, msg->hdr.seq, msg->hdr.status,
+                           msg->payload, msg->hdr.len) != CRMPI_OK)
+            crmpi_log_warn("snapc: cannot tell rank %d how its checkpoint ended", local->rank);
+        break;
     case CRMPI_CTL_CKPT_STORE:
         if (snapc_local_copy_busy(local, CRMPI_CTL_CKPT_STORED, msg->hdr.seq))
             break;

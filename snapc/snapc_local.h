@@ -92,6 +92,8 @@ struct crmpi_snapc_local {
     bool tracking;                /* the rank's writes are tracked */
     uint32_t dump_parent;         /* the last dump is a delta of this checkpoint (0: full) */
     char drain_stats[256];        /* the rank's CKPT_DRAINED figures, as JSON, for rank.json */
+    char app_backup[4096];        /* the rank's pheap backup file, from its last CR_APP_CKPT
+                                   * (an application checkpoint stores it; "": none) */
     /* The copy to stable storage in progress (its thread runs), or NULL. */
     crmpi_snapc_local_copy_t *copy;
 };
@@ -105,6 +107,10 @@ void crmpi_snapc_local_thaw(crmpi_snapc_local_t *local);
 
 /** The rank's CR_TRACK: its userfaultfd (the callee owns it). Without `track`, closed. */
 void crmpi_snapc_local_track(crmpi_snapc_local_t *local, int uffd);
+
+/** The rank's CR_APP_CKPT (MPIX_Checkpoint): remember its backup file, tell mpirun (the
+ *  caller frees the message). */
+void crmpi_snapc_local_app_request(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg);
 
 /** A CKPT_* message from the rank, passed up (the caller frees it). */
 void crmpi_snapc_local_from_rank(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg);

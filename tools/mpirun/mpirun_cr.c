@@ -148,3 +148,31 @@ int mpirun_restore_check(mpirun_options_t *opts)
     crmpi_filem_manifest_destroy(manifest);
     return rc;
 }
+
+int mpirun_app_restart_check(mpirun_options_t *opts, const char *seq_dir)
+{
+    char problem[CRMPI_FILEM_PROBLEM_MAX];
+    crmpi_filem_manifest_t *manifest;
+    int rc = crmpi_filem_manifest_read(seq_dir, false, &manifest, problem);
+
+    if (rc != CRMPI_OK) {
+        crmpi_log_error("snapc_base_app_restart %s: %s", seq_dir, problem);
+        return rc;
+    }
+    if (!manifest->crs || strncmp(manifest->crs, "pheap", 5) != 0) {
+        crmpi_log_error("snapc_base_app_restart %s: not a snapshot of application checkpoints "
+                        "(MPIX_Checkpoint); restart it with ompi-restart",
+                        seq_dir);
+        rc = CRMPI_ERR_BAD_PARAM;
+    } else if (opts->np && (size_t)opts->np != manifest->num_ranks) {
+        crmpi_log_error("snapc_base_app_restart %s: the snapshot has %zu ranks, each with its "
+                        "own backup, and a restart keeps them all; -np %d cannot take them",
+                        seq_dir, manifest->num_ranks, opts->np);
+        rc = CRMPI_ERR_BAD_PARAM;
+    } else {
+        opts->np = (int)manifest->num_ranks;
+        opts->with_ft_cr = true; /* the restarted job can be checkpointed again */
+    }
+    crmpi_filem_manifest_destroy(manifest);
+    return rc;
+}
