@@ -97,6 +97,19 @@ int PMPIX_Checkpoint(MPI_Comm comm, MPIX_Checkpoint_info *info)
                 comm_size, world_size);
         return MPI_ERR_COMM;
     }
+    /* With crs pheap, a checkpoint is taken here only when ompi-checkpoint asked for one:
+     * a rank may not have heard of it yet, so the ranks agree. */
+    if (crmpi_snapc_app_enabled() && crmpi_snapc_app_on_demand()) {
+        int wanted = crmpi_snapc_app_wanted(), any_wanted = 0;
+
+        if (PMPI_Allreduce(&wanted, &any_wanted, 1, MPI_INT, MPI_LOR, comm) != MPI_SUCCESS)
+            return MPI_ERR_OTHER;
+        if (!any_wanted) {
+            if (info)
+                *info = (MPIX_Checkpoint_info){.sequence = 0, .restarted = 0};
+            return MPI_SUCCESS;
+        }
+    }
     /* Every rank's backup is written, or none asks: a rank that cannot would leave the
      * others waiting for its request. */
     rc = mpix_checkpoint_local(backup_path, sizeof(backup_path));

@@ -75,6 +75,8 @@ typedef enum {
     CRMPI_CTL_CKPT_STORED,     /* agent -> mpirun: str the rank's files (filem rank entry) */
     CRMPI_CTL_CKPT_RESTART,    /* new agent -> restored rank: u32 n, n x str CRMPI_MCA_ entry,
                                   then the job facts (JOB_INFO's encoding); answer CONTINUED */
+    CRMPI_CTL_CKPT_APP_WANTED, /* down, seq 0: crs pheap; ompi-checkpoint asked for a
+                                  checkpoint, which the ranks' next MPIX_Checkpoint takes */
     CRMPI_CTL_CKPT_APP_DONE,   /* down: i32 status, str text; the end of the application checkpoint
                                   the   ranks asked for (CR_APP_CKPT): committed (status 0, seq its
                                   sequence; text: the snapshot), or refused (seq 0) or aborted, text

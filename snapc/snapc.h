@@ -175,6 +175,13 @@ void crmpi_snapc_app_callbacks_run(crmpi_snapc_cb_kind_t kind);
  */
 bool crmpi_snapc_app_restarted(uint32_t *seq_out, bool *app_out);
 
+/** Does the job run with --mca crs pheap? Then MPIX_Checkpoint checkpoints only when
+ *  ompi-checkpoint asked for it (crmpi_snapc_app_wanted), and every checkpoint is one. */
+bool crmpi_snapc_app_on_demand(void);
+/** crs pheap: has mpirun said that a checkpoint waits for MPIX_Checkpoint (CKPT_APP_WANTED)?
+ *  Cleared when an application checkpoint ends. */
+bool crmpi_snapc_app_wanted(void);
+
 /** Is the C/R thread running (the job runs with --with-ft cr)? */
 bool crmpi_snapc_app_enabled(void);
 

@@ -13,6 +13,7 @@
 
 #include "crcp.h"
 #include "clock.h"
+#include "component.h"
 #include "crmpi_status.h"
 #include "ctl.h"
 #include "fault.h"
@@ -41,6 +42,7 @@ static struct {
     int app_status;                                /* the last one's outcome */
     uint32_t app_seq;                              /* its sequence (0: refused) */
     char app_why[256];                             /* on failure, why */
+    bool app_wanted; /* crs pheap: a checkpoint waits for MPIX_Checkpoint (CKPT_APP_WANTED) */
 } snapc_app_shared = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 int crmpi_snapc_app_callback_add(crmpi_snapc_cb_kind_t kind, crmpi_snapc_callback_fn_t fn,
@@ -84,6 +86,7 @@ static void snapc_app_ended(uint32_t seq, int status, const char *why)
     snapc_app_shared.app_seq = seq;
     snprintf(snapc_app_shared.app_why, sizeof(snapc_app_shared.app_why), "%s", why ? why : "");
     snapc_app_shared.app_ended++;
+    snapc_app_shared.app_wanted = false;
     pthread_mutex_unlock(&snapc_app_shared.lock);
 }
 
@@ -113,6 +116,21 @@ bool crmpi_snapc_app_restarted(uint32_t *seq_out, bool *app_out)
         restarted = true;
     }
     return restarted;
+}
+
+bool crmpi_snapc_app_on_demand(void)
+{
+    const char *crs = NULL;
+
+    return crmpi_param_get_string("crs", &crs) == CRMPI_OK && crmpi_component_named(crs, "pheap");
+}
+
+bool crmpi_snapc_app_wanted(void)
+{
+    pthread_mutex_lock(&snapc_app_shared.lock);
+    bool wanted = snapc_app_shared.app_wanted;
+    pthread_mutex_unlock(&snapc_app_shared.lock);
+    return wanted;
 }
 
 bool crmpi_snapc_app_enabled(void)
@@ -338,6 +356,16 @@ static void snapc_app_checkpoint(uint32_t seq, uint32_t flags)
     if (rc == CRMPI_OK)
         crmpi_ctl_msg_free(&msg);
     crmpi_crcp_release();
+    /* With the lock still held, so that the application's next MPI call comes after them
+     * (a restored process's threads run from the moment CRIU let them go). An application
+     * checkpoint's are MPIX_Checkpoint's to run. */
+    if (restart && end_rc == CRMPI_OK) {
+        pthread_mutex_lock(&snapc_app_shared.lock);
+        snapc_app_restored_seq = seq;
+        pthread_mutex_unlock(&snapc_app_shared.lock);
+    }
+    if (!app && rc == CRMPI_OK && end_rc == CRMPI_OK)
+        crmpi_snapc_app_callbacks_run(restart ? CRMPI_SNAPC_CB_RESTART : CRMPI_SNAPC_CB_CONTINUE);
     crmpi_unlock();
     crmpi_buf_init(&buf);
     crmpi_buf_put_u64(&buf, crmpi_clock_ns() - start);
@@ -346,15 +374,7 @@ static void snapc_app_checkpoint(uint32_t seq, uint32_t flags)
     crmpi_buf_free(&buf);
     if (restart && end_rc == CRMPI_OK)
         crmpi_rte_track_offer(); /* the restored process has no tracking: its new agent's */
-    if (restart && end_rc == CRMPI_OK) {
-        pthread_mutex_lock(&snapc_app_shared.lock);
-        snapc_app_restored_seq = seq;
-        pthread_mutex_unlock(&snapc_app_shared.lock);
-    }
-    /* An application checkpoint ends for MPIX_Checkpoint at its commit (CKPT_APP_DONE). */
-    if (!app && rc == CRMPI_OK && end_rc == CRMPI_OK) {
-        crmpi_snapc_app_callbacks_run(restart ? CRMPI_SNAPC_CB_RESTART : CRMPI_SNAPC_CB_CONTINUE);
-    }
+
     if (end_rc != CRMPI_OK) {
         /* The transports could not be rebuilt: this rank cannot communicate any more. */
         crmpi_rte_abort_job(1,
@@ -374,6 +394,11 @@ static void snapc_app_command(crmpi_ctl_msg_t *msg)
     case CRMPI_CTL_CKPT_BEGIN:
         crmpi_buf_get_u32(&buf, &flags);
         snapc_app_checkpoint(msg->hdr.seq, flags);
+        break;
+    case CRMPI_CTL_CKPT_APP_WANTED:
+        pthread_mutex_lock(&snapc_app_shared.lock);
+        snapc_app_shared.app_wanted = true;
+        pthread_mutex_unlock(&snapc_app_shared.lock);
         break;
     case CRMPI_CTL_CKPT_APP_DONE: {
         int32_t status = CRMPI_ERR_PROTO;

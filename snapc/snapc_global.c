@@ -68,6 +68,10 @@ struct crmpi_snapc_global {
     bool periodic_running;            /* the current checkpoint is a periodic one */
     bool *app_asked;                  /* per rank: asked for an application checkpoint */
     int num_app_asked;                /* ranks that did, since the last one began */
+    bool app_beginning;               /* an application checkpoint is being begun */
+    bool pending;                     /* app_only: a tool's checkpoint waits for the ranks */
+    int pending_fd;                   /* its tool (-1: gone, or left with --nowait) */
+    uint32_t pending_flags;           /* its flags */
 };
 
 static const char *snapc_global_step_name(snapc_step_t step)
@@ -100,12 +104,19 @@ int crmpi_snapc_global_create(const crmpi_snapc_global_params_t *params,
     global->marks = calloc((size_t)params->np, sizeof(snapc_marks_t));
     global->app_asked = calloc((size_t)params->np, sizeof(bool));
     global->tool_fd = -1;
+    global->pending_fd = -1;
     if (!global->jobdir || !global->answered || !global->marks || !global->app_asked) {
         crmpi_snapc_global_destroy(global);
         return CRMPI_ERR_OUT_OF_RESOURCE;
     }
     crmpi_snapc_periodic_init(&global->periodic, params->ckpt_interval_s, params->mtbf_s,
                               params->initial_cost_s, crmpi_clock_s());
+    if (params->app_only && global->periodic.enabled) {
+        /* A checkpoint waits for the ranks' MPIX_Checkpoint: the program sets the pace. */
+        crmpi_log_warn("--ckpt-interval is ignored with crs pheap: the job is checkpointed "
+                       "at its MPIX_Checkpoint calls");
+        global->periodic.enabled = false;
+    }
     /* A jobid is a pid, and pids come back: number after what an earlier job committed. */
     if (params->enabled && crmpi_filem_commit_read(global->jobdir, &commit) == CRMPI_OK) {
         global->seq = commit->seqs[commit->num_seqs - 1];
@@ -373,12 +384,13 @@ void crmpi_snapc_global_status(crmpi_snapc_global_t *global, int fd, uint32_t ra
 static void snapc_global_refuse(crmpi_snapc_global_t *global, int fd, uint32_t seq, int status,
                                 const char *text)
 {
-    if (fd >= 0) {
-        snapc_global_tool_reply(global, fd, seq, status, text);
-    } else if (fd == SNAPC_GLOBAL_APP_FD) {
+    if (global->app_beginning) {
         crmpi_log_warn("application checkpoint: %s", text);
         snapc_global_app_done(global, 0, status, text);
-    } else
+    }
+    if (fd >= 0)
+        snapc_global_tool_reply(global, fd, seq, status, text);
+    else if (fd == -1)
         crmpi_log_warn("periodic checkpoint: %s", text);
 }
 
@@ -482,6 +494,35 @@ void crmpi_snapc_global_tool(crmpi_snapc_global_t *global, int fd, crmpi_ctl_msg
                                 "a checkpoint cannot both terminate and stop the job");
         return;
     }
+    if (global->params.app_only) {
+        /* crs pheap: the ranks back up at their next MPIX_Checkpoint, which begins it. */
+        if (global->pending || global->step != SNAPC_STEP_IDLE) {
+            snapc_global_tool_reply(global, fd, global->seq, CRMPI_ERR_RESOURCE_BUSY,
+                                    "a checkpoint is already in progress or waiting for the "
+                                    "ranks' MPIX_Checkpoint; try again when it has ended");
+            return;
+        }
+        global->pending = true;
+        global->pending_fd = fd;
+        global->pending_flags = flags;
+        char line[200];
+        snprintf(line, sizeof(line),
+                 "checkpoint of job %llu: waiting for every rank's next MPIX_Checkpoint "
+                 "(crs pheap)",
+                 (unsigned long long)global->params.jobid);
+        crmpi_buf_t buf;
+        crmpi_buf_init(&buf);
+        crmpi_buf_put_str(&buf, line);
+        crmpi_ctl_send(fd, CRMPI_CTL_TOOL_PROGRESS, 0, CRMPI_OK, buf.data, buf.len);
+        crmpi_buf_free(&buf);
+        for (int rank = 0; rank < global->params.np; rank++)
+            global->params.send_fn(global->params.arg, rank, CRMPI_CTL_CKPT_APP_WANTED, 0, NULL);
+        if (flags & CRMPI_SNAPC_NOWAIT) {
+            snapc_global_tool_reply(global, fd, 0, CRMPI_OK, global->jobdir);
+            global->pending_fd = -1;
+        }
+        return;
+    }
     snapc_global_begin(global, fd, flags);
 }
 
@@ -492,15 +533,21 @@ void crmpi_snapc_global_app_request(crmpi_snapc_global_t *global, int rank)
     global->app_asked[rank] = true;
     if (++global->num_app_asked < global->params.np)
         return;
-    /* Every rank is in MPIX_Checkpoint, its backup written. */
+    /* Every rank is in MPIX_Checkpoint, its backup written; a tool's checkpoint waiting
+     * for that moment (crs pheap) is this one. */
+    int fd = global->pending ? global->pending_fd : SNAPC_GLOBAL_APP_FD;
+    uint32_t flags = CRMPI_SNAPC_APP | (global->pending ? global->pending_flags : 0);
     memset(global->app_asked, 0, (size_t)global->params.np * sizeof(bool));
     global->num_app_asked = 0;
-    if (!global->params.enabled) {
-        snapc_global_refuse(global, SNAPC_GLOBAL_APP_FD, 0, CRMPI_ERR_NOT_SUPPORTED,
+    global->pending = false;
+    global->pending_fd = -1;
+    global->app_beginning = true;
+    if (!global->params.enabled)
+        snapc_global_refuse(global, fd, 0, CRMPI_ERR_NOT_SUPPORTED,
                             "the job was not started with --with-ft cr");
-        return;
-    }
-    snapc_global_begin(global, SNAPC_GLOBAL_APP_FD, CRMPI_SNAPC_APP);
+    else
+        snapc_global_begin(global, fd, flags & ~(uint32_t)CRMPI_SNAPC_NOWAIT);
+    global->app_beginning = false;
 }
 
 /*

@@ -7,7 +7,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -178,63 +177,6 @@ void crmpi_snapc_local_track(crmpi_snapc_local_t *local, int uffd)
     local->tracking = local->track(rank_pid, uffd) == CRMPI_OK;
 }
 
-/*
- * An application checkpoint's "dump": a copy of the rank's pheap backup file into
- * `images`/backup. The rank wrote it (backup() renames a complete file into place) before
- * it asked for the checkpoint, and writes the next one only after this checkpoint ended.
- */
-static int snapc_local_app_dump(const crmpi_snapc_local_t *local, const char *images,
-                                crmpi_snapc_dump_result_t *result)
-{
-    char dest[4200], buf[1 << 16];
-    uint64_t copied = 0;
-    int src_fd, dest_fd, rc = CRMPI_OK;
-    ssize_t got;
-
-    if (!local->app_backup[0]) {
-        snprintf(result->error, sizeof(result->error),
-                 "rank %d has no backup file to store (an application checkpoint needs "
-                 "MPIX_Checkpoint in every rank)",
-                 local->rank);
-        return CRMPI_ERR_NOT_FOUND;
-    }
-    src_fd = open(local->app_backup, O_RDONLY | O_CLOEXEC);
-    if (src_fd < 0) {
-        snprintf(result->error, sizeof(result->error), "cannot read rank %d's backup %.300s: %s",
-                 local->rank, local->app_backup, strerror(errno));
-        return CRMPI_ERR_IO;
-    }
-    snprintf(dest, sizeof(dest), "%s/backup", images);
-    dest_fd = open(dest, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (dest_fd < 0) {
-        snprintf(result->error, sizeof(result->error), "cannot create %.300s: %s", dest,
-                 strerror(errno));
-        rc = CRMPI_ERR_IO;
-        goto out_close_src;
-    }
-    while ((got = read(src_fd, buf, sizeof(buf))) != 0) {
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0 || write(dest_fd, buf, (size_t)got) != got) {
-            snprintf(result->error, sizeof(result->error), "cannot copy %.300s: %s",
-                     local->app_backup, strerror(errno));
-            rc = CRMPI_ERR_IO;
-            break;
-        }
-        copied += (uint64_t)got;
-    }
-    if (rc == CRMPI_OK && fsync(dest_fd) != 0) {
-        snprintf(result->error, sizeof(result->error), "cannot write %.300s: %s", dest,
-                 strerror(errno));
-        rc = CRMPI_ERR_IO;
-    }
-    close(dest_fd);
-    result->image_bytes = copied;
-out_close_src:
-    close(src_fd);
-    return rc;
-}
-
 void crmpi_snapc_local_app_request(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg)
 {
     crmpi_buf_t req, up;
@@ -269,7 +211,7 @@ static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq, uint32_t 
 
     bool app = flags & CRMPI_SNAPC_APP;
 
-    if (!local->dump && !app) {
+    if (app ? !local->app_dump : !local->dump) {
         /* Without CRIU in the build, or with a CRIU that cannot run (crs_criu_binary): the
          * agent's error at its start named the reason for every candidate. */
         snapc_local_refuse(local, CRMPI_CTL_CKPT_DUMPED, seq, CRMPI_ERR_NOT_SUPPORTED,
@@ -295,7 +237,15 @@ static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq, uint32_t 
                  "the dump of rank %d failed (fault injected: snapc_dump_fail)", local->rank);
         rc = CRMPI_ERR_IO;
     } else if (app) {
-        rc = snapc_local_app_dump(local, images, &result);
+        if (!local->app_backup[0]) {
+            snprintf(result.error, sizeof(result.error),
+                     "rank %d named no backup file (an application checkpoint is taken when "
+                     "every rank calls MPIX_Checkpoint)",
+                     local->rank);
+            rc = CRMPI_ERR_NOT_FOUND;
+        } else {
+            rc = local->app_dump(local->app_backup, images, &result);
+        }
         local->track_base = 0; /* the next CRIU dump is a full one */
         local->dump_parent = 0;
     } else {
@@ -558,11 +508,14 @@ void crmpi_snapc_local_from_hnp(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg
             snapc_local_dump(local, msg->hdr.seq, flags, parent, parent_dir);
         break;
     }
+    case CRMPI_CTL_CKPT_APP_WANTED:
     case CRMPI_CTL_CKPT_APP_DONE:
-        /* After the checkpoint's end (or instead of it): the answer to CR_APP_CKPT. */
-        if (crmpi_ctl_send(local->rank_fd, CRMPI_CTL_CKPT_APP_DONE, msg->hdr.seq, msg->hdr.status,
-                           msg->payload, msg->hdr.len) != CRMPI_OK)
-            crmpi_log_warn("snapc: cannot tell rank %d how its checkpoint ended", local->rank);
+        /* Outside a checkpoint's steps: the news that one waits for MPIX_Checkpoint, and
+         * after its end (or instead of it) the answer to CR_APP_CKPT. */
+        if (crmpi_ctl_send(local->rank_fd, (crmpi_ctl_type_t)msg->hdr.type, msg->hdr.seq,
+                           msg->hdr.status, msg->payload, msg->hdr.len) != CRMPI_OK)
+            crmpi_log_warn("snapc: cannot pass %s to rank %d", crmpi_ctl_type_name(msg->hdr.type),
+                           local->rank);
         break;
     case CRMPI_CTL_CKPT_STORE:
         if (snapc_local_copy_busy(local, CRMPI_CTL_CKPT_STORED, msg->hdr.seq))

@@ -48,6 +48,7 @@ static const struct {
     {CRMPI_CTL_CKPT_CONTINUED, "U"},
     {CRMPI_CTL_CKPT_STORE, "s"},
     {CRMPI_CTL_CKPT_STORED, "s"},
+    {CRMPI_CTL_CKPT_APP_WANTED, ""},
     {CRMPI_CTL_CKPT_APP_DONE, "is"},
     {CRMPI_CTL_TOOL_CKPT, "u"},
     {CRMPI_CTL_TOOL_PROGRESS, "s"},

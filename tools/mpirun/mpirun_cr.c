@@ -17,6 +17,7 @@
 #include "filem_fs.h"
 #include "log.h"
 #include "mpirun.h"
+#include "component.h"
 #include "param.h"
 #include "snapshot.h"
 #include "snapshot_manifest.h"
@@ -114,6 +115,9 @@ int mpirun_snapc_create(mpirun_state_t *st)
     params.incremental_chain = incremental && chain > 0 ? (unsigned)chain : 0;
     crmpi_param_get_int("snapc_base_timeout", &timeout_s);
     crmpi_param_get_int("snapc_base_periodic_initial_cost", &initial_cost_s);
+    const char *crs = NULL;
+    params.app_only =
+        crmpi_param_get_string("crs", &crs) == CRMPI_OK && crmpi_component_named(crs, "pheap");
     params.jobdir = jobdir;
     params.timeout_s = (int)timeout_s;
     params.ckpt_interval_s = opts->ckpt_interval_s;
