@@ -15,9 +15,13 @@
  * line, "steps N checksum X", is the same whether or not the run was interrupted.
  *
  * Options: -n STEPS, -c STEPS between checkpoints (0: none), -d DIR for the files
- * (stencil.<rank>.heap and stencil.<rank>.back; default "."), -s STEP: after the checkpoint
- * of that step, print "stopped" and wait to be killed (for tests, which kill the job then;
- * a restarted run does not stop).
+ * (stencil.<rank>.heap and stencil.<rank>.back; default "."). For tests, which wait for
+ * states: -s STEP prints "running" at the start and, after the first checkpoint taken at or
+ * after step STEP, "stopped", then waits to be killed (a restarted run does not stop);
+ * -w USEC sleeps that long each step, so that a running job can be checkpointed.
+ *
+ * Under --mca crs pheap, MPIX_Checkpoint checkpoints only when ompi-checkpoint asked for
+ * it (info.sequence is 0 otherwise): run with -c 1 and each step is such an opportunity.
  */
 #include <mpi.h>
 #include <mpi-ext.h>
@@ -63,7 +67,7 @@ static void stencil_step(int rank, int size)
 
 int main(int argc, char **argv)
 {
-    long steps = 100, every = 0, stop_at = -1;
+    long steps = 100, every = 0, stop_at = -1, pause_us = 0;
     const char *dir = ".";
     char heap[4096], back[4096];
     int rank, size, restarted = 0, seq = 0, opt;
@@ -71,15 +75,17 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    while ((opt = getopt(argc, argv, "n:c:d:s:")) != -1) {
+    while ((opt = getopt(argc, argv, "n:c:d:s:w:")) != -1) {
         switch (opt) {
         case 'n': steps = atol(optarg); break;
         case 'c': every = atol(optarg); break;
         case 'd': dir = optarg; break;
         case 's': stop_at = atol(optarg); break;
+        case 'w': pause_us = atol(optarg); break;
         default:
             if (rank == 0)
-                fprintf(stderr, "usage: %s [-n STEPS] [-c EVERY] [-d DIR] [-s STEP]\n", argv[0]);
+                fprintf(stderr, "usage: %s [-n STEPS] [-c EVERY] [-d DIR] [-s STEP] [-w USEC]\n",
+                        argv[0]);
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }
@@ -105,18 +111,26 @@ int main(int argc, char **argv)
         *state = (stencil_state_t){.step = 0, .cells = a, .next_cells = b};
     }
 
+    if (stop_at >= 0 && rank == 0) {
+        printf("running\n");
+        fflush(stdout);
+    }
     while (state->step < steps) {
         stencil_step(rank, size);
+        if (pause_us > 0)
+            usleep((useconds_t)pause_us);
         if (every > 0 && state->step % every == 0 && state->step < steps) {
             MPIX_Checkpoint_info info;
 
             if (MPIX_Checkpoint(MPI_COMM_WORLD, &info) != MPI_SUCCESS)
                 MPI_Abort(MPI_COMM_WORLD, 1);
+            if (info.sequence == 0)
+                continue; /* crs pheap, and no checkpoint was asked for */
             if (rank == 0) {
                 printf("checkpoint %d at step %ld\n", info.sequence, state->step);
                 fflush(stdout);
             }
-            if (state->step == stop_at && !restarted) {
+            if (stop_at >= 0 && state->step >= stop_at && !restarted) {
                 if (rank == 0) {
                     printf("stopped\n");
                     fflush(stdout);

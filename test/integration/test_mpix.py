@@ -6,6 +6,9 @@ MPIX_CR_register_callback run in order around application and transparent checkp
   stencil          examples/pheap_stencil.c, 4 ranks, checkpointed by MPIX_Checkpoint,
                    killed, restarted with another mapping and BTL set: the same last line as
                    an uninterrupted run
+  crs pheap        the same program under --mca crs pheap, calling MPIX_Checkpoint every
+                   step: only ompi-checkpoint's request makes one of them a checkpoint;
+                   killed, restarted, the same last line
   callbacks        the order each rank records, across an application checkpoint, a
                    transparent one that continues, one with --term, its CRIU restart, and an
                    application checkpoint in the restored job
@@ -151,6 +154,51 @@ def test_missing_backup(stencil, expected, tmp_path):
     assert result.returncode != 0, result.report("ompi-restart")
     errors = [line for line in result.err.splitlines() if "error" in line]
     assert len(errors) == 1 and "rank.2/pheap/backup" in result.err, result.err
+    crjob.assert_clean(result.pid)
+
+
+def test_crs_pheap_checkpoint_on_demand(stencil, tmp_path):
+    whole = subprocess.run([crjob.tool("mpirun"), "-np", str(NP), stencil, "-n", "2000", "-d",
+                            str(tmp_path)], capture_output=True, text=True, timeout=120)
+    expected_2000 = re.search(r"^steps 2000 checksum \S+$", whole.stdout, re.M)
+    assert whole.returncode == 0 and expected_2000, whole.stdout + whole.stderr
+
+    crenv = crjob.CrEnv(tmp_path)
+    files = tmp_path / "files"
+    files.mkdir()
+    job = crjob.CrJob(crenv, stencil, NP, ["--mca", "crs", "pheap", "--mca", "btl", "self,sm"],
+                      ["-n", "2000", "-c", "1", "-s", "1", "-w", "2000", "-d", str(files)])
+    follower = job.follow()
+    assert follower.wait_for("out", lambda line: line == "running\n") is not None, \
+        job.kill().report()
+    ckpt = crenv.checkpoint(job.jobid, "-v")
+    assert ckpt.returncode == 0, ckpt.report("ompi-checkpoint")
+    assert "waiting for every rank's next MPIX_Checkpoint" in ckpt.out + ckpt.err, ckpt.report()
+    handle = ckpt.out.strip().splitlines()[-1]
+    assert crjob.committed(handle) == [1], crjob.committed(handle)
+    # Until then, MPIX_Checkpoint took no checkpoint: the first one is ompi-checkpoint's.
+    assert follower.wait_for("out", lambda line: line == "stopped\n") is not None, \
+        job.kill().report()
+    assert re.search(r"^checkpoint 1 at step \d+$", follower.text("out"), re.M), \
+        follower.text("out")
+    job.kill()
+    crjob.assert_clean(job.jobid)
+
+    result = crenv.restart(handle, "--map-by", "node", "--oversubscribe")
+    assert result.returncode == 0, result.report("ompi-restart")
+    assert re.search(r"^restarted from sequence 1 at step \d+$", result.out, re.M), result.out
+    assert expected_2000.group(0) in result.out.splitlines(), result.report("ompi-restart")
+    crjob.assert_clean(result.pid)
+
+
+def test_unknown_crs_component(stencil, tmp_path):
+    crenv = crjob.CrEnv(tmp_path)
+    result = crjob.run_tool([crjob.tool("mpirun"), "--with-ft", "cr", "--mca", "crs", "pheaps",
+                             "-np", "2", stencil], crenv.env)
+    assert result.returncode != 0
+    errors = [line for line in result.err.splitlines() if line.strip()]
+    assert errors == ["mpirun: error: crs: no component 'pheaps' here (selection list "
+                      "crs='pheaps'); the crs components are criu, pheap"], result.err
     crjob.assert_clean(result.pid)
 
 
