@@ -1,8 +1,8 @@
 """mpi.h, with mpi-ext.h for crmpi's extensions (MPIX_*), declares exactly what libmpi
 defines: a program that compiles against crmpi links, and a call crmpi does not serve is
 not in the header at all (a build system probing for MPI_File_open or MPI_Comm_spawn must
-find it missing, not a symbol that only fails at run time). Prototypes are read from the installed mpi.h and mpi-ext.h, symbols from
-libmpi.so."""
+find it missing, not a symbol that only fails at run time). Prototypes are read from the
+installed mpi.h and mpi-ext.h, symbols from libmpi.so."""
 import os
 import re
 import subprocess
