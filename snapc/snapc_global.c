@@ -69,6 +69,8 @@ struct crmpi_snapc_global {
     bool *app_asked;                  /* per rank: asked for an application checkpoint */
     int num_app_asked;                /* ranks that did, since the last one began */
     bool app_beginning;               /* an application checkpoint is being begun */
+    bool app_deferred;                /* every rank asked while another checkpoint ran: it
+                                         begins when that one has ended (tick) */
     bool pending;                     /* app_only: a tool's checkpoint waits for the ranks */
     int pending_fd;                   /* its tool (-1: gone, or left with --nowait) */
     uint32_t pending_flags;           /* its flags */
@@ -526,6 +528,8 @@ void crmpi_snapc_global_tool(crmpi_snapc_global_t *global, int fd, crmpi_ctl_msg
     snapc_global_begin(global, fd, flags);
 }
 
+static void snapc_global_app_begin(crmpi_snapc_global_t *global);
+
 void crmpi_snapc_global_app_request(crmpi_snapc_global_t *global, int rank)
 {
     if (rank < 0 || rank >= global->params.np || global->app_asked[rank])
@@ -533,12 +537,23 @@ void crmpi_snapc_global_app_request(crmpi_snapc_global_t *global, int rank)
     global->app_asked[rank] = true;
     if (++global->num_app_asked < global->params.np)
         return;
-    /* Every rank is in MPIX_Checkpoint, its backup written; a tool's checkpoint waiting
-     * for that moment (crs pheap) is this one. */
-    int fd = global->pending ? global->pending_fd : SNAPC_GLOBAL_APP_FD;
-    uint32_t flags = CRMPI_SNAPC_APP | (global->pending ? global->pending_flags : 0);
     memset(global->app_asked, 0, (size_t)global->params.np * sizeof(bool));
     global->num_app_asked = 0;
+    if (global->step != SNAPC_STEP_IDLE && global->step != SNAPC_STEP_STOPPED) {
+        /* An ompi-checkpoint or a periodic one is running: the ranks wait for its end. */
+        global->app_deferred = true;
+        return;
+    }
+    snapc_global_app_begin(global);
+}
+
+/* Every rank is in MPIX_Checkpoint, its backup written: begin. */
+static void snapc_global_app_begin(crmpi_snapc_global_t *global)
+{
+    /* A tool's checkpoint waiting for this moment (crs pheap) is this one. */
+    int fd = global->pending ? global->pending_fd : SNAPC_GLOBAL_APP_FD;
+    uint32_t flags = CRMPI_SNAPC_APP | (global->pending ? global->pending_flags : 0);
+    global->app_deferred = false;
     global->pending = false;
     global->pending_fd = -1;
     global->app_beginning = true;
@@ -848,6 +863,10 @@ void crmpi_snapc_global_tick(crmpi_snapc_global_t *global)
 {
     char why[256];
 
+    if (global->app_deferred && global->step == SNAPC_STEP_IDLE) {
+        snapc_global_app_begin(global);
+        return;
+    }
     if (global->step == SNAPC_STEP_IDLE && global->params.enabled &&
         crmpi_snapc_periodic_due(&global->periodic, crmpi_clock_s())) {
         if (snapc_global_begin(global, -1, 0))
@@ -904,6 +923,8 @@ double crmpi_snapc_global_next_tick_s(const crmpi_snapc_global_t *global)
 {
     double now = crmpi_clock_s();
 
+    if (global->app_deferred && global->step == SNAPC_STEP_IDLE)
+        return 0.0; /* the ranks wait in MPIX_Checkpoint */
     if (global->step == SNAPC_STEP_IDLE && global->params.enabled && global->periodic.enabled)
         return global->periodic.due_s > now ? global->periodic.due_s - now : 0.0;
     return -1.0;
