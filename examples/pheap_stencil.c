@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <crmpi/pheap.h>
@@ -89,6 +90,7 @@ int main(int argc, char **argv)
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }
+    mkdir(dir, 0700); /* each node's own directory may not exist yet: EEXIST is fine */
     snprintf(heap, sizeof(heap), "%s/stencil.%d.heap", dir, rank);
     snprintf(back, sizeof(back), "%s/stencil.%d.back", dir, rank);
     MPIX_Restart_status(&restarted, &seq);
