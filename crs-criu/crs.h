@@ -1,7 +1,13 @@
 /*
  * crs.h: checkpoint/restart service (CRS) of one rank, used by crmpi-agent (crmpi_info uses
  * crmpi_crs_criu_placement_print only).
- * Component "criu": CRIU 4.x through libcriu.
+ * Component "criu": CRIU 4.x through libcriu (the default).
+ * Component "pheap" (crs_pheap.c): an application checkpoint, the backup file the rank's
+ * program wrote with libcrmpi-pheap (MPIX_Checkpoint), copied into the images directory;
+ * it restores nothing (a restart starts the program again) and tracks nothing. Chosen only
+ * by name (--mca crs pheap: ompi-checkpoint then waits for the ranks' next
+ * MPIX_Checkpoint); the agent also uses its checkpoint op, through crmpi_crs_pheap_ops, for
+ * the application checkpoints of a job that runs with criu.
  *
  *   crmpi-agent (host pid namespace)
  *      |  crmpi_agent_ns_start(): stdio pipes + control socket (fd 3)
@@ -89,6 +95,7 @@
 #ifndef CRMPI_CRS_H
 #define CRMPI_CRS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -126,6 +133,7 @@ typedef struct crmpi_crs_ckpt_opts {
     const char *parent_dir;   /* with track: the images of the previous dump of this rank,
                                * taken with the same track; pages unchanged since then are
                                * left to them (CRIU's parent images). NULL: a full dump */
+    const char *backup_path;  /* pheap: the rank's backup file, absolute (criu: unused) */
     char *errbuf;             /* on failure, the one-line message (may be NULL) */
     size_t errbuf_len;        /* bytes at errbuf */
 } crmpi_crs_ckpt_opts_t;
@@ -212,8 +220,13 @@ typedef struct crmpi_crs_ops {
     crmpi_crs_track_close_fn_t track_close;   /* end it */
 } crmpi_crs_ops_t;
 
+/** Component pheap's operations (crs_pheap.c): checkpoint copies opts->backup_path into
+ *  the images directory; restart and track_open return CRMPI_ERR_NOT_SUPPORTED. */
+extern const crmpi_crs_ops_t crmpi_crs_pheap_ops;
+extern const crmpi_component_t crmpi_crs_pheap_component;
+
 /**
- * The crs framework as linked into crmpi-agent (components: criu). Use it like any other:
+ * The crs framework as linked into crmpi-agent (components: criu, pheap). Use it like any other:
  * crmpi_framework_open(&crmpi_crs_framework), crmpi_framework_select_one() (criu's query
  * fails, saying why, when the crs_criu_binary program cannot be run), then the selected
  * component's `ops` is a `const crmpi_crs_ops_t *`.
@@ -229,8 +242,9 @@ extern crmpi_framework_t crmpi_crs_framework;
  */
 int crmpi_crs_criu_placement_print(const char *images_dir, const char *indent, FILE *out);
 
-/** Catalog descriptors (crs_info.c): framework "crs", component "criu". */
+/** Catalog descriptors (crs_info.c): framework "crs", components "criu" and "pheap". */
 extern const crmpi_framework_info_t crmpi_crs_framework_info;
 extern const crmpi_component_info_t crmpi_crs_criu_info;
+extern const crmpi_component_info_t crmpi_crs_pheap_info;
 
 #endif /* CRMPI_CRS_H */

@@ -897,7 +897,8 @@ static const crmpi_component_t crs_criu_component = {
     .ops = &crs_criu_ops,
 };
 
-static const crmpi_component_t *const crs_criu_components[] = {&crs_criu_component, NULL};
+static const crmpi_component_t *const crs_criu_components[] = {&crs_criu_component,
+                                                               &crmpi_crs_pheap_component, NULL};
 
 crmpi_framework_t crmpi_crs_framework = {
     .info = &crmpi_crs_framework_info,

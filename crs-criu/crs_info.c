@@ -1,6 +1,6 @@
 /*
  * crs_info.c: catalog descriptors of the crs framework (checkpoint/restart service, run by
- * crmpi-agent) and its component criu (crs.h). Pure data, linked into every binary so
+ * crmpi-agent) and its components criu and pheap (crs.h). Pure data, linked into every binary so
  * crmpi_info lists the parameters even in a build without libcriu.
  */
 #include "config.h"
@@ -62,7 +62,15 @@ const crmpi_component_info_t crmpi_crs_criu_info = {
     .num_params = sizeof(crs_criu_params) / sizeof(crs_criu_params[0]),
 };
 
-static const crmpi_component_info_t *const crs_components[] = {&crmpi_crs_criu_info, NULL};
+const crmpi_component_info_t crmpi_crs_pheap_info = {
+    .framework = "crs",
+    .name = "pheap",
+    .description = "application checkpoints only: each rank's persistent heap backup, taken "
+                   "at its next MPIX_Checkpoint (chosen only by name: --mca crs pheap)",
+};
+
+static const crmpi_component_info_t *const crs_components[] = {&crmpi_crs_criu_info,
+                                                               &crmpi_crs_pheap_info, NULL};
 
 const crmpi_framework_info_t crmpi_crs_framework_info = {
     .name = "crs",

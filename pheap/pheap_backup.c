@@ -14,6 +14,7 @@
  * a read error in the middle of the copy leaves the heap half restored, and says so.
  */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,6 +109,33 @@ err_close:
 out:
     pthread_mutex_unlock(&pheap_lock);
     free(dir);
+    return rc;
+}
+
+int pheap_backup_file(char *buf, size_t len)
+{
+    char dir[PATH_MAX];
+    int rc = -1;
+
+    pthread_mutex_lock(&pheap_lock);
+    if (!pheap_state.backup_open) {
+        errno = ENOENT;
+        goto out;
+    }
+    /* The directory as bopen() opened it, whatever the working directory is now. */
+    char link[64];
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", pheap_state.backup_dirfd);
+    ssize_t n = readlink(link, dir, sizeof(dir) - 1);
+    if (n < 0)
+        goto out;
+    dir[n] = '\0';
+    if ((size_t)snprintf(buf, len, "%s/%s", dir, pheap_state.backup_name) >= len) {
+        errno = ERANGE;
+        goto out;
+    }
+    rc = 0;
+out:
+    pthread_mutex_unlock(&pheap_lock);
     return rc;
 }
 

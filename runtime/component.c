@@ -282,6 +282,21 @@ int crmpi_catalog_check_selections(void)
     return CRMPI_OK;
 }
 
+bool crmpi_component_named(const char *selection, const char *name)
+{
+    size_t len = strlen(name);
+
+    if (!selection || selection[0] == '^')
+        return false;
+    for (const char *p = selection; (p = strstr(p, name)) != NULL; p += len) {
+        bool starts = p == selection || p[-1] == ',';
+        bool ends = p[len] == '\0' || p[len] == ',';
+        if (starts && ends)
+            return true;
+    }
+    return false;
+}
+
 int crmpi_framework_open(crmpi_framework_t *fw)
 {
     char verbose_name[COMPONENT_PARAM_NAME_MAX];

@@ -20,6 +20,7 @@
 #ifndef CRMPI_COMPONENT_H
 #define CRMPI_COMPONENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "param.h"
@@ -75,6 +76,10 @@ typedef struct crmpi_framework {
 
 /* For crmpi_fw_verbose(): the framework's name. */
 #define crmpi_framework_name(fw) ((fw)->info->name)
+
+/** Does the selection list `selection` ("a,b", "^a") include component `name` by name (an
+ *  empty list, or an exclusion list, names none)? For components chosen only so. */
+bool crmpi_component_named(const char *selection, const char *name);
 
 /** Read <fw>_base_verbose and validate the selection list (unknown names warn). */
 int crmpi_framework_open(crmpi_framework_t *fw);

@@ -290,11 +290,13 @@ const char *crmpi_ctl_type_name(uint16_t type)
     case CRMPI_CTL_CR_STOP: return "CR_STOP";
     case CRMPI_CTL_CR_START: return "CR_START";
     case CRMPI_CTL_CR_TRACK: return "CR_TRACK";
+    case CRMPI_CTL_CR_APP_CKPT: return "CR_APP_CKPT";
     case CRMPI_CTL_AGENT_HELLO: return "AGENT_HELLO";
     case CRMPI_CTL_AGENT_EXIT: return "AGENT_EXIT";
     case CRMPI_CTL_AGENT_ABORT: return "AGENT_ABORT";
     case CRMPI_CTL_AGENT_OUTPUT: return "AGENT_OUTPUT";
     case CRMPI_CTL_AGENT_SIGNAL: return "AGENT_SIGNAL";
+    case CRMPI_CTL_AGENT_APP_CKPT: return "AGENT_APP_CKPT";
     case CRMPI_CTL_CKPT_BEGIN: return "CKPT_BEGIN";
     case CRMPI_CTL_CKPT_BOOKMARKS: return "CKPT_BOOKMARKS";
     case CRMPI_CTL_CKPT_EXPECT: return "CKPT_EXPECT";
@@ -309,6 +311,8 @@ const char *crmpi_ctl_type_name(uint16_t type)
     case CRMPI_CTL_CKPT_STORE: return "CKPT_STORE";
     case CRMPI_CTL_CKPT_STORED: return "CKPT_STORED";
     case CRMPI_CTL_CKPT_RESTART: return "CKPT_RESTART";
+    case CRMPI_CTL_CKPT_APP_WANTED: return "CKPT_APP_WANTED";
+    case CRMPI_CTL_CKPT_APP_DONE: return "CKPT_APP_DONE";
     case CRMPI_CTL_TOOL_CKPT: return "TOOL_CKPT";
     case CRMPI_CTL_TOOL_PROGRESS: return "TOOL_PROGRESS";
     case CRMPI_CTL_TOOL_STATUS: return "TOOL_STATUS";

@@ -32,19 +32,22 @@
 
 typedef enum {
     /* rank <-> agent */
-    CRMPI_CTL_HELLO = 1, /* rank -> agent: u32 pid; reply JOB_INFO */
-    CRMPI_CTL_JOB_INFO,  /* agent -> rank: see crmpi_rte_job_info_t fields, in order */
-    CRMPI_CTL_MODEX_PUT, /* rank -> agent: str key, bytes value; reply status only */
-    CRMPI_CTL_FENCE,     /* rank -> agent: u32 collect; reply when every rank arrived */
-    CRMPI_CTL_MODEX_GET, /* rank -> agent: u32 rank, str key; reply: bytes value */
-    CRMPI_CTL_ABORT,     /* rank -> agent -> mpirun: i32 errcode, str message */
-    CRMPI_CTL_FINALIZE,  /* rank -> agent: the rank is leaving MPI; reply status */
-    CRMPI_CTL_REPLY,     /* any reply: status in the header, payload per request */
-    CRMPI_CTL_INIT_EXIT, /* rank's init -> agent: i32 raw wait status of the rank */
-    CRMPI_CTL_CR_STOP,   /* rank -> agent: no checkpoint from here on (MPI_Finalize); reply */
-    CRMPI_CTL_CR_START,  /* rank -> agent: its C/R thread reads the socket now; reply */
-    CRMPI_CTL_CR_TRACK,  /* rank -> agent: no payload; one byte follows, carrying a
-                            userfaultfd (SCM_RIGHTS) for dirty-page tracking; no reply */
+    CRMPI_CTL_HELLO = 1,   /* rank -> agent: u32 pid; reply JOB_INFO */
+    CRMPI_CTL_JOB_INFO,    /* agent -> rank: see crmpi_rte_job_info_t fields, in order */
+    CRMPI_CTL_MODEX_PUT,   /* rank -> agent: str key, bytes value; reply status only */
+    CRMPI_CTL_FENCE,       /* rank -> agent: u32 collect; reply when every rank arrived */
+    CRMPI_CTL_MODEX_GET,   /* rank -> agent: u32 rank, str key; reply: bytes value */
+    CRMPI_CTL_ABORT,       /* rank -> agent -> mpirun: i32 errcode, str message */
+    CRMPI_CTL_FINALIZE,    /* rank -> agent: the rank is leaving MPI; reply status */
+    CRMPI_CTL_REPLY,       /* any reply: status in the header, payload per request */
+    CRMPI_CTL_INIT_EXIT,   /* rank's init -> agent: i32 raw wait status of the rank */
+    CRMPI_CTL_CR_STOP,     /* rank -> agent: no checkpoint from here on (MPI_Finalize); reply */
+    CRMPI_CTL_CR_START,    /* rank -> agent: its C/R thread reads the socket now; reply */
+    CRMPI_CTL_CR_TRACK,    /* rank -> agent: no payload; one byte follows, carrying a
+                              userfaultfd (SCM_RIGHTS) for dirty-page tracking; no reply */
+    CRMPI_CTL_CR_APP_CKPT, /* rank -> agent: str its pheap backup file; MPIX_Checkpoint asks
+                              for an application checkpoint; no reply (the checkpoint's
+                              CKPT_* steps, then CKPT_APP_DONE, follow) */
     /* agent <-> mpirun */
     CRMPI_CTL_AGENT_HELLO = 32, /* agent -> mpirun: u32 rank, u32 agent pid, u32 rank pid,
                                    str node name, str the job's key */
@@ -53,6 +56,7 @@ typedef enum {
     CRMPI_CTL_AGENT_OUTPUT,     /* agent -> mpirun (--output ctl): u32 stream (1 stdout,
                                    2 stderr), bytes what the rank wrote */
     CRMPI_CTL_AGENT_SIGNAL,     /* mpirun -> agent: i32 signal, as if the agent received it */
+    CRMPI_CTL_AGENT_APP_CKPT,   /* agent -> mpirun: its rank called MPIX_Checkpoint */
     /* A checkpoint (snapc.h): the header's seq is the checkpoint's sequence number; "down"
      * goes mpirun -> agent -> rank, "up" the other way; every "up" carries a status. */
     CRMPI_CTL_CKPT_BEGIN = 64, /* down: u32 flags (CRMPI_SNAPC_TERM, ...) */
@@ -73,6 +77,12 @@ typedef enum {
                                   (or CRMPI_MEMPOLICY=..., mempolicy.h; ranks skip entries
                                   they do not know), then the job facts (JOB_INFO's
                                   encoding); answer CONTINUED */
+    CRMPI_CTL_CKPT_APP_WANTED, /* down, seq 0: crs pheap; ompi-checkpoint asked for a
+                                  checkpoint, which the ranks' next MPIX_Checkpoint takes */
+    CRMPI_CTL_CKPT_APP_DONE,   /* down: i32 status, str text; the end of the application
+                                  checkpoint the ranks asked for (CR_APP_CKPT): committed
+                                  (status 0, seq its sequence; text: the snapshot), or
+                                  refused (seq 0) or aborted, text saying why */
     /* tools <-> mpirun (over mpirun's control socket, like the agents) */
     CRMPI_CTL_TOOL_CKPT = 96, /* tool -> mpirun: u32 flags; replies TOOL_PROGRESS..., REPLY */
     CRMPI_CTL_TOOL_PROGRESS,  /* mpirun -> tool: str one line of progress */

@@ -73,6 +73,7 @@
 #ifndef CRMPI_SNAPC_H
 #define CRMPI_SNAPC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -92,6 +93,8 @@ enum {
                                    * dump and stay so, after the commit, until mpirun gets
                                    * SIGCONT; then they continue as after any checkpoint */
     CRMPI_SNAPC_NOWAIT = 1u << 2, /* --nowait: the tool leaves once the checkpoint started */
+    CRMPI_SNAPC_APP = 1u << 3,    /* an application checkpoint (MPIX_Checkpoint): each agent
+                                   * stores its rank's pheap backup file, not a CRIU image */
 };
 
 /* State of a job's checkpointing, as ompi-ps and ompi-checkpoint --status show it. */
@@ -130,5 +133,71 @@ int crmpi_snapc_app_init(void);
 /** At the start of MPI_Finalize, without the library lock (a checkpoint in progress needs
  *  it): no checkpoint can start from here on; returns once the C/R thread has ended. */
 void crmpi_snapc_app_finalize(void);
+
+/*
+ * Application checkpoints and callbacks (the MPI layer's MPIX_* calls, mpi-ext.h).
+ *
+ *   MPIX_Checkpoint (application thread)          C/R thread
+ *   callbacks(PRE), backup()
+ *   crmpi_snapc_app_request(backup file) --CR_APP_CKPT--> agent --> mpirun: once every
+ *                                                   rank asked, CKPT_BEGIN{APP}
+ *   crmpi_snapc_app_poll() (library lock           the checkpoint, as any other; the agent
+ *   dropped between polls) until it ended          stores the backup file, not an image;
+ *                                                   at its commit (or refusal, or abort)
+ *                                                   mpirun sends CKPT_APP_DONE{status, text}
+ *   callbacks(CONTINUE)                             to every rank
+ *
+ * Around a transparent checkpoint the C/R thread itself runs the PRE callbacks before it
+ * takes the library lock, and CONTINUE or RESTART ones after it dropped it.
+ */
+typedef enum {
+    CRMPI_SNAPC_CB_PRE_CHECKPOINT, /* before the rank's state is taken */
+    CRMPI_SNAPC_CB_CONTINUE,       /* after a checkpoint, in the same process */
+    CRMPI_SNAPC_CB_RESTART,        /* in a process restored from a transparent checkpoint */
+    CRMPI_SNAPC_CB_NUM_KINDS
+} crmpi_snapc_cb_kind_t;
+
+/** A callback; `kind` says which of its registrations called it. */
+typedef void (*crmpi_snapc_callback_fn_t)(int kind, void *arg);
+
+/** Add `fn(kind, arg)` to the callbacks of `kind`, called in the order of registration.
+ *  @return CRMPI_OK, CRMPI_ERR_BAD_PARAM, CRMPI_ERR_OUT_OF_RESOURCE */
+int crmpi_snapc_app_callback_add(crmpi_snapc_cb_kind_t kind, crmpi_snapc_callback_fn_t fn,
+                                 void *arg);
+/** Call every callback of `kind`, in registration order. */
+void crmpi_snapc_app_callbacks_run(crmpi_snapc_cb_kind_t kind);
+
+/**
+ * Was this process restarted: restored from a transparent checkpoint, or started again
+ * from an application checkpoint (snapc_base_app_restart)?
+ * @param seq_out  the sequence it was restarted from (set when true)
+ * @param app_out  true for an application checkpoint's restart (set when true)
+ */
+bool crmpi_snapc_app_restarted(uint32_t *seq_out, bool *app_out);
+
+/** Does the job run with --mca crs pheap? Then MPIX_Checkpoint checkpoints only when
+ *  ompi-checkpoint asked for it (crmpi_snapc_app_wanted), and every checkpoint is one. */
+bool crmpi_snapc_app_on_demand(void);
+/** crs pheap: has mpirun said that a checkpoint waits for MPIX_Checkpoint (CKPT_APP_WANTED)?
+ *  Cleared when an application checkpoint ends. */
+bool crmpi_snapc_app_wanted(void);
+
+/** Is the C/R thread running (the job runs with --with-ft cr)? */
+bool crmpi_snapc_app_enabled(void);
+
+/**
+ * Ask for an application checkpoint of the whole job, this rank's part being the backup
+ * file `backup_path` (absolute). Every rank must ask; the checkpoint starts once all have.
+ * @param ticket_out  for crmpi_snapc_app_poll
+ * @return CRMPI_OK, CRMPI_ERR_NOT_SUPPORTED (no C/R thread), or the send's error
+ */
+int crmpi_snapc_app_request(const char *backup_path, uint64_t *ticket_out);
+
+/**
+ * Has the checkpoint asked for with `ticket` ended?
+ * @return CRMPI_ERR_RESOURCE_BUSY (not yet), CRMPI_OK (committed: *seq_out is its
+ *         sequence), or its error, with `why` (one line) saying why
+ */
+int crmpi_snapc_app_poll(uint64_t ticket, uint32_t *seq_out, char *why, size_t why_len);
 
 #endif /* CRMPI_SNAPC_H */

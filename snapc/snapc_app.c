@@ -6,11 +6,14 @@
  */
 #include "config.h"
 
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "crcp.h"
 #include "clock.h"
+#include "component.h"
 #include "crmpi_status.h"
 #include "ctl.h"
 #include "fault.h"
@@ -23,6 +26,154 @@
 #include "snapc.h"
 
 static bool snapc_app_running; /* the reader thread was started */
+
+/* One registered callback. */
+typedef struct snapc_app_cb {
+    crmpi_snapc_callback_fn_t fn; /* what to call */
+    void *arg;                    /* its argument */
+} snapc_app_cb_t;
+
+/* Callbacks and the outcome of application checkpoints, shared by the application's
+ * threads (registration, MPIX_Checkpoint's polls) and the C/R thread (the checkpoints). */
+static struct {
+    pthread_mutex_t lock;                          /* guards everything below */
+    snapc_app_cb_t *cbs[CRMPI_SNAPC_CB_NUM_KINDS]; /* per kind, in registration order */
+    size_t num_cbs[CRMPI_SNAPC_CB_NUM_KINDS];      /* entries of cbs[kind] */
+    uint64_t app_ended;                            /* application checkpoints ended */
+    int app_status;                                /* the last one's outcome */
+    uint32_t app_seq;                              /* its sequence (0: refused) */
+    char app_why[256];                             /* on failure, why */
+    bool app_wanted; /* crs pheap: a checkpoint waits for MPIX_Checkpoint (CKPT_APP_WANTED) */
+} snapc_app_shared = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+int crmpi_snapc_app_callback_add(crmpi_snapc_cb_kind_t kind, crmpi_snapc_callback_fn_t fn,
+                                 void *arg)
+{
+    snapc_app_cb_t *grown;
+
+    if ((unsigned)kind >= CRMPI_SNAPC_CB_NUM_KINDS || !fn)
+        return CRMPI_ERR_BAD_PARAM;
+    pthread_mutex_lock(&snapc_app_shared.lock);
+    grown =
+        realloc(snapc_app_shared.cbs[kind], (snapc_app_shared.num_cbs[kind] + 1) * sizeof(*grown));
+    if (grown) {
+        grown[snapc_app_shared.num_cbs[kind]++] = (snapc_app_cb_t){.fn = fn, .arg = arg};
+        snapc_app_shared.cbs[kind] = grown;
+    }
+    pthread_mutex_unlock(&snapc_app_shared.lock);
+    return grown ? CRMPI_OK : CRMPI_ERR_OUT_OF_RESOURCE;
+}
+
+void crmpi_snapc_app_callbacks_run(crmpi_snapc_cb_kind_t kind)
+{
+    /* Without the mutex while calling: a callback may register another one (which runs
+     * from the next checkpoint on). Entries are only ever appended. */
+    pthread_mutex_lock(&snapc_app_shared.lock);
+    size_t count = snapc_app_shared.num_cbs[kind];
+    pthread_mutex_unlock(&snapc_app_shared.lock);
+    for (size_t i = 0; i < count; i++) {
+        pthread_mutex_lock(&snapc_app_shared.lock);
+        snapc_app_cb_t cb = snapc_app_shared.cbs[kind][i];
+        pthread_mutex_unlock(&snapc_app_shared.lock);
+        cb.fn((int)kind, cb.arg);
+    }
+}
+
+/* An application checkpoint ended (seq 0: refused before it began). */
+static void snapc_app_ended(uint32_t seq, int status, const char *why)
+{
+    pthread_mutex_lock(&snapc_app_shared.lock);
+    snapc_app_shared.app_status = status;
+    snapc_app_shared.app_seq = seq;
+    snprintf(snapc_app_shared.app_why, sizeof(snapc_app_shared.app_why), "%s", why ? why : "");
+    snapc_app_shared.app_ended++;
+    snapc_app_shared.app_wanted = false;
+    pthread_mutex_unlock(&snapc_app_shared.lock);
+}
+
+/* The sequence a transparent restart restored this process from (0: none). */
+static uint32_t snapc_app_restored_seq;
+
+bool crmpi_snapc_app_restarted(uint32_t *seq_out, bool *app_out)
+{
+    const char *dir = NULL;
+    const char *last;
+    bool restarted = false;
+
+    pthread_mutex_lock(&snapc_app_shared.lock);
+    uint32_t restored = snapc_app_restored_seq;
+    pthread_mutex_unlock(&snapc_app_shared.lock);
+    if (restored) {
+        *seq_out = restored;
+        *app_out = false;
+        return true;
+    }
+    if (crmpi_param_get_string("snapc_base_app_restart", &dir) == CRMPI_OK && dir && *dir) {
+        /* <jobdir>/<seq>: the sequence is the directory's name. */
+        last = strrchr(dir, '/');
+        unsigned long seq = strtoul(last ? last + 1 : dir, NULL, 10);
+        *seq_out = (uint32_t)seq;
+        *app_out = true;
+        restarted = true;
+    }
+    return restarted;
+}
+
+bool crmpi_snapc_app_on_demand(void)
+{
+    const char *crs = NULL;
+
+    return crmpi_param_get_string("crs", &crs) == CRMPI_OK && crmpi_component_named(crs, "pheap");
+}
+
+bool crmpi_snapc_app_wanted(void)
+{
+    pthread_mutex_lock(&snapc_app_shared.lock);
+    bool wanted = snapc_app_shared.app_wanted;
+    pthread_mutex_unlock(&snapc_app_shared.lock);
+    return wanted;
+}
+
+bool crmpi_snapc_app_enabled(void)
+{
+    return snapc_app_running;
+}
+
+int crmpi_snapc_app_request(const char *backup_path, uint64_t *ticket_out)
+{
+    crmpi_buf_t buf;
+    uint64_t ticket;
+    int rc;
+
+    if (!snapc_app_running)
+        return CRMPI_ERR_NOT_SUPPORTED;
+    pthread_mutex_lock(&snapc_app_shared.lock);
+    ticket = snapc_app_shared.app_ended;
+    pthread_mutex_unlock(&snapc_app_shared.lock);
+    crmpi_buf_init(&buf);
+    crmpi_buf_put_str(&buf, backup_path);
+    rc = crmpi_rte_command_send(CRMPI_CTL_CR_APP_CKPT, 0, CRMPI_OK, &buf);
+    crmpi_buf_free(&buf);
+    if (rc == CRMPI_OK)
+        *ticket_out = ticket;
+    return rc;
+}
+
+int crmpi_snapc_app_poll(uint64_t ticket, uint32_t *seq_out, char *why, size_t why_len)
+{
+    int rc = CRMPI_ERR_RESOURCE_BUSY;
+
+    pthread_mutex_lock(&snapc_app_shared.lock);
+    if (snapc_app_shared.app_ended > ticket) {
+        rc = snapc_app_shared.app_status;
+        if (rc == CRMPI_OK)
+            *seq_out = snapc_app_shared.app_seq;
+        else
+            snprintf(why, why_len, "%s", snapc_app_shared.app_why);
+    }
+    pthread_mutex_unlock(&snapc_app_shared.lock);
+    return rc;
+}
 
 /* Answer the coordinator: message `type` of checkpoint `seq`. */
 static void snapc_app_answer(crmpi_ctl_type_t type, uint32_t seq, int status, crmpi_buf_t *payload)
@@ -191,8 +342,9 @@ out:
     return rc;
 }
 
-/* One checkpoint, from CKPT_BEGIN to the answer that lets the job go on. */
-static void snapc_app_checkpoint(uint32_t seq)
+/* One checkpoint, from CKPT_BEGIN to the answer that lets the job go on. An application
+ * checkpoint's callbacks are MPIX_Checkpoint's to run, in the application's thread. */
+static void snapc_app_checkpoint(uint32_t seq, uint32_t flags)
 {
     static const crmpi_ctl_type_t want_suspend[] = {CRMPI_CTL_CKPT_SUSPEND, 0};
     static const crmpi_ctl_type_t want_end[] = {CRMPI_CTL_CKPT_CONTINUE, CRMPI_CTL_CKPT_RESTART, 0};
@@ -200,8 +352,11 @@ static void snapc_app_checkpoint(uint32_t seq)
     crmpi_ctl_msg_t msg;
     crmpi_buf_t buf;
     uint64_t start;
+    bool app = flags & CRMPI_SNAPC_APP;
     int rc;
 
+    if (!app)
+        crmpi_snapc_app_callbacks_run(CRMPI_SNAPC_CB_PRE_CHECKPOINT);
     crmpi_lock();
     rc = snapc_app_quiesce(seq);
     if (rc == CRMPI_OK)
@@ -230,6 +385,16 @@ static void snapc_app_checkpoint(uint32_t seq)
     if (rc == CRMPI_OK)
         crmpi_ctl_msg_free(&msg);
     crmpi_crcp_release();
+    /* With the lock still held, so that the application's next MPI call comes after them
+     * (a restored process's threads run from the moment CRIU let them go). An application
+     * checkpoint's are MPIX_Checkpoint's to run. */
+    if (restart && end_rc == CRMPI_OK) {
+        pthread_mutex_lock(&snapc_app_shared.lock);
+        snapc_app_restored_seq = seq;
+        pthread_mutex_unlock(&snapc_app_shared.lock);
+    }
+    if (!app && rc == CRMPI_OK && end_rc == CRMPI_OK)
+        crmpi_snapc_app_callbacks_run(restart ? CRMPI_SNAPC_CB_RESTART : CRMPI_SNAPC_CB_CONTINUE);
     crmpi_unlock();
     crmpi_buf_init(&buf);
     crmpi_buf_put_u64(&buf, crmpi_clock_ns() - start);
@@ -238,6 +403,7 @@ static void snapc_app_checkpoint(uint32_t seq)
     crmpi_buf_free(&buf);
     if (restart && end_rc == CRMPI_OK)
         crmpi_rte_track_offer(); /* the restored process has no tracking: its new agent's */
+
     if (end_rc != CRMPI_OK) {
         /* The transports could not be rebuilt: this rank cannot communicate any more. */
         crmpi_rte_abort_job(1,
@@ -248,8 +414,32 @@ static void snapc_app_checkpoint(uint32_t seq)
 
 static void snapc_app_command(crmpi_ctl_msg_t *msg)
 {
+    crmpi_buf_t buf;
+    uint32_t flags = 0;
+    const char *why = NULL;
+
+    crmpi_buf_init_read(&buf, msg->payload, msg->hdr.len);
     switch (msg->hdr.type) {
-    case CRMPI_CTL_CKPT_BEGIN: snapc_app_checkpoint(msg->hdr.seq); break;
+    case CRMPI_CTL_CKPT_BEGIN:
+        crmpi_buf_get_u32(&buf, &flags);
+        snapc_app_checkpoint(msg->hdr.seq, flags);
+        break;
+    case CRMPI_CTL_CKPT_APP_WANTED:
+        pthread_mutex_lock(&snapc_app_shared.lock);
+        snapc_app_shared.app_wanted = true;
+        pthread_mutex_unlock(&snapc_app_shared.lock);
+        break;
+    case CRMPI_CTL_CKPT_APP_DONE: {
+        int32_t status = CRMPI_ERR_PROTO;
+
+        if (crmpi_buf_get_i32(&buf, &status) != CRMPI_OK ||
+            crmpi_buf_get_str(&buf, &why) != CRMPI_OK) {
+            status = CRMPI_ERR_PROTO;
+            why = "mpirun's answer is malformed";
+        }
+        snapc_app_ended(msg->hdr.seq, status, why);
+        break;
+    }
     case CRMPI_CTL_CKPT_ABORT:
         /* For a checkpoint this rank has already left (or never joined): nothing to undo. */
         break;

@@ -24,6 +24,9 @@
 #include "snapshot_commit.h"
 #include "filem_fs.h"
 
+/* The "tool" of an application checkpoint: every rank, told through its agent. */
+#define SNAPC_GLOBAL_APP_FD (-2)
+
 /* What the coordinator waits for. */
 typedef enum {
     SNAPC_STEP_IDLE,
@@ -64,6 +67,14 @@ struct crmpi_snapc_global {
     uint64_t image_bytes;             /* sum of CKPT_DUMPED */
     crmpi_snapc_periodic_t periodic;  /* --ckpt-interval's schedule */
     bool periodic_running;            /* the current checkpoint is a periodic one */
+    bool *app_asked;                  /* per rank: asked for an application checkpoint */
+    int num_app_asked;                /* ranks that did, since the last one began */
+    bool app_beginning;               /* an application checkpoint is being begun */
+    bool app_deferred;                /* every rank asked while another checkpoint ran: it
+                                         begins when that one has ended (tick) */
+    bool pending;                     /* app_only: a tool's checkpoint waits for the ranks */
+    int pending_fd;                   /* its tool (-1: gone, or left with --nowait) */
+    uint32_t pending_flags;           /* its flags */
 };
 
 static const char *snapc_global_step_name(snapc_step_t step)
@@ -94,13 +105,21 @@ int crmpi_snapc_global_create(const crmpi_snapc_global_params_t *params,
     global->jobdir = strdup(params->jobdir ? params->jobdir : "");
     global->answered = calloc((size_t)params->np, sizeof(bool));
     global->marks = calloc((size_t)params->np, sizeof(snapc_marks_t));
+    global->app_asked = calloc((size_t)params->np, sizeof(bool));
     global->tool_fd = -1;
-    if (!global->jobdir || !global->answered || !global->marks) {
+    global->pending_fd = -1;
+    if (!global->jobdir || !global->answered || !global->marks || !global->app_asked) {
         crmpi_snapc_global_destroy(global);
         return CRMPI_ERR_OUT_OF_RESOURCE;
     }
     crmpi_snapc_periodic_init(&global->periodic, params->ckpt_interval_s, params->mtbf_s,
                               params->initial_cost_s, crmpi_clock_s());
+    if (params->app_only && global->periodic.enabled) {
+        /* A checkpoint waits for the ranks' MPIX_Checkpoint: the program sets the pace. */
+        crmpi_log_warn("--ckpt-interval is ignored with crs pheap: the job is checkpointed "
+                       "at its MPIX_Checkpoint calls");
+        global->periodic.enabled = false;
+    }
     /* A jobid is a pid, and pids come back: number after what an earlier job committed. */
     if (params->enabled && crmpi_filem_commit_read(global->jobdir, &commit) == CRMPI_OK) {
         global->seq = commit->seqs[commit->num_seqs - 1];
@@ -190,6 +209,7 @@ void crmpi_snapc_global_destroy(crmpi_snapc_global_t *global)
         snapc_global_end(global);
     free(global->marks);
     free(global->answered);
+    free(global->app_asked);
     free(global->jobdir);
     free(global);
 }
@@ -283,6 +303,24 @@ static int snapc_global_step_all(crmpi_snapc_global_t *global, snapc_step_t step
     return unreached;
 }
 
+/* The end of an application checkpoint, for every rank waiting in MPIX_Checkpoint: `seq`
+ * committed (status CRMPI_OK), or refused or aborted, `text` saying why. */
+static void snapc_global_app_done(crmpi_snapc_global_t *global, uint32_t seq, int status,
+                                  const char *text)
+{
+    crmpi_buf_t buf;
+
+    crmpi_buf_init(&buf);
+    crmpi_buf_put_i32(&buf, status);
+    crmpi_buf_put_str(&buf, text);
+    for (int rank = 0; rank < global->params.np; rank++) {
+        if (global->params.send_fn(global->params.arg, rank, CRMPI_CTL_CKPT_APP_DONE, seq, &buf) !=
+            CRMPI_OK)
+            crmpi_log_warn("snapc: cannot tell rank %d's agent how checkpoint %u ended", rank, seq);
+    }
+    crmpi_buf_free(&buf);
+}
+
 /* Stop the checkpoint everywhere; the ranks undo what they did. `outcome` says what
  * happens to the job. */
 static void snapc_global_abort_job(crmpi_snapc_global_t *global, const char *why,
@@ -300,6 +338,8 @@ static void snapc_global_abort_job(crmpi_snapc_global_t *global, const char *why
         global->params.send_fn(global->params.arg, rank, CRMPI_CTL_CKPT_ABORT, global->seq, NULL);
     if (global->tool_fd >= 0)
         snapc_global_tool_reply(global, global->tool_fd, global->seq, CRMPI_ERR_CKPT_ABORTED, text);
+    if (global->flags & CRMPI_SNAPC_APP)
+        snapc_global_app_done(global, global->seq, CRMPI_ERR_CKPT_ABORTED, text);
     crmpi_filem_seq_abort(global->jobdir, global->seq);
     snapc_global_end_periodic(global, false);
     snapc_global_end(global);
@@ -342,19 +382,23 @@ void crmpi_snapc_global_status(crmpi_snapc_global_t *global, int fd, uint32_t ra
     close(fd);
 }
 
-/* A checkpoint cannot start: the tool that asked is told why, or, for a periodic one,
- * mpirun's log. */
+/* A checkpoint cannot start: the tool that asked is told why, the ranks for an application
+ * checkpoint, or, for a periodic one, mpirun's log. */
 static void snapc_global_refuse(crmpi_snapc_global_t *global, int fd, uint32_t seq, int status,
                                 const char *text)
 {
+    if (global->app_beginning) {
+        crmpi_log_warn("application checkpoint: %s", text);
+        snapc_global_app_done(global, 0, status, text);
+    }
     if (fd >= 0)
         snapc_global_tool_reply(global, fd, seq, status, text);
-    else
+    else if (fd == -1)
         crmpi_log_warn("periodic checkpoint: %s", text);
 }
 
-/* Start checkpoint global->seq + 1 with `flags`, for the tool on `fd` (-1: a periodic one).
- * @return true when it started */
+/* Start checkpoint global->seq + 1 with `flags`, for the tool on `fd` (-1: a periodic one;
+ * SNAPC_GLOBAL_APP_FD: the ranks' MPIX_Checkpoint). @return true when it started */
 static bool snapc_global_begin(crmpi_snapc_global_t *global, int fd, uint32_t flags)
 {
     if (global->step == SNAPC_STEP_STOPPED) {
@@ -393,9 +437,14 @@ static bool snapc_global_begin(crmpi_snapc_global_t *global, int fd, uint32_t fl
         return false;
     }
     global->params.manifest_fn(global->params.arg, global->manifest);
+    if (flags & CRMPI_SNAPC_APP) {
+        /* What ompi-restart reads to choose how to restart: the program, started again. */
+        free(global->manifest->crs);
+        global->manifest->crs = strdup("pheap (application checkpoint)");
+    }
     global->flags = flags;
-    global->tool_fd = fd;
-    global->periodic_running = fd < 0;
+    global->tool_fd = fd >= 0 ? fd : -1;
+    global->periodic_running = fd == -1;
     snapc_global_progress(global, "checkpoint %u of job %llu started", global->seq,
                           (unsigned long long)global->params.jobid);
     if (fd >= 0 && (flags & CRMPI_SNAPC_NOWAIT)) {
@@ -448,7 +497,73 @@ void crmpi_snapc_global_tool(crmpi_snapc_global_t *global, int fd, crmpi_ctl_msg
                                 "a checkpoint cannot both terminate and stop the job");
         return;
     }
+    if (global->params.app_only) {
+        /* crs pheap: the ranks back up at their next MPIX_Checkpoint, which begins it. */
+        if (global->pending || global->step != SNAPC_STEP_IDLE) {
+            snapc_global_tool_reply(global, fd, global->seq, CRMPI_ERR_RESOURCE_BUSY,
+                                    "a checkpoint is already in progress or waiting for the "
+                                    "ranks' MPIX_Checkpoint; try again when it has ended");
+            return;
+        }
+        global->pending = true;
+        global->pending_fd = fd;
+        global->pending_flags = flags;
+        char line[200];
+        snprintf(line, sizeof(line),
+                 "checkpoint of job %llu: waiting for every rank's next MPIX_Checkpoint "
+                 "(crs pheap)",
+                 (unsigned long long)global->params.jobid);
+        crmpi_buf_t buf;
+        crmpi_buf_init(&buf);
+        crmpi_buf_put_str(&buf, line);
+        crmpi_ctl_send(fd, CRMPI_CTL_TOOL_PROGRESS, 0, CRMPI_OK, buf.data, buf.len);
+        crmpi_buf_free(&buf);
+        for (int rank = 0; rank < global->params.np; rank++)
+            global->params.send_fn(global->params.arg, rank, CRMPI_CTL_CKPT_APP_WANTED, 0, NULL);
+        if (flags & CRMPI_SNAPC_NOWAIT) {
+            snapc_global_tool_reply(global, fd, 0, CRMPI_OK, global->jobdir);
+            global->pending_fd = -1;
+        }
+        return;
+    }
     snapc_global_begin(global, fd, flags);
+}
+
+static void snapc_global_app_begin(crmpi_snapc_global_t *global);
+
+void crmpi_snapc_global_app_request(crmpi_snapc_global_t *global, int rank)
+{
+    if (rank < 0 || rank >= global->params.np || global->app_asked[rank])
+        return;
+    global->app_asked[rank] = true;
+    if (++global->num_app_asked < global->params.np)
+        return;
+    memset(global->app_asked, 0, (size_t)global->params.np * sizeof(bool));
+    global->num_app_asked = 0;
+    if (global->step != SNAPC_STEP_IDLE && global->step != SNAPC_STEP_STOPPED) {
+        /* An ompi-checkpoint or a periodic one is running: the ranks wait for its end. */
+        global->app_deferred = true;
+        return;
+    }
+    snapc_global_app_begin(global);
+}
+
+/* Every rank is in MPIX_Checkpoint, its backup written: begin. */
+static void snapc_global_app_begin(crmpi_snapc_global_t *global)
+{
+    /* A tool's checkpoint waiting for this moment (crs pheap) is this one. */
+    int fd = global->pending ? global->pending_fd : SNAPC_GLOBAL_APP_FD;
+    uint32_t flags = CRMPI_SNAPC_APP | (global->pending ? global->pending_flags : 0);
+    global->app_deferred = false;
+    global->pending = false;
+    global->pending_fd = -1;
+    global->app_beginning = true;
+    if (!global->params.enabled)
+        snapc_global_refuse(global, fd, 0, CRMPI_ERR_NOT_SUPPORTED,
+                            "the job was not started with --with-ft cr");
+    else
+        snapc_global_begin(global, fd, flags & ~(uint32_t)CRMPI_SNAPC_NOWAIT);
+    global->app_beginning = false;
 }
 
 /*
@@ -554,6 +669,8 @@ static void snapc_global_commit(crmpi_snapc_global_t *global)
     }
     if (global->tool_fd >= 0)
         snapc_global_tool_reply(global, global->tool_fd, seq, CRMPI_OK, global->jobdir);
+    if (global->flags & CRMPI_SNAPC_APP)
+        snapc_global_app_done(global, seq, CRMPI_OK, global->jobdir);
     if (global->flags & CRMPI_SNAPC_TERM)
         global->params.terminate_fn(global->params.arg);
 }
@@ -751,6 +868,10 @@ void crmpi_snapc_global_tick(crmpi_snapc_global_t *global)
 {
     char why[256];
 
+    if (global->app_deferred && global->step == SNAPC_STEP_IDLE) {
+        snapc_global_app_begin(global);
+        return;
+    }
     if (global->step == SNAPC_STEP_IDLE && global->params.enabled &&
         crmpi_snapc_periodic_due(&global->periodic, crmpi_clock_s())) {
         if (snapc_global_begin(global, -1, 0))
@@ -807,6 +928,8 @@ double crmpi_snapc_global_next_tick_s(const crmpi_snapc_global_t *global)
 {
     double now = crmpi_clock_s();
 
+    if (global->app_deferred && global->step == SNAPC_STEP_IDLE)
+        return 0.0; /* the ranks wait in MPIX_Checkpoint */
     if (global->step == SNAPC_STEP_IDLE && global->params.enabled && global->periodic.enabled)
         return global->periodic.due_s > now ? global->periodic.due_s - now : 0.0;
     return -1.0;

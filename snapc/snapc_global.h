@@ -41,6 +41,8 @@ typedef struct crmpi_snapc_global_params {
     uint64_t jobid;                          /* mpirun's pid */
     const char *program;                     /* the job's program, for ompi-ps */
     bool enabled;                            /* the job runs with --with-ft cr */
+    bool app_only;                           /* crs pheap: every checkpoint is an application
+                                                one, taken at the ranks' next MPIX_Checkpoint */
     const char *jobdir;                      /* the job's snapshot: <global dir>/<jobid>.ckpt */
     unsigned keep;                           /* committed sequences kept (snapc_base_keep) */
     unsigned incremental_chain;              /* crs_criu_incremental: deltas in a row before
@@ -60,7 +62,8 @@ int crmpi_snapc_global_create(const crmpi_snapc_global_params_t *params,
                               crmpi_snapc_global_t **global_out);
 void crmpi_snapc_global_destroy(crmpi_snapc_global_t *global);
 
-/** A tool connected with its first message `msg` (TOOL_CKPT); the global takes `fd`. */
+/** A tool connected with its first message `msg` (TOOL_CKPT); the global takes `fd`. With
+ *  app_only, the checkpoint waits for every rank's next MPIX_Checkpoint. */
 void crmpi_snapc_global_tool(crmpi_snapc_global_t *global, int fd, crmpi_ctl_msg_t *msg);
 
 /**
@@ -76,6 +79,10 @@ int crmpi_snapc_global_tool_fd(const crmpi_snapc_global_t *global);
 /** It became readable or hung up: a tool that leaves before the images are written
  *  aborts the checkpoint (ompi-checkpoint interrupted by Ctrl-C). */
 void crmpi_snapc_global_tool_event(crmpi_snapc_global_t *global);
+
+/** Rank `rank`'s agent passed on its MPIX_Checkpoint (AGENT_APP_CKPT): once every rank
+ *  has, an application checkpoint begins, or every rank is told why not (CKPT_APP_DONE). */
+void crmpi_snapc_global_app_request(crmpi_snapc_global_t *global, int rank);
 
 /** A CKPT_* message from rank `rank`'s agent (the caller frees it). */
 void crmpi_snapc_global_agent_msg(crmpi_snapc_global_t *global, int rank, crmpi_ctl_msg_t *msg);

@@ -28,6 +28,12 @@ static const crmpi_param_decl_t snapc_base_params[] = {
      "application before the first one is measured; Daly's interval for the first "
      "checkpoint comes from it, later ones from the measured costs.",
      CRMPI_PARAM_LEVEL_TUNER},
+    {"snapc_base_app_restart", CRMPI_PARAM_STRING, "",
+     "Set by ompi-restart for a snapshot of application checkpoints (MPIX_Checkpoint): the "
+     "sequence directory the job restarts from. Each agent puts its rank's backup file back "
+     "where the program wrote it before it starts the program, and MPIX_Restart_status "
+     "reports the restart. Empty: a fresh start.",
+     CRMPI_PARAM_LEVEL_DEV},
 };
 
 const crmpi_component_info_t crmpi_snapc_full_info = {

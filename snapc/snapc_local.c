@@ -110,7 +110,7 @@ static pid_t snapc_local_rank_pid(const crmpi_snapc_local_t *local)
 }
 
 /* rank.json beside the images: what the rank and the dump said about this checkpoint. */
-static int snapc_local_rank_info(const crmpi_snapc_local_t *local, const char *dir,
+static int snapc_local_rank_info(const crmpi_snapc_local_t *local, const char *dir, bool app,
                                  const crmpi_snapc_dump_result_t *result)
 {
     crmpi_filem_rank_info_t *info;
@@ -119,7 +119,11 @@ static int snapc_local_rank_info(const crmpi_snapc_local_t *local, const char *d
     if (rc != CRMPI_OK)
         return rc;
     crmpi_filem_rank_info_set_string(info, "versions", "crmpi", PACKAGE_VERSION);
-    crmpi_filem_rank_info_set_string(info, "crs", "component", "criu");
+    crmpi_filem_rank_info_set_string(info, "crs", "component", app ? "pheap" : "criu");
+    if (app) {
+        /* A restart puts the backup back where the program reads it (ompi-restart). */
+        crmpi_filem_rank_info_set_string(info, "pheap", "backup", local->app_backup);
+    }
     char seconds[32];
     snprintf(seconds, sizeof(seconds), "%.6f", result->dump_seconds);
     crmpi_filem_rank_info_set_json(info, "crs", "dump_seconds", seconds);
@@ -131,9 +135,10 @@ static int snapc_local_rank_info(const crmpi_snapc_local_t *local, const char *d
     }
     if (local->drain_stats[0])
         crmpi_filem_rank_info_set_json(info, "crcp", "drain", local->drain_stats);
-    /* The rank is its init's one child; without the list, a restart is checked by CRIU only. */
+    /* The rank is its init's one child; without the list, a restart is checked by CRIU only.
+     * An application checkpoint's restart starts the program anew: nothing to check. */
     pid_t rank_pid = snapc_local_rank_pid(local);
-    if (rank_pid <= 0 || crmpi_filem_software_record(info, rank_pid) != CRMPI_OK)
+    if (!app && (rank_pid <= 0 || crmpi_filem_software_record(info, rank_pid) != CRMPI_OK))
         crmpi_log_warn("snapc: cannot list the files rank %d maps; ompi-restart will not check "
                        "them",
                        local->rank);
@@ -172,6 +177,28 @@ void crmpi_snapc_local_track(crmpi_snapc_local_t *local, int uffd)
     local->tracking = local->track(rank_pid, uffd) == CRMPI_OK;
 }
 
+void crmpi_snapc_local_app_request(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg)
+{
+    crmpi_buf_t req, up;
+    const char *path = NULL;
+
+    crmpi_buf_init_read(&req, msg->payload, msg->hdr.len);
+    if (crmpi_buf_get_str(&req, &path) != CRMPI_OK || crmpi_buf_get_done(&req) != CRMPI_OK ||
+        path[0] != '/' || strlen(path) >= sizeof(local->app_backup)) {
+        crmpi_log_warn("snapc: rank %d asked for an application checkpoint with a malformed "
+                       "request",
+                       local->rank);
+        path = "";
+    }
+    snprintf(local->app_backup, sizeof(local->app_backup), "%s", path);
+    crmpi_buf_init(&up);
+    crmpi_buf_put_u32(&up, (uint32_t)local->rank);
+    if (snapc_local_send(local->hnp_fd, CRMPI_CTL_AGENT_APP_CKPT, 0, CRMPI_OK, &up) != CRMPI_OK)
+        crmpi_log_error("snapc: cannot pass rank %d's application checkpoint to mpirun",
+                        local->rank);
+    crmpi_buf_free(&up);
+}
+
 static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq, uint32_t flags,
                              uint32_t parent, const char *parent_seq_dir)
 {
@@ -182,7 +209,9 @@ static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq, uint32_t 
     uint64_t start;
     int rc;
 
-    if (!local->dump) {
+    bool app = flags & CRMPI_SNAPC_APP;
+
+    if (app ? !local->app_dump : !local->dump) {
         /* Without CRIU in the build, or with a CRIU that cannot run (crs_criu_binary): the
          * agent's error at its start named the reason for every candidate. */
         snapc_local_refuse(local, CRMPI_CTL_CKPT_DUMPED, seq, CRMPI_ERR_NOT_SUPPORTED,
@@ -192,7 +221,7 @@ static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq, uint32_t 
         return;
     }
     snapc_local_dir(local, seq, NULL, dir, sizeof(dir));
-    snapc_local_dir(local, seq, "criu", images, sizeof(images));
+    snapc_local_dir(local, seq, app ? "pheap" : "criu", images, sizeof(images));
     crmpi_filem_tree_remove(dir); /* what an earlier, failed attempt may have left */
     if (snapc_local_mkdirs(images) != CRMPI_OK) {
         snprintf(result.error, sizeof(result.error), "cannot create %.400s: %s", images,
@@ -207,6 +236,18 @@ static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq, uint32_t 
         snprintf(result.error, sizeof(result.error),
                  "the dump of rank %d failed (fault injected: snapc_dump_fail)", local->rank);
         rc = CRMPI_ERR_IO;
+    } else if (app) {
+        if (!local->app_backup[0]) {
+            snprintf(result.error, sizeof(result.error),
+                     "rank %d named no backup file (an application checkpoint is taken when "
+                     "every rank calls MPIX_Checkpoint)",
+                     local->rank);
+            rc = CRMPI_ERR_NOT_FOUND;
+        } else {
+            rc = local->app_dump(local->app_backup, images, &result);
+        }
+        local->track_base = 0; /* the next CRIU dump is a full one */
+        local->dump_parent = 0;
     } else {
         /* A delta only of the dump the tracking counts from; full otherwise. */
         if (!local->tracking || !parent || parent != local->track_base)
@@ -218,7 +259,7 @@ static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq, uint32_t 
         local->dump_parent = rc == CRMPI_OK ? parent : 0;
     }
     uint64_t dump_ns = crmpi_clock_ns() - start;
-    if (rc == CRMPI_OK && snapc_local_rank_info(local, dir, &result) != CRMPI_OK) {
+    if (rc == CRMPI_OK && snapc_local_rank_info(local, dir, app, &result) != CRMPI_OK) {
         snprintf(result.error, sizeof(result.error), "cannot write rank.json into %.400s", dir);
         rc = CRMPI_ERR_IO;
     }
@@ -467,6 +508,15 @@ void crmpi_snapc_local_from_hnp(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg
             snapc_local_dump(local, msg->hdr.seq, flags, parent, parent_dir);
         break;
     }
+    case CRMPI_CTL_CKPT_APP_WANTED:
+    case CRMPI_CTL_CKPT_APP_DONE:
+        /* Outside a checkpoint's steps: the news that one waits for MPIX_Checkpoint, and
+         * after its end (or instead of it) the answer to CR_APP_CKPT. */
+        if (crmpi_ctl_send(local->rank_fd, (crmpi_ctl_type_t)msg->hdr.type, msg->hdr.seq,
+                           msg->hdr.status, msg->payload, msg->hdr.len) != CRMPI_OK)
+            crmpi_log_warn("snapc: cannot pass %s to rank %d", crmpi_ctl_type_name(msg->hdr.type),
+                           local->rank);
+        break;
     case CRMPI_CTL_CKPT_STORE:
         if (snapc_local_copy_busy(local, CRMPI_CTL_CKPT_STORED, msg->hdr.seq))
             break;

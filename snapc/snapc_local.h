@@ -67,31 +67,42 @@ typedef int (*crmpi_snapc_dump_fn_t)(pid_t init_pid, const char *dir, const char
                                      crmpi_snapc_dump_result_t *result);
 
 /**
+ * An application checkpoint's dump: store the rank's backup file `backup_path` into the
+ * existing, empty directory `dir`. @return CRMPI_OK or an error, with result->error filled.
+ */
+typedef int (*crmpi_snapc_app_dump_fn_t)(const char *backup_path, const char *dir,
+                                         crmpi_snapc_dump_result_t *result);
+
+/**
  * Start tracking the writes of the rank `rank_pid` through the userfaultfd it passed
  * (CR_TRACK), which the callee owns from here on. @return CRMPI_OK or an error (logged).
  */
 typedef int (*crmpi_snapc_track_fn_t)(pid_t rank_pid, int uffd);
 
 struct crmpi_snapc_local {
-    int hnp_fd;                   /* to mpirun */
-    int rank_fd;                  /* to the rank */
-    int rank;                     /* MPI_COMM_WORLD rank */
-    pid_t init_pid;               /* the rank's namespace's init */
-    const char *local_base;       /* node-local directory for images (the session dir) */
-    bool rank_ready;              /* the rank's C/R thread runs (CR_START seen) */
-    bool rank_stopped;            /* CR_STOP seen: no checkpoint any more */
-    bool in_checkpoint;           /* the rank is inside checkpoint `seq` */
-    bool images_pending;          /* dumped, not yet stored or aborted: the agent must stay */
-    bool rank_frozen;             /* --stop: the rank's namespace is stopped (SIGSTOP) */
-    bool ending;                  /* the agent is being torn down: a copy is not reported */
-    uint32_t seq;                 /* the checkpoint in progress */
-    crmpi_snapc_dump_fn_t dump;   /* NULL: no checkpointer (not built, or cannot run) */
+    int hnp_fd;                         /* to mpirun */
+    int rank_fd;                        /* to the rank */
+    int rank;                           /* MPI_COMM_WORLD rank */
+    pid_t init_pid;                     /* the rank's namespace's init */
+    const char *local_base;             /* node-local directory for images (the session dir) */
+    bool rank_ready;                    /* the rank's C/R thread runs (CR_START seen) */
+    bool rank_stopped;                  /* CR_STOP seen: no checkpoint any more */
+    bool in_checkpoint;                 /* the rank is inside checkpoint `seq` */
+    bool images_pending;                /* dumped, not yet stored or aborted: the agent must stay */
+    bool rank_frozen;                   /* --stop: the rank's namespace is stopped (SIGSTOP) */
+    bool ending;                        /* the agent is being torn down: a copy is not reported */
+    uint32_t seq;                       /* the checkpoint in progress */
+    crmpi_snapc_dump_fn_t dump;         /* NULL: no checkpointer (not built, or cannot run) */
+    crmpi_snapc_app_dump_fn_t app_dump; /* application checkpoints (crs pheap's); NULL:
+                                         * none in this build */
     crmpi_snapc_track_fn_t track; /* NULL: no incremental checkpoints (crs_criu_incremental) */
     uint32_t track_base;          /* the checkpoint whose dump the tracking counts writes
                                    * from; 0: none (no tracking, or it has not dumped yet) */
     bool tracking;                /* the rank's writes are tracked */
     uint32_t dump_parent;         /* the last dump is a delta of this checkpoint (0: full) */
     char drain_stats[256];        /* the rank's CKPT_DRAINED figures, as JSON, for rank.json */
+    char app_backup[4096];        /* the rank's pheap backup file, from its last CR_APP_CKPT
+                                   * (an application checkpoint stores it; "": none) */
     /* The copy to stable storage in progress (its thread runs), or NULL. */
     crmpi_snapc_local_copy_t *copy;
 };
@@ -105,6 +116,10 @@ void crmpi_snapc_local_thaw(crmpi_snapc_local_t *local);
 
 /** The rank's CR_TRACK: its userfaultfd (the callee owns it). Without `track`, closed. */
 void crmpi_snapc_local_track(crmpi_snapc_local_t *local, int uffd);
+
+/** The rank's CR_APP_CKPT (MPIX_Checkpoint): remember its backup file, tell mpirun (the
+ *  caller frees the message). */
+void crmpi_snapc_local_app_request(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg);
 
 /** A CKPT_* message from the rank, passed up (the caller frees it). */
 void crmpi_snapc_local_from_rank(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg);

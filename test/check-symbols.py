@@ -6,7 +6,8 @@
 Two checks, each printing one line per violation:
 
 1. Across folders. A global symbol defined in one source folder and referenced from another
-   must start with crmpi_, MPI_ or PMPI_: a framework's interface is crmpi_<fw>_*, and a
+   must start with crmpi_, MPI_, PMPI_, MPIX_ or PMPIX_ (the extensions of mpi-ext.h): a
+   framework's interface is crmpi_<fw>_*, and a
    component's internals (<fw>_<component>_*) never leave their folder. Every object file
    under BUILD_DIR (libtool's .libs/*.o included) is read with `nm`; an object belongs to
    the folder of its source, which is its directory in the build tree (automake builds
@@ -20,7 +21,7 @@ Two checks, each printing one line per violation:
    interface is the memory-mapped checkpointing paper's names, not crmpi_*).
 
 2. libmpi.so's exports. `nm -D --defined-only BUILD_DIR/.libs/libmpi.so` may show only
-   MPI_*, PMPI_* and crmpi_* symbols.
+   MPI_*, PMPI_*, MPIX_*, PMPIX_* and crmpi_* symbols.
 
 Output: "symbol  defined in FOLDER  used in FOLDER  (files)" per violation of check 1,
 "symbol  exported by libmpi.so" per violation of check 2, then a count. Exit status 0 when
@@ -32,7 +33,7 @@ import os
 import subprocess
 import sys
 
-ALLOWED_PREFIXES = ("crmpi_", "MPI_", "PMPI_")
+ALLOWED_PREFIXES = ("crmpi_", "MPI_", "PMPI_", "MPIX_", "PMPIX_")
 # Folders of programs that use only the installed libraries' public interfaces.
 USER_PROGRAMS = ("examples", "bench")
 
@@ -174,7 +175,7 @@ def main(argv):
             % (total, len(found), len(exported))
         )
         return 1
-    print("check-symbols: every cross-folder symbol and every libmpi.so export is crmpi_/MPI_/PMPI_")
+    print("check-symbols: every cross-folder symbol and every libmpi.so export is crmpi_/MPI_/PMPI_/MPIX_/PMPIX_")
     return 0
 
 

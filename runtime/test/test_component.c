@@ -471,9 +471,24 @@ static void test_catalog_every_param_documented(void **state)
     assert_true(count >= crmpi_core_num_params + 2);
 }
 
+/* A component chosen only by name (crs pheap) is named by an inclusion list only. */
+static void test_component_named(void **state)
+{
+    (void)state;
+    assert_true(crmpi_component_named("pheap", "pheap"));
+    assert_true(crmpi_component_named("criu,pheap", "pheap"));
+    assert_true(crmpi_component_named("pheap,criu", "pheap"));
+    assert_false(crmpi_component_named("", "pheap"));
+    assert_false(crmpi_component_named(NULL, "pheap"));
+    assert_false(crmpi_component_named("^pheap", "pheap"));
+    assert_false(crmpi_component_named("pheaps", "pheap"));
+    assert_false(crmpi_component_named("xpheap,criu", "pheap"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_component_named),
         cmocka_unit_test_setup_teardown(test_empty_list_allows_all, test_setup, test_teardown),
         cmocka_unit_test_setup_teardown(test_include_list, test_setup, test_teardown),
         cmocka_unit_test_setup_teardown(test_exclude_list, test_setup, test_teardown),

@@ -3,7 +3,9 @@
  * (snapc_local.h), without an agent, a rank or CRIU: mpirun and the rank are socketpairs,
  * the images are fake files. The copy runs in its own thread while the caller keeps going;
  * steps that arrive meanwhile (an abort of the copied checkpoint, a new checkpoint) are
- * handled as the header says; an ending agent reports nothing.
+ * handled as the header says; an ending agent reports nothing. An application checkpoint:
+ * the rank's request passed up, its backup file stored by the dump, mpirun's answers passed
+ * down.
  */
 #include "config.h"
 
@@ -30,6 +32,7 @@
 #include "filem.h"
 #include "log.h"
 #include "param.h"
+#include "snapc.h"
 #include "snapc_local.h"
 #include "snapshot_entry.h"
 #include "filem_fs.h"
@@ -290,9 +293,148 @@ static void test_copy_fails(void **state)
     assert_false(path_exists(fx->dest));
 }
 
+/* The rank's CR_APP_CKPT: the agent keeps the backup file's path and tells mpirun. */
+static void app_request(fixture_t *fx, const char *path)
+{
+    crmpi_ctl_msg_t msg = {.hdr = {.type = CRMPI_CTL_CR_APP_CKPT}};
+    crmpi_buf_t buf;
+
+    crmpi_buf_init(&buf);
+    crmpi_buf_put_str(&buf, path);
+    msg.payload = buf.data;
+    msg.hdr.len = (uint32_t)buf.len;
+    crmpi_snapc_local_app_request(&fx->local, &msg);
+    crmpi_buf_free(&buf);
+}
+
+/* A CKPT_DUMP of an application checkpoint. */
+static void app_dump_request(fixture_t *fx)
+{
+    crmpi_ctl_msg_t msg = {.hdr = {.type = CRMPI_CTL_CKPT_DUMP, .seq = TEST_SEQ}};
+    crmpi_buf_t buf;
+
+    crmpi_buf_init(&buf);
+    crmpi_buf_put_u32(&buf, CRMPI_SNAPC_APP);
+    crmpi_buf_put_u32(&buf, 0);
+    crmpi_buf_put_str(&buf, "");
+    msg.payload = buf.data;
+    msg.hdr.len = (uint32_t)buf.len;
+    crmpi_snapc_local_from_hnp(&fx->local, &msg);
+    crmpi_buf_free(&buf);
+}
+
+/* What the fake application dump was given. */
+static char fake_backup_path[4096], fake_dir[4096];
+
+static int fake_app_dump(const char *backup_path, const char *dir,
+                         crmpi_snapc_dump_result_t *result)
+{
+    snprintf(fake_backup_path, sizeof(fake_backup_path), "%s", backup_path);
+    snprintf(fake_dir, sizeof(fake_dir), "%s", dir);
+    file_write(dir, "backup", "the heap");
+    result->image_bytes = 8;
+    return CRMPI_OK;
+}
+
+static void test_app_request_passed_up(void **state)
+{
+    fixture_t *fx = *state;
+    crmpi_ctl_msg_t msg;
+    crmpi_buf_t buf;
+    uint32_t rank = 99;
+
+    app_request(fx, "/data/stencil.0.back");
+    assert_string_equal(fx->local.app_backup, "/data/stencil.0.back");
+    assert_true(hnp_has_message(fx, 10000));
+    assert_int_equal(crmpi_ctl_recv(fx->hnp_peer, &msg), CRMPI_OK);
+    assert_int_equal(msg.hdr.type, CRMPI_CTL_AGENT_APP_CKPT);
+    crmpi_buf_init_read(&buf, msg.payload, msg.hdr.len);
+    assert_int_equal(crmpi_buf_get_u32(&buf, &rank), CRMPI_OK);
+    assert_int_equal(rank, 0);
+    crmpi_ctl_msg_free(&msg);
+
+    /* A relative path is no path: the agent keeps none, and the dump will say so. */
+    app_request(fx, "stencil.0.back");
+    assert_string_equal(fx->local.app_backup, "");
+}
+
+static void test_app_dump_stores_the_backup(void **state)
+{
+    fixture_t *fx = *state;
+    crmpi_ctl_msg_t msg;
+    char *pheap_dir, *rank_json;
+    FILE *f;
+    char json[4096] = "";
+
+    fx->local.images_pending = false;
+    fx->local.app_dump = fake_app_dump;
+    app_request(fx, "/data/stencil.0.back");
+    assert_int_equal(crmpi_ctl_recv(fx->hnp_peer, &msg), CRMPI_OK); /* AGENT_APP_CKPT */
+    crmpi_ctl_msg_free(&msg);
+    app_dump_request(fx);
+    assert_true(hnp_has_message(fx, 10000));
+    assert_int_equal(crmpi_ctl_recv(fx->hnp_peer, &msg), CRMPI_OK);
+    assert_int_equal(msg.hdr.type, CRMPI_CTL_CKPT_DUMPED);
+    assert_int_equal(msg.hdr.status, CRMPI_OK);
+    crmpi_ctl_msg_free(&msg);
+    assert_true(asprintf(&pheap_dir, "%s/pheap", fx->images) > 0);
+    assert_string_equal(fake_backup_path, "/data/stencil.0.back");
+    assert_string_equal(fake_dir, pheap_dir);
+    /* rank.json says which checkpointer, and where the backup goes back at a restart. */
+    assert_true(asprintf(&rank_json, "%s/rank.json", fx->images) > 0);
+    assert_non_null(f = fopen(rank_json, "r"));
+    assert_true(fread(json, 1, sizeof(json) - 1, f) > 0);
+    fclose(f);
+    assert_non_null(strstr(json, "\"pheap\""));
+    assert_non_null(strstr(json, "/data/stencil.0.back"));
+    assert_true(fx->local.images_pending);
+    free(pheap_dir);
+    free(rank_json);
+}
+
+static void test_app_dump_without_backup_fails(void **state)
+{
+    fixture_t *fx = *state;
+    char *text;
+
+    fx->local.images_pending = false;
+    fx->local.app_dump = fake_app_dump;
+    app_dump_request(fx); /* the rank never asked */
+    hnp_expect(fx, CRMPI_CTL_CKPT_DUMPED, TEST_SEQ, CRMPI_ERR_NOT_FOUND, &text);
+    assert_non_null(strstr(text, "named no backup file"));
+    free(text);
+    assert_false(path_exists(fx->images));
+
+    fx->local.app_dump = NULL; /* a build without the crs framework */
+    app_dump_request(fx);
+    hnp_expect(fx, CRMPI_CTL_CKPT_DUMPED, TEST_SEQ, CRMPI_ERR_NOT_SUPPORTED, &text);
+    free(text);
+}
+
+/* mpirun's news for MPIX_Checkpoint reach the rank as they are, outside any checkpoint. */
+static void test_app_answers_passed_down(void **state)
+{
+    fixture_t *fx = *state;
+    crmpi_ctl_type_t types[] = {CRMPI_CTL_CKPT_APP_WANTED, CRMPI_CTL_CKPT_APP_DONE};
+
+    for (size_t i = 0; i < 2; i++) {
+        crmpi_ctl_msg_t msg = {.hdr = {.type = types[i], .seq = 3}}, got;
+
+        crmpi_snapc_local_from_hnp(&fx->local, &msg);
+        assert_int_equal(crmpi_ctl_recv(fx->rank_peer, &got), CRMPI_OK);
+        assert_int_equal(got.hdr.type, types[i]);
+        assert_int_equal(got.hdr.seq, 3);
+        crmpi_ctl_msg_free(&got);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_app_request_passed_up, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_app_dump_stores_the_backup, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_app_dump_without_backup_fails, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_app_answers_passed_down, setup, teardown),
         cmocka_unit_test_setup_teardown(test_store_in_thread, setup, teardown),
         cmocka_unit_test_setup_teardown(test_abort_during_copy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ending_agent_reports_nothing, setup, teardown),

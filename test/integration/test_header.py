@@ -1,7 +1,8 @@
-"""mpi.h declares exactly what libmpi defines: a program that compiles against crmpi links,
-and a call crmpi does not serve is not in the header at all (a build system probing for
-MPI_File_open or MPI_Comm_spawn must find it missing, not a symbol that only fails at
-run time). Prototypes are read from the installed mpi.h, symbols from libmpi.so."""
+"""mpi.h, with mpi-ext.h for crmpi's extensions (MPIX_*), declares exactly what libmpi
+defines: a program that compiles against crmpi links, and a call crmpi does not serve is
+not in the header at all (a build system probing for MPI_File_open or MPI_Comm_spawn must
+find it missing, not a symbol that only fails at run time). Prototypes are read from the
+installed mpi.h and mpi-ext.h, symbols from libmpi.so."""
 import os
 import re
 import subprocess
@@ -15,11 +16,14 @@ PROTOTYPE_RE = re.compile(r"^(?!typedef|#)[A-Za-z_][\w \*]*?\b(P?MPIX?_\w+)\s*\(
 
 
 def header_functions():
-    path = os.path.join(INSTALL, "include", "mpi.h")
-    if not os.path.exists(path):
-        pytest.skip("no mpi.h in %s" % INSTALL)
-    with open(path) as f:
-        return set(PROTOTYPE_RE.findall(f.read()))
+    found = set()
+    for name in ("mpi.h", "mpi-ext.h"):
+        path = os.path.join(INSTALL, "include", name)
+        if not os.path.exists(path):
+            pytest.skip("no %s in %s" % (name, INSTALL))
+        with open(path) as f:
+            found |= set(PROTOTYPE_RE.findall(f.read()))
+    return found
 
 
 def library_functions():

@@ -7,6 +7,8 @@ started through Open MPI's mpirun and its daemons (plm component ompi, plm/plm.h
   - a 2-node job checkpointed (going on, then --term) and restarted on 4 nodes and on 1,
     and a 1-node snapshot restarted on 4 nodes and, checkpointed there, back on 1; after a
     restart the peers that became local use sm and those that became remote tcp;
+  - application checkpoints (MPIX_Checkpoint) of a 2-node job whose backups are in each
+    node's own /tmp, restarted on 4 nodes;
   - Open MPI's placement options (-N, --map-by ppr, --display-map, --report-bindings);
   - the bad inputs: a host that cannot be resolved or reached, too few slots, Open MPI's
     mpirun missing, crmpi's mpirun killed: one line from mpirun, and nothing of the job
@@ -523,3 +525,45 @@ def test_migrate_refuses_a_job_without_checkpoints(cluster, programs, crenv):
     cluster.assert_clean(job.jobid)
     bad = finish(migrate(crenv, job.jobid, "--off", "mn1"))
     assert bad.returncode == 2 and "as many of each" in bad.err, bad.report()
+
+
+def test_application_checkpoints_across_nodes(cluster, crenv):
+    """examples/pheap_stencil.c on 2 nodes x 2 ranks, its backups in each node's own /tmp,
+    checkpointed by MPIX_Checkpoint, killed, and restarted on 4 nodes x 1 rank: each agent
+    puts its rank's backup back on its node; the same result as an uninterrupted run."""
+    program = os.path.join(cluster.shared, "pheap_stencil")
+    built = subprocess.run([crjob.tool("mpicc"), "-O2", os.path.join(ROOT, "examples",
+                                                                     "pheap_stencil.c"),
+                            "-o", program, "-lcrmpi-pheap"], capture_output=True, text=True)
+    if built.returncode != 0 and "crmpi-pheap" in built.stderr:
+        pytest.skip("libcrmpi-pheap was not built")
+    assert built.returncode == 0, built.stderr
+    files = "/tmp/mpix-stencil"  # on each node its own
+    whole = subprocess.run([crjob.tool("mpirun"), "-np", "4", program, "-n", "60", "-d",
+                            tempfile.mkdtemp(dir=cluster.shared)], capture_output=True,
+                           text=True, timeout=HANG)
+    expected = [line for line in whole.stdout.splitlines() if line.startswith("steps 60 ")]
+    assert whole.returncode == 0 and expected, whole.stdout + whole.stderr
+
+    job = crjob.CrJob(crenv, program, 4, ["-H", "mn1:2,mn2:2"],
+                      ["-n", "60", "-c", "20", "-s", "40", "-d", files])
+    follower = job.follow()
+    assert follower.wait_for("out", lambda line: line == "stopped\n", timeout=HANG) \
+        is not None, job.kill().report()
+    handle = os.path.join(crenv.snapdir, "%d.ckpt" % job.jobid)
+    assert crjob.committed(handle) == [1, 2], crjob.committed(handle)
+    job.kill()
+    for host in HOSTS:
+        nodes("exec", host, "rm", "-rf", files, check=False)
+    cluster.assert_clean(job.jobid)
+
+    hostfile = os.path.join(crenv.readydir, "..", "hostfile")
+    with open(hostfile, "w") as f:
+        f.write("".join("%s slots=1\n" % h for h in HOSTS))
+    four = finish(restart(cluster, crenv, handle, "--hostfile", hostfile))
+    assert four.returncode == 0, four.report("restart")
+    assert "restarted from sequence 2 at step 40" in four.out, four.report("restart")
+    assert expected[0] in four.out.splitlines(), four.report("restart")
+    for host in HOSTS:
+        nodes("exec", host, "rm", "-rf", files, check=False)
+    cluster.assert_clean(four.pid)

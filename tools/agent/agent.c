@@ -43,6 +43,7 @@
 #include "crmpi_status.h"
 #include "fault.h"
 #include "log.h"
+#include "param.h"
 
 /*
  * Ending signals come through a signalfd served by the main loop: they are blocked before
@@ -414,9 +415,13 @@ static int agent_start(agent_state_t *st, const agent_options_t *opts)
     /* The rank's pid inside its namespace: the agent's own pid, which no other rank of this
      * node has while the agent lives (rather than pid 2 in every namespace). A restored rank
      * keeps the pid it had. */
+    const char *app_restart = NULL;
+    crmpi_param_get_string("snapc_base_app_restart", &app_restart);
     if (opts->restore_dir)
         rc = agent_restore(st, opts->restore_dir, opts->cpuset);
-    else
+    else if (app_restart && *app_restart)
+        rc = agent_app_restore(st, app_restart); /* then started as at launch */
+    if (rc == CRMPI_OK && !opts->restore_dir)
         rc = crmpi_agent_ns_start(opts->program_argv[0], opts->program_argv, rank_env, getpid(),
                                   &st->child);
     free(rank_env);

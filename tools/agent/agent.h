@@ -79,6 +79,10 @@ void agent_fence_reply(agent_state_t *st);
 
 /** Restore mode: fetch this rank's images from sequence `seq_dir` and restore them. */
 int agent_restore(agent_state_t *st, const char *seq_dir, const char *cpuset);
+/** A restart of application checkpoints (snapc_base_app_restart = `seq_dir`): put this
+ *  rank's backup file back where the program wrote it, checksums checked; the program is
+ *  then started as at launch. @return CRMPI_OK or an error (logged, one line). */
+int agent_app_restore(agent_state_t *st, const char *seq_dir);
 /** Tell the restored rank where it is now: the restart's parameters and job facts. */
 int agent_restart_rank(agent_state_t *st);
 

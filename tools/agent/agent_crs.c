@@ -46,6 +46,26 @@ static int agent_crs_dump(pid_t init_pid, const char *dir, const char *parent_di
     return rc;
 }
 
+/* An application checkpoint, whichever component was selected: crs pheap's dump. */
+static int agent_crs_app_dump(const char *backup_path, const char *dir,
+                              crmpi_snapc_dump_result_t *result)
+{
+    crmpi_crs_ckpt_result_t ckpt = {0};
+    crmpi_crs_ckpt_opts_t opts = {
+        .images_dir = dir,
+        .backup_path = backup_path,
+        .errbuf = result->error,
+        .errbuf_len = sizeof(result->error),
+    };
+    int rc = crmpi_crs_pheap_ops.checkpoint(&opts, &ckpt);
+
+    if (rc == CRMPI_OK) {
+        result->image_bytes = ckpt.image_bytes;
+        result->dump_seconds = ckpt.dump_seconds;
+    }
+    return rc;
+}
+
 static int agent_crs_track_open(pid_t rank_pid, int uffd)
 {
     int rc;
@@ -64,6 +84,7 @@ void agent_crs_init(crmpi_snapc_local_t *local)
 {
     const crmpi_component_t *component;
 
+    local->app_dump = agent_crs_app_dump; /* needs no selection: a copy of a file */
     if (crmpi_framework_open(&crmpi_crs_framework) != CRMPI_OK)
         return;
     if (crmpi_framework_select_one(&crmpi_crs_framework, &component) != CRMPI_OK) {

@@ -23,6 +23,7 @@
 #include "session.h"
 #include "snapshot.h"
 #include "snapshot_manifest.h"
+#include "snapshot_rank_info.h"
 
 extern char **environ;
 
@@ -148,6 +149,111 @@ int agent_restore(agent_state_t *st, const char *seq_dir, const char *cpuset)
     crmpi_filem_tree_remove(restore_dir);
     for (size_t i = 0; i < depth; i++)
         free(parents[i]);
+    return rc;
+}
+
+/* The directories above `path` that are missing, made (mode 0700): a rank restarted on
+ * another node may find none of its files' directories there. */
+static void agent_app_mkdirs(const char *path)
+{
+    char dir[4200];
+
+    snprintf(dir, sizeof(dir), "%s", path);
+    for (char *p = dir + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        mkdir(dir, 0700); /* EEXIST, or the copy below says what failed */
+        *p = '/';
+    }
+}
+
+/* Copy `src` to `dest` through "<dest>.restart", fsynced and renamed into place. */
+static int agent_app_copy(const char *src, const char *dest)
+{
+    char tmp[4200], buf[1 << 16];
+    FILE *in, *out;
+    size_t got;
+    int rc = CRMPI_OK;
+
+    agent_app_mkdirs(dest);
+    snprintf(tmp, sizeof(tmp), "%s.restart", dest);
+    if (!(in = fopen(src, "rbe")))
+        return CRMPI_ERR_IO;
+    if (!(out = fopen(tmp, "wbe"))) {
+        fclose(in);
+        return CRMPI_ERR_IO;
+    }
+    while ((got = fread(buf, 1, sizeof(buf), in)) > 0) {
+        if (fwrite(buf, 1, got, out) != got) {
+            rc = CRMPI_ERR_IO;
+            break;
+        }
+    }
+    if (ferror(in) || fflush(out) != 0 || fsync(fileno(out)) != 0)
+        rc = CRMPI_ERR_IO;
+    fclose(in);
+    if (fclose(out) != 0)
+        rc = CRMPI_ERR_IO;
+    if (rc == CRMPI_OK && rename(tmp, dest) != 0)
+        rc = CRMPI_ERR_IO;
+    if (rc != CRMPI_OK)
+        unlink(tmp);
+    return rc;
+}
+
+int agent_app_restore(agent_state_t *st, const char *seq_dir)
+{
+    crmpi_filem_manifest_t *manifest = NULL;
+    crmpi_filem_rank_info_t *info = NULL;
+    char local[4200], backup[4300];
+    const char *dest = NULL;
+    int rc;
+
+    if ((rc = agent_restore_manifest(st, seq_dir, &manifest)) != CRMPI_OK)
+        return rc;
+    if (!manifest->crs || strncmp(manifest->crs, "pheap", 5) != 0) {
+        crmpi_log_error("cannot start rank %u from %s: it is not a snapshot of application "
+                        "checkpoints (restart it with ompi-restart)",
+                        st->info.rank, seq_dir);
+        crmpi_filem_manifest_destroy(manifest);
+        return CRMPI_ERR_BAD_PARAM;
+    }
+    snprintf(local, sizeof(local), "%s/restore", st->info.session_dir);
+    mkdir(local, 0700);
+    snprintf(local, sizeof(local), "%s/restore/app.%u", st->info.session_dir, st->info.rank);
+    rc = agent_restore_get(st, seq_dir, manifest, local); /* every checksum checked */
+    crmpi_filem_manifest_destroy(manifest);
+    if (rc != CRMPI_OK) {
+        crmpi_log_error("cannot start rank %u: its files of %s cannot be read (see above)",
+                        st->info.rank, seq_dir);
+        goto out_remove;
+    }
+    rc = crmpi_filem_rank_info_read(local, &info);
+    if (rc == CRMPI_OK)
+        rc = crmpi_filem_rank_info_get_string(info, "pheap", "backup", &dest);
+    if (rc != CRMPI_OK || !dest || dest[0] != '/') {
+        crmpi_log_error("cannot start rank %u: %s does not say where its backup file goes "
+                        "(rank.json, \"pheap\")",
+                        st->info.rank, seq_dir);
+        rc = CRMPI_ERR_PROTO;
+        goto out_destroy;
+    }
+    snprintf(backup, sizeof(backup), "%s/pheap/backup", local);
+    if (access(backup, R_OK) != 0) {
+        crmpi_log_error("cannot start rank %u: sequence %s holds no backup file for it",
+                        st->info.rank, seq_dir);
+        rc = CRMPI_ERR_NOT_FOUND;
+        goto out_destroy;
+    }
+    rc = agent_app_copy(backup, dest);
+    if (rc != CRMPI_OK)
+        crmpi_log_error("cannot start rank %u: cannot put its backup back as %s: %s", st->info.rank,
+                        dest, strerror(errno));
+out_destroy:
+    crmpi_filem_rank_info_destroy(info);
+out_remove:
+    crmpi_filem_tree_remove(local);
     return rc;
 }
 

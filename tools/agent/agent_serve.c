@@ -111,6 +111,11 @@ int agent_serve_rank(agent_state_t *st)
         crmpi_ctl_msg_free(&msg);
         return CRMPI_OK;
     }
+    case CRMPI_CTL_CR_APP_CKPT:
+        crmpi_snapc_local_app_request(&st->snapc, &msg); /* no reply: the checkpoint follows */
+        crmpi_buf_free(&reply);
+        crmpi_ctl_msg_free(&msg);
+        return CRMPI_OK;
     case CRMPI_CTL_CR_STOP:
         st->snapc.rank_ready = false; /* checkpoints refused from now on */
         st->snapc.rank_stopped = true;

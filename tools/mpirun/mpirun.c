@@ -234,6 +234,11 @@ static int mpirun_prepare(mpirun_state_t *st, mpirun_options_t *opts)
     }
     if (opts->restore && (rc = mpirun_restore_check(opts)) != CRMPI_OK)
         return rc;
+    const char *app_restart = NULL;
+    crmpi_param_get_string("snapc_base_app_restart", &app_restart);
+    if (app_restart && *app_restart && !opts->restore &&
+        (rc = mpirun_app_restart_check(opts, app_restart)) != CRMPI_OK)
+        return rc;
     if ((rc = mpirun_resolve_program(opts->argv[0], &st->program)) != CRMPI_OK ||
         (rc = mpirun_launcher(st, opts)) != CRMPI_OK || (rc = mpirun_map(st, opts)) != CRMPI_OK ||
         (rc = mpirun_key_create(st)) != CRMPI_OK)

@@ -124,6 +124,9 @@ int mpirun_listen_tcp(mpirun_state_t *st);
 
 /** --restore: take the snapshot's rank count as the job's (a restart cannot change it). */
 int mpirun_restore_check(mpirun_options_t *opts);
+/** snapc_base_app_restart `seq_dir`: a snapshot of application checkpoints, with as many
+ *  ranks as -np (set from it when not given). @return CRMPI_OK or an error (logged). */
+int mpirun_app_restart_check(mpirun_options_t *opts, const char *seq_dir);
 /** The global checkpoint coordinator; with --with-ft cr the ranks run their C/R thread. */
 int mpirun_snapc_create(mpirun_state_t *st);
 

@@ -17,6 +17,7 @@
 #include "filem_fs.h"
 #include "log.h"
 #include "mpirun.h"
+#include "component.h"
 #include "param.h"
 #include "snapshot.h"
 #include "snapshot_manifest.h"
@@ -114,6 +115,9 @@ int mpirun_snapc_create(mpirun_state_t *st)
     params.incremental_chain = incremental && chain > 0 ? (unsigned)chain : 0;
     crmpi_param_get_int("snapc_base_timeout", &timeout_s);
     crmpi_param_get_int("snapc_base_periodic_initial_cost", &initial_cost_s);
+    const char *crs = NULL;
+    params.app_only =
+        crmpi_param_get_string("crs", &crs) == CRMPI_OK && crmpi_component_named(crs, "pheap");
     params.jobdir = jobdir;
     params.timeout_s = (int)timeout_s;
     params.ckpt_interval_s = opts->ckpt_interval_s;
@@ -144,6 +148,34 @@ int mpirun_restore_check(mpirun_options_t *opts)
         rc = CRMPI_ERR_BAD_PARAM;
     } else {
         opts->np = (int)manifest->num_ranks;
+    }
+    crmpi_filem_manifest_destroy(manifest);
+    return rc;
+}
+
+int mpirun_app_restart_check(mpirun_options_t *opts, const char *seq_dir)
+{
+    char problem[CRMPI_FILEM_PROBLEM_MAX];
+    crmpi_filem_manifest_t *manifest;
+    int rc = crmpi_filem_manifest_read(seq_dir, false, &manifest, problem);
+
+    if (rc != CRMPI_OK) {
+        crmpi_log_error("snapc_base_app_restart %s: %s", seq_dir, problem);
+        return rc;
+    }
+    if (!manifest->crs || strncmp(manifest->crs, "pheap", 5) != 0) {
+        crmpi_log_error("snapc_base_app_restart %s: not a snapshot of application checkpoints "
+                        "(MPIX_Checkpoint); restart it with ompi-restart",
+                        seq_dir);
+        rc = CRMPI_ERR_BAD_PARAM;
+    } else if (opts->np && (size_t)opts->np != manifest->num_ranks) {
+        crmpi_log_error("snapc_base_app_restart %s: the snapshot has %zu ranks, each with its "
+                        "own backup, and a restart keeps them all; -np %d cannot take them",
+                        seq_dir, manifest->num_ranks, opts->np);
+        rc = CRMPI_ERR_BAD_PARAM;
+    } else {
+        opts->np = (int)manifest->num_ranks;
+        opts->with_ft_cr = true; /* the restarted job can be checkpointed again */
     }
     crmpi_filem_manifest_destroy(manifest);
     return rc;

@@ -189,6 +189,15 @@ static void mpirun_handle_agent_msg(mpirun_state_t *st, int rank)
             st->agents[rank].started = true;
         crmpi_snapc_global_agent_msg(st->snapc, rank, &msg);
         break;
+    case CRMPI_CTL_AGENT_APP_CKPT: {
+        uint32_t asking = 0;
+        crmpi_buf_t req;
+
+        crmpi_buf_init_read(&req, msg.payload, msg.hdr.len);
+        if (crmpi_buf_get_u32(&req, &asking) == CRMPI_OK && asking == (uint32_t)rank)
+            crmpi_snapc_global_app_request(st->snapc, rank);
+        break;
+    }
     case CRMPI_CTL_CKPT_BOOKMARKS:
     case CRMPI_CTL_CKPT_DRAINED:
     case CRMPI_CTL_CKPT_READY:

@@ -7,6 +7,11 @@
  * files: restart nodes need the same software image; software.h), then runs mpirun with --restore
  * and the launch options of the restart: the rank count is the snapshot's; hosts, mapping, binding
  * and MCA parameters (the BTLs among them) may change.
+ *
+ * A snapshot of application checkpoints (MPIX_Checkpoint; its manifest's "crs" is "pheap")
+ * holds no process images but each rank's backup file: mpirun then starts the program
+ * again, with snapc_base_app_restart naming the sequence, and each agent puts its rank's
+ * backup back where the program wrote it before starting it.
  */
 #include "config.h"
 
@@ -274,7 +279,8 @@ int main(int argc, char **argv)
                         program, strerror(errno));
         return 1;
     }
-    if (ompi_restart_software_check(restart) != CRMPI_OK)
+    bool app = restart->manifest->crs && strncmp(restart->manifest->crs, "pheap", 5) == 0;
+    if (!app && ompi_restart_software_check(restart) != CRMPI_OK)
         return 1;
     if (ompi_restart_mpirun_path(mpirun, sizeof(mpirun)) != CRMPI_OK) {
         crmpi_log_error("cannot find mpirun beside ompi-restart");
@@ -282,9 +288,10 @@ int main(int argc, char **argv)
     }
     if (opts.info || opts.verbose)
         fprintf(stderr,
-                "ompi-restart: restarting job %llu from sequence %u of %s: %zu ranks of %s\n",
+                "ompi-restart: restarting job %llu from sequence %u of %s: %zu ranks of %s%s\n",
                 (unsigned long long)restart->manifest->jobid, restart->seq, restart->jobdir,
-                restart->manifest->num_ranks, program);
+                restart->manifest->num_ranks, program,
+                app ? " (application checkpoints: the program starts again)" : "");
 
     cmd = calloc(32 + 2 * (restart->manifest->mca.count + opts.num_mca + opts.num_env) +
                      opts.num_flags + restart->manifest->argc,
@@ -293,7 +300,14 @@ int main(int argc, char **argv)
         return 1;
     snprintf(np, sizeof(np), "%zu", restart->manifest->num_ranks);
     cmd[n++] = mpirun;
-    cmd[n++] = "--restore";
+    if (app) {
+        cmd[n++] = "--with-ft";
+        cmd[n++] = "cr";
+        cmd[n++] = "--mca";
+        cmd[n++] = "snapc_base_app_restart";
+    } else {
+        cmd[n++] = "--restore";
+    }
     cmd[n++] = restart->seq_dir;
     cmd[n++] = "-np";
     cmd[n++] = np;
@@ -351,7 +365,8 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < restart->manifest->mca.count; i++) {
         const crmpi_filem_kv_t *kv = &restart->manifest->mca.items[i];
 
-        if (ompi_restart_mca_given(&opts, kv->key))
+        if (ompi_restart_mca_given(&opts, kv->key) ||
+            strcmp(kv->key, "snapc_base_app_restart") == 0) /* set above, for this restart */
             continue;
         cmd[n++] = "--mca";
         cmd[n++] = kv->key;

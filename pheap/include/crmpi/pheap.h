@@ -77,6 +77,11 @@ int bopen(const char *fname, const char *mode);
 /** Forget the backup file; see bopen(3). */
 int bclose(void);
 
+/** The backup file bopen() named, as an absolute path, into `buf` (`len` bytes); not in the
+ *  paper: MPIX_Checkpoint uses it to store the backup in the job's snapshot. @return 0, or
+ *  -1 with errno ENOENT (no backup file open) or ERANGE (`len` too small). */
+int pheap_backup_file(char *buf, size_t len);
+
 /** Save the PERM globals and the heap into the backup file, atomically; see backup(3). */
 int backup(void);
 
