@@ -254,6 +254,15 @@ def assert_clean(jobid):
     assert not left, "job %d left behind: %s" % (jobid, ", ".join(left))
 
 
+def finish_clean(crenv, job):
+    """Let a scenario job go on to its end: it must finish well and leave nothing behind."""
+    crenv.go()
+    result = job.finish()
+    assert result.returncode == 0 and ok_line(result.out), result.report()
+    assert_clean(job.jobid)
+    return result
+
+
 def snapshot_tree(jobdir):
     """{relative path: (size, mtime_ns)} of every file under a snapshot, to prove that a
     committed snapshot was not touched."""

@@ -46,14 +46,6 @@ def created(jobdir, seq):
     return datetime.datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
 
-def finish_clean(crenv, job):
-    crenv.go()
-    result = job.finish()
-    assert result.returncode == 0 and crjob.ok_line(result.out), result.report()
-    crjob.assert_clean(job.jobid)
-    return result
-
-
 def test_fixed_interval(tmp_path, ticker):
     """--ckpt-interval 2: checkpoints follow each other without any tool, at least 2 s
     apart; ompi-checkpoint -s says so; the job ends with its result; the commit record
@@ -66,7 +58,7 @@ def test_fixed_interval(tmp_path, ticker):
     assert "periodic checkpoints every 2.0 s" in status.out, status.report("ompi-checkpoint -s")
     wait_committed(job, jobdir, 3)
     assert created(jobdir, 3) - created(jobdir, 2) >= 2
-    result = finish_clean(crenv, job)
+    result = crjob.finish_clean(crenv, job)
     assert "periodic checkpoint 1 of job" in result.err, result.report()
     assert crjob.committed(jobdir)[-2:] == [crjob.committed(jobdir)[-1] - 1,
                                             crjob.committed(jobdir)[-1]]
@@ -107,7 +99,7 @@ def test_automatic_interval(tmp_path, ticker):
     status = crenv.checkpoint(job.jobid, "-s")
     assert "Daly's interval for an MTBF of 20 s" in status.out, status.report("ompi-checkpoint -s")
     wait_committed(job, jobdir, 1)
-    result = finish_clean(crenv, job)
+    result = crjob.finish_clean(crenv, job)
     assert "periodic checkpoints: the next in" in result.err, result.report()
 
 
@@ -132,7 +124,7 @@ def test_manual_checkpoint_during_a_periodic_one_is_refused(tmp_path, ticker):
     assert "periodic checkpoint" in result.err and "is in progress" in result.err, \
         result.report("ompi-checkpoint")
     release.touch()
-    finish_clean(crenv, job)
+    crjob.finish_clean(crenv, job)
 
 
 @pytest.mark.parametrize("args, message", [

@@ -117,10 +117,7 @@ def many_checkpoints(crenv, job):
     assert after_job == before_job, (before_job, after_job)
     seqs = crjob.committed(handle)
     assert len(seqs) == 2 and seqs[-1] == CHECKPOINTS, seqs  # snapc_base_keep 2
-    crenv.go()
-    finished = job.finish()
-    assert finished.returncode == 0 and crjob.ok_line(finished.out), finished.report()
-    crjob.assert_clean(job.jobid)
+    crjob.finish_clean(crenv, job)
     return handle
 
 
@@ -161,10 +158,7 @@ def checkpoint_together(jobs):
             assert result.returncode == 0, result.report("round %d, job %d" % (round_, index))
             handles[index] = result.out.strip().splitlines()[-1]
     for crenv, job in jobs:
-        crenv.go()
-        finished = job.finish()
-        assert finished.returncode == 0 and crjob.ok_line(finished.out), finished.report()
-        crjob.assert_clean(job.jobid)
+        crjob.finish_clean(crenv, job)
     return handles
 
 

@@ -565,6 +565,29 @@ static void scenario_stream(uint32_t rank, uint32_t size, const char *dir, void 
     max_payload = t.module->max_send_size - sizeof(test_hdr_t);
     payload = malloc(max_payload);
     RANK_CHECK(payload != NULL, "malloc");
+    /* expect_busy: the first fragments to each peer are the largest, sent back to back
+     * before any progress. Rendezvous sends cannot complete until the sender progresses, so
+     * the one after the last of max_sends slots meets CRMPI_ERR_RESOURCE_BUSY whatever the
+     * machine's speed (slots freed by the peer's quick answers once made this depend on it). */
+    for (uint32_t dest = 0; params->expect_busy && dest < size; dest++) {
+        for (int rc = CRMPI_OK; dest != rank && rc == CRMPI_OK && next_seq[dest] < params->frags;) {
+            test_hdr_t hdr = {.magic = TEST_MAGIC,
+                              .sender = rank,
+                              .dest = dest,
+                              .seq = next_seq[dest],
+                              .payload_len = (uint32_t)max_payload};
+
+            test_fill(payload, hdr.payload_len, test_msg_seed(rank, dest, hdr.seq));
+            hdr.checksum = test_fnv1a(payload, hdr.payload_len);
+            rc = test_send(&t, dest, &hdr, sizeof(hdr), payload, hdr.payload_len);
+            if (rc == CRMPI_OK)
+                next_seq[dest]++;
+            else if (rc == CRMPI_ERR_RESOURCE_BUSY)
+                busy++;
+            else
+                RANK_CHECK(false, "send to rank %u: %s", dest, crmpi_strerror(rc));
+        }
+    }
     while (sending || stream_received < expected) {
         sending = false;
         /* One fragment to every peer in turn: all streams flow at once, both ways. */
@@ -615,7 +638,11 @@ static void test_stream_3_sm(void **state)
 
 static void test_stream_2_few_sends(void **state)
 {
-    stream_params_t params = {.tls = "tcp", .frags = 2000, .max_sends = "2", .expect_busy = true};
+    stream_params_t params = {.tls = "tcp",
+                              .frags = 2000,
+                              .max_sends = "2",
+                              .max_send_size = "1000001",
+                              .expect_busy = true};
 
     test_run_ranks(2, scenario_stream, &params);
 }
