@@ -146,6 +146,16 @@ int crmpi_filem_seq_begin(const char *jobdir, unsigned seq, char **seq_partial_d
  */
 int crmpi_filem_seq_commit(const char *jobdir, crmpi_filem_manifest_t *manifest, unsigned keep);
 
+/**
+ * Is there room in `jobdir`'s file system for one more sequence, estimated as the bytes the
+ * newest committed one takes on disk? With `make_room`, the oldest committed sequences go
+ * first (crmpi_filem_seq_cleanup, so never the newest nor one it depends on) until there
+ * is. `text` gets one line for the user when something was removed or room is short, ""
+ * otherwise. @return CRMPI_OK (room, or nothing committed to estimate from),
+ *         CRMPI_ERR_OUT_OF_RESOURCE (short of room, even after what make_room removed)
+ */
+int crmpi_filem_seq_room(const char *jobdir, bool make_room, char *text, size_t text_len);
+
 /** Remove <seq>.partial (an aborted checkpoint). Never touches committed sequences. */
 int crmpi_filem_seq_abort(const char *jobdir, unsigned seq);
 

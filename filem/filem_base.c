@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "crmpi_status.h"
@@ -417,6 +418,82 @@ int crmpi_filem_seq_begin(const char *jobdir, unsigned seq, char **seq_partial_d
     }
     *seq_partial_dir_out = partial_dir;
     return CRMPI_OK;
+}
+
+/* Bytes `path` and what it holds take on disk (allocated blocks). */
+static uint64_t filem_tree_bytes(const char *path)
+{
+    struct stat st;
+    uint64_t bytes;
+    DIR *dir;
+    struct dirent *entry;
+
+    if (lstat(path, &st) != 0)
+        return 0;
+    bytes = (uint64_t)st.st_blocks * 512;
+    if (!S_ISDIR(st.st_mode) || !(dir = opendir(path)))
+        return bytes;
+    while ((entry = readdir(dir))) {
+        char *child;
+
+        if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
+            continue;
+        if (asprintf(&child, "%s/%s", path, entry->d_name) < 0)
+            break;
+        bytes += filem_tree_bytes(child);
+        free(child);
+    }
+    closedir(dir);
+    return bytes;
+}
+
+static uint64_t filem_free_bytes(const char *path)
+{
+    struct statvfs vfs;
+
+    return statvfs(path, &vfs) == 0 ? (uint64_t)vfs.f_bavail * vfs.f_frsize : UINT64_MAX;
+}
+
+int crmpi_filem_seq_room(const char *jobdir, bool make_room, char *text, size_t text_len)
+{
+    crmpi_filem_commit_t *commit;
+    unsigned removed = 0;
+    char *newest_dir;
+
+    text[0] = '\0';
+    if (crmpi_filem_commit_read(jobdir, &commit) != CRMPI_OK)
+        return CRMPI_OK; /* nothing committed: no estimate */
+    size_t before = commit->num_seqs;
+    int rc = crmpi_filem_seq_dir_path(jobdir, commit->seqs[before - 1], false, &newest_dir);
+    crmpi_filem_commit_destroy(commit);
+    if (rc != CRMPI_OK)
+        return CRMPI_OK;
+    uint64_t need = filem_tree_bytes(newest_dir), room = filem_free_bytes(jobdir);
+    free(newest_dir);
+    /* One sequence less each time, so that the newest ones stay as long as they can. */
+    for (size_t keep = before - 1; make_room && room < need && keep >= 1; keep--) {
+        if (crmpi_filem_seq_cleanup(jobdir, (unsigned)keep) != CRMPI_OK ||
+            crmpi_filem_commit_read(jobdir, &commit) != CRMPI_OK)
+            break;
+        removed = (unsigned)(before - commit->num_seqs);
+        crmpi_filem_commit_destroy(commit);
+        room = filem_free_bytes(jobdir);
+    }
+    if (room >= need) {
+        if (removed)
+            snprintf(text, text_len,
+                     "removed the %u oldest committed sequence%s of %s to make room "
+                     "(snapc_base_make_room)",
+                     removed, removed == 1 ? "" : "s", jobdir);
+        return CRMPI_OK;
+    }
+    snprintf(text, text_len,
+             "%s has %.1f MiB free and the newest checkpoint took %.1f MiB%s: this one may not "
+             "fit (free some space, lower snapc_base_keep%s)",
+             jobdir, (double)room / (1 << 20), (double)need / (1 << 20),
+             removed ? ", even after removing the oldest sequences" : "",
+             make_room ? "" : ", or set snapc_base_make_room to remove the oldest first");
+    return CRMPI_ERR_OUT_OF_RESOURCE;
 }
 
 int crmpi_filem_seq_abort(const char *jobdir, unsigned seq)

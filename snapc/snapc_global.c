@@ -423,6 +423,14 @@ static bool snapc_global_begin(crmpi_snapc_global_t *global, int fd, uint32_t fl
         return false;
     }
     global->seq++;
+    /* Room for it, estimated from the newest committed sequence: said before it starts,
+     * or made by removing the oldest ones (snapc_base_make_room). */
+    char room[800];
+    if (crmpi_filem_seq_room(global->jobdir, global->params.make_room, room, sizeof(room)) !=
+        CRMPI_OK)
+        crmpi_log_warn("checkpoint %u: %s", global->seq, room);
+    else if (room[0])
+        crmpi_log_info("checkpoint %u: %s", global->seq, room);
     if (crmpi_filem_seq_begin(global->jobdir, global->seq, &global->partial_dir) != CRMPI_OK ||
         crmpi_filem_manifest_create(global->params.jobid, global->seq, (size_t)global->params.np,
                                     &global->manifest) != CRMPI_OK) {
@@ -447,6 +455,8 @@ static bool snapc_global_begin(crmpi_snapc_global_t *global, int fd, uint32_t fl
     global->periodic_running = fd == -1;
     snapc_global_progress(global, "checkpoint %u of job %llu started", global->seq,
                           (unsigned long long)global->params.jobid);
+    if (room[0])
+        snapc_global_progress(global, "checkpoint %u: %s", global->seq, room);
     if (fd >= 0 && (flags & CRMPI_SNAPC_NOWAIT)) {
         /* The tool leaves now, with the handle; its going away aborts nothing. */
         snapc_global_tool_reply(global, fd, global->seq, CRMPI_OK, global->jobdir);

@@ -45,6 +45,7 @@ typedef struct crmpi_snapc_global_params {
                                                 one, taken at the ranks' next MPIX_Checkpoint */
     const char *jobdir;                      /* the job's snapshot: <global dir>/<jobid>.ckpt */
     unsigned keep;                           /* committed sequences kept (snapc_base_keep) */
+    bool make_room;                          /* snapc_base_make_room */
     unsigned incremental_chain;              /* crs_criu_incremental: deltas in a row before
                                                 a full checkpoint; 0: every one full */
     int timeout_s;                           /* each step's limit (snapc_base_timeout) */

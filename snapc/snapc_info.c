@@ -18,6 +18,12 @@ static const crmpi_param_decl_t snapc_base_params[] = {
      "every sequence. Keep at least 2 so that a restart can fall back to the previous "
      "sequence when the newest one is damaged.",
      CRMPI_PARAM_LEVEL_USER},
+    {"snapc_base_make_room", CRMPI_PARAM_BOOL, "false",
+     "When the snapshot directory's file system has less room than the newest committed "
+     "sequence takes, remove the oldest committed sequences (never the newest, nor one it "
+     "depends on) before a checkpoint starts, until it has. Off: the checkpoint starts "
+     "anyway, with a warning that it may not fit (it then fails cleanly if it does not).",
+     CRMPI_PARAM_LEVEL_USER},
     {"snapc_base_timeout", CRMPI_PARAM_INT, "120",
      "Seconds the global coordinator waits for every rank at each step of a checkpoint "
      "(bookmarks, drain, suspend, dump, continue, store) before it aborts the checkpoint "

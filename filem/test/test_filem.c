@@ -130,6 +130,9 @@ static int put_rank(fixture_t *fx, const char *partial_dir, unsigned seq, int ra
     return rc;
 }
 
+/* The size of each rank's memory image in checkpoint() (plus the rank number). */
+static size_t checkpoint_pages_bytes = 3000;
+
 /* A whole checkpoint of `nranks` ranks as the coordinators do it; returns commit's status. */
 static int checkpoint(fixture_t *fx, unsigned seq, size_t nranks, unsigned keep)
 {
@@ -143,7 +146,8 @@ static int checkpoint(fixture_t *fx, unsigned seq, size_t nranks, unsigned keep)
     for (size_t r = 0; r < nranks; r++) {
         crmpi_filem_rank_entry_t entry;
 
-        assert_int_equal(put_rank(fx, partial_dir, seq, (int)r, 3000 + r, &entry), CRMPI_OK);
+        assert_int_equal(put_rank(fx, partial_dir, seq, (int)r, checkpoint_pages_bytes + r, &entry),
+                         CRMPI_OK);
         assert_int_equal(crmpi_filem_manifest_rank_set(manifest, &entry), CRMPI_OK);
         crmpi_filem_rank_entry_clear(&entry);
     }
@@ -978,6 +982,48 @@ static void test_enospc_tmpfs(void **state)
     free(mnt);
 }
 
+/* Room for the next sequence on a 1 MiB tmpfs: said when short, made by removing the
+ * oldest committed sequences with make_room, never the newest. */
+static void test_make_room(void **state)
+{
+    fixture_t *fx = *state;
+    char *mnt, seqs[64], text[800];
+
+    assert_true(asprintf(&mnt, "%s/global", fx->top) > 0);
+    assert_int_equal(mkdir(mnt, 0700), 0);
+    if (mount("tmpfs", mnt, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m") != 0) {
+        fprintf(stderr, "skipped: cannot mount a 1 MiB tmpfs on %s (%s)\n", mnt, strerror(errno));
+        free(mnt);
+        skip();
+    }
+    /* Nothing committed: nothing to estimate from. */
+    assert_int_equal(crmpi_filem_seq_room(fx->jobdir, false, text, sizeof(text)), CRMPI_OK);
+    assert_string_equal(text, "");
+    checkpoint_pages_bytes = 200 << 10; /* two ranks: about 400 KiB a sequence */
+    assert_int_equal(checkpoint(fx, 1, 2, 0), CRMPI_OK);
+    assert_int_equal(crmpi_filem_seq_room(fx->jobdir, false, text, sizeof(text)), CRMPI_OK);
+    assert_string_equal(text, "");
+    assert_int_equal(checkpoint(fx, 2, 2, 0), CRMPI_OK);
+    /* Short, and said so, with what to do; nothing removed. */
+    assert_int_equal(crmpi_filem_seq_room(fx->jobdir, false, text, sizeof(text)),
+                     CRMPI_ERR_OUT_OF_RESOURCE);
+    assert_non_null(strstr(text, "may not fit"));
+    assert_non_null(strstr(text, "snapc_base_make_room"));
+    commit_seqs(fx, seqs, sizeof(seqs));
+    assert_string_equal(seqs, "1,2");
+    /* make_room: the oldest goes, the newest stays. */
+    assert_int_equal(crmpi_filem_seq_room(fx->jobdir, true, text, sizeof(text)), CRMPI_OK);
+    assert_non_null(strstr(text, "removed the 1 oldest committed sequence"));
+    commit_seqs(fx, seqs, sizeof(seqs));
+    assert_string_equal(seqs, "2");
+    assert_false(seq_dir_exists(fx, 1, false));
+    assert_true(seq_dir_exists(fx, 2, false));
+    checkpoint_pages_bytes = 3000;
+
+    assert_int_equal(umount2(mnt, MNT_DETACH), 0);
+    free(mnt);
+}
+
 /* ---- fault points, progress ----------------------------------------------------------- */
 
 static void test_fault_spec(void **state)
@@ -1371,6 +1417,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_version_too_new, setup, teardown),
         cmocka_unit_test_setup_teardown(test_enospc_fault, setup, teardown),
         cmocka_unit_test_setup_teardown(test_enospc_tmpfs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_make_room, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fault_spec, setup, teardown),
         cmocka_unit_test_setup_teardown(test_progress, setup, teardown),
         cmocka_unit_test_setup_teardown(test_parameters, setup, teardown),

@@ -408,6 +408,34 @@ def test_storage_full(tmp_path, program, expected, calibration, small_tmpfs):
     finishes_ok(crenv, job, expected(2))
 
 
+@pytest.mark.parametrize("make_room", [False, True])
+def test_room_for_two(tmp_path, program, expected, calibration, small_tmpfs, make_room):
+    """Storage for two and a half checkpoints and snapc_base_keep 2: the third needs the
+    room the first holds until the third commits. Without snapc_base_make_room mpirun says
+    before it starts that it may not fit, and it fails; with it, the oldest sequence goes
+    first and every checkpoint commits, the newest always kept."""
+    snapdir = small_tmpfs(int(calibration["bytes"] * 2.5))
+    crenv = crjob.CrEnv(tmp_path, {"CRMPI_MCA_snapc_base_global_snapshot_dir": snapdir,
+                                   "CRMPI_MCA_snapc_base_make_room": "1" if make_room else "0"})
+    job = crjob.CrJob(crenv, program, 2)
+    follower = job.follow()
+    job.ready()
+    handle = ckpt_ok(crenv, job)
+    assert ckpt_ok(crenv, job) == handle
+    if not make_room:
+        ckpt_fails(crenv, job, "aborted", "full")
+        assert follower.wait_for("err", lambda line: "checkpoint 3:" in line and
+                                 "may not fit" in line, timeout=30) is not None, \
+            follower.text("err")
+        assert crjob.committed(handle) == [1, 2]
+    else:
+        for seq in (3, 4):
+            assert ckpt_ok(crenv, job) == handle
+            assert crjob.committed(handle) == [seq - 1, seq]
+        assert "to make room" in follower.text("err"), follower.text("err")
+    finishes_ok(crenv, job, expected(2))
+
+
 def test_fault_filem_copy_enospc(tmp_path, program, expected, calibration):
     """filem_copy_enospc in every agent, at a file of the second checkpoint."""
     spec = "filem_copy_enospc:%d" % (calibration["files"] + 2)
