@@ -229,7 +229,7 @@ for row in results:
     tc = mean(row["pheap"]["blocked"]) / mean(row["criu"]["blocked"])
     s = row["pheap"]["bytes"] / row["criu"]["bytes"]
     o = 1 - row["steps_s"]["perm"] / row["steps_s"]["malloc"]
-    lines.append("| %d | %.2f (%s) | %.2f | %.2f (%s) | %.1f%% (%s) |" % (
+    lines.append("| %d | %.2f (%s) | %.2f | %.3f (%s) | %.1f%% (%s) |" % (
         row["mib"], t, "met" if t <= 1.10 else "missed", tc, s, "met" if s < 1 else "missed",
         100 * o, "met" if o < 0.05 else "missed"))
 checks = [r["mib"] for r in results
