@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,8 +144,19 @@ int agent_restore(agent_state_t *st, const char *seq_dir, const char *cpuset)
                      (unsigned long long)st->info.jobid, st->info.rank);
         rc = agent_crs_restore(images, (const char *const *)parents, cpuset, keep ? keep_log : NULL,
                                &st->child, &st->restart_mempolicy, err, sizeof(err));
-        if (rc != CRMPI_OK)
+        sigset_t pending;
+        /* Ended meanwhile (mpirun's --timeout, a signal to the job; the agent's ending
+         * signals wait in its signalfd): CRIU failed because the job is being torn down,
+         * and nothing of the job may outlive it, its log included. */
+        if (rc != CRMPI_OK && keep && sigpending(&pending) == 0 &&
+            (sigismember(&pending, SIGTERM) || sigismember(&pending, SIGHUP) ||
+             sigismember(&pending, SIGINT))) {
+            unlink(keep_log);
+            crmpi_log_error("cannot restore rank %u: the job was ended during its restore",
+                            st->info.rank);
+        } else if (rc != CRMPI_OK) {
             crmpi_log_error("cannot restore rank %u: %s", st->info.rank, err);
+        }
     }
     crmpi_filem_tree_remove(restore_dir);
     for (size_t i = 0; i < depth; i++)
