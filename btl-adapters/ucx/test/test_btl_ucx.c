@@ -541,6 +541,30 @@ static size_t stream_payload_len(uint32_t sender, uint32_t dest, uint32_t seq, s
     return h % (max + 1);
 }
 
+/* Fragment *next_seq of `len` bytes from `rank` to `dest`: sent (*next_seq advances), or no
+ * room (*busy counts it; the caller sends the same fragment again). @return test_send's */
+static int stream_send(test_rank_t *t, uint32_t rank, uint32_t dest, uint32_t *next_seq, size_t len,
+                       uint8_t *payload, uint64_t *busy)
+{
+    test_hdr_t hdr = {.magic = TEST_MAGIC,
+                      .sender = rank,
+                      .dest = dest,
+                      .seq = *next_seq,
+                      .payload_len = (uint32_t)len};
+    int rc;
+
+    test_fill(payload, hdr.payload_len, test_msg_seed(rank, dest, hdr.seq));
+    hdr.checksum = test_fnv1a(payload, hdr.payload_len);
+    rc = test_send(t, dest, &hdr, sizeof(hdr), payload, hdr.payload_len);
+    if (rc == CRMPI_OK)
+        (*next_seq)++;
+    else if (rc == CRMPI_ERR_RESOURCE_BUSY)
+        (*busy)++;
+    else
+        RANK_CHECK(false, "send to rank %u: %s", dest, crmpi_strerror(rc));
+    return rc;
+}
+
 static void scenario_stream(uint32_t rank, uint32_t size, const char *dir, void *arg)
 {
     const stream_params_t *params = arg;
@@ -570,45 +594,20 @@ static void scenario_stream(uint32_t rank, uint32_t size, const char *dir, void 
      * the one after the last of max_sends slots meets CRMPI_ERR_RESOURCE_BUSY whatever the
      * machine's speed (slots freed by the peer's quick answers once made this depend on it). */
     for (uint32_t dest = 0; params->expect_busy && dest < size; dest++) {
-        for (int rc = CRMPI_OK; dest != rank && rc == CRMPI_OK && next_seq[dest] < params->frags;) {
-            test_hdr_t hdr = {.magic = TEST_MAGIC,
-                              .sender = rank,
-                              .dest = dest,
-                              .seq = next_seq[dest],
-                              .payload_len = (uint32_t)max_payload};
-
-            test_fill(payload, hdr.payload_len, test_msg_seed(rank, dest, hdr.seq));
-            hdr.checksum = test_fnv1a(payload, hdr.payload_len);
-            rc = test_send(&t, dest, &hdr, sizeof(hdr), payload, hdr.payload_len);
-            if (rc == CRMPI_OK)
-                next_seq[dest]++;
-            else if (rc == CRMPI_ERR_RESOURCE_BUSY)
-                busy++;
-            else
-                RANK_CHECK(false, "send to rank %u: %s", dest, crmpi_strerror(rc));
-        }
+        for (int rc = CRMPI_OK; dest != rank && rc == CRMPI_OK && next_seq[dest] < params->frags;)
+            rc = stream_send(&t, rank, dest, &next_seq[dest], max_payload, payload, &busy);
     }
     while (sending || stream_received < expected) {
         sending = false;
         /* One fragment to every peer in turn: all streams flow at once, both ways. */
         for (uint32_t dest = 0; dest < size; dest++) {
-            test_hdr_t hdr = {.magic = TEST_MAGIC, .sender = rank, .dest = dest};
-            int rc;
-
             if (dest == rank || next_seq[dest] == params->frags)
                 continue;
             sending = true;
-            hdr.seq = next_seq[dest];
-            hdr.payload_len = (uint32_t)stream_payload_len(rank, dest, hdr.seq, max_payload);
-            test_fill(payload, hdr.payload_len, test_msg_seed(rank, dest, hdr.seq));
-            hdr.checksum = test_fnv1a(payload, hdr.payload_len);
-            rc = test_send(&t, dest, &hdr, sizeof(hdr), payload, hdr.payload_len);
-            if (rc == CRMPI_OK)
-                next_seq[dest]++;
-            else if (rc == CRMPI_ERR_RESOURCE_BUSY)
-                busy++; /* no room: progress below, then the same fragment again */
-            else
-                RANK_CHECK(false, "send to rank %u: %s", dest, crmpi_strerror(rc));
+            /* No room: progress below, then the same fragment again. */
+            stream_send(&t, rank, dest, &next_seq[dest],
+                        stream_payload_len(rank, dest, next_seq[dest], max_payload), payload,
+                        &busy);
         }
         t.module->progress(t.module);
     }
