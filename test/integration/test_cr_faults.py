@@ -628,10 +628,18 @@ def test_term_checkpoint_fails(tmp_path, program, expected, calibration):
     time.sleep(0.5)
     assert job.running(), "a failed --term checkpoint ended the job:\n" + job.finish().report()
     intact(crenv, handle, tree, [1])
-    ckpt_ok(crenv, job, "--term")
+    # Each agent counts its own hits, and the abort may stop the other agent's copy before
+    # its fault fired: it then fires once in the next checkpoint, and never again.
+    last = crenv.checkpoint(job.jobid, "--term")
+    if last.returncode != 0:
+        assert "the disk is full" in last.err, last.report()
+        assert job.running(), "a failed --term checkpoint ended the job:\n" + job.finish().report()
+        last = crenv.checkpoint(job.jobid, "--term")
+    assert last.returncode == 0, last.report("ompi-checkpoint")
     result = job.finish()
     assert result.returncode == 0 and crjob.ok_line(result.out) is None, result.report()
-    assert crjob.committed(handle) == [1, 3]
+    seqs = crjob.committed(handle)
+    assert seqs[0] == 1 and len(seqs) == 2 and seqs[1] >= 3, seqs
     crenv.go()
     del crenv.env["CRMPI_FAULT"]
     restarted = crenv.restart(handle)
