@@ -121,6 +121,42 @@ int crmpi_filem_base_keep(unsigned *keep_out);
  */
 int crmpi_filem_handle_resolve(const char *handle, char **jobdir_out);
 
+/* ---- levels (filem_levels; snapshot.h names them) ---------------------------------------- */
+
+/* The levels a job's checkpoints go to, and how often. */
+typedef struct crmpi_filem_levels {
+    unsigned mask;                             /* CRMPI_FILEM_LEVEL_* */
+    unsigned interval[CRMPI_FILEM_NUM_LEVELS]; /* every Nth checkpoint, per level in mask */
+} crmpi_filem_levels_t;
+
+/**
+ * Parse "local,global:4" (each level once, an optional :N >= 1 each).
+ * @return CRMPI_OK, CRMPI_ERR_BAD_PARAM (`problem` says why; not logged)
+ */
+int crmpi_filem_levels_parse(const char *text, crmpi_filem_levels_t *levels_out, char *problem,
+                             size_t problem_len);
+/** filem_levels, parsed. @return CRMPI_OK, CRMPI_ERR_BAD_PARAM (logged in one line) */
+int crmpi_filem_base_levels(crmpi_filem_levels_t *levels_out);
+/** The levels the job's `ordinal`th checkpoint (1, 2, ...) goes to: the first goes to every
+ *  level, then each level every interval-th one. */
+unsigned crmpi_filem_levels_due(const crmpi_filem_levels_t *levels, unsigned ordinal);
+/**
+ * This node's local-level directory of sequence `seq` of the snapshot `jobdir`:
+ * <filem_local_dir>/<basename of jobdir>/<seq> (malloc'ed); rank.<r>/ in it as in the
+ * global layout. Parameters must be declared.
+ * @return CRMPI_OK, CRMPI_ERR_BAD_PARAM (no session directory parent), OUT_OF_RESOURCE
+ */
+int crmpi_filem_local_seq_dir(const char *jobdir, unsigned seq, char **dir_out);
+
+/**
+ * Check every file of sequence `seq_dir` of `jobdir` that can be seen from here: the
+ * global copies when the sequence is held at the global level; else (held only on the
+ * nodes' own storage) the local copies of the ranks that ran on this node, the others
+ * being checked by their agents at restart. `problem` as crmpi_filem_manifest_verify's.
+ */
+int crmpi_filem_seq_verify(const char *jobdir, const char *seq_dir,
+                           const crmpi_filem_manifest_t *manifest, char *problem);
+
 /* ---- the coordinator's side of a checkpoint ----------------------------------------------- */
 
 /**

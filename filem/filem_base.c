@@ -281,18 +281,23 @@ static int filem_chain_mark(const char *jobdir, const crmpi_filem_commit_t *comm
     return rc;
 }
 
-/* Keep the newest `keep` sequences of `commit`, and every one they depend on (incremental
- * images), in order. When a manifest cannot be read, every sequence stays. */
+/* Keep the newest `keep` sequences of `commit`, the newest one held at each level (so
+ * that a level's previous sequence goes only once a newer one is complete there), and
+ * every one they depend on (incremental images), in order. When a manifest cannot be
+ * read, every sequence stays. */
 static int filem_keep_with_chains(const char *jobdir, crmpi_filem_commit_t *commit, unsigned keep)
 {
     char problem[CRMPI_FILEM_PROBLEM_MAX];
     bool *needed = calloc(commit->num_seqs, sizeof(bool));
+    unsigned levels_seen = 0;
     size_t kept = 0;
 
     if (!needed)
         return CRMPI_ERR_OUT_OF_RESOURCE;
-    for (size_t i = commit->num_seqs - keep; i < commit->num_seqs; i++)
-        needed[i] = true;
+    for (size_t i = commit->num_seqs; i-- > 0;) {
+        needed[i] = i >= commit->num_seqs - keep || (commit->levels[i] & ~levels_seen);
+        levels_seen |= commit->levels[i];
+    }
     for (size_t i = commit->num_seqs; i-- > 0;) {
         crmpi_filem_manifest_t *manifest;
         char *seq_dir;
@@ -318,6 +323,7 @@ static int filem_keep_with_chains(const char *jobdir, crmpi_filem_commit_t *comm
         if (!needed[i])
             continue;
         commit->seqs[kept] = commit->seqs[i];
+        commit->levels[kept] = commit->levels[i];
         memmove(commit->sums[kept], commit->sums[i], sizeof(commit->sums[0]));
         kept++;
     }
@@ -515,12 +521,12 @@ int crmpi_filem_seq_abort(const char *jobdir, unsigned seq)
 
 /* The new commit record: the old one's sequences plus `seq` (in `seq_dir`, its manifest's
  * checksum with it), newest last. */
-static int filem_commit_append(const char *jobdir, uint64_t jobid, unsigned seq,
+static int filem_commit_append(const char *jobdir, uint64_t jobid, unsigned seq, unsigned levels,
                                const char *seq_dir)
 {
     crmpi_filem_commit_t *commit = NULL;
     crmpi_filem_manifest_sum_t *sums;
-    unsigned *grown;
+    unsigned *grown, *grown_levels;
     int rc;
 
     rc = crmpi_filem_commit_read(jobdir, &commit);
@@ -544,6 +550,13 @@ static int filem_commit_append(const char *jobdir, uint64_t jobid, unsigned seq,
         return CRMPI_ERR_OUT_OF_RESOURCE;
     }
     commit->sums = sums;
+    grown_levels = realloc(commit->levels, (commit->num_seqs + 1) * sizeof(*grown_levels));
+    if (!grown_levels) {
+        crmpi_filem_commit_destroy(commit);
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    }
+    commit->levels = grown_levels;
+    commit->levels[commit->num_seqs] = levels;
     rc = crmpi_filem_manifest_sum(seq_dir, commit->sums[commit->num_seqs]);
     if (rc != CRMPI_OK) {
         crmpi_log_error("filem: cannot read back %s/%s: %s", seq_dir, CRMPI_FILEM_MANIFEST_FILE,
@@ -603,8 +616,18 @@ int crmpi_filem_seq_commit(const char *jobdir, crmpi_filem_manifest_t *manifest,
     if ((rc = crmpi_filem_seq_dir_path(jobdir, manifest->seq, true, &partial_dir)) != CRMPI_OK ||
         (rc = crmpi_filem_seq_dir_path(jobdir, manifest->seq, false, &seq_dir)) != CRMPI_OK)
         goto out_free;
-    for (size_t i = 0; i < manifest->num_ranks && rc == CRMPI_OK; i++)
-        rc = filem_commit_rank_check(partial_dir, &manifest->ranks[i]);
+    for (size_t i = 0; i < manifest->num_ranks && rc == CRMPI_OK; i++) {
+        if (manifest->levels & CRMPI_FILEM_LEVEL_GLOBAL) {
+            rc = filem_commit_rank_check(partial_dir, &manifest->ranks[i]);
+            continue;
+        }
+        /* Held elsewhere only: what some ranks copied here before others failed goes. */
+        char *rank_dir;
+        if ((rc = crmpi_filem_rank_dir_path(partial_dir, (int)i, &rank_dir)) == CRMPI_OK) {
+            crmpi_filem_tree_remove(rank_dir);
+            free(rank_dir);
+        }
+    }
     if (rc != CRMPI_OK)
         goto out_free;
     manifest->state = CRMPI_FILEM_STATE_COMPLETE;
@@ -621,7 +644,7 @@ int crmpi_filem_seq_commit(const char *jobdir, crmpi_filem_manifest_t *manifest,
         goto out_free;
     /* The window the commit record closes: a complete sequence nobody has committed. */
     crmpi_fault_crash("snapc_commit_crash");
-    rc = filem_commit_append(jobdir, manifest->jobid, manifest->seq, seq_dir);
+    rc = filem_commit_append(jobdir, manifest->jobid, manifest->seq, manifest->levels, seq_dir);
     if (rc != CRMPI_OK) {
         /* Whether the new record landed is unknown (the rename may be durable even if the
          * directory's fsync failed), so <seq> stays as it is: either committed, or unlisted
@@ -646,6 +669,35 @@ void crmpi_filem_restart_close(crmpi_filem_restart_t *restart)
     free(restart->seq_dir);
     free(restart->jobdir);
     free(restart);
+}
+
+int crmpi_filem_seq_verify(const char *jobdir, const char *seq_dir,
+                           const crmpi_filem_manifest_t *manifest, char *problem)
+{
+    char host[256] = "", *local_dir = NULL;
+    int rc;
+
+    if (manifest->levels & CRMPI_FILEM_LEVEL_GLOBAL)
+        return crmpi_filem_manifest_verify(seq_dir, manifest, problem);
+    rc = crmpi_filem_local_seq_dir(jobdir, manifest->seq, &local_dir);
+
+    gethostname(host, sizeof(host) - 1);
+    for (size_t r = 0; r < manifest->num_ranks && rc == CRMPI_OK; r++) {
+        const crmpi_filem_rank_entry_t *entry = &manifest->ranks[r];
+
+        if (entry->host && strcmp(entry->host, host) == 0 &&
+            (rc = crmpi_filem_rank_verify(local_dir, entry, problem)) != CRMPI_OK) {
+            char why[CRMPI_FILEM_PROBLEM_MAX];
+
+            snprintf(why, sizeof(why), "%s", problem);
+            filem_problem(problem, rc,
+                          "sequence %u is held only at the local level, and %.700s "
+                          "there (%s)",
+                          manifest->seq, why, local_dir);
+        }
+    }
+    free(local_dir);
+    return rc;
 }
 
 /* Read and check sequence `seq`, whose manifest's checksum is `sum` ("" or NULL: not
@@ -681,7 +733,7 @@ static int filem_restart_try(const char *jobdir, unsigned seq, const char *sum, 
         rc = CRMPI_ERR_PROTO;
     }
     if (rc == CRMPI_OK && !(flags & CRMPI_FILEM_RESTART_NO_VERIFY))
-        rc = crmpi_filem_manifest_verify(seq_dir, manifest, problem);
+        rc = crmpi_filem_seq_verify(jobdir, seq_dir, manifest, problem);
     if (rc != CRMPI_OK) {
         crmpi_filem_manifest_destroy(manifest);
         free(seq_dir);

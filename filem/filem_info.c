@@ -34,8 +34,27 @@ const crmpi_component_info_t crmpi_filem_posix_info = {
 
 static const crmpi_component_info_t *const filem_components[] = {&crmpi_filem_posix_info, NULL};
 
+static const crmpi_param_decl_t filem_base_params[] = {
+    {"filem_levels", CRMPI_PARAM_STRING, "global",
+     "Where each checkpoint's images are kept: a comma-separated list of levels, each with "
+     "an optional :N to take every Nth checkpoint of the job there (the first checkpoint goes "
+     "to every level). local: the node's own storage (filem_local_dir), where the images "
+     "stay after the dump; global: the snapshot directory (snapc_base_global_snapshot_dir). "
+     "The application is blocked only for the dump; the copies run while it goes on. A "
+     "restart takes each rank's images from the fastest level that holds them intact. "
+     "Example: local,global:4.",
+     CRMPI_PARAM_LEVEL_USER},
+    {"filem_local_dir", CRMPI_PARAM_STRING, "",
+     "Directory on each node's own storage for the local level (filem_levels); a job's "
+     "images go to <dir>/<jobid>.ckpt/<seq>/rank.<r>. Empty: local/ in the user's session "
+     "directory parent (runtime_session_dir_base, else TMPDIR, else /tmp: crmpi-<uid>).",
+     CRMPI_PARAM_LEVEL_USER},
+};
+
 const crmpi_framework_info_t crmpi_filem_framework_info = {
     .name = "filem",
     .description = "file management: moves snapshots between node-local and stable storage",
     .components = filem_components,
+    .base_params = filem_base_params,
+    .num_base_params = sizeof(filem_base_params) / sizeof(filem_base_params[0]),
 };

@@ -11,6 +11,8 @@
  *                                          size and sha256 of every file, state "complete"
  *           rank.<r>/criu/...              the CRS's image directory (opaque here)
  *           rank.<r>/rank.json             the rank's facts, filled by the CRS and CRCP
+ *                                          (rank.<r>/ only when the sequence is held at the
+ *                                          global level; see the levels below)
  *       <seq>.partial/                     a sequence being written (or abandoned by a crash)
  *
  * A sequence is usable for restart only when snapshot.json lists it AND its manifest says
@@ -52,5 +54,24 @@
 #define CRMPI_FILEM_SHA256_HEX_LEN    64
 /* Room for a problem description ("rank 3's image checksum does not match (...)"). */
 #define CRMPI_FILEM_PROBLEM_MAX 1024
+
+/*
+ * Storage levels a sequence's images may be held at (filem_levels): the node-local one
+ * (<filem_local_dir>/<jobid>.ckpt/<seq>/rank.<r>/ on the node the rank ran on) and the
+ * global one (the snapshot directory above). Masks of them are recorded per rank, per
+ * sequence (manifest.json) and in the commit record; a record without them means global.
+ * The manifest and the commit record themselves are always in the global directory.
+ */
+enum {
+    CRMPI_FILEM_LEVEL_LOCAL = 1u << 0,
+    CRMPI_FILEM_LEVEL_GLOBAL = 1u << 1,
+};
+#define CRMPI_FILEM_NUM_LEVELS 2
+#define CRMPI_FILEM_LEVELS_ALL (CRMPI_FILEM_LEVEL_LOCAL | CRMPI_FILEM_LEVEL_GLOBAL)
+
+/** "local" or "global" for level index 0 or 1 (bit 1 << index of a mask). */
+const char *crmpi_filem_level_name(int index);
+/** A mask as "local,global" ("none" for 0) into buf. */
+void crmpi_filem_levels_str(unsigned mask, char *buf, size_t len);
 
 #endif /* CRMPI_FILEM_SNAPSHOT_H */

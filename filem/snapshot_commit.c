@@ -21,6 +21,7 @@ void crmpi_filem_commit_destroy(crmpi_filem_commit_t *commit)
         return;
     free(commit->seqs);
     free(commit->sums);
+    free(commit->levels);
     free(commit->updated);
     free(commit);
 }
@@ -38,7 +39,7 @@ int crmpi_filem_commit_read(const char *jobdir, crmpi_filem_commit_t **commit_ou
     char problem[CRMPI_FILEM_PROBLEM_MAX];
     crmpi_filem_commit_t *commit;
     json_t *root;
-    json_t *seqs, *sums;
+    json_t *seqs, *sums, *levels;
     char *path;
     int version;
     int rc;
@@ -61,11 +62,14 @@ int crmpi_filem_commit_read(const char *jobdir, crmpi_filem_commit_t **commit_ou
     commit->version = version;
     commit->seqs = calloc(json_array_size(seqs), sizeof(commit->seqs[0]));
     commit->sums = calloc(json_array_size(seqs), sizeof(commit->sums[0]));
-    if (!commit->seqs || !commit->sums)
+    commit->levels = calloc(json_array_size(seqs), sizeof(commit->levels[0]));
+    if (!commit->seqs || !commit->sums || !commit->levels)
         goto err_malformed;
-    /* Optional: {"<seq>": "<sha256 of its manifest.json>"}; older records lack it. */
+    /* Optional: {"<seq>": "<sha256 of its manifest.json>"}; older records lack it. So does
+     * {"<seq>": ["local", "global"]}, the levels holding it (global when absent). */
     sums = json_object_get(root, "manifest_sha256");
-    if (sums && !json_is_object(sums))
+    levels = json_object_get(root, "levels");
+    if ((sums && !json_is_object(sums)) || (levels && !json_is_object(levels)))
         goto err_malformed;
     for (size_t i = 0; i < json_array_size(seqs); i++) {
         json_t *seq = json_array_get(seqs, i), *sum;
@@ -81,6 +85,11 @@ int crmpi_filem_commit_read(const char *jobdir, crmpi_filem_commit_t **commit_ou
         if (sum)
             memcpy(commit->sums[commit->num_seqs], json_string_value(sum),
                    CRMPI_FILEM_SHA256_HEX_LEN + 1);
+        json_t *held = levels ? json_object_get(levels, key) : NULL;
+        commit->levels[commit->num_seqs] = CRMPI_FILEM_LEVEL_GLOBAL;
+        if (held && (filem_levels_from_json(held, &commit->levels[commit->num_seqs]) != CRMPI_OK ||
+                     !commit->levels[commit->num_seqs]))
+            goto err_malformed;
         commit->seqs[commit->num_seqs++] = (unsigned)json_integer_value(seq);
     }
     if (filem_json_string(root, "updated", false, &commit->updated) != CRMPI_OK)
@@ -103,12 +112,12 @@ err_malformed:
 int crmpi_filem_commit_write(const char *jobdir, const crmpi_filem_commit_t *commit)
 {
     json_t *root = filem_json_header(CRMPI_FILEM_COMMIT_FORMAT, CRMPI_FILEM_COMMIT_VERSION);
-    json_t *seqs = json_array(), *sums = json_object();
+    json_t *seqs = json_array(), *sums = json_object(), *levels = json_object();
     char now[32];
     int rc = CRMPI_OK;
 
     crmpi_filem_time_now(now, sizeof(now));
-    if (!root || !seqs || !sums)
+    if (!root || !seqs || !sums || !levels)
         goto err_no_memory;
     for (size_t i = 0; i < commit->num_seqs; i++) {
         char key[16];
@@ -119,24 +128,30 @@ int crmpi_filem_commit_write(const char *jobdir, const crmpi_filem_commit_t *com
         if (commit->sums && commit->sums[i][0] &&
             json_object_set_new(sums, key, json_string(commit->sums[i])) != 0)
             goto err_no_memory;
+        if (commit->levels && commit->levels[i] &&
+            filem_json_set(levels, key, filem_levels_to_json(commit->levels[i])) != CRMPI_OK)
+            goto err_no_memory;
     }
     rc |= filem_json_set(root, "jobid", json_integer((json_int_t)commit->jobid));
     rc |= filem_json_set(root, "latest",
                          json_integer(commit->num_seqs ? commit->seqs[commit->num_seqs - 1] : 0));
     rc |= filem_json_set(root, "sequences", json_incref(seqs));
     rc |= filem_json_set(root, "manifest_sha256", json_incref(sums));
+    rc |= filem_json_set(root, "levels", json_incref(levels));
     rc |= filem_json_set_string(root, "updated", now);
     if (rc != CRMPI_OK)
         goto err_no_memory;
     rc = filem_json_write(jobdir, CRMPI_FILEM_COMMIT_FILE, root);
     json_decref(seqs);
     json_decref(sums);
+    json_decref(levels);
     json_decref(root);
     return rc;
 
 err_no_memory:
     json_decref(seqs);
     json_decref(sums);
+    json_decref(levels);
     json_decref(root);
     crmpi_log_error("snapshot: out of memory encoding %s/%s", jobdir, CRMPI_FILEM_COMMIT_FILE);
     return CRMPI_ERR_OUT_OF_RESOURCE;

@@ -24,6 +24,8 @@ typedef struct crmpi_filem_commit {
     uint64_t jobid;                   /* the job */
     unsigned *seqs;                   /* committed sequences, oldest first; the last is newest */
     crmpi_filem_manifest_sum_t *sums; /* per entry of seqs: its manifest's sha256 */
+    unsigned *levels;                 /* per entry of seqs: CRMPI_FILEM_LEVEL_* holding it
+                                         ("levels" in the record; global when absent) */
     size_t num_seqs;                  /* entries in seqs (at least 1 in a written record) */
     char *updated;                    /* ISO 8601 UTC time of the last commit */
 } crmpi_filem_commit_t;

@@ -23,7 +23,10 @@ void crmpi_filem_rank_entry_clear(crmpi_filem_rank_entry_t *entry)
 
 int crmpi_filem_rank_entry_copy(const crmpi_filem_rank_entry_t *src, crmpi_filem_rank_entry_t *dst)
 {
-    crmpi_filem_rank_entry_t copy = {.rank = src->rank, .bytes = src->bytes, .parent = src->parent};
+    crmpi_filem_rank_entry_t copy = {
+        .rank = src->rank, .bytes = src->bytes, .parent = src->parent, .levels = src->levels};
+
+    memcpy(copy.level_seconds, src->level_seconds, sizeof(copy.level_seconds));
 
     if (src->host && !(copy.host = strdup(src->host)))
         goto err_no_memory;
@@ -59,6 +62,18 @@ json_t *filem_rank_entry_to_json(const crmpi_filem_rank_entry_t *entry)
         filem_json_set(obj, "bytes", json_integer((json_int_t)entry->bytes)) != CRMPI_OK ||
         (entry->parent && filem_json_set(obj, "parent", json_integer(entry->parent)) != CRMPI_OK))
         goto err_free;
+    if (entry->levels) {
+        json_t *seconds = json_object();
+
+        if (filem_json_set(obj, "levels", filem_levels_to_json(entry->levels)) != CRMPI_OK ||
+            filem_json_set(obj, "level_seconds", seconds) != CRMPI_OK)
+            goto err_free;
+        for (int i = 0; i < CRMPI_FILEM_NUM_LEVELS; i++)
+            if ((entry->levels & (1u << i)) &&
+                filem_json_set(seconds, crmpi_filem_level_name(i),
+                               json_real(entry->level_seconds[i])) != CRMPI_OK)
+                goto err_free;
+    }
     for (size_t i = 0; i < entry->num_files; i++) {
         const crmpi_filem_file_t *file = &entry->files[i];
         json_t *item = json_pack("{s:s, s:I, s:s}", "path", file->path, "size",
@@ -109,6 +124,17 @@ int filem_rank_entry_from_json(json_t *obj, crmpi_filem_rank_entry_t *entry_out,
             goto err_bad;
         }
         entry.parent = (unsigned)json_integer_value(parent);
+    }
+    json_t *levels = json_object_get(obj, "levels");
+    if (levels && filem_levels_from_json(levels, &entry.levels) != CRMPI_OK) {
+        rc = CRMPI_ERR_PROTO;
+        goto err_bad;
+    }
+    json_t *seconds = json_object_get(obj, "level_seconds");
+    for (int i = 0; json_is_object(seconds) && i < CRMPI_FILEM_NUM_LEVELS; i++) {
+        json_t *value = json_object_get(seconds, crmpi_filem_level_name(i));
+        if (json_is_number(value) && json_number_value(value) >= 0)
+            entry.level_seconds[i] = json_number_value(value);
     }
     entry.files = calloc(json_array_size(files) + 1, sizeof(entry.files[0]));
     if (!entry.files) {

@@ -32,6 +32,9 @@ typedef struct crmpi_filem_rank_entry {
     unsigned parent;           /* an incremental image: the sequence whose images of this
                                 * rank hold the pages it does not (CRIU's parent images),
                                 * itself maybe incremental; 0: a full image */
+    unsigned levels;           /* CRMPI_FILEM_LEVEL_* holding these files (0: global, as
+                                * records without it mean) */
+    double level_seconds[CRMPI_FILEM_NUM_LEVELS]; /* the agent's copy to each level (0: none) */
 } crmpi_filem_rank_entry_t;
 
 /** Deep copy of `src` into `*dst` (which is overwritten). */

@@ -46,6 +46,12 @@ json_t *filem_json_header(const char *format, int version);
 /** Write `root` durably as dir/name, pretty-printed (people read these files too). */
 int filem_json_write(const char *dir, const char *name, json_t *root);
 
+/** A mask of levels as ["local", "global"] (NULL: out of memory). */
+json_t *filem_levels_to_json(unsigned mask);
+/** ["local", "global"] -> mask; names not known here are ignored (a newer writer's level).
+ *  @return CRMPI_OK or CRMPI_ERR_PROTO (not an array of strings) */
+int filem_levels_from_json(json_t *array, unsigned *mask_out);
+
 /** A rank entry as a JSON object (NULL: out of memory). */
 json_t *filem_rank_entry_to_json(const crmpi_filem_rank_entry_t *entry);
 /** Parse one rank entry; on failure `problem` (may be NULL) says what is wrong. */

@@ -184,3 +184,56 @@ int filem_json_write(const char *dir, const char *name, json_t *root)
     free(text);
     return rc;
 }
+
+static const char *const filem_level_names[CRMPI_FILEM_NUM_LEVELS] = {"local", "global"};
+
+const char *crmpi_filem_level_name(int index)
+{
+    return index >= 0 && index < CRMPI_FILEM_NUM_LEVELS ? filem_level_names[index] : "?";
+}
+
+void crmpi_filem_levels_str(unsigned mask, char *buf, size_t len)
+{
+    size_t used = 0;
+
+    buf[0] = '\0';
+    for (int i = 0; i < CRMPI_FILEM_NUM_LEVELS && used < len; i++)
+        if (mask & (1u << i))
+            used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? "," : "",
+                                     filem_level_names[i]);
+    if (!used)
+        snprintf(buf, len, "none");
+}
+
+json_t *filem_levels_to_json(unsigned mask)
+{
+    json_t *array = json_array();
+
+    for (int i = 0; array && i < CRMPI_FILEM_NUM_LEVELS; i++) {
+        if ((mask & (1u << i)) &&
+            json_array_append_new(array, json_string(filem_level_names[i])) != 0) {
+            json_decref(array);
+            return NULL;
+        }
+    }
+    return array;
+}
+
+int filem_levels_from_json(json_t *array, unsigned *mask_out)
+{
+    unsigned mask = 0;
+
+    if (!json_is_array(array))
+        return CRMPI_ERR_PROTO;
+    for (size_t i = 0; i < json_array_size(array); i++) {
+        json_t *name = json_array_get(array, i);
+
+        if (!json_is_string(name))
+            return CRMPI_ERR_PROTO;
+        for (int level = 0; level < CRMPI_FILEM_NUM_LEVELS; level++)
+            if (strcmp(json_string_value(name), filem_level_names[level]) == 0)
+                mask |= 1u << level;
+    }
+    *mask_out = mask;
+    return CRMPI_OK;
+}

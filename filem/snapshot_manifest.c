@@ -59,6 +59,7 @@ int crmpi_filem_manifest_create(uint64_t jobid, unsigned seq, size_t num_ranks,
     manifest->jobid = jobid;
     manifest->seq = seq;
     manifest->state = CRMPI_FILEM_STATE_COMPLETE;
+    manifest->levels = CRMPI_FILEM_LEVEL_GLOBAL;
     manifest->num_ranks = num_ranks;
     for (size_t i = 0; i < num_ranks; i++)
         manifest->ranks[i].rank = (int)i;
@@ -224,6 +225,8 @@ static json_t *filem_manifest_to_json(const crmpi_filem_manifest_t *manifest)
     rc |= filem_json_set(root, "launch", filem_kv_to_json(&manifest->launch));
     rc |= filem_json_set(root, "mca", filem_kv_to_json(&manifest->mca));
     rc |= filem_json_set(root, "timings", json_incref(timings));
+    if (manifest->levels)
+        rc |= filem_json_set(root, "levels", filem_levels_to_json(manifest->levels));
     rc |= filem_json_set(root, "ranks", json_incref(ranks));
     if (rc != CRMPI_OK)
         goto err_free;
@@ -295,6 +298,11 @@ static int filem_manifest_from_json(json_t *root, const char *path,
         (rc = filem_kv_from_json(json_object_get(root, "launch"), &manifest->launch)) != CRMPI_OK ||
         (rc = filem_kv_from_json(json_object_get(root, "mca"), &manifest->mca)) != CRMPI_OK)
         return filem_problem(problem, rc, "%s: a field has the wrong type", path);
+    manifest->levels = CRMPI_FILEM_LEVEL_GLOBAL;
+    json_t *levels = json_object_get(root, "levels");
+    if (levels &&
+        (filem_levels_from_json(levels, &manifest->levels) != CRMPI_OK || !manifest->levels))
+        return filem_problem(problem, CRMPI_ERR_PROTO, "%s: \"levels\" names no known level", path);
     if (json_is_array(argv)) {
         manifest->argv = calloc(json_array_size(argv) + 1, sizeof(char *));
         if (!manifest->argv)

@@ -49,6 +49,8 @@ typedef struct crmpi_filem_manifest {
     crmpi_filem_kv_list_t mca;       /* the job's --mca parameters */
     crmpi_filem_timing_t *timings;   /* phases of the checkpoint, in order */
     size_t num_timings;              /* entries in timings */
+    unsigned levels;                 /* CRMPI_FILEM_LEVEL_* holding every rank's files
+                                        (read as global from a manifest without it) */
     crmpi_filem_rank_entry_t *ranks; /* num_ranks entries; ranks[i].rank == i */
     size_t num_ranks;                /* the job's size */
 } crmpi_filem_manifest_t;
@@ -102,5 +104,9 @@ int crmpi_filem_manifest_read(const char *seq_dir, bool quiet,
  */
 int crmpi_filem_manifest_verify(const char *seq_dir, const crmpi_filem_manifest_t *manifest,
                                 char *problem);
+/** The same check for one rank's files under `seq_dir` (a local level's sequence directory
+ *  has the global one's layout). */
+int crmpi_filem_rank_verify(const char *seq_dir, const crmpi_filem_rank_entry_t *entry,
+                            char *problem);
 
 #endif /* CRMPI_FILEM_SNAPSHOT_MANIFEST_H */

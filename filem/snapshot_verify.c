@@ -129,18 +129,24 @@ out_free_path:
 int crmpi_filem_manifest_verify(const char *seq_dir, const crmpi_filem_manifest_t *manifest,
                                 char *problem)
 {
+    int rc = CRMPI_OK;
+
+    for (size_t r = 0; r < manifest->num_ranks && rc == CRMPI_OK; r++)
+        rc = crmpi_filem_rank_verify(seq_dir, &manifest->ranks[r], problem);
+    return rc;
+}
+
+int crmpi_filem_rank_verify(const char *seq_dir, const crmpi_filem_rank_entry_t *entry,
+                            char *problem)
+{
     uint8_t *buf = malloc(FILEM_VERIFY_CHUNK);
     int rc = CRMPI_OK;
 
     if (!buf)
         return filem_problem(problem, CRMPI_ERR_OUT_OF_RESOURCE,
                              "out of memory verifying checksums");
-    for (size_t r = 0; r < manifest->num_ranks && rc == CRMPI_OK; r++) {
-        const crmpi_filem_rank_entry_t *entry = &manifest->ranks[r];
-
-        for (size_t f = 0; f < entry->num_files && rc == CRMPI_OK; f++)
-            rc = filem_verify_file(seq_dir, entry->rank, &entry->files[f], buf, problem);
-    }
+    for (size_t f = 0; f < entry->num_files && rc == CRMPI_OK; f++)
+        rc = filem_verify_file(seq_dir, entry->rank, &entry->files[f], buf, problem);
     free(buf);
     return rc;
 }

@@ -65,16 +65,20 @@ struct crmpi_snapc_global {
     double started;                   /* the checkpoint's start */
     double phase_s[SNAPC_NUM_STEPS];  /* wall time of each step, by snapc_step_t */
     uint64_t image_bytes;             /* sum of CKPT_DUMPED */
-    crmpi_snapc_periodic_t periodic;  /* --ckpt-interval's schedule */
-    bool periodic_running;            /* the current checkpoint is a periodic one */
-    bool *app_asked;                  /* per rank: asked for an application checkpoint */
-    int num_app_asked;                /* ranks that did, since the last one began */
-    bool app_beginning;               /* an application checkpoint is being begun */
-    bool app_deferred;                /* every rank asked while another checkpoint ran: it
-                                         begins when that one has ended (tick) */
-    bool pending;                     /* app_only: a tool's checkpoint waits for the ranks */
-    int pending_fd;                   /* its tool (-1: gone, or left with --nowait) */
-    uint32_t pending_flags;           /* its flags */
+    unsigned levels_due;              /* CRMPI_FILEM_LEVEL_* the current checkpoint goes to */
+    unsigned levels_held;             /* of them, those every rank's CKPT_STORED so far holds */
+    double level_s[CRMPI_FILEM_NUM_LEVELS]; /* the slowest rank's copy to each level */
+    char level_why[512];             /* the first rank's reason for a level it does not hold */
+    crmpi_snapc_periodic_t periodic; /* --ckpt-interval's schedule */
+    bool periodic_running;           /* the current checkpoint is a periodic one */
+    bool *app_asked;                 /* per rank: asked for an application checkpoint */
+    int num_app_asked;               /* ranks that did, since the last one began */
+    bool app_beginning;              /* an application checkpoint is being begun */
+    bool app_deferred;               /* every rank asked while another checkpoint ran: it
+                                        begins when that one has ended (tick) */
+    bool pending;                    /* app_only: a tool's checkpoint waits for the ranks */
+    int pending_fd;                  /* its tool (-1: gone, or left with --nowait) */
+    uint32_t pending_flags;          /* its flags */
 };
 
 static const char *snapc_global_step_name(snapc_step_t step)
@@ -102,6 +106,9 @@ int crmpi_snapc_global_create(const crmpi_snapc_global_params_t *params,
     if (!global)
         return CRMPI_ERR_OUT_OF_RESOURCE;
     global->params = *params;
+    if (!global->params.levels.mask)
+        global->params.levels =
+            (crmpi_filem_levels_t){.mask = CRMPI_FILEM_LEVEL_GLOBAL, .interval = {1, 1}};
     global->jobdir = strdup(params->jobdir ? params->jobdir : "");
     global->answered = calloc((size_t)params->np, sizeof(bool));
     global->marks = calloc((size_t)params->np, sizeof(snapc_marks_t));
@@ -465,6 +472,10 @@ static bool snapc_global_begin(crmpi_snapc_global_t *global, int fd, uint32_t fl
     global->step_started = global->started;
     global->image_bytes = 0;
     memset(global->phase_s, 0, sizeof(global->phase_s));
+    global->levels_due = crmpi_filem_levels_due(&global->params.levels, global->committed + 1);
+    global->levels_held = global->levels_due;
+    memset(global->level_s, 0, sizeof(global->level_s));
+    global->level_why[0] = '\0';
     crmpi_buf_t buf;
     crmpi_buf_init(&buf);
     crmpi_buf_put_u32(&buf, flags);
@@ -649,6 +660,31 @@ static void snapc_global_commit(crmpi_snapc_global_t *global)
     crmpi_filem_manifest_timing_add(global->manifest, "blocked", snapc_global_blocked_s(global));
     crmpi_filem_manifest_timing_add(global->manifest, "background",
                                     global->phase_s[SNAPC_STEP_STORED]);
+    for (int i = 0; i < CRMPI_FILEM_NUM_LEVELS; i++) {
+        char phase[32];
+
+        snprintf(phase, sizeof(phase), "copy_%s", crmpi_filem_level_name(i));
+        if (global->levels_held & (1u << i))
+            crmpi_filem_manifest_timing_add(global->manifest, phase, global->level_s[i]);
+    }
+    if (!global->levels_held) {
+        /* Every rank holds its images somewhere, but no level holds every rank's. */
+        snapc_global_abort(global, global->level_why[0] ? global->level_why
+                                                        : "no level holds every rank's images");
+        return;
+    }
+    global->manifest->levels = global->levels_held;
+    if (global->levels_due & ~global->levels_held) {
+        char due[64], held[64];
+
+        crmpi_filem_levels_str(global->levels_due & ~global->levels_held, due, sizeof(due));
+        crmpi_filem_levels_str(global->levels_held, held, sizeof(held));
+        crmpi_log_warn("checkpoint %u is committed at the %s level only, not at the %s one (%s); "
+                       "the previous sequence there stays",
+                       seq, held, due, global->level_why);
+        snapc_global_progress(global, "checkpoint %u: not stored at the %s level (%s)", seq, due,
+                              global->level_why);
+    }
     crmpi_fault_pause("snapc_commit_pause");
     rc = crmpi_filem_seq_commit(global->jobdir, global->manifest, global->params.keep);
     if (rc != CRMPI_OK) {
@@ -695,21 +731,33 @@ bool crmpi_snapc_global_resume(crmpi_snapc_global_t *global)
     return true;
 }
 
-/* Each agent copies its rank's images into <seq>.partial/rank.<r>. */
+/* Each agent copies its rank's images to the levels due: into <seq>.partial/rank.<r> for
+ * the global one, and into its node's local one, where it keeps the committed sequences
+ * (the newest ones, and what they depend on: the commit record's list) and no others. */
 static void snapc_global_store(crmpi_snapc_global_t *global)
 {
+    crmpi_filem_commit_t *commit = NULL;
+
     snapc_global_enter(global, SNAPC_STEP_STORED);
+    if (crmpi_filem_commit_read(global->jobdir, &commit) != CRMPI_OK)
+        commit = NULL;
     for (int rank = 0; rank < global->params.np; rank++) {
         crmpi_buf_t buf;
         char *dir = NULL;
 
         crmpi_buf_init(&buf);
-        if (crmpi_filem_rank_dir_path(global->partial_dir, rank, &dir) == CRMPI_OK)
+        if (!(global->levels_due & CRMPI_FILEM_LEVEL_GLOBAL))
+            crmpi_buf_put_str(&buf, "");
+        else if (crmpi_filem_rank_dir_path(global->partial_dir, rank, &dir) == CRMPI_OK)
             crmpi_buf_put_str(&buf, dir);
+        crmpi_buf_put_u32(&buf, commit ? (uint32_t)commit->num_seqs : 0);
+        for (size_t i = 0; commit && i < commit->num_seqs; i++)
+            crmpi_buf_put_u32(&buf, commit->seqs[i]);
         global->params.send_fn(global->params.arg, rank, CRMPI_CTL_CKPT_STORE, global->seq, &buf);
         crmpi_buf_free(&buf);
         free(dir);
     }
+    crmpi_filem_commit_destroy(commit);
 }
 
 /* The whole job answered the current step: the next one. */
@@ -737,6 +785,8 @@ static void snapc_global_advance(crmpi_snapc_global_t *global)
         crmpi_buf_init(&buf);
         crmpi_buf_put_u32(&buf, global->flags);
         snapc_global_put_parent(global, &buf);
+        crmpi_buf_put_u32(&buf, global->levels_due);
+        crmpi_buf_put_str(&buf, global->jobdir);
         snapc_global_step_all(global, SNAPC_STEP_DUMPED, CRMPI_CTL_CKPT_DUMP, &buf);
         crmpi_buf_free(&buf);
         break;
@@ -800,12 +850,24 @@ static int snapc_global_keep_entry(crmpi_snapc_global_t *global, int rank,
     crmpi_buf_t buf;
     int rc;
 
+    const char *why = NULL;
+
     crmpi_buf_init_read(&buf, msg->payload, msg->hdr.len);
-    if (crmpi_buf_get_str(&buf, &json) != CRMPI_OK || crmpi_buf_get_done(&buf) != CRMPI_OK ||
-        crmpi_filem_rank_entry_decode(json, &entry) != CRMPI_OK || entry.rank != rank)
+    if (crmpi_buf_get_str(&buf, &json) != CRMPI_OK || crmpi_buf_get_str(&buf, &why) != CRMPI_OK ||
+        crmpi_buf_get_done(&buf) != CRMPI_OK ||
+        crmpi_filem_rank_entry_decode(json, &entry) != CRMPI_OK || entry.rank != rank ||
+        !(entry.levels & global->levels_due) || (entry.levels & ~global->levels_due))
         rc = CRMPI_ERR_PROTO;
     else
         rc = crmpi_filem_manifest_rank_set(global->manifest, &entry);
+    if (rc == CRMPI_OK) {
+        global->levels_held &= entry.levels;
+        for (int i = 0; i < CRMPI_FILEM_NUM_LEVELS; i++)
+            if (entry.level_seconds[i] > global->level_s[i])
+                global->level_s[i] = entry.level_seconds[i];
+        if (why[0] && !global->level_why[0])
+            snprintf(global->level_why, sizeof(global->level_why), "rank %d: %.480s", rank, why);
+    }
     crmpi_filem_rank_entry_clear(&entry);
     return rc;
 }

@@ -6,6 +6,7 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -40,11 +41,16 @@ struct crmpi_snapc_local_copy {
     const crmpi_filem_ops_t
         *ops;           /* FileM, opened by the loop (crmpi_filem_base_open is not thread-safe) */
     char src_dir[4096]; /* the node-local images; removed by the thread */
-    char *dest_dir;     /* the rank's directory of <seq>.partial */
+    char *dest_dir;     /* the rank's directory of <seq>.partial ("": not due globally) */
     unsigned parent;    /* the images are a delta of this sequence's (0: full) */
-    bool aborted;       /* mpirun aborted the checkpoint (atomic: set by the loop) */
-    int status;         /* the copy's result */
-    char *json;         /* on success: the rank's files (crmpi_filem_rank_entry_encode) */
+    unsigned levels;    /* CRMPI_FILEM_LEVEL_* due */
+    char jobdir[4096];  /* the snapshot's directory, which names the local level's */
+    uint32_t *keep;     /* sequences whose local copies stay (committed), num_keep of them */
+    uint32_t num_keep;
+    bool aborted;  /* mpirun aborted the checkpoint (atomic: set by the loop) */
+    int status;    /* the copy's result */
+    char *json;    /* on success: the rank's files (crmpi_filem_rank_entry_encode) */
+    char why[512]; /* a level that failed while another holds the images ("": none) */
 };
 
 static int snapc_local_send(int fd, crmpi_ctl_type_t type, uint32_t seq, int status,
@@ -199,6 +205,22 @@ void crmpi_snapc_local_app_request(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *
     crmpi_buf_free(&up);
 }
 
+/* The parent images of a delta: this node's local copy of sequence `parent` when there is
+ * one (the only one of a sequence held at the local level alone), else the global one. */
+static void snapc_local_parent_dir(const crmpi_snapc_local_t *local, uint32_t parent,
+                                   const char *parent_seq_dir, char *buf, size_t len)
+{
+    char *local_seq = NULL;
+
+    if (parent && crmpi_filem_local_seq_dir(local->jobdir, parent, &local_seq) == CRMPI_OK) {
+        snprintf(buf, len, "%s/rank.%d/criu", local_seq, local->rank);
+        free(local_seq);
+        if (access(buf, F_OK) == 0)
+            return;
+    }
+    snprintf(buf, len, "%s/rank.%d/criu", parent_seq_dir, local->rank);
+}
+
 static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq, uint32_t flags,
                              uint32_t parent, const char *parent_seq_dir)
 {
@@ -252,7 +274,7 @@ static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq, uint32_t 
         /* A delta only of the dump the tracking counts from; full otherwise. */
         if (!local->tracking || !parent || parent != local->track_base)
             parent = 0;
-        snprintf(parent_dir, sizeof(parent_dir), "%s/rank.%d/criu", parent_seq_dir, local->rank);
+        snapc_local_parent_dir(local, parent, parent_seq_dir, parent_dir, sizeof(parent_dir));
         rc = local->dump(local->init_pid, images, parent ? parent_dir : NULL, &result);
         /* Each tracked dump re-arms the tracking; a failed one leaves it unusable. */
         local->track_base = rc == CRMPI_OK && local->tracking ? seq : 0;
@@ -288,55 +310,178 @@ static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq, uint32_t 
     crmpi_buf_free(&reply);
 }
 
-/* The copy's thread. Ending signals stay blocked here (the mask is inherited from the loop's
- * thread), so they reach the agent's signalfd. */
+/*
+ * The local level: the images copied (checksummed, fsynced) into this node's
+ * <local>/<jobid>.ckpt/<seq>/rank.<r>, through rank.<r>.partial renamed when complete.
+ * @param dir_out  that directory, for the global copy to read
+ */
+static int snapc_local_copy_local(crmpi_snapc_local_copy_t *copy, crmpi_filem_rank_entry_t *entry,
+                                  char *dir_out, size_t dir_len)
+{
+    char partial[4300];
+    char *seq_dir = NULL;
+    int rc = crmpi_filem_local_seq_dir(copy->jobdir, copy->seq, &seq_dir);
+
+    if (rc == CRMPI_OK && snapc_local_mkdirs(seq_dir) != CRMPI_OK) {
+        snprintf(copy->why, sizeof(copy->why), "cannot create %.400s: %s", seq_dir,
+                 strerror(errno));
+        rc = CRMPI_ERR_IO;
+    }
+    if (rc == CRMPI_OK) {
+        snprintf(dir_out, dir_len, "%s/rank.%d", seq_dir, copy->rank);
+        snprintf(partial, sizeof(partial), "%s%s", dir_out, CRMPI_FILEM_PARTIAL_SUFFIX);
+        crmpi_filem_tree_remove(partial);
+        crmpi_filem_transfer_t transfer = {
+            .rank = copy->rank, .src_dir = copy->src_dir, .dest_dir = partial};
+        rc = copy->ops->put(&transfer, entry);
+        if (rc != CRMPI_OK)
+            snprintf(copy->why, sizeof(copy->why),
+                     "the copy to the local level (%.300s) failed (%s)", seq_dir,
+                     rc == CRMPI_ERR_OUT_OF_RESOURCE ? "the disk is full" : crmpi_strerror(rc));
+    }
+    if (rc == CRMPI_OK) {
+        crmpi_filem_tree_remove(dir_out); /* an earlier job's, of the same jobid */
+        if (rename(partial, dir_out) != 0 || crmpi_filem_dir_sync(seq_dir) != CRMPI_OK) {
+            snprintf(copy->why, sizeof(copy->why), "cannot commit %.400s: %s", dir_out,
+                     strerror(errno));
+            crmpi_filem_tree_remove(partial);
+            crmpi_filem_rank_entry_clear(entry);
+            rc = CRMPI_ERR_IO;
+        }
+    }
+    free(seq_dir);
+    return rc;
+}
+
+/* This rank's local copies that mpirun no longer lists go (the one just made stays). */
+static void snapc_local_copy_prune(const crmpi_snapc_local_copy_t *copy)
+{
+    char *seq_dir = NULL, job_dir[4200], rank_dir[4600];
+    struct dirent *found;
+    DIR *dir;
+
+    if (crmpi_filem_local_seq_dir(copy->jobdir, copy->seq, &seq_dir) != CRMPI_OK)
+        return;
+    snprintf(job_dir, sizeof(job_dir), "%s", seq_dir);
+    free(seq_dir);
+    *strrchr(job_dir, '/') = '\0';
+    if (!(dir = opendir(job_dir)))
+        return;
+    while ((found = readdir(dir))) {
+        char *end;
+        unsigned long seq = strtoul(found->d_name, &end, 10);
+        bool kept = seq == copy->seq || *end || found->d_name[0] == '.';
+
+        for (uint32_t i = 0; i < copy->num_keep && !kept; i++)
+            kept = copy->keep[i] == seq;
+        if (kept)
+            continue;
+        snprintf(rank_dir, sizeof(rank_dir), "%s/%s/rank.%d", job_dir, found->d_name, copy->rank);
+        crmpi_filem_tree_remove(rank_dir);
+        snprintf(rank_dir, sizeof(rank_dir), "%s/%s", job_dir, found->d_name);
+        rmdir(rank_dir); /* the last rank of the node to leave it removes it */
+    }
+    closedir(dir);
+}
+
+/* The copy's thread: to each level due, the local one first (the global copy then reads
+ * it). A level that fails while another holds the images is reported in `why`; the copy
+ * fails when none does. Ending signals stay blocked here (the mask is inherited from the
+ * loop's thread), so they reach the agent's signalfd. */
 static void *snapc_local_copy_run(void *arg)
 {
     crmpi_snapc_local_copy_t *copy = arg;
-    crmpi_filem_transfer_t transfer = {
-        .rank = copy->rank, .src_dir = copy->src_dir, .dest_dir = copy->dest_dir};
-    crmpi_filem_rank_entry_t entry = {0};
+    crmpi_filem_rank_entry_t entry = {0}, global_entry = {0};
+    char local_dir[4200];
+    const char *src = copy->src_dir;
+    unsigned held = 0;
     uint64_t one = 1;
+    double seconds[CRMPI_FILEM_NUM_LEVELS] = {0};
+    int rc = CRMPI_OK;
 
     /* Fault point: a slow copy, while the rank runs. */
     crmpi_fault_pause("filem_copy_pause");
     /* An aborted checkpoint's <seq>.partial is gone: nothing to copy into. */
-    if (__atomic_load_n(&copy->aborted, __ATOMIC_ACQUIRE))
+    if (__atomic_load_n(&copy->aborted, __ATOMIC_ACQUIRE)) {
         copy->status = CRMPI_ERR_CKPT_ABORTED;
-    else
-        copy->status = copy->ops->put(&transfer, &entry);
+        goto out;
+    }
+    if (copy->levels & CRMPI_FILEM_LEVEL_LOCAL) {
+        double start = crmpi_clock_s();
+
+        rc = snapc_local_copy_local(copy, &entry, local_dir, sizeof(local_dir));
+        seconds[0] = crmpi_clock_s() - start;
+        if (rc == CRMPI_OK) {
+            held |= CRMPI_FILEM_LEVEL_LOCAL;
+            src = local_dir;
+        }
+    }
+    if ((copy->levels & CRMPI_FILEM_LEVEL_GLOBAL) && copy->dest_dir[0]) {
+        crmpi_filem_transfer_t transfer = {
+            .rank = copy->rank, .src_dir = src, .dest_dir = copy->dest_dir};
+        double start = crmpi_clock_s();
+
+        rc = crmpi_fault_hit("filem_global_copy_fail") ? CRMPI_ERR_IO
+                                                       : copy->ops->put(&transfer, &global_entry);
+        seconds[1] = crmpi_clock_s() - start;
+        if (rc == CRMPI_OK) {
+            held |= CRMPI_FILEM_LEVEL_GLOBAL;
+            if (!entry.num_files)
+                entry = global_entry;
+            else
+                crmpi_filem_rank_entry_clear(&global_entry);
+        } else if (held) {
+            snprintf(copy->why, sizeof(copy->why), "copying the images to %.400s failed (%s)",
+                     copy->dest_dir,
+                     rc == CRMPI_ERR_OUT_OF_RESOURCE ? "the disk is full" : crmpi_strerror(rc));
+        }
+    }
+    copy->status = held ? CRMPI_OK : rc != CRMPI_OK ? rc : CRMPI_ERR_BAD_PARAM;
     entry.parent = copy->parent;
+    entry.levels = held;
+    memcpy(entry.level_seconds, seconds, sizeof(seconds));
     if (copy->status == CRMPI_OK)
         copy->status = crmpi_filem_rank_entry_encode(&entry, &copy->json);
     crmpi_filem_rank_entry_clear(&entry);
+    if (copy->levels & CRMPI_FILEM_LEVEL_LOCAL)
+        snapc_local_copy_prune(copy);
+out:
     crmpi_filem_tree_remove(copy->src_dir);
     while (write(copy->done_fd, &one, sizeof(one)) < 0 && errno == EINTR) {
     }
     return NULL;
 }
 
-/* CKPT_STORED for `seq`: the rank's files (json), or why the copy to `dest` failed. */
+/* CKPT_STORED for `seq`: the rank's files (json) and what failed of a level that does not
+ * hold them (`why`, "" when none), or why the copy failed (`why`, else about `dest`). */
 static void snapc_local_stored(crmpi_snapc_local_t *local, uint32_t seq, const char *dest, int rc,
-                               const char *json)
+                               const char *json, const char *why)
 {
-    char why[512];
+    char text[512];
     crmpi_buf_t reply;
 
     if (rc != CRMPI_OK) {
-        snprintf(why, sizeof(why), "copying the images to %.400s failed (%s)", dest,
-                 rc == CRMPI_ERR_OUT_OF_RESOURCE ? "the disk is full" : crmpi_strerror(rc));
-        snapc_local_refuse(local, CRMPI_CTL_CKPT_STORED, seq, rc, why);
+        if (why && why[0])
+            snprintf(text, sizeof(text), "%s", why);
+        else
+            snprintf(text, sizeof(text), "copying the images to %.400s failed (%s)", dest,
+                     rc == CRMPI_ERR_OUT_OF_RESOURCE ? "the disk is full" : crmpi_strerror(rc));
+        snapc_local_refuse(local, CRMPI_CTL_CKPT_STORED, seq, rc, text);
         return;
     }
     crmpi_buf_init(&reply);
     crmpi_buf_put_str(&reply, json);
+    crmpi_buf_put_str(&reply, why ? why : "");
     snapc_local_send(local->hnp_fd, CRMPI_CTL_CKPT_STORED, seq, CRMPI_OK, &reply);
     crmpi_buf_free(&reply);
 }
 
-/* Start copying the node-local images to `dest` (the rank's directory of the global
- * snapshot); crmpi_snapc_local_copy_done answers mpirun. */
-static void snapc_local_store(crmpi_snapc_local_t *local, uint32_t seq, const char *dest)
+/* Start copying the node-local images to the levels due: `dest` (the rank's directory of
+ * the global snapshot; "" when not due there) and this node's local level, keeping there
+ * the `num_keep` sequences of `keep` (the caller's array, copied); crmpi_snapc_local_copy_done
+ * answers mpirun. */
+static void snapc_local_store(crmpi_snapc_local_t *local, uint32_t seq, const char *dest,
+                              const uint32_t *keep, uint32_t num_keep)
 {
     crmpi_snapc_local_copy_t *copy = calloc(1, sizeof(*copy));
     char dir[4096];
@@ -350,10 +495,17 @@ static void snapc_local_store(crmpi_snapc_local_t *local, uint32_t seq, const ch
     copy->seq = seq;
     copy->rank = local->rank;
     copy->parent = local->dump_parent;
+    copy->levels = local->dump_levels ? local->dump_levels : CRMPI_FILEM_LEVEL_GLOBAL;
+    snprintf(copy->jobdir, sizeof(copy->jobdir), "%s", local->jobdir);
     snapc_local_dir(local, seq, NULL, copy->src_dir, sizeof(copy->src_dir));
     copy->dest_dir = strdup(dest);
+    copy->keep = malloc((num_keep ? num_keep : 1) * sizeof(*keep));
+    if (copy->keep) {
+        memcpy(copy->keep, keep, num_keep * sizeof(*keep));
+        copy->num_keep = num_keep;
+    }
     copy->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (!copy->dest_dir || copy->done_fd < 0) {
+    if (!copy->dest_dir || !copy->keep || copy->done_fd < 0) {
         crmpi_log_error("snapc: cannot start the copy of checkpoint %u: %s", seq, strerror(errno));
         rc = CRMPI_ERROR;
         goto err_free_copy;
@@ -376,12 +528,13 @@ err_free_copy:
     if (copy->done_fd >= 0)
         close(copy->done_fd);
     free(copy->dest_dir);
+    free(copy->keep);
     free(copy);
 err_refuse:
     snapc_local_dir(local, seq, NULL, dir, sizeof(dir));
     crmpi_filem_tree_remove(dir);
     local->images_pending = false;
-    snapc_local_stored(local, seq, dest, rc, NULL);
+    snapc_local_stored(local, seq, dest, rc, NULL, NULL);
 }
 
 int crmpi_snapc_local_copy_fd(const crmpi_snapc_local_t *local)
@@ -403,9 +556,10 @@ void crmpi_snapc_local_copy_done(crmpi_snapc_local_t *local)
     /* An ending agent reports nothing: mpirun, tearing the job down, would still commit a
      * sequence whose every copy was reported. */
     if (!local->ending)
-        snapc_local_stored(local, copy->seq, copy->dest_dir, copy->status, copy->json);
+        snapc_local_stored(local, copy->seq, copy->dest_dir, copy->status, copy->json, copy->why);
     close(copy->done_fd);
     free(copy->dest_dir);
+    free(copy->keep);
     free(copy->json);
     free(copy);
 }
@@ -440,10 +594,29 @@ static void snapc_local_to_rank(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg
                            "the rank is gone");
 }
 
+/* CKPT_STORE: the global destination ("" when not due) and the sequences to keep locally. */
+static void snapc_local_store_request(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg,
+                                      crmpi_buf_t *req)
+{
+    const char *dest = NULL;
+    uint32_t num_keep = 0, *keep = NULL;
+    bool ok = crmpi_buf_get_str(req, &dest) == CRMPI_OK &&
+              crmpi_buf_get_u32(req, &num_keep) == CRMPI_OK && num_keep <= msg->hdr.len / 4 &&
+              (keep = calloc(num_keep + 1, sizeof(*keep)));
+
+    for (uint32_t i = 0; ok && i < num_keep; i++)
+        ok = crmpi_buf_get_u32(req, &keep[i]) == CRMPI_OK;
+    if (!ok || crmpi_buf_get_done(req) != CRMPI_OK)
+        snapc_local_refuse(local, CRMPI_CTL_CKPT_STORED, msg->hdr.seq, CRMPI_ERR_PROTO,
+                           "malformed store request");
+    else
+        snapc_local_store(local, msg->hdr.seq, dest, keep, num_keep);
+    free(keep);
+}
+
 void crmpi_snapc_local_from_hnp(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg)
 {
     crmpi_buf_t req;
-    const char *dest = NULL;
     char dir[4096];
 
     crmpi_buf_init_read(&req, msg->payload, msg->hdr.len);
@@ -493,19 +666,24 @@ void crmpi_snapc_local_from_hnp(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg
         snapc_local_to_rank(local, msg);
         break;
     case CRMPI_CTL_CKPT_DUMP: {
-        uint32_t flags = 0, parent = 0;
-        const char *parent_dir = "";
+        uint32_t flags = 0, parent = 0, levels = 0;
+        const char *parent_dir = "", *jobdir = "";
 
         if (crmpi_buf_get_u32(&req, &flags) != CRMPI_OK ||
             crmpi_buf_get_u32(&req, &parent) != CRMPI_OK ||
             crmpi_buf_get_str(&req, &parent_dir) != CRMPI_OK ||
-            crmpi_buf_get_done(&req) != CRMPI_OK) {
+            crmpi_buf_get_u32(&req, &levels) != CRMPI_OK ||
+            crmpi_buf_get_str(&req, &jobdir) != CRMPI_OK || crmpi_buf_get_done(&req) != CRMPI_OK ||
+            !(levels & CRMPI_FILEM_LEVELS_ALL) || strlen(jobdir) >= sizeof(local->jobdir)) {
             snapc_local_refuse(local, CRMPI_CTL_CKPT_DUMPED, msg->hdr.seq, CRMPI_ERR_PROTO,
                                "malformed dump request");
             break;
         }
-        if (!snapc_local_copy_busy(local, CRMPI_CTL_CKPT_DUMPED, msg->hdr.seq))
-            snapc_local_dump(local, msg->hdr.seq, flags, parent, parent_dir);
+        if (snapc_local_copy_busy(local, CRMPI_CTL_CKPT_DUMPED, msg->hdr.seq))
+            break;
+        local->dump_levels = levels & CRMPI_FILEM_LEVELS_ALL;
+        snprintf(local->jobdir, sizeof(local->jobdir), "%s", jobdir);
+        snapc_local_dump(local, msg->hdr.seq, flags, parent, parent_dir);
         break;
     }
     case CRMPI_CTL_CKPT_APP_WANTED:
@@ -520,12 +698,7 @@ void crmpi_snapc_local_from_hnp(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg
     case CRMPI_CTL_CKPT_STORE:
         if (snapc_local_copy_busy(local, CRMPI_CTL_CKPT_STORED, msg->hdr.seq))
             break;
-        if (crmpi_buf_get_str(&req, &dest) != CRMPI_OK || crmpi_buf_get_done(&req) != CRMPI_OK) {
-            snapc_local_refuse(local, CRMPI_CTL_CKPT_STORED, msg->hdr.seq, CRMPI_ERR_PROTO,
-                               "malformed store request");
-            break;
-        }
-        snapc_local_store(local, msg->hdr.seq, dest);
+        snapc_local_store_request(local, msg, &req);
         break;
     default:
         crmpi_log_warn("snapc: mpirun sent an unexpected %s", crmpi_ctl_type_name(msg->hdr.type));

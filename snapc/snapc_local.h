@@ -100,6 +100,9 @@ struct crmpi_snapc_local {
                                    * from; 0: none (no tracking, or it has not dumped yet) */
     bool tracking;                /* the rank's writes are tracked */
     uint32_t dump_parent;         /* the last dump is a delta of this checkpoint (0: full) */
+    uint32_t dump_levels;         /* CRMPI_FILEM_LEVEL_* the last dump goes to (CKPT_DUMP) */
+    char jobdir[4096];            /* the job's snapshot directory (CKPT_DUMP): names the
+                                   * local level's directory too */
     char drain_stats[256];        /* the rank's CKPT_DRAINED figures, as JSON, for rank.json */
     char app_backup[4096];        /* the rank's pheap backup file, from its last CR_APP_CKPT
                                    * (an application checkpoint stores it; "": none) */

@@ -132,6 +132,9 @@ static int put_rank(fixture_t *fx, const char *partial_dir, unsigned seq, int ra
 
 /* The size of each rank's memory image in checkpoint() (plus the rank number). */
 static size_t checkpoint_pages_bytes = 3000;
+/* The levels that hold checkpoint()'s sequences (the ranks' files are put globally anyway,
+ * as ranks whose copy went through before another's failed). */
+static unsigned checkpoint_levels = CRMPI_FILEM_LEVEL_GLOBAL;
 
 /* A whole checkpoint of `nranks` ranks as the coordinators do it; returns commit's status. */
 static int checkpoint(fixture_t *fx, unsigned seq, size_t nranks, unsigned keep)
@@ -158,6 +161,7 @@ static int checkpoint(fixture_t *fx, unsigned seq, size_t nranks, unsigned keep)
     manifest->crs = strdup("criu 4.1.1");
     assert_int_equal(crmpi_filem_manifest_timing_add(manifest, "dump", 0.25), CRMPI_OK);
     assert_int_equal(crmpi_filem_manifest_timing_add(manifest, "filem", 0.5), CRMPI_OK);
+    manifest->levels = checkpoint_levels;
     rc = crmpi_filem_seq_commit(fx->jobdir, manifest, keep);
     crmpi_filem_manifest_destroy(manifest);
     free(partial_dir);
@@ -384,6 +388,68 @@ static void test_keep_two(void **state)
         assert_int_equal(crmpi_filem_seq_begin(fx->jobdir, 4, &partial), CRMPI_ERR_EXISTS);
         free(capture_end());
     }
+}
+
+/* ---- levels ----------------------------------------------------------------------------- */
+
+static void test_levels(void **state)
+{
+    fixture_t *fx = *state;
+    crmpi_filem_levels_t levels;
+    crmpi_filem_commit_t *commit;
+    char problem[256], seqs[64], *dir, *rank_dir;
+    static const struct {
+        const char *text, *why;
+    } bad[] = {
+        {"partner", "not built yet"},    {"local,local", "named twice"},
+        {"global:0", "not an interval"}, {"global:", "not an interval"},
+        {"local:2x", "not an interval"}, {"", "no level"},
+        {"disk", "is not a level"},
+    };
+
+    assert_int_equal(crmpi_filem_levels_parse("local,global:4", &levels, problem, sizeof(problem)),
+                     CRMPI_OK);
+    assert_int_equal(levels.mask, CRMPI_FILEM_LEVELS_ALL);
+    /* The first checkpoint goes everywhere, then every fourth globally. */
+    assert_int_equal(crmpi_filem_levels_due(&levels, 1), CRMPI_FILEM_LEVELS_ALL);
+    assert_int_equal(crmpi_filem_levels_due(&levels, 2), CRMPI_FILEM_LEVEL_LOCAL);
+    assert_int_equal(crmpi_filem_levels_due(&levels, 4), CRMPI_FILEM_LEVEL_LOCAL);
+    assert_int_equal(crmpi_filem_levels_due(&levels, 5), CRMPI_FILEM_LEVELS_ALL);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_int_equal(crmpi_filem_levels_parse(bad[i].text, &levels, problem, sizeof(problem)),
+                         CRMPI_ERR_BAD_PARAM);
+        if (!strstr(problem, bad[i].why))
+            fail_msg("'%s': %s", bad[i].text, problem);
+    }
+
+    /* 1 at both levels, 2 and 3 locally only: keep 1 keeps 3 and, as the newest global
+     * sequence, 1; a local-only sequence holds no rank's files in the global directory. */
+    assert_int_equal(checkpoint(fx, 1, 2, 1), CRMPI_OK);
+    checkpoint_levels = CRMPI_FILEM_LEVEL_LOCAL;
+    assert_int_equal(checkpoint(fx, 2, 2, 1), CRMPI_OK);
+    assert_int_equal(checkpoint(fx, 3, 2, 1), CRMPI_OK);
+    checkpoint_levels = CRMPI_FILEM_LEVEL_GLOBAL;
+    commit_seqs(fx, seqs, sizeof(seqs));
+    assert_string_equal(seqs, "1,3");
+    assert_int_equal(crmpi_filem_commit_read(fx->jobdir, &commit), CRMPI_OK);
+    assert_int_equal(commit->levels[0], CRMPI_FILEM_LEVEL_GLOBAL);
+    assert_int_equal(commit->levels[1], CRMPI_FILEM_LEVEL_LOCAL);
+    crmpi_filem_commit_destroy(commit);
+    assert_int_equal(crmpi_filem_seq_dir_path(fx->jobdir, 3, false, &dir), CRMPI_OK);
+    assert_int_equal(crmpi_filem_rank_dir_path(dir, 0, &rank_dir), CRMPI_OK);
+    assert_true(access(dir, F_OK) == 0 && access(rank_dir, F_OK) != 0);
+    free(rank_dir);
+    free(dir);
+    /* At the global level alone, 4 replaces 1; 3 stays, the newest held locally. */
+    assert_int_equal(checkpoint(fx, 4, 2, 1), CRMPI_OK);
+    commit_seqs(fx, seqs, sizeof(seqs));
+    assert_string_equal(seqs, "3,4");
+    /* At both levels, 5 is all that stays. */
+    checkpoint_levels = CRMPI_FILEM_LEVELS_ALL;
+    assert_int_equal(checkpoint(fx, 5, 2, 1), CRMPI_OK);
+    checkpoint_levels = CRMPI_FILEM_LEVEL_GLOBAL;
+    commit_seqs(fx, seqs, sizeof(seqs));
+    assert_string_equal(seqs, "5");
 }
 
 /* ---- a crash between the manifest and the commit record ------------------------------- */
@@ -1407,6 +1473,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_core_image_checksum, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rank_entry_codec, setup, teardown),
         cmocka_unit_test_setup_teardown(test_keep_two, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_levels, setup, teardown),
         cmocka_unit_test_setup_teardown(test_commit_crash, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unreadable_commit_record, setup, teardown),
         cmocka_unit_test_setup_teardown(test_commit_checks_reported_files, setup, teardown),

@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
@@ -71,34 +72,47 @@ static bool path_exists(const char *path)
     return stat(path, &st) == 0;
 }
 
+static int snapc_test_mkdirs(const char *path)
+{
+    char tmp[4400];
+
+    snprintf(tmp, sizeof(tmp), "%s", path);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(tmp, 0700) < 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return mkdir(tmp, 0700) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* The images as the dump leaves them, and <seq>.partial as mpirun's crmpi_filem_seq_begin. */
+static void setup_images(fixture_t *fx)
+{
+    char criu[4200], partial[4200];
+
+    snprintf(criu, sizeof(criu), "%s/criu", fx->images);
+    snprintf(partial, sizeof(partial), "%s/global/%d.partial", fx->top, TEST_SEQ);
+    assert_int_equal(snapc_test_mkdirs(criu), 0);
+    assert_int_equal(snapc_test_mkdirs(partial), 0);
+    file_write(criu, "core-1.img", "core");
+    file_write(criu, "pages-1.img", "the rank's memory");
+    file_write(fx->images, "rank.json", "{}");
+}
+
 static int setup(void **state)
 {
     fixture_t *fx = calloc(1, sizeof(*fx));
     int hnp[2], rank[2];
-    char *criu, *partial;
 
     assert_non_null(fx);
     fx->top = test_tmp_name("crmpi-test-snapc-XXXXXX");
     assert_non_null(mkdtemp(fx->top));
     assert_true(asprintf(&fx->images, "%s/ckpt/%d/rank.0", fx->top, TEST_SEQ) > 0);
-    assert_true(asprintf(&criu, "%s/criu", fx->images) > 0);
-    assert_true(asprintf(&partial, "%s/global/%d.partial", fx->top, TEST_SEQ) > 0);
-    assert_true(asprintf(&fx->dest, "%s/rank.0", partial) > 0);
-    /* As the dump and mpirun's crmpi_filem_seq_begin leave them. */
-    char *dirs[] = {"ckpt",   "ckpt/7",          "ckpt/7/rank.0", "ckpt/7/rank.0/criu",
-                    "global", "global/7.partial"};
-    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-        char *dir;
-
-        assert_true(asprintf(&dir, "%s/%s", fx->top, dirs[i]) > 0);
-        assert_int_equal(mkdir(dir, 0700), 0);
-        free(dir);
-    }
-    file_write(criu, "core-1.img", "core");
-    file_write(criu, "pages-1.img", "the rank's memory");
-    file_write(fx->images, "rank.json", "{}");
-    free(criu);
-    free(partial);
+    assert_true(asprintf(&fx->dest, "%s/global/%d.partial/rank.0", fx->top, TEST_SEQ) > 0);
+    setup_images(fx);
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, hnp), 0);
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, rank), 0);
     fx->hnp_peer = hnp[1];
@@ -145,9 +159,13 @@ static void from_hnp(fixture_t *fx, crmpi_ctl_type_t type, uint32_t seq, const c
         crmpi_buf_put_str(&buf, text);
     else if (type == CRMPI_CTL_CKPT_BEGIN || type == CRMPI_CTL_CKPT_DUMP)
         crmpi_buf_put_u32(&buf, 0); /* flags */
+    if (text && type == CRMPI_CTL_CKPT_STORE)
+        crmpi_buf_put_u32(&buf, 0); /* no committed sequence to keep at the local level */
     if (!text && type == CRMPI_CTL_CKPT_DUMP) {
         crmpi_buf_put_u32(&buf, 0); /* no parent: a full dump */
         crmpi_buf_put_str(&buf, "");
+        crmpi_buf_put_u32(&buf, CRMPI_FILEM_LEVEL_GLOBAL);
+        crmpi_buf_put_str(&buf, fx->dest);
     }
     msg.payload = buf.data;
     msg.hdr.len = (uint32_t)buf.len;
@@ -293,6 +311,84 @@ static void test_copy_fails(void **state)
     assert_false(path_exists(fx->dest));
 }
 
+/* CKPT_STORE with the sequences to keep at the local level; the answer's file list, its
+ * levels and the reason for a level that failed. */
+static void store_levels(fixture_t *fx, const uint32_t *keep, uint32_t num_keep,
+                         crmpi_filem_rank_entry_t *entry_out, char **why_out)
+{
+    crmpi_ctl_msg_t msg = {.hdr = {.type = CRMPI_CTL_CKPT_STORE, .seq = TEST_SEQ}};
+    const char *json = NULL, *why = NULL;
+    crmpi_buf_t buf;
+
+    crmpi_buf_init(&buf);
+    crmpi_buf_put_str(&buf, fx->dest);
+    crmpi_buf_put_u32(&buf, num_keep);
+    for (uint32_t i = 0; i < num_keep; i++)
+        crmpi_buf_put_u32(&buf, keep[i]);
+    msg.payload = buf.data;
+    msg.hdr.len = (uint32_t)buf.len;
+    crmpi_snapc_local_from_hnp(&fx->local, &msg);
+    crmpi_buf_free(&buf);
+    copy_wait(fx);
+    assert_true(hnp_has_message(fx, 10000));
+    assert_int_equal(crmpi_ctl_recv(fx->hnp_peer, &msg), CRMPI_OK);
+    assert_int_equal(msg.hdr.type, CRMPI_CTL_CKPT_STORED);
+    assert_int_equal(msg.hdr.status, CRMPI_OK);
+    crmpi_buf_init_read(&buf, msg.payload, msg.hdr.len);
+    assert_int_equal(crmpi_buf_get_str(&buf, &json), CRMPI_OK);
+    assert_int_equal(crmpi_buf_get_str(&buf, &why), CRMPI_OK);
+    assert_int_equal(crmpi_buf_get_done(&buf), CRMPI_OK);
+    assert_int_equal(crmpi_filem_rank_entry_decode(json, entry_out), CRMPI_OK);
+    *why_out = strdup(why);
+    crmpi_ctl_msg_free(&msg);
+}
+
+/* The local level: the images stay on this node (checksummed, renamed into place when
+ * complete) and go to the global level from there; this rank's local copies of sequences
+ * mpirun no longer lists go. A global copy that fails leaves the sequence held locally. */
+static void test_store_levels(void **state)
+{
+    fixture_t *fx = *state;
+    crmpi_filem_rank_entry_t entry = {0};
+    char local[4200], path[4400], *why;
+    const uint32_t keep[] = {5};
+
+    setenv("TMPDIR", fx->top, 1); /* filem_local_dir's default: <TMPDIR>/crmpi-<uid>/local */
+    snprintf(local, sizeof(local), "%s/crmpi-%u/local/4711.ckpt", fx->top, (unsigned)getuid());
+    for (unsigned seq = 3; seq <= 5; seq += 2) {
+        snprintf(path, sizeof(path), "%s/%u/rank.0/criu", local, seq);
+        assert_int_equal(snapc_test_mkdirs(path), 0);
+    }
+    fx->local.dump_levels = CRMPI_FILEM_LEVELS_ALL;
+    snprintf(fx->local.jobdir, sizeof(fx->local.jobdir), "%s/global/4711.ckpt", fx->top);
+    store_levels(fx, keep, 1, &entry, &why);
+    assert_int_equal(entry.levels, CRMPI_FILEM_LEVELS_ALL);
+    assert_int_equal(entry.num_files, 3);
+    assert_string_equal(why, "");
+    free(why);
+    crmpi_filem_rank_entry_clear(&entry);
+    snprintf(path, sizeof(path), "%s/7/rank.0/criu/pages-1.img", local);
+    assert_true(path_exists(path));
+    assert_true(path_exists(fx->dest));
+    snprintf(path, sizeof(path), "%s/3", local);
+    assert_false(path_exists(path));
+    snprintf(path, sizeof(path), "%s/5/rank.0", local);
+    assert_true(path_exists(path));
+
+    /* Again, the global copy failing: held locally, and said why. */
+    setup_images(fx);
+    crmpi_filem_tree_remove(fx->dest);
+    assert_int_equal(crmpi_fault_configure("filem_global_copy_fail"), CRMPI_OK);
+    capture_begin();
+    store_levels(fx, keep, 1, &entry, &why);
+    free(capture_end());
+    assert_int_equal(entry.levels, CRMPI_FILEM_LEVEL_LOCAL);
+    assert_non_null(strstr(why, "copying the images to"));
+    free(why);
+    crmpi_filem_rank_entry_clear(&entry);
+    unsetenv("TMPDIR");
+}
+
 /* The rank's CR_APP_CKPT: the agent keeps the backup file's path and tells mpirun. */
 static void app_request(fixture_t *fx, const char *path)
 {
@@ -317,6 +413,8 @@ static void app_dump_request(fixture_t *fx)
     crmpi_buf_put_u32(&buf, CRMPI_SNAPC_APP);
     crmpi_buf_put_u32(&buf, 0);
     crmpi_buf_put_str(&buf, "");
+    crmpi_buf_put_u32(&buf, CRMPI_FILEM_LEVEL_GLOBAL);
+    crmpi_buf_put_str(&buf, fx->dest);
     msg.payload = buf.data;
     msg.hdr.len = (uint32_t)buf.len;
     crmpi_snapc_local_from_hnp(&fx->local, &msg);
@@ -439,6 +537,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_abort_during_copy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ending_agent_reports_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_copy_fails, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_store_levels, setup, teardown),
     };
 
     crmpi_log_set_who("test_snapc_local");

@@ -23,6 +23,7 @@ static void fuzz_commit_same(const crmpi_filem_commit_t *a, const crmpi_filem_co
     for (size_t i = 0; i < a->num_seqs; i++) {
         fuzz_check(a->seqs[i] == b->seqs[i]);
         fuzz_check(strcmp(a->sums[i], b->sums[i]) == 0);
+        fuzz_check(a->levels[i] == b->levels[i]);
     }
 }
 
@@ -43,6 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (size_t i = 0; i < commit->num_seqs; i++) {
         fuzz_check(crmpi_filem_commit_has(commit, commit->seqs[i]));
         fuzz_check(commit->sums[i][0] == '\0' || filem_sha256_is_valid(commit->sums[i]));
+        fuzz_check(commit->levels[i] != 0);
     }
     /* Every listed sequence's directory is missing here: each is reported, none is read. */
     if (crmpi_filem_snapshot_list(jobdir, commit, &list, &count) == CRMPI_OK)

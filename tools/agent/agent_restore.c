@@ -31,17 +31,13 @@ extern char **environ;
 /* The longest chain of incremental images a restore follows. */
 #define AGENT_RESTORE_CHAIN_MAX 256
 
-/* Copy this rank's images of the sequence `seq_dir` (its manifest read) into `local`,
- * checking every checksum (FileM). */
-static int agent_restore_get(agent_state_t *st, const char *seq_dir,
-                             const crmpi_filem_manifest_t *manifest, const char *local)
+/* Copy this rank's images from `src` into `local`, checking every checksum (FileM). */
+static int agent_restore_copy(agent_state_t *st, const char *src,
+                              const crmpi_filem_manifest_t *manifest, const char *local)
 {
     const crmpi_filem_ops_t *ops;
-    char *src = NULL;
-    int rc = crmpi_filem_rank_dir_path(seq_dir, (int)st->info.rank, &src);
+    int rc = crmpi_filem_base_open(&ops);
 
-    if (rc == CRMPI_OK)
-        rc = crmpi_filem_base_open(&ops);
     if (rc == CRMPI_OK) {
         crmpi_filem_transfer_t transfer = {
             .rank = (int)st->info.rank, .src_dir = src, .dest_dir = local};
@@ -50,8 +46,55 @@ static int agent_restore_get(agent_state_t *st, const char *seq_dir,
         rc = ops->get(&transfer, &manifest->ranks[st->info.rank]);
         crmpi_filem_base_close();
     }
-    free(src);
     return rc; /* FileM said which file */
+}
+
+/*
+ * Copy this rank's images of the sequence `seq_dir` (its manifest read) into `local` from
+ * the fastest level that holds them intact: this node's local copy when there is one, else
+ * the global one. Says which it used when the snapshot has a local level.
+ */
+static int agent_restore_get(agent_state_t *st, const char *seq_dir,
+                             const crmpi_filem_manifest_t *manifest, const char *local)
+{
+    char jobdir[4096], *local_seq = NULL, *src = NULL;
+    bool global = manifest->levels & CRMPI_FILEM_LEVEL_GLOBAL;
+    int rc = CRMPI_ERR_NOT_FOUND;
+
+    snprintf(jobdir, sizeof(jobdir), "%s", seq_dir);
+    char *slash = strrchr(jobdir, '/');
+    if (slash)
+        *slash = '\0';
+    if ((manifest->levels & CRMPI_FILEM_LEVEL_LOCAL) &&
+        crmpi_filem_local_seq_dir(jobdir, manifest->seq, &local_seq) == CRMPI_OK &&
+        crmpi_filem_rank_dir_path(local_seq, (int)st->info.rank, &src) == CRMPI_OK) {
+        if (access(src, F_OK) == 0)
+            rc = agent_restore_copy(st, src, manifest, local);
+        if (rc == CRMPI_OK)
+            crmpi_log_info("rank %u: sequence %u read from the local level (%s)", st->info.rank,
+                           manifest->seq, src);
+        else if (global)
+            crmpi_log_info("rank %u: sequence %u %s at this node's local level; reading the "
+                           "global one",
+                           st->info.rank, manifest->seq,
+                           rc == CRMPI_ERR_NOT_FOUND ? "is not" : "is damaged (see above)");
+        else
+            crmpi_log_error("cannot restore rank %u: sequence %u is held only at the local "
+                            "level, and %s on this node (%s); restart it where it ran, or "
+                            "from an older sequence held globally (--seq)",
+                            st->info.rank, manifest->seq,
+                            rc == CRMPI_ERR_NOT_FOUND ? "is not" : "is damaged", src);
+        free(src);
+        src = NULL;
+    }
+    free(local_seq);
+    if (rc != CRMPI_OK && global) {
+        rc = crmpi_filem_rank_dir_path(seq_dir, (int)st->info.rank, &src);
+        if (rc == CRMPI_OK)
+            rc = agent_restore_copy(st, src, manifest, local);
+        free(src);
+    }
+    return rc;
 }
 
 /* The manifest of `seq_dir`, checked against this job. */

@@ -110,9 +110,16 @@ static void info_snapshot_rank_print(const char *seq_dir, const crmpi_filem_rank
         snprintf(delta, sizeof(delta), ", a delta of sequence %u", entry->parent);
     snprintf(label, sizeof(label), "Rank %d", entry->rank);
     info_snapshot_size(entry->bytes, size, sizeof(size));
-    info_snapshot_line(label, "host %s, %zu file%s, %s%s%s",
+    char copies[128] = "";
+    size_t used = 0;
+    for (int i = 0; i < CRMPI_FILEM_NUM_LEVELS && used < sizeof(copies); i++)
+        if (entry->levels & (1u << i))
+            used += (size_t)snprintf(copies + used, sizeof(copies) - used, "%s%s %.3f s",
+                                     used ? ", " : "; copied to ", crmpi_filem_level_name(i),
+                                     entry->level_seconds[i]);
+    info_snapshot_line(label, "host %s, %zu file%s, %s%s%s%s",
                        entry->host ? entry->host : "(unknown)", entry->num_files,
-                       entry->num_files == 1 ? "" : "s", size, raw, delta);
+                       entry->num_files == 1 ? "" : "s", size, raw, delta, copies);
     if (show_files)
         for (size_t i = 0; i < entry->num_files; i++)
             printf("%*s%s  %" PRIu64 "  %s\n", INFO_LABEL_WIDTH + 4, "", entry->files[i].sha256,
@@ -140,8 +147,8 @@ static void info_snapshot_rank_print(const char *seq_dir, const crmpi_filem_rank
 }
 
 /* Everything about one sequence directory. */
-static void info_snapshot_seq_print(const crmpi_filem_seq_status_t *status, bool newest,
-                                    bool show_files, info_snapshot_tally_t *tally)
+static void info_snapshot_seq_print(const char *jobdir, const crmpi_filem_seq_status_t *status,
+                                    bool newest, bool show_files, info_snapshot_tally_t *tally)
 {
     char problem[CRMPI_FILEM_PROBLEM_MAX];
     crmpi_filem_manifest_t *manifest;
@@ -183,6 +190,12 @@ static void info_snapshot_seq_print(const crmpi_filem_seq_status_t *status, bool
         info_snapshot_line("BTLs", "%s", manifest->btls);
     if (manifest->crs)
         info_snapshot_line("CRS", "%s", manifest->crs);
+    char levels[64];
+    crmpi_filem_levels_str(manifest->levels, levels, sizeof(levels));
+    info_snapshot_line("Levels", "%s%s", levels,
+                       manifest->levels & CRMPI_FILEM_LEVEL_LOCAL
+                           ? " (local: each node's filem_local_dir, where its ranks ran)"
+                           : "");
     if (manifest->num_timings > 0) {
         char text[1024] = "";
         size_t used = 0;
@@ -194,12 +207,15 @@ static void info_snapshot_seq_print(const crmpi_filem_seq_status_t *status, bool
     }
     if (!tally->verify) {
         info_snapshot_line("Checksums", "not verified (add --verify to read every file)");
-    } else if (crmpi_filem_manifest_verify(status->dir, manifest, problem) == CRMPI_OK) {
+    } else if (crmpi_filem_seq_verify(jobdir, status->dir, manifest, problem) == CRMPI_OK) {
         size_t files = 0;
 
         for (size_t i = 0; i < manifest->num_ranks; i++)
             files += manifest->ranks[i].num_files;
-        info_snapshot_line("Checksums", "verified: all %zu files intact", files);
+        info_snapshot_line("Checksums", "verified: all %zu files %sintact", files,
+                           manifest->levels & CRMPI_FILEM_LEVEL_GLOBAL
+                               ? ""
+                               : "of the ranks that ran on this node (the local level) ");
         if (status->state == CRMPI_FILEM_SEQ_COMMITTED && tally->restart_seq < 0)
             tally->restart_seq = status->seq;
     } else {
@@ -254,7 +270,7 @@ int info_snapshot_print(const char *handle, bool verify, bool show_files)
     /* Newest first: that is the one a restart tries first. */
     for (size_t i = count; i-- > 0;) {
         putchar('\n');
-        info_snapshot_seq_print(&list[i],
+        info_snapshot_seq_print(jobdir, &list[i],
                                 commit && list[i].state == CRMPI_FILEM_SEQ_COMMITTED &&
                                     list[i].seq == commit->seqs[commit->num_seqs - 1],
                                 show_files, &tally);

@@ -1,0 +1,123 @@
+/*
+ * filem_levels.c: the storage levels of a checkpoint (filem.h, "levels"): the filem_levels
+ * parameter and its schedule, and where the node-local level keeps a rank's images.
+ */
+#include "config.h"
+
+#include "filem.h"
+#include "filem_fs.h"
+#include "snapshot.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crmpi_status.h"
+#include "log.h"
+#include "param.h"
+#include "session.h"
+
+int crmpi_filem_levels_parse(const char *text, crmpi_filem_levels_t *levels_out, char *problem,
+                             size_t problem_len)
+{
+    crmpi_filem_levels_t levels = {0};
+    char *copy = strdup(text), *save = NULL;
+    int rc = CRMPI_OK;
+
+    if (!copy)
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    for (char *item = strtok_r(copy, ",", &save); item && rc == CRMPI_OK;
+         item = strtok_r(NULL, ",", &save)) {
+        char *colon = strchr(item, ':'), *end = NULL;
+        unsigned long interval = 1;
+        int level = -1;
+
+        if (colon) {
+            *colon = '\0';
+            errno = 0;
+            interval = strtoul(colon + 1, &end, 10);
+            if (errno || !colon[1] || *end || interval < 1 || interval > UINT_MAX) {
+                snprintf(problem, problem_len,
+                         "'%s' is not an interval: give every Nth checkpoint as %s:N, N >= 1",
+                         colon + 1, item);
+                rc = CRMPI_ERR_BAD_PARAM;
+                break;
+            }
+        }
+        for (int i = 0; i < CRMPI_FILEM_NUM_LEVELS; i++)
+            if (strcmp(item, crmpi_filem_level_name(i)) == 0)
+                level = i;
+        if (level < 0) {
+            snprintf(problem, problem_len, "'%s' is not a level (%s)", item,
+                     strcmp(item, "partner") == 0
+                         ? "the partner level, a copy on another node, is not built yet; "
+                           "the levels are local and global"
+                         : "the levels are local and global");
+            rc = CRMPI_ERR_BAD_PARAM;
+        } else if (levels.mask & (1u << level)) {
+            snprintf(problem, problem_len, "%s is named twice", item);
+            rc = CRMPI_ERR_BAD_PARAM;
+        } else {
+            levels.mask |= 1u << level;
+            levels.interval[level] = (unsigned)interval;
+        }
+    }
+    free(copy);
+    if (rc == CRMPI_OK && !levels.mask) {
+        snprintf(problem, problem_len, "no level is named (the levels are local and global)");
+        rc = CRMPI_ERR_BAD_PARAM;
+    }
+    if (rc == CRMPI_OK)
+        *levels_out = levels;
+    return rc;
+}
+
+int crmpi_filem_base_levels(crmpi_filem_levels_t *levels_out)
+{
+    char problem[256];
+    const char *value;
+    int rc = crmpi_param_get_string("filem_levels", &value);
+
+    if (rc != CRMPI_OK)
+        return rc;
+    rc = crmpi_filem_levels_parse(value, levels_out, problem, sizeof(problem));
+    if (rc == CRMPI_ERR_BAD_PARAM)
+        crmpi_log_error("filem_levels '%s': %s", value, problem);
+    return rc;
+}
+
+unsigned crmpi_filem_levels_due(const crmpi_filem_levels_t *levels, unsigned ordinal)
+{
+    unsigned due = 0;
+
+    for (int i = 0; i < CRMPI_FILEM_NUM_LEVELS; i++)
+        if ((levels->mask & (1u << i)) && ordinal >= 1 && (ordinal - 1) % levels->interval[i] == 0)
+            due |= 1u << i;
+    return due;
+}
+
+int crmpi_filem_local_seq_dir(const char *jobdir, unsigned seq, char **dir_out)
+{
+    char base[PATH_MAX], name[PATH_MAX];
+    const char *value = "";
+
+    if (crmpi_param_get_string("filem_local_dir", &value) != CRMPI_OK || !value)
+        value = "";
+    if (value[0]) {
+        snprintf(base, sizeof(base), "%s", value);
+    } else {
+        char parent[PATH_MAX - 8];
+
+        if (crmpi_session_parent(parent, sizeof(parent)) != CRMPI_OK)
+            return CRMPI_ERR_BAD_PARAM;
+        snprintf(base, sizeof(base), "%s/local", parent);
+    }
+    /* The job directory's own name (<jobid>.ckpt): the same on every node, and at restart. */
+    snprintf(name, sizeof(name), "%s", jobdir);
+    if (asprintf(dir_out, "%s/%s/%u", base, basename(name), seq) < 0)
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    return CRMPI_OK;
+}
