@@ -88,13 +88,15 @@ typedef struct crmpi_snapc_bookmark {
 
 /* Flags of CKPT_BEGIN (ompi-checkpoint's options). */
 enum {
-    CRMPI_SNAPC_TERM = 1u << 0,   /* --term: the job ends once the snapshot is committed */
-    CRMPI_SNAPC_STOP = 1u << 1,   /* --stop: the ranks are stopped (SIGSTOP) after their
-                                   * dump and stay so, after the commit, until mpirun gets
-                                   * SIGCONT; then they continue as after any checkpoint */
-    CRMPI_SNAPC_NOWAIT = 1u << 2, /* --nowait: the tool leaves once the checkpoint started */
-    CRMPI_SNAPC_APP = 1u << 3,    /* an application checkpoint (MPIX_Checkpoint): each agent
-                                   * stores its rank's pheap backup file, not a CRIU image */
+    CRMPI_SNAPC_TERM = 1u << 0,     /* --term: the job ends once the snapshot is committed */
+    CRMPI_SNAPC_STOP = 1u << 1,     /* --stop: the ranks are stopped (SIGSTOP) after their
+                                     * dump and stay so, after the commit, until mpirun gets
+                                     * SIGCONT; then they continue as after any checkpoint */
+    CRMPI_SNAPC_NOWAIT = 1u << 2,   /* --nowait: the tool leaves once the checkpoint started */
+    CRMPI_SNAPC_APP = 1u << 3,      /* an application checkpoint (MPIX_Checkpoint): each agent
+                                     * stores its rank's pheap backup file, not a CRIU image */
+    CRMPI_SNAPC_BLOCKING = 1u << 4, /* snapc_base_blocking: the ranks stay suspended until the
+                                     * snapshot is committed (the blocking scheme) */
 };
 
 /* State of a job's checkpointing, as ompi-ps and ompi-checkpoint --status show it. */

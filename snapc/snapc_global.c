@@ -172,13 +172,16 @@ static bool snapc_global_is_delta(const crmpi_filem_manifest_t *manifest)
 }
 
 /* The time the application was blocked by the current checkpoint: from the start of the
- * drain to the end of the continue (the copy to stable storage runs in the background). */
+ * drain to the end of the continue (the copy to stable storage runs in the background,
+ * unless the checkpoint is a blocking one). */
 static double snapc_global_blocked_s(const crmpi_snapc_global_t *global)
 {
     double blocked = 0.0;
 
     for (int step = SNAPC_STEP_BOOKMARKS; step <= SNAPC_STEP_CONTINUED; step++)
         blocked += global->phase_s[step];
+    if (global->flags & CRMPI_SNAPC_BLOCKING)
+        blocked += global->phase_s[SNAPC_STEP_STORED];
     return blocked;
 }
 
@@ -452,6 +455,8 @@ static bool snapc_global_begin(crmpi_snapc_global_t *global, int fd, uint32_t fl
         return false;
     }
     global->params.manifest_fn(global->params.arg, global->manifest);
+    if (global->params.blocking && !(flags & (CRMPI_SNAPC_TERM | CRMPI_SNAPC_STOP)))
+        flags |= CRMPI_SNAPC_BLOCKING;
     if (flags & CRMPI_SNAPC_APP) {
         /* What ompi-restart reads to choose how to restart: the program, started again. */
         free(global->manifest->crs);
@@ -719,6 +724,8 @@ static void snapc_global_commit(crmpi_snapc_global_t *global)
         snapc_global_app_done(global, seq, CRMPI_OK, global->jobdir);
     if (global->flags & CRMPI_SNAPC_TERM)
         global->params.terminate_fn(global->params.arg);
+    if (global->flags & CRMPI_SNAPC_BLOCKING)
+        snapc_global_step_all(global, SNAPC_STEP_CONTINUED, CRMPI_CTL_CKPT_CONTINUE, NULL);
 }
 
 bool crmpi_snapc_global_resume(crmpi_snapc_global_t *global)
@@ -794,13 +801,18 @@ static void snapc_global_advance(crmpi_snapc_global_t *global)
         snapc_global_progress(global, "checkpoint %u: %llu bytes of images written (%.1f s)",
                               global->seq, (unsigned long long)global->image_bytes,
                               crmpi_clock_s() - global->step_started);
-        /* --term and --stop: the ranks stay suspended (--stop: stopped) until the commit. */
-        if (global->flags & (CRMPI_SNAPC_TERM | CRMPI_SNAPC_STOP))
+        /* --term, --stop and blocking ones: the ranks stay suspended (--stop: stopped)
+         * until the commit. */
+        if (global->flags & (CRMPI_SNAPC_TERM | CRMPI_SNAPC_STOP | CRMPI_SNAPC_BLOCKING))
             snapc_global_store(global);
         else
             snapc_global_step_all(global, SNAPC_STEP_CONTINUED, CRMPI_CTL_CKPT_CONTINUE, NULL);
         break;
     case SNAPC_STEP_CONTINUED:
+        if (global->flags & CRMPI_SNAPC_BLOCKING) {
+            snapc_global_end(global); /* continued after the commit */
+            break;
+        }
         if (global->flags & CRMPI_SNAPC_STOP) {
             /* Resumed after --stop: the snapshot was committed before the stop. */
             crmpi_log_info("job %llu resumed", (unsigned long long)global->params.jobid);

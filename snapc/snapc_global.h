@@ -47,6 +47,7 @@ typedef struct crmpi_snapc_global_params {
     const char *jobdir;                      /* the job's snapshot: <global dir>/<jobid>.ckpt */
     unsigned keep;                           /* committed sequences kept (snapc_base_keep) */
     bool make_room;                          /* snapc_base_make_room */
+    bool blocking;                           /* snapc_base_blocking */
     crmpi_filem_levels_t levels;             /* filem_levels (mask 0: global only) */
     unsigned incremental_chain;              /* crs_criu_incremental: deltas in a row before
                                                 a full checkpoint; 0: every one full */

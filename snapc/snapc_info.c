@@ -24,6 +24,12 @@ static const crmpi_param_decl_t snapc_base_params[] = {
      "depends on) before a checkpoint starts, until it has. Off: the checkpoint starts "
      "anyway, with a warning that it may not fit (it then fails cleanly if it does not).",
      CRMPI_PARAM_LEVEL_USER},
+    {"snapc_base_blocking", CRMPI_PARAM_BOOL, "false",
+     "Hold the application suspended until each checkpoint is committed (the copies to "
+     "every level included), as a blocking checkpoint does. Off (the default), it goes on "
+     "once its ranks are dumped and the copies run meanwhile. For measuring what that "
+     "saves (bench/multilevel).",
+     CRMPI_PARAM_LEVEL_TUNER},
     {"snapc_base_timeout", CRMPI_PARAM_INT, "120",
      "Seconds the global coordinator waits for every rank at each step of a checkpoint "
      "(bookmarks, drain, suspend, dump, continue, store) before it aborts the checkpoint "

@@ -156,3 +156,19 @@ def test_bad_levels_refused(program, tmp_path):
         assert result.returncode != 0, result.report(value)
         lines = [line for line in result.err.splitlines() if "filem_levels" in line]
         assert len(lines) == 1 and why in lines[0], result.report(value)
+
+
+def test_blocking_checkpoint(program, expected, tmp_path):
+    """snapc_base_blocking: the ranks stay suspended until the commit, so the time the
+    application was blocked covers the copies too; the job then goes on to the
+    uninterrupted result, and checkpoints again."""
+    crenv, _ = levels_env(tmp_path, "local,global")
+    job = crjob.CrJob(crenv, program, NP, ["--mca", "btl", BTLS,
+                                           "--mca", "snapc_base_blocking", "1"])
+    job.ready()
+    handle = checkpoints(crenv, job, 2)
+    for seq in (1, 2):
+        timings = manifest(handle, seq)["timings"]
+        assert timings["blocked"] >= timings["copy_local"] + timings["copy_global"], timings
+        assert timings["blocked"] >= timings["filem"], timings
+    assert crjob.ok_line(crjob.finish_clean(crenv, job).out) == expected

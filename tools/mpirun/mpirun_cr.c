@@ -104,6 +104,7 @@ int mpirun_snapc_create(mpirun_state_t *st)
             crmpi_filem_base_global_dir(&global_dir) != CRMPI_OK ||
             crmpi_filem_base_keep(&params.keep) != CRMPI_OK ||
             crmpi_param_get_bool("snapc_base_make_room", &params.make_room) != CRMPI_OK ||
+            crmpi_param_get_bool("snapc_base_blocking", &params.blocking) != CRMPI_OK ||
             crmpi_filem_base_levels(&params.levels) != CRMPI_OK ||
             crmpi_filem_jobdir_path(global_dir, st->job.jobid, &jobdir) != CRMPI_OK) {
             free(global_dir);

@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""Multi-level, semi-blocking checkpoints against blocking ones (bench/multilevel).
+
+A job of ml_app.c (MIB mebibytes per rank, a fixed number of steps that rewrite all of it)
+runs to its end once without checkpoints, then once in each mode below with periodic
+checkpoints at Daly's interval for an assumed MTBF (mpirun --ckpt-interval auto --mtbf):
+
+  blocking       the ranks stay suspended until each checkpoint is committed in the
+                 snapshot directory (snapc_base_blocking), as a blocking scheme does
+  semi-blocking  the ranks go on once dumped; the copy to the snapshot directory runs
+                 meanwhile (crmpi's default)
+  multilevel     semi-blocking, the images kept on the node (filem_levels local) and
+                 copied to the snapshot directory every 4th checkpoint (global:4)
+
+Per mode: checkpoints taken, the mean time the application was blocked per checkpoint,
+the mean background copy per level, and the run's overhead against the run without
+checkpoints (each run's checksum must equal the uninterrupted one). Then the time to
+restart a job of cr_mem.c (bench/cr-breakdown) from the local level and from the global
+one. Prints the tables and writes summary.txt (and multilevel.png with python3-matplotlib).
+
+Usage: bench/multilevel/run.py [--prefix DIR] [--out DIR] [--np N] [--mib MIB]
+                               [--seconds S] [--mtbf S]
+
+crmpi comes from --prefix (default <repo>/install). Results go to --out (default
+bench/multilevel/results-<date>-<time>/, git-ignored). Run as root on a quiet machine; with
+the defaults it takes about five minutes.
+"""
+
+import argparse
+import glob
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(os.path.dirname(HERE))
+
+MODES = [
+    ("blocking", {"filem_levels": "global", "snapc_base_blocking": "1"}),
+    ("semi-blocking", {"filem_levels": "global"}),
+    ("multilevel", {"filem_levels": "local,global:4"}),
+]
+
+
+def run(cmd, env=None, **kw):
+    return subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, **kw)
+
+
+def app_result(out):
+    m = re.search(r"ml_app: (\d+) steps in ([0-9.]+) s, checksum (\w+)", out)
+    if not m:
+        raise SystemExit("multilevel: ml_app printed no result:\n" + out)
+    return float(m.group(2)), m.group(3)
+
+
+def manifests(snapdir):
+    found = []
+    for path in glob.glob(os.path.join(snapdir, "*.ckpt", "*", "manifest.json")):
+        with open(path) as f:
+            found.append(json.load(f))
+    return sorted(found, key=lambda m: m["seq"])
+
+
+def mean(values):
+    return statistics.mean(values) if values else 0.0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--prefix", default=os.path.join(TOP, "install"))
+    ap.add_argument("--out", default=os.path.join(HERE, time.strftime("results-%Y%m%d-%H%M%S")))
+    ap.add_argument("--np", type=int, default=2)
+    ap.add_argument("--mib", type=int, default=128)
+    ap.add_argument("--seconds", type=float, default=40.0, help="the uninterrupted run's length")
+    ap.add_argument("--mtbf", type=float, default=120.0, help="assumed MTBF for Daly's interval")
+    args = ap.parse_args()
+    bindir = os.path.join(args.prefix, "bin")
+    if not os.access(os.path.join(bindir, "mpirun"), os.X_OK):
+        sys.exit("multilevel: no crmpi in %s (./bootstrap.sh build)" % args.prefix)
+    os.makedirs(args.out, exist_ok=True)
+    app = os.path.join(args.out, "ml_app")
+    mem = os.path.join(args.out, "cr_mem")
+    for src, exe in ((os.path.join(HERE, "ml_app.c"), app),
+                     (os.path.join(TOP, "bench", "cr-breakdown", "cr_mem.c"), mem)):
+        subprocess.run([os.path.join(bindir, "mpicc"), "-O2", src, "-o", exe], check=True)
+    mpirun = [os.path.join(bindir, "mpirun"), "--allow-run-as-root", "-np", str(args.np)]
+
+    # Calibrate the step count for the uninterrupted run's length.
+    seconds, _ = app_result(run(mpirun + [app, str(args.mib), "10"]).stdout)
+    steps = max(10, int(args.seconds / (seconds / 10)))
+    print("multilevel: %d ranks x %d MiB, %d steps (about %.0f s), MTBF %.0f s"
+          % (args.np, args.mib, steps, args.seconds, args.mtbf))
+    base = run(mpirun + ["--with-ft", "cr", app, str(args.mib), str(steps)])
+    base_s, checksum = app_result(base.stdout)
+
+    rows = []
+    for name, params in MODES:
+        work = os.path.join(args.out, name)
+        shutil.rmtree(work, ignore_errors=True)
+        env = dict(os.environ)
+        env.update({"CRMPI_MCA_" + k: v for k, v in params.items()})
+        env.update(CRMPI_MCA_snapc_base_global_snapshot_dir=os.path.join(work, "global"),
+                   CRMPI_MCA_filem_local_dir=os.path.join(work, "local"),
+                   CRMPI_MCA_snapc_base_keep="0")
+        done = run(mpirun + ["--with-ft", "cr", "--ckpt-interval", "auto", "--mtbf",
+                             "%ds" % args.mtbf, app, str(args.mib), str(steps)], env=env)
+        run_s, sums = app_result(done.stdout)
+        if sums != checksum:
+            sys.exit("multilevel: %s gave checksum %s, the uninterrupted run %s"
+                     % (name, sums, checksum))
+        ms = manifests(os.path.join(work, "global"))
+        blocked = [m["timings"].get("blocked", 0.0) for m in ms]
+        local = [m["timings"]["copy_local"] for m in ms if "copy_local" in m["timings"]]
+        glob_ = [m["timings"]["copy_global"] for m in ms if "copy_global" in m["timings"]]
+        dump = [m["timings"].get("dump", 0.0) for m in ms]
+        rows.append({"mode": name, "ckpts": len(ms), "blocked": mean(blocked), "dump": mean(dump),
+                     "local": mean(local), "global": mean(glob_), "run": run_s,
+                     "overhead": (run_s - base_s) / base_s})
+        shutil.rmtree(work, ignore_errors=True)
+
+    lines = ["%d ranks x %d MiB, %d steps, uninterrupted %.2f s, MTBF %.0f s (Daly's interval)"
+             % (args.np, args.mib, steps, base_s, args.mtbf), "",
+             "%-14s %5s %10s %8s %12s %13s %8s %9s" % ("mode", "ckpts", "blocked-s", "dump-s",
+                                                      "copy-local-s", "copy-global-s", "run-s",
+                                                      "overhead")]
+    for r in rows:
+        lines.append("%-14s %5d %10.3f %8.3f %12.3f %13.3f %8.2f %8.1f%%"
+                     % (r["mode"], r["ckpts"], r["blocked"], r["dump"], r["local"], r["global"],
+                        r["run"], 100 * r["overhead"]))
+    by = {r["mode"]: r for r in rows}
+    if by["semi-blocking"]["blocked"] > 0:
+        lines.append("")
+        lines.append("blocked time, blocking / semi-blocking: %.2fx; multilevel's blocked time / "
+                     "its dump: %.2fx; overhead, multilevel / blocking: %.2f"
+                     % (by["blocking"]["blocked"] / by["semi-blocking"]["blocked"],
+                        by["multilevel"]["blocked"] / max(by["multilevel"]["dump"], 1e-9),
+                        by["multilevel"]["overhead"] / by["blocking"]["overhead"]
+                        if by["blocking"]["overhead"] > 0 else float("nan")))
+
+    # Restart from each level: a cr_mem job checkpointed with --term, then restarted twice.
+    work = os.path.join(args.out, "restart")
+    shutil.rmtree(work, ignore_errors=True)
+    ready = os.path.join(work, "ready")
+    os.makedirs(ready)
+    env = dict(os.environ)
+    env.update(CRMPI_MCA_snapc_base_global_snapshot_dir=os.path.join(work, "global"),
+               CRMPI_MCA_filem_local_dir=os.path.join(work, "local"),
+               CRMPI_MCA_filem_levels="local,global")
+    job = subprocess.Popen(mpirun + ["--with-ft", "cr", mem, str(args.mib), ready], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    while len(os.listdir(ready)) < args.np:
+        if job.poll() is not None:
+            sys.exit("multilevel: cr_mem ended early:\n" + job.stderr.read())
+        time.sleep(0.05)
+    ckpt = run([os.path.join(bindir, "ompi-checkpoint"), "--term", str(job.pid)], env=env)
+    job.wait()
+    if ckpt.returncode != 0:
+        sys.exit("multilevel: ompi-checkpoint failed:\n" + ckpt.stderr)
+    handle = ckpt.stdout.strip().splitlines()[-1]
+    open(os.path.join(ready, "stop"), "w").close()
+    lines += ["", "restart of %d ranks x %d MiB (cr_mem: restore, check every byte, exit)"
+              % (args.np, args.mib)]
+    for level in ("local", "global"):
+        if level == "global":
+            shutil.rmtree(os.path.join(work, "local"))
+        start = time.monotonic()
+        res = run([os.path.join(bindir, "ompi-restart"), "--allow-run-as-root", handle], env=env)
+        took = time.monotonic() - start
+        if res.returncode != 0:
+            sys.exit("multilevel: ompi-restart from the %s level failed:\n%s" % (level, res.stderr))
+        lines.append("  from the %-6s level: %.2f s" % (level, took))
+    shutil.rmtree(work, ignore_errors=True)
+
+    text = "\n".join(lines) + "\n"
+    print(text)
+    with open(os.path.join(args.out, "summary.txt"), "w") as f:
+        f.write(text)
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    ax.bar([r["mode"] for r in rows], [r["blocked"] for r in rows], label="blocked per checkpoint")
+    ax.set_ylabel("seconds")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(os.path.join(args.out, "multilevel.png"))
+
+
+if __name__ == "__main__":
+    main()
