@@ -780,6 +780,30 @@ def test_output_flows_during_copy(tmp_path, ticker):
     crjob.assert_clean(restarted.pid)
 
 
+def test_unread_stdout_does_not_stop_mpirun(tmp_path):
+    """Nobody reads mpirun's stdout while two ranks write 512 KiB each, more than every
+    pipe on the way holds (test/cr/chatter.c): mpirun queues the output and still
+    checkpoints the job. (Writing straight to its stdout, mpirun stopped in that write:
+    the ranks never became ready, and a checkpoint would never have been answered.) At
+    the end every line arrives, once, whole and in order."""
+    chatter = crjob.compile_scenario("chatter", tmp_path)
+    crenv = crjob.CrEnv(tmp_path)
+    job = crjob.CrJob(crenv, chatter, 2, ["--tag-output"])  # whole lines, never mixed
+    job.ready()
+    ckpt = crenv.checkpoint(job.jobid)
+    assert ckpt.returncode == 0, ckpt.report("ompi-checkpoint") + job.kill().report("the job")
+    crenv.go()
+    result = job.finish()
+    out = [line.split(">:", 1)[1] for line in result.out.splitlines()]  # the tags off
+    assert result.returncode == 0 and crjob.ok_line("\n".join(out)), result.report()
+    for rank in range(2):
+        lines = [line for line in out if line.startswith("chatter %d " % rank)]
+        assert [int(line.split()[2]) for line in lines] == list(range(8192)), \
+            "rank %d's lines lost, repeated or reordered" % rank
+        assert all(line.endswith("x") and len(line.split()) == 4 for line in lines)
+    crjob.assert_clean(job.jobid)
+
+
 def test_rank_ends_during_copy(tmp_path, ticker):
     """The ranks end (the go file appears) while their agents copy: each agent stays until
     its copy is reported, the snapshot commits, and the job then ends cleanly."""

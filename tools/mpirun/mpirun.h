@@ -52,6 +52,20 @@ typedef struct mpirun_pending {
 /* Hex digits of the job's key: 32 random bytes. */
 #define MPIRUN_KEY_HEX 64
 
+/* Output for one of mpirun's own streams (stdout, stderr), waiting for it to be writable:
+ * a reader that does not keep up must not stop mpirun's loop (mpirun_io.c). */
+typedef struct mpirun_outq {
+    char *data;   /* queued bytes, from `off` to `len` */
+    size_t off;   /* written so far */
+    size_t len;   /* queued in all */
+    size_t cap;   /* allocated */
+    bool dropped; /* the stream is gone (EPIPE...): output is discarded */
+} mpirun_outq_t;
+
+/* Output queued beyond this, mpirun stops reading its agents' pipes until it drains: the
+ * ranks then wait in their own writes, as they would without mpirun. */
+#define MPIRUN_OUTQ_HIGH (16u << 20)
+
 typedef struct mpirun_state {
     const mpirun_options_t *opts;     /* the command line */
     mpirun_map_t map;                 /* placement and binding of each rank */
@@ -78,6 +92,7 @@ typedef struct mpirun_state {
     int killed;                  /* SIGKILL was sent */
     struct timespec timeout_at;  /* --timeout deadline */
     crmpi_snapc_global_t *snapc; /* the global checkpoint coordinator */
+    mpirun_outq_t outq[2];       /* the ranks' output for fd 1 and fd 2 (mpirun_io.c) */
 } mpirun_state_t;
 
 /* ---- mpirun_loop.c ---------------------------------------------------------------------- */
@@ -101,6 +116,12 @@ void mpirun_forward(mpirun_state_t *st, int rank, int is_err);
 void mpirun_output(mpirun_state_t *st, int rank, int is_err, const char *data, size_t len);
 /** The rank's output is over: a partial line (--tag-output) goes out with a newline. */
 void mpirun_output_end(mpirun_state_t *st, int rank);
+/** Write what is queued for fd 1 (is_err 0) or 2 as far as it goes without blocking. */
+void mpirun_output_drain(mpirun_state_t *st, int is_err);
+/** Bytes queued for fd 1 or 2 (watch it for POLLOUT while there are). */
+size_t mpirun_output_queued(const mpirun_state_t *st, int is_err);
+/** At the end: write everything still queued, waiting for the reader; then free the queues. */
+void mpirun_output_finish(mpirun_state_t *st);
 
 /* ---- mpirun_session.c ------------------------------------------------------------------- */
 

@@ -446,6 +446,7 @@ typedef enum {
     MPIRUN_FD_CTL,
     MPIRUN_FD_OUT,
     MPIRUN_FD_ERR,
+    MPIRUN_FD_WRITE, /* mpirun's own stdout (rank 0) or stderr (rank 1), output queued */
 } mpirun_fd_kind_t;
 
 typedef struct mpirun_fd_owner {
@@ -456,7 +457,7 @@ typedef struct mpirun_fd_owner {
 void mpirun_event_loop(mpirun_state_t *st)
 {
     const int np = st->map.np;
-    const int max_fds = 4 + MPIRUN_PENDING_MAX + MPIRUN_PLM_FDS_MAX + 3 * np;
+    const int max_fds = 6 + MPIRUN_PENDING_MAX + MPIRUN_PLM_FDS_MAX + 3 * np;
     struct pollfd *fds = calloc((size_t)max_fds, sizeof(*fds));
     mpirun_fd_owner_t *owner = calloc((size_t)max_fds, sizeof(*owner));
 
@@ -485,14 +486,22 @@ void mpirun_event_loop(mpirun_state_t *st)
         for (int i = 0; i < plm_fds; i++)
             owner[nfds + i] = (mpirun_fd_owner_t){.kind = MPIRUN_FD_PLM, .rank = -1};
         nfds += plm_fds;
+        /* A reader far behind: the ranks' pipes wait (and the ranks in their writes). */
+        bool reading = mpirun_output_queued(st, 0) + mpirun_output_queued(st, 1) < MPIRUN_OUTQ_HIGH;
         for (int rank = 0; rank < np; rank++) {
             const crmpi_plm_agent_t *agent = &st->job.agents[rank];
             if (agent->ctl_fd >= 0)
                 MPIRUN_WATCH(agent->ctl_fd, MPIRUN_FD_CTL, rank);
-            if (agent->out_fd >= 0)
+            if (agent->out_fd >= 0 && reading)
                 MPIRUN_WATCH(agent->out_fd, MPIRUN_FD_OUT, rank);
-            if (agent->err_fd >= 0)
+            if (agent->err_fd >= 0 && reading)
                 MPIRUN_WATCH(agent->err_fd, MPIRUN_FD_ERR, rank);
+        }
+        for (int is_err = 0; is_err < 2; is_err++) {
+            if (mpirun_output_queued(st, is_err)) {
+                MPIRUN_WATCH(is_err ? 2 : 1, MPIRUN_FD_WRITE, is_err);
+                fds[nfds - 1].events = POLLOUT;
+            }
         }
 #undef MPIRUN_WATCH
         double now = crmpi_clock_s(), wait_s = 1.0;
@@ -539,6 +548,7 @@ void mpirun_event_loop(mpirun_state_t *st)
                 break;
             case MPIRUN_FD_OUT: mpirun_forward(st, owner[i].rank, 0); break;
             case MPIRUN_FD_ERR: mpirun_forward(st, owner[i].rank, 1); break;
+            case MPIRUN_FD_WRITE: mpirun_output_drain(st, owner[i].rank); break;
             }
         }
         crmpi_snapc_global_tick(st->snapc);
@@ -555,6 +565,7 @@ void mpirun_event_loop(mpirun_state_t *st)
         }
     }
     mpirun_pending_expire(st, true);
+    mpirun_output_finish(st);
     free(fds);
     free(owner);
 }
