@@ -184,9 +184,9 @@ int crmpi_filem_seq_commit(const char *jobdir, crmpi_filem_manifest_t *manifest,
 
 /**
  * Is there room in `jobdir`'s file system for one more sequence, estimated as the bytes the
- * newest committed one takes on disk? With `make_room`, the oldest committed sequences go
- * first (crmpi_filem_seq_cleanup, so never the newest nor one it depends on) until there
- * is. `text` gets one line for the user when something was removed or room is short, ""
+ * newest committed one held there (at the global level) takes on disk? With `make_room`, the oldest
+ * committed sequences go first (crmpi_filem_seq_cleanup, so never the newest nor one it depends on)
+ * until there is. `text` gets one line for the user when something was removed or room is short, ""
  * otherwise. @return CRMPI_OK (room, or nothing committed to estimate from),
  *         CRMPI_ERR_OUT_OF_RESOURCE (short of room, even after what make_room removed)
  */

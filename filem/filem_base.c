@@ -469,8 +469,12 @@ int crmpi_filem_seq_room(const char *jobdir, bool make_room, char *text, size_t 
     text[0] = '\0';
     if (crmpi_filem_commit_read(jobdir, &commit) != CRMPI_OK)
         return CRMPI_OK; /* nothing committed: no estimate */
-    size_t before = commit->num_seqs;
-    int rc = crmpi_filem_seq_dir_path(jobdir, commit->seqs[before - 1], false, &newest_dir);
+    size_t before = commit->num_seqs, newest = before - 1;
+    /* The newest sequence whose images are here (one held only on the nodes' own storage
+     * has its manifest here and nothing else). */
+    while (newest > 0 && !(commit->levels[newest] & CRMPI_FILEM_LEVEL_GLOBAL))
+        newest--;
+    int rc = crmpi_filem_seq_dir_path(jobdir, commit->seqs[newest], false, &newest_dir);
     crmpi_filem_commit_destroy(commit);
     if (rc != CRMPI_OK)
         return CRMPI_OK;

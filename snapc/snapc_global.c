@@ -644,6 +644,8 @@ static int snapc_global_send_expected(crmpi_snapc_global_t *global)
     return CRMPI_OK;
 }
 
+static void snapc_global_done(crmpi_snapc_global_t *global, uint32_t seq);
+
 /* Every rank's files are durable: the manifest, then the commit record. */
 static void snapc_global_commit(crmpi_snapc_global_t *global)
 {
@@ -718,14 +720,23 @@ static void snapc_global_commit(crmpi_snapc_global_t *global)
                        (unsigned long long)global->params.jobid, seq,
                        (unsigned long long)global->params.jobid);
     }
+    if (global->flags & CRMPI_SNAPC_BLOCKING) {
+        /* The ranks go on now; the checkpoint is over once they have (snapc_global_done). */
+        snapc_global_step_all(global, SNAPC_STEP_CONTINUED, CRMPI_CTL_CKPT_CONTINUE, NULL);
+        return;
+    }
+    snapc_global_done(global, seq);
+}
+
+/* A committed checkpoint is over: the tool, the ranks' MPIX_Checkpoint, --term told. */
+static void snapc_global_done(crmpi_snapc_global_t *global, uint32_t seq)
+{
     if (global->tool_fd >= 0)
         snapc_global_tool_reply(global, global->tool_fd, seq, CRMPI_OK, global->jobdir);
     if (global->flags & CRMPI_SNAPC_APP)
         snapc_global_app_done(global, seq, CRMPI_OK, global->jobdir);
     if (global->flags & CRMPI_SNAPC_TERM)
         global->params.terminate_fn(global->params.arg);
-    if (global->flags & CRMPI_SNAPC_BLOCKING)
-        snapc_global_step_all(global, SNAPC_STEP_CONTINUED, CRMPI_CTL_CKPT_CONTINUE, NULL);
 }
 
 bool crmpi_snapc_global_resume(crmpi_snapc_global_t *global)
@@ -811,6 +822,7 @@ static void snapc_global_advance(crmpi_snapc_global_t *global)
     case SNAPC_STEP_CONTINUED:
         if (global->flags & CRMPI_SNAPC_BLOCKING) {
             snapc_global_end(global); /* continued after the commit */
+            snapc_global_done(global, global->seq);
             break;
         }
         if (global->flags & CRMPI_SNAPC_STOP) {

@@ -92,8 +92,10 @@ def test_local_every_time_global_every_third(program, expected, tmp_path):
 
     # The restart reads every rank from the local level.
     crenv.go()
-    result = crenv.restart(handle)
+    result = crenv.restart(handle, "--info")
     assert result.returncode == 0, result.report("ompi-restart")
+    assert "from sequence 4 of %s (held at the local,global levels)" % handle in result.err, \
+        result.report()
     assert crjob.ok_line(result.out) == expected, result.report()
     assert result.err.count("read from the local level") == NP, result.report()
     crjob.assert_clean(result.pid)

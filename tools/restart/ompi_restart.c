@@ -205,12 +205,16 @@ static bool ompi_restart_mca_given(const ompi_restart_options_t *opts, const cha
  */
 static int ompi_restart_software_check(const crmpi_filem_restart_t *restart)
 {
-    char problem[4600];
+    char problem[4600], *seq_dir = restart->seq_dir, *local_dir = NULL;
 
+    /* A sequence held only on the nodes' own storage: what the ranks of this node left. */
+    if (!(restart->manifest->levels & CRMPI_FILEM_LEVEL_GLOBAL) &&
+        crmpi_filem_local_seq_dir(restart->jobdir, restart->seq, &local_dir) == CRMPI_OK)
+        seq_dir = local_dir;
     for (size_t rank = 0; rank < restart->manifest->num_ranks; rank++) {
         crmpi_filem_rank_info_t *info = NULL;
         char *rank_dir = NULL;
-        int rc = crmpi_filem_rank_dir_path(restart->seq_dir, (int)rank, &rank_dir);
+        int rc = crmpi_filem_rank_dir_path(seq_dir, (int)rank, &rank_dir);
 
         if (rc == CRMPI_OK)
             rc = crmpi_filem_rank_info_read(rank_dir, &info); /* older snapshots: no rank.json */
@@ -224,9 +228,11 @@ static int ompi_restart_software_check(const crmpi_filem_restart_t *restart)
                             "image (program and libraries at the same paths) as the "
                             "checkpointed job",
                             rank, problem);
+            free(local_dir);
             return rc;
         }
     }
+    free(local_dir);
     return CRMPI_OK;
 }
 
@@ -286,12 +292,17 @@ int main(int argc, char **argv)
         crmpi_log_error("cannot find mpirun beside ompi-restart");
         return 1;
     }
-    if (opts.info || opts.verbose)
+    if (opts.info || opts.verbose) {
+        char levels[64];
+
+        crmpi_filem_levels_str(restart->manifest->levels, levels, sizeof(levels));
         fprintf(stderr,
-                "ompi-restart: restarting job %llu from sequence %u of %s: %zu ranks of %s%s\n",
-                (unsigned long long)restart->manifest->jobid, restart->seq, restart->jobdir,
-                restart->manifest->num_ranks, program,
+                "ompi-restart: restarting job %llu from sequence %u of %s (held at the %s "
+                "level%s): %zu ranks of %s%s\n",
+                (unsigned long long)restart->manifest->jobid, restart->seq, restart->jobdir, levels,
+                strchr(levels, ',') ? "s" : "", restart->manifest->num_ranks, program,
                 app ? " (application checkpoints: the program starts again)" : "");
+    }
 
     cmd = calloc(32 + 2 * (restart->manifest->mca.count + opts.num_mca + opts.num_env) +
                      opts.num_flags + restart->manifest->argc,
