@@ -245,24 +245,42 @@ int crmpi_snapc_global_tool_fd(const crmpi_snapc_global_t *global)
     return global->tool_fd;
 }
 
-/* A line of progress for the tool; a tool that is gone is not an error here. */
-__attribute__((format(printf, 2, 3))) static void
-snapc_global_progress(crmpi_snapc_global_t *global, const char *fmt, ...)
+/* A line for the tool: progress (CRMPI_OK), or a warning it always shows (any error
+ * status); a tool that is gone is not an error here. */
+static void snapc_global_tool_line(crmpi_snapc_global_t *global, int status, const char *fmt,
+                                   va_list ap)
 {
     char line[512];
     crmpi_buf_t buf;
-    va_list ap;
 
     if (global->tool_fd < 0)
         return;
-    va_start(ap, fmt);
     vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
     crmpi_buf_init(&buf);
     crmpi_buf_put_str(&buf, line);
-    crmpi_ctl_send(global->tool_fd, CRMPI_CTL_TOOL_PROGRESS, global->seq, CRMPI_OK, buf.data,
+    crmpi_ctl_send(global->tool_fd, CRMPI_CTL_TOOL_PROGRESS, global->seq, status, buf.data,
                    buf.len);
     crmpi_buf_free(&buf);
+}
+
+__attribute__((format(printf, 2, 3))) static void
+snapc_global_progress(crmpi_snapc_global_t *global, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    snapc_global_tool_line(global, CRMPI_OK, fmt, ap);
+    va_end(ap);
+}
+
+__attribute__((format(printf, 2, 3))) static void
+snapc_global_tool_warn(crmpi_snapc_global_t *global, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    snapc_global_tool_line(global, CRMPI_ERR_IO, fmt, ap);
+    va_end(ap);
 }
 
 /* The tool's answer: the handle (status OK) or why not; then the tool's part is over. */
@@ -689,8 +707,8 @@ static void snapc_global_commit(crmpi_snapc_global_t *global)
         crmpi_log_warn("checkpoint %u is committed at the %s level only, not at the %s one (%s); "
                        "the previous sequence there stays",
                        seq, held, due, global->level_why);
-        snapc_global_progress(global, "checkpoint %u: not stored at the %s level (%s)", seq, due,
-                              global->level_why);
+        snapc_global_tool_warn(global, "checkpoint %u is not stored at the %s level (%s)", seq, due,
+                               global->level_why);
     }
     crmpi_fault_pause("snapc_commit_pause");
     rc = crmpi_filem_seq_commit(global->jobdir, global->manifest, global->params.keep);

@@ -236,6 +236,11 @@ int main(int argc, char **argv)
         }
         crmpi_buf_init_read(&buf, msg.payload, msg.hdr.len);
         crmpi_buf_get_str(&buf, &text);
+        if (msg.hdr.type == CRMPI_CTL_TOOL_PROGRESS && msg.hdr.status != CRMPI_OK) {
+            crmpi_log_warn("%s", text); /* always shown */
+            crmpi_ctl_msg_free(&msg);
+            continue;
+        }
         if (msg.hdr.type == CRMPI_CTL_TOOL_PROGRESS) {
             if (opts.verbose || crmpi_clock_s() - start >= 1.0) {
                 fprintf(stderr, "ompi-checkpoint: %s\n", text);
