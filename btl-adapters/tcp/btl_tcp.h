@@ -231,6 +231,18 @@ typedef struct btl_tcp_conn {
     size_t cap;                          /* bytes allocated at buf */
     size_t start;                        /* first byte of the first incomplete frame */
     size_t fill;                         /* end of the received bytes */
+    bool placing;                        /* a frame's payload is being read into `place` (btl.h,
+                                          * "Placement"); buf holds nothing meanwhile */
+    bool large_last;                     /* the last frame had a large payload: read the next
+                                          * header alone, so that a payload to be placed is not
+                                          * read into buf first */
+    bool place_reported;                 /* placed() already ran (an abort): the rest is dropped */
+    uint8_t place_tag;                   /* the placed frame's tag: its placer gets `placed` */
+    crmpi_btl_place_t place;             /* where the payload goes; iov[place_iov...] advanced past
+                                          * what arrived */
+    int place_iov;                       /* first entry of place.iov not yet full */
+    size_t place_left;                   /* bytes of the frame still to read: the rest of the iov,
+                                          * then place.discard, then the frame's padding */
     struct btl_tcp_conn *prev;           /* previous in module->conns, or NULL */
     struct btl_tcp_conn *next;           /* next in module->conns, or NULL */
 } btl_tcp_conn_t;
@@ -277,6 +289,7 @@ typedef struct btl_tcp_settings {
     size_t eager_limit;   /* btl_tcp_eager_limit, for the PML */
     size_t sndbuf;        /* btl_tcp_sndbuf, 0: autotuning */
     size_t rcvbuf;        /* btl_tcp_rcvbuf, 0: autotuning */
+    bool recv_place;      /* btl_tcp_recv_place: CRMPI_BTL_FLAG_RECV_PLACE */
 } btl_tcp_settings_t;
 
 /* Does the module have anything to poll? False lets progress return without a syscall. */

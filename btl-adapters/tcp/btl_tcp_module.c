@@ -506,7 +506,8 @@ int btl_tcp_module_create(const crmpi_rte_job_info_t *job, const btl_tcp_setting
         .name = "tcp",
         .exclusivity = BTL_TCP_EXCLUSIVITY,
         .priority = 0,
-        .flags = 0, /* not CKPT_FRIENDLY: btl_tcp.h says why */
+        /* not CKPT_FRIENDLY: btl_tcp.h says why */
+        .flags = settings->recv_place ? CRMPI_BTL_FLAG_RECV_PLACE : 0,
         .max_send_size = settings->max_send_size,
         .eager_limit = settings->eager_limit,
         .add_procs = btl_tcp_module_add_procs,
