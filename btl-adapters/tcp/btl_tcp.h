@@ -247,6 +247,16 @@ typedef struct btl_tcp_conn {
     struct btl_tcp_conn *next;           /* next in module->conns, or NULL */
 } btl_tcp_conn_t;
 
+/* Where the module's bytes went: the copies it made, for btl_base_verbose and the tests. */
+typedef struct btl_tcp_stats {
+    uint64_t sent_direct;     /* frame bytes the kernel took straight from the caller's memory */
+    uint64_t sent_queued;     /* frame bytes copied into a send queue (the socket was full) */
+    uint64_t recv_delivered;  /* frame bytes read into a connection's buffer and delivered */
+    uint64_t recv_placed;     /* payload bytes read straight into a placement (readv) */
+    uint64_t recv_place_copy; /* payload bytes of placed frames that had been read into the
+                               * connection's buffer already, and copied from it */
+} btl_tcp_stats_t;
+
 struct btl_tcp_module {
     crmpi_btl_module_t super;          /* the slots; first, so the BML's pointer is ours */
     uint64_t jobid;                    /* checked in every handshake */
@@ -269,18 +279,19 @@ struct btl_tcp_module {
     size_t num_live;                           /* endpoints added and not deleted */
     size_t num_draining;                       /* entries in draining */
     size_t num_conns;                          /* entries in conns */
-    size_t num_writing; /* endpoints waiting for EPOLLOUT (connecting, queued) */
-    unsigned poll_tick; /* progress calls, for the direct-read path's epoll turn */
-    size_t queue_limit; /* BTL_TCP_QUEUE_LIMIT_FRAGS * max_send_size */
-    size_t sndbuf;      /* SO_SNDBUF of every socket, 0: kernel autotuning */
-    size_t rcvbuf;      /* SO_RCVBUF of every socket, 0: kernel autotuning */
-    char *bounce;       /* page-aligned, max_send_size bytes for packing non-contiguous
-                         * payloads; one per module is enough because a send
-                         * never returns before the bytes are written or queued */
-    size_t recv_cap;    /* receive buffer of a streaming connection: two
-                         * max-size frames, so reads are large */
-    int accept_errno;   /* last accept() failure logged, so it is logged once */
-    bool in_progress;   /* progress is running: a callback must not re-enter it */
+    size_t num_writing;    /* endpoints waiting for EPOLLOUT (connecting, queued) */
+    unsigned poll_tick;    /* progress calls, for the direct-read path's epoll turn */
+    size_t queue_limit;    /* BTL_TCP_QUEUE_LIMIT_FRAGS * max_send_size */
+    size_t sndbuf;         /* SO_SNDBUF of every socket, 0: kernel autotuning */
+    size_t rcvbuf;         /* SO_RCVBUF of every socket, 0: kernel autotuning */
+    char *bounce;          /* page-aligned, max_send_size bytes for packing non-contiguous
+                            * payloads; one per module is enough because a send
+                            * never returns before the bytes are written or queued */
+    size_t recv_cap;       /* receive buffer of a streaming connection: two
+                            * max-size frames, so reads are large */
+    int accept_errno;      /* last accept() failure logged, so it is logged once */
+    bool in_progress;      /* progress is running: a callback must not re-enter it */
+    btl_tcp_stats_t stats; /* logged at finalize (btl_base_verbose 10) */
 };
 
 /* What init read from the parameters (btl_tcp_info.c). */

@@ -60,6 +60,10 @@ static void btl_tcp_conn_place_advance(btl_tcp_conn_t *conn, const char *src, si
         struct iovec *iov = &place->iov[conn->place_iov];
         size_t take = len < iov->iov_len ? len : iov->iov_len;
 
+        if (src)
+            conn->module->stats.recv_place_copy += take;
+        else
+            conn->module->stats.recv_placed += take;
         if (src) {
             memcpy(iov->iov_base, src, take);
             src += take;
@@ -353,6 +357,8 @@ static int btl_tcp_conn_parse(btl_tcp_conn_t *conn, bool deliver)
         conn->large_last = fh->length >= CRMPI_BTL_PLACE_MIN;
         if (deliver) {
             crmpi_btl_recv_fn_t fn = crmpi_btl_recv_table[fh->tag];
+
+            module->stats.recv_delivered += size;
 
             if (fn)
                 fn(&module->super, conn->peer_rank, (const char *)(fh + 1) + fh->gap, fh->length);
