@@ -6,22 +6,23 @@
 # of rounds (run.sh --rounds) keeps.
 #
 #   bench/netpipe/paired.sh --before PREFIX --after PREFIX [--rounds N] [--out DIR]
-#                           [--after-arg ARG]...
+#                           [--before-arg ARG]... [--after-arg ARG]...
 #
 # --before and --after are crmpi install prefixes (the same one twice with --after-arg
-# compares parameters: --after-arg --mca --after-arg btl_tcp_recv_place --after-arg 0).
+# compares parameters: --before-arg --mca --before-arg btl_tcp_recv_place --before-arg 0).
 # Prints one table: size, then each side's median in GB/s (10^9 B/s), then after / Open MPI
 # and before / Open MPI (medians of the per-round ratios, which pair the runs in time).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-before="" after="" rounds=5 out="" after_args=()
+before="" after="" rounds=5 out="" before_args=() after_args=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --before) before=${2:?}; shift 2 ;;
         --after) after=${2:?}; shift 2 ;;
         --rounds) rounds=${2:?}; shift 2 ;;
         --out) out=${2:?}; shift 2 ;;
+        --before-arg) before_args+=(--crmpi-arg "${2:?}"); shift 2 ;;
         --after-arg) after_args+=(--crmpi-arg "${2:?}"); shift 2 ;;
         *) echo "paired.sh: unknown argument $1" >&2; exit 2 ;;
     esac
@@ -31,7 +32,8 @@ done
 mkdir -p "$out"
 common=(--transports tcp --lower 32768 --upper 16777216)
 for r in $(seq 1 "$rounds"); do
-    "$here/run.sh" "${common[@]}" --only crmpi --prefix "$before" --out "$out/before.$r" \
+    "$here/run.sh" "${common[@]}" --only crmpi --prefix "$before" \
+        ${before_args[@]+"${before_args[@]}"} --out "$out/before.$r" \
         >"$out/before.$r.log" 2>&1 || echo "round $r: before failed (see $out/before.$r.log)"
     "$here/run.sh" "${common[@]}" --prefix "$after" ${after_args[@]+"${after_args[@]}"} \
         --out "$out/after.$r" >"$out/after.$r.log" 2>&1 ||

@@ -45,6 +45,22 @@
  * the sender's then avoids the slow case too). Measured on a 64 KiB ping-pong: 19 us
  * one-way instead of 43 to 64 us.
  *
+ * Placement (btl.h, "Placement"; CRMPI_BTL_FLAG_RECV_PLACE, btl_tcp_recv_place): the
+ * sender already writes a contiguous payload from the user's buffer (one sendmsg over the
+ * frame header, the hdr and the payload: the kernel copy is the only one), so the copy
+ * that placement removes is the receiver's: without it a large payload is read into the
+ * connection's buffer and then unpacked into the receive buffer. With it, once a frame of
+ * a tag with a placer has its header in the buffer, the placer (the PML, which checks the
+ * header against its own request) gives an iov into the receive buffer, and the rest of
+ * the payload is read with readv() straight there (btl_tcp_conn.c). To keep the part that
+ * is read into the buffer first small, a connection whose last frame was large reads the
+ * next header alone (BTL_TCP_CONN_HEAD_READ bytes): in a rendezvous every FRAG after the
+ * first copies at most that much. The placed frame's padding and any discarded bytes (a
+ * truncated receive) are read into the buffer and dropped. A placement in progress ends
+ * only when its last byte is in place, or with an error when the connection dies or the
+ * module is finalized (placed() is called once either way); the PML counts the receive as
+ * incomplete until then, so a checkpoint's drain waits for it like for any rendezvous.
+ *
  * Progress: when no peer uses the module (the BML gave every peer to sm or self and
  * del_procs'd them here, or none was reachable), progress returns before any syscall, so
  * tcp costs the other BTLs nothing. Otherwise one epoll_wait (level-triggered, timeout 0)

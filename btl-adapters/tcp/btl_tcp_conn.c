@@ -9,6 +9,8 @@
  * frame starts at offset 0 again: large fragments cost one copy out of the kernel, at the
  * page offsets they were sent from (btl_tcp.h, "Copy alignment"). A partial frame is moved
  * to the front only when it does not fit, or while little of a large one has arrived.
+ * A frame whose tag has a placer is not read into the buffer at all beyond its header: its
+ * payload goes straight into the destination the placer names (btl_tcp.h, "Placement").
  */
 #include "config.h"
 
