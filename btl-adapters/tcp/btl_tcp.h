@@ -53,13 +53,15 @@
  * a tag with a placer has its header in the buffer, the placer (the PML, which checks the
  * header against its own request) gives an iov into the receive buffer, and the rest of
  * the payload is read with readv() straight there (btl_tcp_conn.c). To keep the part that
- * is read into the buffer first small, a connection whose last frame was large reads the
- * next header alone (BTL_TCP_CONN_HEAD_READ bytes): in a rendezvous every FRAG after the
- * first copies at most that much. The placed frame's padding and any discarded bytes (a
- * truncated receive) are read into the buffer and dropped. A placement in progress ends
- * only when its last byte is in place, or with an error when the connection dies or the
- * module is finalized (placed() is called once either way); the PML counts the receive as
- * incomplete until then, so a checkpoint's drain waits for it like for any rendezvous.
+ * is read into the buffer first small, a connection whose last frame was placed, or longer
+ * than an eager message (so part of a rendezvous), reads the next header alone
+ * (BTL_TCP_CONN_HEAD_READ bytes): each FRAG of a rendezvous copies at most that much, and
+ * a stream of eager messages keeps its single read per frame. The placed frame's padding
+ * and any discarded bytes (a truncated receive) are read into the buffer and dropped. A
+ * placement in progress ends only when its last byte is in place, or with an error when
+ * the connection dies or the module is finalized (placed() is called once either way);
+ * the PML counts the receive as incomplete until then, so a checkpoint's drain waits for
+ * it like for any rendezvous.
  *
  * Progress: when no peer uses the module (the BML gave every peer to sm or self and
  * del_procs'd them here, or none was reachable), progress returns before any syscall, so
@@ -249,7 +251,8 @@ typedef struct btl_tcp_conn {
     size_t fill;                         /* end of the received bytes */
     bool placing;                        /* a frame's payload is being read into `place` (btl.h,
                                           * "Placement"); buf holds nothing meanwhile */
-    bool large_last;                     /* the last frame had a large payload: read the next
+    bool large_last;                     /* the last frame was placed or longer than an
+                                          * eager message (a rendezvous's): read the next
                                           * header alone, so that a payload to be placed is not
                                           * read into buf first */
     bool place_reported;                 /* placed() already ran (an abort): the rest is dropped */

@@ -356,7 +356,9 @@ static int btl_tcp_conn_parse(btl_tcp_conn_t *conn, bool deliver)
             }
             break;
         }
-        conn->large_last = fh->length >= CRMPI_BTL_PLACE_MIN;
+        /* Longer than any eager message: part of a rendezvous, whose next frames are the
+         * FRAGs a placer takes. An eager stream keeps its one read per frame. */
+        conn->large_last = fh->length > module->super.eager_limit + BTL_TCP_CONN_HEAD_READ;
         if (deliver) {
             crmpi_btl_recv_fn_t fn = crmpi_btl_recv_table[fh->tag];
 

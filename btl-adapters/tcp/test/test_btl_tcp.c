@@ -1363,6 +1363,10 @@ static size_t place_frag_len(uint32_t seq, size_t max_payload, uint32_t *kind_ou
     static const size_t lens[] = {CRMPI_BTL_PLACE_MIN, 100000, 0, CRMPI_BTL_PLACE_MIN + 1, 77777};
 
     *kind_out = seq == 0 ? PLACE_KIND_DECLINE : 1 + seq % 3;
+    /* The primer is longer than an eager message: the module then reads the next header
+     * alone, and each placed fragment keeps it doing so. */
+    if (seq == 0)
+        return max_payload;
     return lens[seq % 5] ? lens[seq % 5] : max_payload;
 }
 
