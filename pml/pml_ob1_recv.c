@@ -12,6 +12,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "crmpi_status.h"
 #include "log.h"
@@ -381,6 +382,51 @@ void pml_ob1_recv_cb_frag(crmpi_btl_module_t *module, uint32_t peer_rank, const 
  * the fragment's length: no other FRAG may name the request until placed() runs (on one
  * connection none can come; the check keeps a corrupt peer from racing the BTL).
  */
+/*
+ * The pieces of the receive buffer that stream bytes [position, position + nbytes) of a
+ * non-contiguous type go to, from the convertor's cursor (convertor.h: element, run and
+ * bytes of that run done) over the type's runs; adjacent pieces are merged.
+ * @return the pieces, or -1 when more than `max` are needed (the fragment is unpacked)
+ */
+static int pml_ob1_recv_place_runs(const crmpi_convertor_t *conv, size_t nbytes, struct iovec *iov,
+                                   int max)
+{
+    const struct crmpi_datatype_s *type = conv->type;
+    size_t elem = conv->elem;
+    size_t run = conv->run;
+    size_t run_offset = conv->run_offset;
+    int num = 0;
+
+    while (nbytes > 0) {
+        const crmpi_dt_run_t *r;
+        size_t take;
+        char *mem;
+
+        if (run < type->num_runs && run_offset == type->runs[run].len) {
+            run++;
+            run_offset = 0;
+        }
+        if (run == type->num_runs) {
+            elem++;
+            run = 0;
+            run_offset = 0;
+        }
+        r = &type->runs[run];
+        take = r->len - run_offset < nbytes ? r->len - run_offset : nbytes;
+        mem = conv->buf + (ptrdiff_t)elem * type->extent + r->disp + (ptrdiff_t)run_offset;
+        if (num > 0 && (char *)iov[num - 1].iov_base + iov[num - 1].iov_len == mem) {
+            iov[num - 1].iov_len += take;
+        } else {
+            if (num == max)
+                return -1;
+            iov[num++] = (struct iovec){.iov_base = mem, .iov_len = take};
+        }
+        nbytes -= take;
+        run_offset += take;
+    }
+    return num;
+}
+
 bool pml_ob1_recv_place_frag(crmpi_btl_module_t *module, uint32_t peer_rank, const void *hdr,
                              size_t payload_len, crmpi_btl_place_t *place_out)
 {
@@ -395,19 +441,26 @@ bool pml_ob1_recv_place_frag(crmpi_btl_module_t *module, uint32_t peer_rank, con
     if (!req || req->bytes_placing || frag.offset != req->bytes_done || payload_len == 0 ||
         payload_len > req->bytes_total - req->bytes_done)
         return false; /* the recv callback reports it and drops it */
-    /* A non-contiguous type's runs would need more pieces than a placement holds for
-     * most types: those are unpacked from the BTL's buffer. */
-    contiguous = crmpi_convertor_contiguous_ptr(&req->conv);
-    if (!contiguous)
-        return false;
     /* A truncated receive stores up to its buffer's end and drops the rest (MPI-3.1
      * section 3.2.4); the convertor's position is what it stored so far. */
     room = req->conv.total - req->conv.position;
     store = payload_len < room ? payload_len : room;
     place_out->iovcnt = 0;
-    if (store)
+    contiguous = crmpi_convertor_contiguous_ptr(&req->conv);
+    if (contiguous && store) {
         place_out->iov[place_out->iovcnt++] =
             (struct iovec){.iov_base = contiguous + req->conv.position, .iov_len = store};
+    } else if (store) {
+        /* A non-contiguous type is placed when its runs in this fragment are few and
+         * long (a vector of large blocks); small runs are unpacked from the BTL's
+         * buffer, which costs less than a scatter into many small pieces. */
+        int num =
+            pml_ob1_recv_place_runs(&req->conv, store, place_out->iov, CRMPI_BTL_PLACE_IOV_MAX);
+
+        if (num < 0 || store / (size_t)num < PML_OB1_PLACE_MIN_PIECE)
+            return false;
+        place_out->iovcnt = num;
+    }
     place_out->discard = payload_len - store;
     place_out->cookie = req;
     req->bytes_placing = payload_len;

@@ -2,7 +2,8 @@
  * test_pml_place.c: the ob1 PML's FRAG placer (btl.h, "Placement"), driven in a singleton
  * (one rank, the self BTL) by playing a BTL that places: a contiguous receive gets its
  * payload straight into its buffer, every header field is checked against the request
- * first, a truncated receive discards the excess, a non-contiguous one is declined, and a
+ * first, a truncated receive discards the excess, a vector of long blocks is scattered into
+ * its blocks, a type of short runs is declined, and a
  * checkpoint's drain is not quiet while a placement runs.
  *
  * Its own program: the rendezvous are announced with sequence numbers no real send of this
@@ -204,8 +205,57 @@ static void test_place_truncated(void **state)
     free(buf);
 }
 
-/* A non-contiguous receive is declined: its FRAGs come whole through the receive callback
- * and are unpacked, as without placement. */
+/* A non-contiguous receive whose runs are long (a vector of 64 KiB blocks) is placed too:
+ * each FRAG's payload scatters into the pieces of the blocks it covers, and the gaps
+ * between the blocks are never written. */
+static void test_place_vector(void **state)
+{
+    enum { BLOCKS = 8, BLOCK_INTS = 16384, FRAG = 100000 };
+    const size_t total = (size_t)BLOCKS * BLOCK_INTS * sizeof(int);
+    int *buf = calloc(2 * BLOCKS * BLOCK_INTS, sizeof(int));
+    crmpi_btl_place_t place;
+    crmpi_request_t *req;
+    MPI_Datatype vec;
+    int scattered = 0;
+
+    (void)state;
+    crmpi_unlock(); /* MPI calls take the library lock themselves */
+    assert_int_equal(MPI_Type_vector(BLOCKS, BLOCK_INTS, 2 * BLOCK_INTS, MPI_INT, &vec),
+                     MPI_SUCCESS);
+    assert_int_equal(MPI_Type_commit(&vec), MPI_SUCCESS);
+    crmpi_lock();
+    req = place_announce(buf, 1, vec, 63, total);
+    for (size_t pos = 0; pos < total; pos += FRAG) {
+        size_t len = total - pos < FRAG ? total - pos : FRAG;
+        size_t covered = 0;
+
+        assert_true(place_ask(req, 0, pos, len, &place));
+        assert_int_equal(place.discard, 0);
+        for (int i = 0; i < place.iovcnt; i++)
+            covered += place.iov[i].iov_len;
+        assert_int_equal(covered, len);
+        scattered += place.iovcnt > 1;
+        place_write(&place, pos, CRMPI_OK);
+    }
+    assert_true(scattered > 0);
+    assert_true(req->complete);
+    wait_finish(req);
+    for (size_t b = 0; b < BLOCKS; b++) {
+        const uint8_t *block = (const uint8_t *)&buf[2 * b * BLOCK_INTS];
+
+        for (size_t i = 0; i < BLOCK_INTS * sizeof(int); i++)
+            assert_int_equal(block[i], (uint8_t)((b * BLOCK_INTS * sizeof(int) + i) * 7));
+        for (size_t i = 0; i < BLOCK_INTS; i++)
+            assert_int_equal(buf[(2 * b + 1) * BLOCK_INTS + i], 0);
+    }
+    crmpi_unlock();
+    MPI_Type_free(&vec);
+    crmpi_lock();
+    free(buf);
+}
+
+/* A non-contiguous receive with short runs is declined: its FRAGs come whole through the receive
+ * callback and are unpacked, as without placement. */
 static void test_place_noncontiguous_declined(void **state)
 {
     enum { COUNT = 40000, FRAG = 70000 };
@@ -253,6 +303,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_place_contiguous),
         cmocka_unit_test(test_place_truncated),
+        cmocka_unit_test(test_place_vector),
         cmocka_unit_test(test_place_noncontiguous_declined),
     };
 
