@@ -36,6 +36,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "convertor.h"
 #include "rte.h"
@@ -57,6 +58,10 @@ enum {
      * each adapter says why. Without it, quiesce must release every fd, thread and
      * mapping the module holds. */
     CRMPI_BTL_FLAG_CKPT_FRIENDLY = 1u << 0,
+    /* The module places large payloads (see "Placement" below): for a tag with a place
+     * callback, it asks where a payload goes before receiving it, and writes it there
+     * instead of into a buffer of its own. */
+    CRMPI_BTL_FLAG_RECV_PLACE = 1u << 1,
 };
 
 /**
@@ -81,6 +86,94 @@ int crmpi_btl_register_recv(uint8_t tag, crmpi_btl_recv_fn_t fn);
 
 /** The callback of `tag`, or NULL. Modules call this on every arrival (an array lookup). */
 extern crmpi_btl_recv_fn_t crmpi_btl_recv_table[CRMPI_BTL_TAG_MAX];
+
+/*
+ * Placement: the receiver names a payload's destination (the rendezvous data phase).
+ *
+ *   sender                        receiving module                      PML (place/done)
+ *   FRAG{req, off} + payload -->  frame starts: header in hand  ------> place(hdr): checks
+ *                                                                       req and off against
+ *                                 <------ iov over the user's buffer -- its own request
+ *                                 payload read straight into iov
+ *                                 (readv; nothing in between)   ------> done(cookie, OK)
+ *
+ * The upper layer registers, per tag, the length of its header and a place callback; a
+ * module with CRMPI_BTL_FLAG_RECV_PLACE calls it for every fragment of that tag whose
+ * payload is at least CRMPI_BTL_PLACE_MIN bytes, as soon as it has the header (the payload
+ * may not have arrived). The callback answers with where the payload's bytes go, in
+ * stream order: the iov entries, then `discard` bytes to read and drop (a truncated
+ * receive). The module then writes the payload there and calls done instead of the recv
+ * callback. A callback that declines (the fragment names nothing it expects, or the
+ * destination needs more than CRMPI_BTL_PLACE_IOV_MAX pieces) leaves the fragment to the
+ * recv callback as before, so placement never changes what arrives, only where.
+ *
+ * Rules that keep it safe: the iov comes from the receiver's own request, never from the
+ * wire (the header is only a key that the PML validates); done runs exactly once for each
+ * accepted placement, from inside progress, with CRMPI_OK when every byte is in place, or
+ * with an error when the connection died or the module was finalized first (the payload
+ * is then incomplete: the upper layer forgets the placement as if the fragment had never
+ * come). Until done, the destination must stay valid: the PML keeps the request active.
+ *
+ * How transports fill it: tcp reads the header, then readv()s the payload into the iov
+ * (btl_tcp_conn.c). A ucx module would call ucp_am_recv_data_nbx() with the iov from
+ * its active-message callback (UCX's rendezvous into the user buffer), done from the
+ * completion; an ofi module would issue fi_readv() of the sender's registered payload into
+ * the iov (or claim a peeked tagged message into it), done from the completion queue.
+ * Modules without the flag never call place: everything reaches the recv callback.
+ */
+enum {
+    CRMPI_BTL_PLACE_IOV_MAX = 16,    /* destinations one placement may name */
+    CRMPI_BTL_PLACE_MIN = 16 * 1024, /* smaller payloads are copied: the copy is cheaper
+                                      * than the extra round of calls */
+};
+
+/* Where a payload goes; filled by a place callback. */
+typedef struct crmpi_btl_place {
+    struct iovec iov[CRMPI_BTL_PLACE_IOV_MAX]; /* destinations, in stream order */
+    int iovcnt;                                /* entries used in iov (0 when all is dropped) */
+    size_t discard;                            /* payload bytes after the iov: read, dropped */
+    void *cookie;                              /* handed back to done */
+} crmpi_btl_place_t;
+
+/**
+ * Place callback for one tag.
+ * @param hdr          the fragment's first hdr_len bytes (the registered length): the
+ *                     upper layer's header, valid only during the call
+ * @param payload_len  bytes that follow the header
+ * @param place_out    filled on true: iov lengths plus discard add up to payload_len
+ * @return true: the module places the payload and calls done once; false: declined, the
+ *         fragment goes to the recv callback whole (place_out unused)
+ */
+typedef bool (*crmpi_btl_place_fn_t)(crmpi_btl_module_t *module, uint32_t peer_rank,
+                                     const void *hdr, size_t payload_len,
+                                     crmpi_btl_place_t *place_out);
+
+/**
+ * A placement has ended.
+ * @param cookie  place_out->cookie
+ * @param status  CRMPI_OK: every payload byte is in place; an error: the payload did not
+ *                all arrive (connection lost, module finalized), and will not
+ */
+typedef void (*crmpi_btl_placed_fn_t)(crmpi_btl_module_t *module, uint32_t peer_rank, void *cookie,
+                                      int status);
+
+typedef struct crmpi_btl_placer {
+    size_t hdr_len;               /* bytes of header before the payload; 0: no placer */
+    crmpi_btl_place_fn_t place;   /* where the payload goes */
+    crmpi_btl_placed_fn_t placed; /* it is there (or will not be) */
+} crmpi_btl_placer_t;
+
+/**
+ * Register the placer of `tag` (optional; a tag without one is always delivered whole).
+ * Done by the PML before any module is initialised, after crmpi_btl_register_recv.
+ * @return CRMPI_OK, CRMPI_ERR_BAD_PARAM (tag out of range, hdr_len 0, a NULL function),
+ *         CRMPI_ERR_EXISTS (taken by another).
+ */
+int crmpi_btl_register_place(uint8_t tag, size_t hdr_len, crmpi_btl_place_fn_t place,
+                             crmpi_btl_placed_fn_t placed);
+
+/** The placers by tag (hdr_len 0: none). Modules read this on every large arrival. */
+extern crmpi_btl_placer_t crmpi_btl_place_table[CRMPI_BTL_TAG_MAX];
 
 /* Each module's slots. Optional slots may be NULL where the comment says so. */
 struct crmpi_btl_module {

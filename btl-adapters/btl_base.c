@@ -20,6 +20,22 @@ int crmpi_btl_register_recv(uint8_t tag, crmpi_btl_recv_fn_t fn)
     return CRMPI_OK;
 }
 
+crmpi_btl_placer_t crmpi_btl_place_table[CRMPI_BTL_TAG_MAX];
+
+int crmpi_btl_register_place(uint8_t tag, size_t hdr_len, crmpi_btl_place_fn_t place,
+                             crmpi_btl_placed_fn_t placed)
+{
+    crmpi_btl_placer_t *slot;
+
+    if (tag >= CRMPI_BTL_TAG_MAX || hdr_len == 0 || !place || !placed)
+        return CRMPI_ERR_BAD_PARAM;
+    slot = &crmpi_btl_place_table[tag];
+    if (slot->hdr_len && (slot->place != place || slot->placed != placed))
+        return CRMPI_ERR_EXISTS;
+    *slot = (crmpi_btl_placer_t){.hdr_len = hdr_len, .place = place, .placed = placed};
+    return CRMPI_OK;
+}
+
 extern const crmpi_framework_info_t crmpi_btl_framework_info;
 extern const crmpi_component_t crmpi_btl_self_component;
 extern const crmpi_component_t crmpi_btl_sm_component;

@@ -104,6 +104,8 @@ struct crmpi_request_s {
     uint64_t wire_id;           /* rendezvous: our id for the peer's fragments, 0: none */
     size_t bytes_total;         /* sends: message length; receives: announced length */
     size_t bytes_done;          /* bytes sent / received so far */
+    size_t bytes_placing;       /* receives: bytes of a FRAG a BTL is writing into the
+                                   buffer now (btl.h, "Placement"), 0: none */
     crmpi_request_t *next;      /* in the PML queue the request is on */
     crmpi_request_t *prev;      /* ditto */
     int queue;                  /* which PML queue (pml-private code), 0: none */

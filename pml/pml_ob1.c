@@ -66,6 +66,8 @@ int crmpi_pml_init(char **unreach_msg_out)
     crmpi_btl_register_recv(PML_OB1_TAG_RNDV, pml_ob1_recv_cb_rndv);
     crmpi_btl_register_recv(PML_OB1_TAG_ACK, pml_ob1_recv_cb_ack);
     crmpi_btl_register_recv(PML_OB1_TAG_FRAG, pml_ob1_recv_cb_frag);
+    crmpi_btl_register_place(PML_OB1_TAG_FRAG, sizeof(pml_ob1_frag_hdr_t), pml_ob1_recv_place_frag,
+                             pml_ob1_recv_placed_frag);
 
     rc = crmpi_bml_init(unreach_msg_out);
     if (rc != CRMPI_OK)

@@ -244,6 +244,13 @@ void pml_ob1_recv_cb_ack(crmpi_btl_module_t *module, uint32_t peer_rank, const v
                          size_t len);
 void pml_ob1_recv_cb_frag(crmpi_btl_module_t *module, uint32_t peer_rank, const void *data,
                           size_t len);
+/* Placement of a non-contiguous receive: smallest average piece worth a scatter. */
+#define PML_OB1_PLACE_MIN_PIECE 4096u
+/** The FRAG placer (btl.h, "Placement"): where a FRAG's payload goes in its receive. */
+bool pml_ob1_recv_place_frag(crmpi_btl_module_t *module, uint32_t peer_rank, const void *hdr,
+                             size_t payload_len, crmpi_btl_place_t *place_out);
+void pml_ob1_recv_placed_frag(crmpi_btl_module_t *module, uint32_t peer_rank, void *cookie,
+                              int status);
 /** Move orphans of a new communicator into its unexpected queues. */
 void pml_ob1_recv_adopt_orphans(pml_ob1_comm_t *pcomm);
 void pml_ob1_msg_queue_append(pml_ob1_msg_queue_t *q, pml_ob1_msg_t *msg);

@@ -12,6 +12,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "crmpi_status.h"
 #include "log.h"
@@ -327,6 +328,34 @@ void pml_ob1_recv_cb_rndv(crmpi_btl_module_t *module, uint32_t peer_rank, const 
                          (const char *)data + sizeof(rndv), len - sizeof(rndv));
 }
 
+/* The receive a FRAG from `peer_rank` with `nbytes` of data may write to, or NULL (logged). */
+static crmpi_request_t *pml_ob1_recv_frag_target(const pml_ob1_frag_hdr_t *frag, uint32_t peer_rank,
+                                                 size_t nbytes)
+{
+    /* Only a receive of ours that acknowledged this rank's rendezvous is written to, and
+     * only where its data goes next. */
+    crmpi_request_t *req = pml_ob1_request_wire_find(frag->recv_req, peer_rank, CRMPI_REQUEST_RECV);
+
+    if (!req || req->bytes_placing || frag->offset != req->bytes_done ||
+        nbytes > req->bytes_total - req->bytes_done) {
+        crmpi_log_error("pml: FRAG from rank %u (%zu bytes at offset %llu) fits no receive "
+                        "waiting for its data; ignored",
+                        peer_rank, nbytes, (unsigned long long)frag->offset);
+        return NULL;
+    }
+    return req;
+}
+
+/* `nbytes` more of a rendezvous receive's data are in its buffer. */
+static void pml_ob1_recv_frag_arrived(crmpi_request_t *req, size_t nbytes)
+{
+    req->bytes_done += nbytes;
+    if (req->bytes_done == req->bytes_total) {
+        pml_ob1.rndv_recvs--;
+        pml_ob1_request_complete(req);
+    }
+}
+
 void pml_ob1_recv_cb_frag(crmpi_btl_module_t *module, uint32_t peer_rank, const void *data,
                           size_t len)
 {
@@ -339,21 +368,120 @@ void pml_ob1_recv_cb_frag(crmpi_btl_module_t *module, uint32_t peer_rank, const 
         return;
     }
     memcpy(&frag, data, sizeof(frag));
-    /* Only a receive of ours that acknowledged this rank's rendezvous is written to, and
-     * only where its data goes next. */
+    req = pml_ob1_recv_frag_target(&frag, peer_rank, nbytes);
+    if (!req)
+        return;
+    crmpi_convertor_unpack(&req->conv, (const char *)data + sizeof(frag), nbytes);
+    pml_ob1_recv_frag_arrived(req, nbytes);
+}
+
+/*
+ * Placement (btl.h): the payload of a large FRAG goes straight into the receive's buffer.
+ * The header is validated exactly as for a delivered FRAG; the destination comes from the
+ * request's own convertor, never from the wire. While the BTL writes, bytes_placing holds
+ * the fragment's length: no other FRAG may name the request until placed() runs (on one
+ * connection none can come; the check keeps a corrupt peer from racing the BTL).
+ */
+/*
+ * The pieces of the receive buffer that stream bytes [position, position + nbytes) of a
+ * non-contiguous type go to, from the convertor's cursor (convertor.h: element, run and
+ * bytes of that run done) over the type's runs; adjacent pieces are merged.
+ * @return the pieces, or -1 when more than `max` are needed (the fragment is unpacked)
+ */
+static int pml_ob1_recv_place_runs(const crmpi_convertor_t *conv, size_t nbytes, struct iovec *iov,
+                                   int max)
+{
+    const struct crmpi_datatype_s *type = conv->type;
+    size_t elem = conv->elem;
+    size_t run = conv->run;
+    size_t run_offset = conv->run_offset;
+    int num = 0;
+
+    while (nbytes > 0) {
+        const crmpi_dt_run_t *r;
+        size_t take;
+        char *mem;
+
+        if (run < type->num_runs && run_offset == type->runs[run].len) {
+            run++;
+            run_offset = 0;
+        }
+        if (run == type->num_runs) {
+            elem++;
+            run = 0;
+            run_offset = 0;
+        }
+        r = &type->runs[run];
+        take = r->len - run_offset < nbytes ? r->len - run_offset : nbytes;
+        mem = conv->buf + (ptrdiff_t)elem * type->extent + r->disp + (ptrdiff_t)run_offset;
+        if (num > 0 && (char *)iov[num - 1].iov_base + iov[num - 1].iov_len == mem) {
+            iov[num - 1].iov_len += take;
+        } else {
+            if (num == max)
+                return -1;
+            iov[num++] = (struct iovec){.iov_base = mem, .iov_len = take};
+        }
+        nbytes -= take;
+        run_offset += take;
+    }
+    return num;
+}
+
+bool pml_ob1_recv_place_frag(crmpi_btl_module_t *module, uint32_t peer_rank, const void *hdr,
+                             size_t payload_len, crmpi_btl_place_t *place_out)
+{
+    pml_ob1_frag_hdr_t frag;
+    crmpi_request_t *req;
+    char *contiguous;
+    size_t room;
+    size_t store;
+
+    memcpy(&frag, hdr, sizeof(frag));
     req = pml_ob1_request_wire_find(frag.recv_req, peer_rank, CRMPI_REQUEST_RECV);
-    if (!req || frag.offset != req->bytes_done || nbytes > req->bytes_total - req->bytes_done) {
-        crmpi_log_error("pml: FRAG from rank %u (%zu bytes at offset %llu) fits no receive "
-                        "waiting for its data; ignored",
-                        peer_rank, nbytes, (unsigned long long)frag.offset);
+    if (!req || req->bytes_placing || frag.offset != req->bytes_done || payload_len == 0 ||
+        payload_len > req->bytes_total - req->bytes_done)
+        return false; /* the recv callback reports it and drops it */
+    /* A truncated receive stores up to its buffer's end and drops the rest (MPI-3.1
+     * section 3.2.4); the convertor's position is what it stored so far. */
+    room = req->conv.total - req->conv.position;
+    store = payload_len < room ? payload_len : room;
+    place_out->iovcnt = 0;
+    contiguous = crmpi_convertor_contiguous_ptr(&req->conv);
+    if (contiguous && store) {
+        place_out->iov[place_out->iovcnt++] =
+            (struct iovec){.iov_base = contiguous + req->conv.position, .iov_len = store};
+    } else if (store) {
+        /* A non-contiguous type is placed when its runs in this fragment are few and
+         * long (a vector of large blocks); small runs are unpacked from the BTL's
+         * buffer, which costs less than a scatter into many small pieces. */
+        int num =
+            pml_ob1_recv_place_runs(&req->conv, store, place_out->iov, CRMPI_BTL_PLACE_IOV_MAX);
+
+        if (num < 0 || store / (size_t)num < PML_OB1_PLACE_MIN_PIECE)
+            return false;
+        place_out->iovcnt = num;
+    }
+    place_out->discard = payload_len - store;
+    place_out->cookie = req;
+    req->bytes_placing = payload_len;
+    return true;
+}
+
+void pml_ob1_recv_placed_frag(crmpi_btl_module_t *module, uint32_t peer_rank, void *cookie,
+                              int status)
+{
+    /* The request place_frag gave: active until its last byte arrives, so still here. */
+    crmpi_request_t *req = cookie;
+    size_t nbytes = req->bytes_placing;
+    size_t room = req->conv.total - req->conv.position;
+
+    req->bytes_placing = 0;
+    if (status != CRMPI_OK) {
+        /* The BTL has logged why; the fragment counts as never arrived. */
         return;
     }
-    crmpi_convertor_unpack(&req->conv, (const char *)data + sizeof(frag), nbytes);
-    req->bytes_done += nbytes;
-    if (req->bytes_done == req->bytes_total) {
-        pml_ob1.rndv_recvs--;
-        pml_ob1_request_complete(req);
-    }
+    crmpi_convertor_set_position(&req->conv, req->conv.position + (nbytes < room ? nbytes : room));
+    pml_ob1_recv_frag_arrived(req, nbytes);
 }
 
 int pml_ob1_recv_start(crmpi_request_t *req)

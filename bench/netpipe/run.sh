@@ -7,6 +7,8 @@
 #   --out DIR           where raw outputs and the summary go
 #                       (default: bench/netpipe/results-<date>-<time>/)
 #   --upper BYTES       largest message size, NetPIPE's -u (default 8388608 = 8 MiB)
+#   --lower BYTES       smallest message size, NetPIPE's -l (default 1; above 1 the
+#                       latency row is n/a, and a run takes seconds instead of a minute)
 #   --timeout SECONDS   limit for each run (default 300)
 #   --rounds N          do the runs N times (default 1) and keep, for every size, the
 #                       best of the N rounds; about 90 s a pair and round
@@ -53,6 +55,7 @@ cache="$here/.cache"
 prefix="$top/install"
 out=""
 upper=8388608
+lower=1
 run_timeout=300
 rounds=1
 only=""
@@ -70,6 +73,7 @@ while [ $# -gt 0 ]; do
         --prefix) prefix=${2:?--prefix needs a directory}; shift 2 ;;
         --out) out=${2:?--out needs a directory}; shift 2 ;;
         --upper) upper=${2:?--upper needs a size in bytes}; shift 2 ;;
+        --lower) lower=${2:?--lower needs a size in bytes}; shift 2 ;;
         --timeout) run_timeout=${2:?--timeout needs seconds}; shift 2 ;;
         --rounds) rounds=${2:?--rounds needs a count}; shift 2 ;;
         --only) only=${2:?--only needs crmpi or openmpi}; shift 2 ;;
@@ -85,6 +89,8 @@ case "$only" in "" | crmpi | openmpi) ;; *) die "--only takes crmpi or openmpi, 
 case "$ompi_binary" in debian | source) ;; *) die "--openmpi-binary takes debian or source" ;; esac
 [[ "$upper" =~ ^[0-9]+$ ]] && [ "$upper" -ge 4194304 ] ||
     die "--upper must be a byte count of at least 4194304 (the table reports 4 MiB)"
+[[ "$lower" =~ ^[0-9]+$ ]] && [ "$lower" -ge 1 ] && [ "$lower" -le 65536 ] ||
+    die "--lower must be a byte count from 1 to 65536 (the table reports 64 KiB)"
 [[ "$run_timeout" =~ ^[0-9]+$ ]] && [ "$run_timeout" -gt 0 ] || die "--timeout must be seconds"
 [[ "$rounds" =~ ^[0-9]+$ ]] && [ "$rounds" -gt 0 ] || die "--rounds must be a count"
 for t in ${transports//,/ }; do
@@ -237,7 +243,7 @@ run_netpipe() {
     case "$label" in
         crmpi-*) cmd+=(${crmpi_args[@]+"${crmpi_args[@]}"}) ;;
     esac
-    cmd+=(--timeout "$run_timeout" "$binary" -u "$upper" -o "$out/$stem.np.out")
+    cmd+=(--timeout "$run_timeout" "$binary" -l "$lower" -u "$upper" -o "$out/$stem.np.out")
     rm -f "$out/$stem.np.out"
     printf '%s%s\n' "${*:+$* }" "${cmd[*]}" >>"$out/commands.txt"
     # Both ranks spin on their cores: anything else running makes the numbers noisy.
@@ -336,8 +342,9 @@ summarize() {
         row("latency 1 B", i ? sprintf("%.3f us", lat_us("c", i)) : "n/a",
             j ? sprintf("%.3f us", lat_us("o", j)) : "n/a",
             ratio(i ? lat_us("c", i) : 0, j ? lat_us("o", j) : 0, ">1"))
-        split("65536 1048576 4194304", target, " "); split("64 KiB,1 MiB,4 MiB", tname, ",")
-        for (t = 1; t <= 3; t++)
+        split("65536 1048576 4194304 16777216", target, " ")
+        split("64 KiB,1 MiB,4 MiB,16 MiB", tname, ",")
+        for (t = 1; t <= 4; t++)
             bwrow("bandwidth " tname[t], nearest("c", target[t]), nearest("o", target[t]))
         bwrow("peak bandwidth", peak("c"), peak("o"))
         print ""
@@ -349,7 +356,7 @@ print_tables() {
     local dir=$1
     local version size
     version=$(sed -n 's/^netpipe version: //p' "$dir/env.txt" 2>/dev/null)
-    size=$(sed -n 's/^netpipe options: -u \([0-9]*\).*/\1/p' "$dir/env.txt" 2>/dev/null)
+    size=$(sed -n 's/^netpipe options: .*-u \([0-9]*\).*/\1/p' "$dir/env.txt" 2>/dev/null)
     echo "NetPIPE $version ping-pong, 2 ranks bound to cores, up to $size B."
     echo "Latency: one-way time (half the round trip) of 1 B. Mbps as NetPIPE prints it"
     echo "(2^20 bit/s); GB/s = 10^9 B/s. Under each bandwidth: the size it was measured at"
@@ -381,7 +388,8 @@ fetch_netpipe
         "$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
     echo "netpipe version: ${np_version%-*} (Debian $np_version, $np_suite)"
     echo "netpipe source: $np_tarball, sha256 $np_sha"
-    echo "netpipe options: -u $upper -o LABEL.np.out (ping-pong, perturbation 3, default repeats)"
+    echo "netpipe options: -l $lower -u $upper -o LABEL.np.out" \
+        "(ping-pong, perturbation 3, default repeats)"
 } >"$out/env.txt"
 busy_runs=""
 : >"$out/commands.txt"

@@ -45,6 +45,24 @@
  * the sender's then avoids the slow case too). Measured on a 64 KiB ping-pong: 19 us
  * one-way instead of 43 to 64 us.
  *
+ * Placement (btl.h, "Placement"; CRMPI_BTL_FLAG_RECV_PLACE, btl_tcp_recv_place): the
+ * sender already writes a contiguous payload from the user's buffer (one sendmsg over the
+ * frame header, the hdr and the payload: the kernel copy is the only one), so the copy
+ * that placement removes is the receiver's: without it a large payload is read into the
+ * connection's buffer and then unpacked into the receive buffer. With it, once a frame of
+ * a tag with a placer has its header in the buffer, the placer (the PML, which checks the
+ * header against its own request) gives an iov into the receive buffer, and the rest of
+ * the payload is read with readv() straight there (btl_tcp_conn.c). To keep the part that
+ * is read into the buffer first small, a connection whose last frame was placed, or longer
+ * than an eager message (so part of a rendezvous), reads the next header alone
+ * (BTL_TCP_CONN_HEAD_READ bytes): each FRAG of a rendezvous copies at most that much, and
+ * a stream of eager messages keeps its single read per frame. The placed frame's padding
+ * and any discarded bytes (a truncated receive) are read into the buffer and dropped. A
+ * placement in progress ends only when its last byte is in place, or with an error when
+ * the connection dies or the module is finalized (placed() is called once either way);
+ * the PML counts the receive as incomplete until then, so a checkpoint's drain waits for
+ * it like for any rendezvous.
+ *
  * Progress: when no peer uses the module (the BML gave every peer to sm or self and
  * del_procs'd them here, or none was reachable), progress returns before any syscall, so
  * tcp costs the other BTLs nothing. Otherwise one epoll_wait (level-triggered, timeout 0)
@@ -231,9 +249,32 @@ typedef struct btl_tcp_conn {
     size_t cap;                          /* bytes allocated at buf */
     size_t start;                        /* first byte of the first incomplete frame */
     size_t fill;                         /* end of the received bytes */
+    bool placing;                        /* a frame's payload is being read into `place` (btl.h,
+                                          * "Placement"); buf holds nothing meanwhile */
+    bool large_last;                     /* the last frame was placed or longer than an
+                                          * eager message (a rendezvous's): read the next
+                                          * header alone, so that a payload to be placed is not
+                                          * read into buf first */
+    bool place_reported;                 /* placed() already ran (an abort): the rest is dropped */
+    uint8_t place_tag;                   /* the placed frame's tag: its placer gets `placed` */
+    crmpi_btl_place_t place;             /* where the payload goes; iov[place_iov...] advanced past
+                                          * what arrived */
+    int place_iov;                       /* first entry of place.iov not yet full */
+    size_t place_left;                   /* bytes of the frame still to read: the rest of the iov,
+                                          * then place.discard, then the frame's padding */
     struct btl_tcp_conn *prev;           /* previous in module->conns, or NULL */
     struct btl_tcp_conn *next;           /* next in module->conns, or NULL */
 } btl_tcp_conn_t;
+
+/* Where the module's bytes went: the copies it made, for btl_base_verbose and the tests. */
+typedef struct btl_tcp_stats {
+    uint64_t sent_direct;     /* frame bytes the kernel took straight from the caller's memory */
+    uint64_t sent_queued;     /* frame bytes copied into a send queue (the socket was full) */
+    uint64_t recv_delivered;  /* frame bytes read into a connection's buffer and delivered */
+    uint64_t recv_placed;     /* payload bytes read straight into a placement (readv) */
+    uint64_t recv_place_copy; /* payload bytes of placed frames that had been read into the
+                               * connection's buffer already, and copied from it */
+} btl_tcp_stats_t;
 
 struct btl_tcp_module {
     crmpi_btl_module_t super;          /* the slots; first, so the BML's pointer is ours */
@@ -257,18 +298,19 @@ struct btl_tcp_module {
     size_t num_live;                           /* endpoints added and not deleted */
     size_t num_draining;                       /* entries in draining */
     size_t num_conns;                          /* entries in conns */
-    size_t num_writing; /* endpoints waiting for EPOLLOUT (connecting, queued) */
-    unsigned poll_tick; /* progress calls, for the direct-read path's epoll turn */
-    size_t queue_limit; /* BTL_TCP_QUEUE_LIMIT_FRAGS * max_send_size */
-    size_t sndbuf;      /* SO_SNDBUF of every socket, 0: kernel autotuning */
-    size_t rcvbuf;      /* SO_RCVBUF of every socket, 0: kernel autotuning */
-    char *bounce;       /* page-aligned, max_send_size bytes for packing non-contiguous
-                         * payloads; one per module is enough because a send
-                         * never returns before the bytes are written or queued */
-    size_t recv_cap;    /* receive buffer of a streaming connection: two
-                         * max-size frames, so reads are large */
-    int accept_errno;   /* last accept() failure logged, so it is logged once */
-    bool in_progress;   /* progress is running: a callback must not re-enter it */
+    size_t num_writing;    /* endpoints waiting for EPOLLOUT (connecting, queued) */
+    unsigned poll_tick;    /* progress calls, for the direct-read path's epoll turn */
+    size_t queue_limit;    /* BTL_TCP_QUEUE_LIMIT_FRAGS * max_send_size */
+    size_t sndbuf;         /* SO_SNDBUF of every socket, 0: kernel autotuning */
+    size_t rcvbuf;         /* SO_RCVBUF of every socket, 0: kernel autotuning */
+    char *bounce;          /* page-aligned, max_send_size bytes for packing non-contiguous
+                            * payloads; one per module is enough because a send
+                            * never returns before the bytes are written or queued */
+    size_t recv_cap;       /* receive buffer of a streaming connection: two
+                            * max-size frames, so reads are large */
+    int accept_errno;      /* last accept() failure logged, so it is logged once */
+    bool in_progress;      /* progress is running: a callback must not re-enter it */
+    btl_tcp_stats_t stats; /* logged at finalize (btl_base_verbose 10) */
 };
 
 /* What init read from the parameters (btl_tcp_info.c). */
@@ -277,6 +319,7 @@ typedef struct btl_tcp_settings {
     size_t eager_limit;   /* btl_tcp_eager_limit, for the PML */
     size_t sndbuf;        /* btl_tcp_sndbuf, 0: autotuning */
     size_t rcvbuf;        /* btl_tcp_rcvbuf, 0: autotuning */
+    bool recv_place;      /* btl_tcp_recv_place: CRMPI_BTL_FLAG_RECV_PLACE */
 } btl_tcp_settings_t;
 
 /* Does the module have anything to poll? False lets progress return without a syscall. */

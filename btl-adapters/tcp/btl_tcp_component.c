@@ -75,6 +75,7 @@ static int btl_tcp_component_init(const crmpi_rte_job_info_t *job, crmpi_btl_mod
                                            &settings.eager_limit)) ||
         (rc = btl_tcp_component_param_size("btl_tcp_sndbuf", 0, INT_MAX, &settings.sndbuf)) ||
         (rc = btl_tcp_component_param_size("btl_tcp_rcvbuf", 0, INT_MAX, &settings.rcvbuf)) ||
+        (rc = crmpi_param_get_bool("btl_tcp_recv_place", &settings.recv_place)) ||
         (rc = btl_tcp_component_param_string("btl_tcp_if_include", &include)) ||
         (rc = btl_tcp_component_param_string("btl_tcp_if_exclude", &exclude)))
         return rc;

@@ -9,6 +9,8 @@
  * frame starts at offset 0 again: large fragments cost one copy out of the kernel, at the
  * page offsets they were sent from (btl_tcp.h, "Copy alignment"). A partial frame is moved
  * to the front only when it does not fit, or while little of a large one has arrived.
+ * A frame whose tag has a placer is not read into the buffer at all beyond its header: its
+ * payload goes straight into the destination the placer names (btl_tcp.h, "Placement").
  */
 #include "config.h"
 
@@ -22,6 +24,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "crmpi_status.h"
@@ -36,10 +39,171 @@
 #define BTL_TCP_CONN_BIG_FRAME (32 * 1024)
 /* Reads per event, so that one flooding peer does not starve the other sockets. */
 #define BTL_TCP_CONN_READS_PER_EVENT 4
+/* After a large frame, the next read takes at most this much, so that a placed payload
+ * (btl.h, "Placement") is read into its destination, not into buf: the frame header, the
+ * largest gap and the upper layer's header (a longer one only makes placement rarer). */
+#define BTL_TCP_CONN_HEAD_READ 128
+
+/*
+ * Placement (btl.h, "Placement"). The frame at `start` names a tag with a placer and its
+ * payload is large: once its header is here, the placer says where the payload goes, the
+ * bytes already in buf are copied there (at most BTL_TCP_CONN_HEAD_READ of them when the
+ * peer streams large frames), and the rest is read with readv() straight into place.
+ */
+
+/* `len` bytes of the placed frame arrived: at src (copied into the iov), or already read
+ * into the iov (src NULL). Bytes past the iov are the discard and the padding. */
+static void btl_tcp_conn_place_advance(btl_tcp_conn_t *conn, const char *src, size_t len)
+{
+    crmpi_btl_place_t *place = &conn->place;
+
+    conn->place_left -= len;
+    while (len > 0 && conn->place_iov < place->iovcnt) {
+        struct iovec *iov = &place->iov[conn->place_iov];
+        size_t take = len < iov->iov_len ? len : iov->iov_len;
+
+        if (src)
+            conn->module->stats.recv_place_copy += take;
+        else
+            conn->module->stats.recv_placed += take;
+        if (src) {
+            memcpy(iov->iov_base, src, take);
+            src += take;
+        }
+        iov->iov_base = (char *)iov->iov_base + take;
+        iov->iov_len -= take;
+        len -= take;
+        if (iov->iov_len == 0)
+            conn->place_iov++;
+    }
+}
+
+/* The placement ends: tell the placer once (an abort already did). */
+static void btl_tcp_conn_place_end(btl_tcp_conn_t *conn, int status)
+{
+    const crmpi_btl_placer_t *placer = &crmpi_btl_place_table[conn->place_tag];
+
+    conn->placing = false;
+    if (!conn->place_reported)
+        placer->placed(&conn->module->super, conn->peer_rank, conn->place.cookie, status);
+    conn->place_reported = false;
+}
+
+/* Stop writing into the placement now (finalize drops what arrives): the placer hears
+ * of it at once, and the rest of the frame is read and dropped to keep the stream whole. */
+static void btl_tcp_conn_place_abort(btl_tcp_conn_t *conn)
+{
+    const crmpi_btl_placer_t *placer = &crmpi_btl_place_table[conn->place_tag];
+
+    if (conn->place_reported)
+        return;
+    conn->place_reported = true;
+    conn->place_iov = conn->place.iovcnt;
+    placer->placed(&conn->module->super, conn->peer_rank, conn->place.cookie, CRMPI_ERR_UNREACH);
+}
+
+/* Does the placer's answer describe exactly `payload_len` bytes? */
+static bool btl_tcp_conn_place_valid(const crmpi_btl_place_t *place, size_t payload_len)
+{
+    size_t total = place->discard;
+
+    if (place->iovcnt < 0 || place->iovcnt > CRMPI_BTL_PLACE_IOV_MAX)
+        return false;
+    for (int i = 0; i < place->iovcnt; i++)
+        total += place->iov[i].iov_len;
+    return total == payload_len;
+}
+
+/* Start placing the incomplete frame `fh` at `start`, if its tag's placer takes it.
+ * @return true when placing (buf is then empty), false to deliver the frame whole. */
+static bool btl_tcp_conn_place_begin(btl_tcp_conn_t *conn, const btl_tcp_frame_hdr_t *fh)
+{
+    btl_tcp_module_t *module = conn->module;
+    const crmpi_btl_placer_t *placer = &crmpi_btl_place_table[fh->tag];
+    size_t avail = conn->fill - conn->start;
+    size_t hdr_end = sizeof(*fh) + fh->gap + placer->hdr_len;
+    size_t payload_len;
+
+    if (!(module->super.flags & CRMPI_BTL_FLAG_RECV_PLACE) || !placer->hdr_len ||
+        fh->length < placer->hdr_len + CRMPI_BTL_PLACE_MIN || avail < hdr_end)
+        return false;
+    payload_len = fh->length - placer->hdr_len;
+    if (!placer->place(&module->super, conn->peer_rank, (const char *)(fh + 1) + fh->gap,
+                       payload_len, &conn->place))
+        return false;
+    conn->placing = true;
+    conn->place_reported = false;
+    conn->place_tag = fh->tag;
+    conn->place_iov = 0;
+    conn->place_left = btl_tcp_frame_size(fh) - hdr_end;
+    if (!btl_tcp_conn_place_valid(&conn->place, payload_len)) {
+        /* A placer bug, not the peer's: the payload cannot go anywhere sensible. */
+        crmpi_log_error("btl:tcp: rank %u <- rank %u: the placer of tag %u described a "
+                        "destination that is not the %zu-byte payload; fragment dropped",
+                        module->my_rank, conn->peer_rank, fh->tag, payload_len);
+        btl_tcp_conn_place_abort(conn);
+    }
+    /* The frame is incomplete, so everything in buf after its header is its own. */
+    btl_tcp_conn_place_advance(conn, conn->buf + conn->start + hdr_end, avail - hdr_end);
+    conn->start = conn->fill = 0;
+    return true;
+}
+
+/* Read the rest of the placed frame: into the iov, then the discard and padding into buf
+ * (empty meanwhile), never past the frame's end.
+ * @return 1 when the frame is complete, 0 when the socket has nothing more for now,
+ *         -1 when the connection was closed (conn is freed; the placer heard of it) */
+static int btl_tcp_conn_place_read(btl_tcp_conn_t *conn)
+{
+    btl_tcp_module_t *module = conn->module;
+
+    while (conn->place_left > 0) {
+        size_t want;
+        ssize_t got;
+
+        if (conn->place_iov < conn->place.iovcnt) {
+            want = 0;
+            for (int i = conn->place_iov; i < conn->place.iovcnt; i++)
+                want += conn->place.iov[i].iov_len;
+            got = readv(conn->fd, &conn->place.iov[conn->place_iov],
+                        conn->place.iovcnt - conn->place_iov);
+        } else {
+            want = conn->place_left < conn->cap ? conn->place_left : conn->cap;
+            got = read(conn->fd, conn->buf, want);
+        }
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return 0;
+            crmpi_log_error("btl:tcp: rank %u <- rank %u (%s): read: %s (in the middle of a "
+                            "fragment)",
+                            module->my_rank, conn->peer_rank, conn->addr_text, strerror(errno));
+            btl_tcp_conn_destroy(conn);
+            return -1;
+        }
+        if (got == 0) {
+            crmpi_log_error("btl:tcp: rank %u <- rank %u (%s): connection closed in the middle "
+                            "of a fragment (%zu bytes of it still missing); the peer died or "
+                            "reset",
+                            module->my_rank, conn->peer_rank, conn->addr_text, conn->place_left);
+            btl_tcp_conn_destroy(conn);
+            return -1;
+        }
+        btl_tcp_conn_place_advance(conn, NULL, (size_t)got);
+        if (conn->place_left > 0 && (size_t)got < want)
+            return 0; /* drained what the kernel had */
+    }
+    btl_tcp_conn_place_end(conn, CRMPI_OK);
+    return 1;
+}
 
 void btl_tcp_conn_destroy(btl_tcp_conn_t *conn)
 {
     btl_tcp_module_t *module = conn->module;
+
+    if (conn->placing)
+        btl_tcp_conn_place_end(conn, CRMPI_ERR_UNREACH); /* the caller logged why */
 
     if (conn->prev)
         conn->prev->next = conn->next;
@@ -185,10 +349,20 @@ static int btl_tcp_conn_parse(btl_tcp_conn_t *conn, bool deliver)
             return -1;
         }
         size = btl_tcp_frame_size(fh);
-        if (conn->fill - conn->start < size)
+        if (conn->fill - conn->start < size) {
+            if (deliver && btl_tcp_conn_place_begin(conn, fh)) {
+                conn->large_last = true;
+                return frames;
+            }
             break;
+        }
+        /* Longer than any eager message: part of a rendezvous, whose next frames are the
+         * FRAGs a placer takes. An eager stream keeps its one read per frame. */
+        conn->large_last = fh->length > module->super.eager_limit + BTL_TCP_CONN_HEAD_READ;
         if (deliver) {
             crmpi_btl_recv_fn_t fn = crmpi_btl_recv_table[fh->tag];
+
+            module->stats.recv_delivered += size;
 
             if (fn)
                 fn(&module->super, conn->peer_rank, (const char *)(fh + 1) + fh->gap, fh->length);
@@ -247,6 +421,10 @@ static size_t btl_tcp_conn_make_room(btl_tcp_conn_t *conn)
         !btl_tcp_conn_resize(conn, want > conn->module->recv_cap ? want : conn->module->recv_cap))
         return 0;
     len = conn->cap - conn->fill;
+    /* After a large frame, the next header alone: its payload may be placed. */
+    if (conn->large_last && pending == 0 && len > BTL_TCP_CONN_HEAD_READ &&
+        (conn->module->super.flags & CRMPI_BTL_FLAG_RECV_PLACE))
+        len = BTL_TCP_CONN_HEAD_READ;
     /* Stop at the end of a big frame: the buffer then empties, and the next frame starts at
      * offset 0 instead of being moved there. */
     if (frame >= BTL_TCP_CONN_BIG_FRAME && conn->start + frame - conn->fill < len)
@@ -280,10 +458,23 @@ int btl_tcp_conn_event(btl_tcp_conn_t *conn, uint32_t events, bool deliver)
     int frames = 0;
 
     for (int round = 0; round < BTL_TCP_CONN_READS_PER_EVENT; round++) {
-        size_t room = btl_tcp_conn_make_room(conn);
+        size_t room;
         ssize_t got;
         int parsed;
 
+        if (conn->placing) {
+            if (!deliver)
+                btl_tcp_conn_place_abort(conn); /* finalize: nobody receives any more */
+            parsed = btl_tcp_conn_place_read(conn);
+            if (parsed < 0)
+                return frames;
+            frames += parsed;
+            if (conn->placing)
+                break; /* the rest of the payload is not here yet */
+            btl_tcp_conn_delay_acks(conn);
+            continue;
+        }
+        room = btl_tcp_conn_make_room(conn);
         if (room == 0) {
             crmpi_log_error("btl:tcp: rank %u <- rank %u (%s): out of memory for the receive "
                             "buffer; connection closed",

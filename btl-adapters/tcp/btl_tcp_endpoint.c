@@ -413,6 +413,8 @@ int btl_tcp_endpoint_send(crmpi_btl_module_t *base, crmpi_btl_endpoint_t *ep, ui
             return CRMPI_ERR_UNREACH;
         }
     }
+    module->stats.sent_direct += written;
+    module->stats.sent_queued += btl_tcp_frame_size(&fh) - written;
     if (written < btl_tcp_frame_size(&fh)) {
         if (btl_tcp_sendq_append(&ep->queue, iov, iovcnt, written) != CRMPI_OK) {
             /* Part of the frame may be on the wire already: the stream cannot continue. */

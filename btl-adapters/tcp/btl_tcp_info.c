@@ -15,6 +15,11 @@ static const crmpi_param_decl_t btl_tcp_params[] = {
     {"btl_tcp_max_send_size", CRMPI_PARAM_SIZE, "131072",
      "Largest fragment (header and data) one send writes; longer messages are pipelined.",
      CRMPI_PARAM_LEVEL_TUNER},
+    {"btl_tcp_recv_place", CRMPI_PARAM_BOOL, "1",
+     "Receive large rendezvous fragments straight into the receive buffer (the PML names it "
+     "when the fragment's header arrives) instead of into the connection's buffer first; 0 "
+     "copies every payload once more, as a point of comparison.",
+     CRMPI_PARAM_LEVEL_TUNER},
     {"btl_tcp_sndbuf", CRMPI_PARAM_SIZE, "0",
      "SO_SNDBUF of each connection in bytes; 0 keeps the kernel's autotuning.",
      CRMPI_PARAM_LEVEL_TUNER},

@@ -475,7 +475,18 @@ static void btl_tcp_module_destroy(btl_tcp_module_t *module)
 static int btl_tcp_module_finalize(crmpi_btl_module_t *base)
 {
     btl_tcp_module_t *module = (btl_tcp_module_t *)base;
+    const btl_tcp_stats_t *stats = &module->stats;
     crmpi_btl_endpoint_t **all;
+
+    crmpi_fw_verbose(&crmpi_btl_framework, 10,
+                     "tcp: rank %u: sent %llu bytes from the caller's memory, %llu through the "
+                     "send queue; received %llu bytes through the connection buffers, %llu "
+                     "placed straight into receive buffers (%llu of them copied from a buffer)",
+                     module->my_rank, (unsigned long long)stats->sent_direct,
+                     (unsigned long long)stats->sent_queued,
+                     (unsigned long long)stats->recv_delivered,
+                     (unsigned long long)stats->recv_placed + stats->recv_place_copy,
+                     (unsigned long long)stats->recv_place_copy);
 
     all = malloc((module->num_live + module->num_draining + 1) * sizeof(all[0]));
     if (all) {
@@ -506,7 +517,8 @@ int btl_tcp_module_create(const crmpi_rte_job_info_t *job, const btl_tcp_setting
         .name = "tcp",
         .exclusivity = BTL_TCP_EXCLUSIVITY,
         .priority = 0,
-        .flags = 0, /* not CKPT_FRIENDLY: btl_tcp.h says why */
+        /* not CKPT_FRIENDLY: btl_tcp.h says why */
+        .flags = settings->recv_place ? CRMPI_BTL_FLAG_RECV_PLACE : 0,
         .max_send_size = settings->max_send_size,
         .eager_limit = settings->eager_limit,
         .add_procs = btl_tcp_module_add_procs,
