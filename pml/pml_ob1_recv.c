@@ -376,13 +376,6 @@ void pml_ob1_recv_cb_frag(crmpi_btl_module_t *module, uint32_t peer_rank, const 
 }
 
 /*
- * Placement (btl.h): the payload of a large FRAG goes straight into the receive's buffer.
- * The header is validated exactly as for a delivered FRAG; the destination comes from the
- * request's own convertor, never from the wire. While the BTL writes, bytes_placing holds
- * the fragment's length: no other FRAG may name the request until placed() runs (on one
- * connection none can come; the check keeps a corrupt peer from racing the BTL).
- */
-/*
  * The pieces of the receive buffer that stream bytes [position, position + nbytes) of a
  * non-contiguous type go to, from the convertor's cursor (convertor.h: element, run and
  * bytes of that run done) over the type's runs; adjacent pieces are merged.
@@ -427,6 +420,13 @@ static int pml_ob1_recv_place_runs(const crmpi_convertor_t *conv, size_t nbytes,
     return num;
 }
 
+/*
+ * Placement (btl.h): the payload of a large FRAG goes straight into the receive's buffer.
+ * The header is validated exactly as for a delivered FRAG; the destination comes from the
+ * request's own convertor, never from the wire. While the BTL writes, bytes_placing holds
+ * the fragment's length: no other FRAG may name the request until placed() runs (on one
+ * connection none can come; the check keeps a corrupt peer from racing the BTL).
+ */
 bool pml_ob1_recv_place_frag(crmpi_btl_module_t *module, uint32_t peer_rank, const void *hdr,
                              size_t payload_len, crmpi_btl_place_t *place_out)
 {
