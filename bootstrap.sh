@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # crmpi's one entry point on a fresh machine.
 #
-#   ./bootstrap.sh deps    Debian packages + CRIU 4.1.1 (from Debian's source package) in deps/
+#   ./bootstrap.sh deps    Debian packages + CRIU 4.1.1 and ROMIO (from Debian's source packages)
+#                          in deps/
 #   ./bootstrap.sh build   deps, then autogen/configure/make/make install into ./install
 #   ./bootstrap.sh demo    build, then the main job
 #   ./bootstrap.sh test    build, then every test; last line "N passed, N failed[, N skipped]"
@@ -149,6 +150,27 @@ install_dlmalloc() {
     say "dlmalloc: malloc.c verified (sha256 $dlmalloc_sha256)"
 }
 
+# ROMIO, MPI-IO's implementation (docs/design.md, "MPI-IO"): src/mpi/romio of the orig
+# tarball of Debian bookworm's mpich 4.0.2 (checksum-verified against the source index, the
+# tarball MPICH's test suite comes from too), extracted into deps/romio. configure finds it
+# there; make configures and builds it against the libmpi it built.
+install_romio() {
+    local dest="$deps_prefix/romio" tarball
+    if [ -x "$dest/configure" ] && [ -f "$dest/.crmpi-source" ]; then
+        say "ROMIO: present in deps/ ($(cat "$dest/.crmpi-source"))"
+        return
+    fi
+    mkdir -p "$deps_prefix/src"
+    tarball=$(debian_mpich_orig "$deps_prefix/src") || exit 1
+    rm -rf "$dest" "$deps_prefix/src/mpich-$debian_mpich_version"
+    tar -C "$deps_prefix/src" -xJf "$tarball" "mpich-$debian_mpich_version/src/mpi/romio" ||
+        die "ROMIO: ${tarball##*/} has no src/mpi/romio"
+    mv "$deps_prefix/src/mpich-$debian_mpich_version/src/mpi/romio" "$dest"
+    rm -rf "$deps_prefix/src/mpich-$debian_mpich_version"
+    echo "src/mpi/romio of ${tarball##*/}" >"$dest/.crmpi-source"
+    say "ROMIO: extracted into deps/romio"
+}
+
 criu_verdict() {
     local out
     if out=$("$deps_prefix/sbin/criu" check 2>&1); then
@@ -164,6 +186,7 @@ do_deps() {
     install_criu
     criu_verdict
     install_dlmalloc
+    install_romio
 }
 
 # Rebuild only what changed; configure again only when the build system changed.
@@ -178,7 +201,7 @@ do_build() {
     if [ ! -f build/Makefile ] || [ configure -nt build/Makefile ]; then
         say "configure"
         (cd build && ../configure --prefix="$install_prefix" --with-criu="$deps_prefix" \
-            --with-dlmalloc="$deps_prefix/dlmalloc" \
+            --with-dlmalloc="$deps_prefix/dlmalloc" --with-romio="$deps_prefix/romio" \
             --enable-silent-rules >configure.out) || { cat build/config.log | tail -n 30; exit 1; }
         sed -n '/^crmpi configuration/,$p' build/configure.out
     fi

@@ -26,6 +26,7 @@
 
 #include "coll.h"
 #include "convertor.h"
+#include "errhandler_file.h"
 #include "mpi.h"
 #include "pml.h"
 #include "progress.h"
@@ -45,6 +46,8 @@ struct crmpi_errhandler_s {
     MPI_Comm_errhandler_function *comm_fn; /* the application's function (CRMPI_ERRHANDLER_USER) */
     MPI_Win_errhandler_function *win_fn;   /* or, made by MPI_Win_create_errhandler, the
                                               window one's (comm_fn is NULL then) */
+    crmpi_file_errhandler_fn_t *file_fn;   /* or, made by MPI_File_create_errhandler
+                                              (errhandler_file.h), a file one's */
     const char *name;                      /* for messages: "MPI_ERRORS_ARE_FATAL", ... */
     int refcount;    /* handles and communicators holding it (comm_errhandler.c); unused when
                         predefined */

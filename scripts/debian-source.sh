@@ -10,6 +10,11 @@
 #   debian_source_orig STANZA              print "SHA256 NAME" of the orig tarball
 #   debian_source_fetch URL FILE SHA256    download URL to FILE unless FILE already has
 #                                          SHA256; fail unless it has it afterwards
+#   debian_mpich_orig DIR                  bookworm's mpich 4.0.2 orig tarball, verified,
+#                                          in DIR (kept there: a second call reads no
+#                                          index); prints its path. MPICH's test suite
+#                                          (test/mpich/run.sh) and ROMIO (bootstrap.sh)
+#                                          both come from it.
 #
 # Errors go to stderr as "<tag>: error: ...", the tag being $debian_source_tag or the
 # caller's name without ".sh"; the function then returns 1.
@@ -73,4 +78,30 @@ debian_source_fetch() {
         debian_source_error "${file##*/}: sha256 $sha does not match the index ($expected)"
         return 1
     }
+}
+
+# bookworm's mpich source package: the one release both its test suite and ROMIO come from.
+debian_mpich_version=4.0.2
+debian_mpich_orig() {
+    local dir=$1 tarball="mpich_${debian_mpich_version}.orig.tar.xz" mirror stanza orig
+    if [ -f "$dir/$tarball.verified" ] && [ -f "$dir/$tarball" ]; then
+        printf '%s\n' "$dir/$tarball"
+        return
+    fi
+    mirror=$(debian_mirror) || return 1
+    printf "%s: reading bookworm's source index from the configured Debian mirror\n" \
+        "${debian_source_tag:-${0##*/}}" >&2
+    debian_source_index "$mirror" bookworm "$dir/Sources-bookworm.xz" || return 1
+    stanza=$(debian_source_stanza "$dir/Sources-bookworm.xz" mpich)
+    orig=$(debian_source_orig "$stanza")
+    [ "${orig#* }" = "$tarball" ] || {
+        debian_source_error "bookworm's source index has no $tarball (it has: ${orig#* })"
+        return 1
+    }
+    debian_source_fetch "$mirror/$(debian_source_field "$stanza" Directory)/$tarball" \
+        "$dir/$tarball" "${orig%% *}" || return 1
+    printf '%s: %s verified (sha256 %s)\n' "${debian_source_tag:-${0##*/}}" "$tarball" \
+        "${orig%% *}" >&2
+    touch "$dir/$tarball.verified"
+    printf '%s\n' "$dir/$tarball"
 }

@@ -53,6 +53,7 @@ SCENARIOS = {
     "rma_fence": dict(np=(2, 4), btls="self,sm", settle=0.0, moves=True),
     "rma_lock": dict(np=(2, 3), btls="self,tcp", settle=0.3, moves=False),
     "rma_pscw": dict(np=(2, 3), btls="self,sm,tcp", settle=0.3, moves=True),
+    "mpiio": dict(np=(2, 3), btls="self,sm", settle=0.0, moves=False, mpio=True),
 }
 OTHER_BTL = {"self,sm": "self,tcp", "self,tcp": "self,sm", "self,sm,tcp": "self,tcp"}
 
@@ -71,6 +72,7 @@ for _name, _desc in SCENARIOS.items():
     FLAVOURS += [(_name, "other_btl", _desc["np"][0]), (_name, "cycles", _desc["np"][0])]
 FLAVOURS += [("unmatched", "twice", 3), ("probe", "twice", 2), ("corners", "concurrent", 3)]
 FLAVOURS += [("probe", "other_layout", 2), ("threads", "other_layout", 2)]
+FLAVOURS += [("mpiio", "other_layout", 2), ("mpiio", "twice", 2)]
 FLAVOURS += [("inflight", "stop", 2), ("threads", "stop", 2)]
 FLAVOURS = [pytest.param(*f, id="%s-%s-np%d" % f) for f in FLAVOURS]
 
@@ -139,6 +141,9 @@ def restart_ok(crenv, handle, *args):
 def test_scenario(programs, baselines, tmp_path, name, flavour, np):
     desc = SCENARIOS[name]
     btls = desc["btls"]
+    if desc.get("mpio") and not os.path.exists(os.path.join(crjob.INSTALL, "lib",
+                                                            "libcrmpi-io.so")):
+        pytest.skip("crmpi built without ROMIO: no MPI-IO")
     expected = baselines(name, np, btls)
     crenv = crjob.CrEnv(tmp_path)
     job = crjob.CrJob(crenv, programs(name), np, ["--mca", "btl", btls])

@@ -1,8 +1,11 @@
 """mpi.h, with mpi-ext.h for crmpi's extensions (MPIX_*), declares exactly what libmpi
 defines: a program that compiles against crmpi links, and a call crmpi does not serve is
-not in the header at all (a build system probing for MPI_File_open or MPI_Comm_spawn must
-find it missing, not a symbol that only fails at run time). Prototypes are read from the
-installed mpi.h and mpi-ext.h, symbols from libmpi.so."""
+not in the header at all (a build system probing for MPI_Comm_spawn must find it missing,
+not a symbol that only fails at run time). Prototypes are read from the installed mpi.h and
+mpi-ext.h, symbols from libmpi.so. MPI-IO, when crmpi was built with ROMIO, is checked the
+same way against the library that serves it: what mpi.h declares through crmpi-mpio.h and
+ROMIO's mpio.h (read as the compiler sees them, ROMIO's conditional parts resolved) is
+exactly what libcrmpi-io.so defines; without ROMIO, MPI_File_open is declared nowhere."""
 import os
 import re
 import subprocess
@@ -26,11 +29,34 @@ def header_functions():
     return found
 
 
-def library_functions():
-    lib = os.path.join(INSTALL, "lib", "libmpi.so")
+def library_functions(name="libmpi.so"):
+    lib = os.path.join(INSTALL, "lib", name)
     out = subprocess.run(["nm", "-D", "--defined-only", lib], capture_output=True, text=True,
                          check=True).stdout
     return {m.group(1) for m in re.finditer(r"^[0-9a-f]+ [TW] (P?MPIX?_\w+)$", out, re.M)}
+
+
+def has_mpio():
+    return os.path.exists(os.path.join(INSTALL, "lib", "libcrmpi-io.so"))
+
+
+def mpio_header_functions(tmp_path):
+    """The prototypes of mpi.h's MPI-IO part, from the preprocessor's output: the lines
+    its line markers attribute to crmpi-mpio.h or mpio.h."""
+    src = tmp_path / "probe.c"
+    src.write_text("#include <mpi.h>\n")
+    out = subprocess.run([os.path.join(INSTALL, "bin", "mpicc"), "-E", str(src)],
+                         capture_output=True, text=True, check=True).stdout
+    found, current, chunk = set(), "", []
+    for line in out.splitlines() + ['# 0 "<end>"']:
+        marker = re.match(r'^# \d+ "([^"]*)"', line)
+        if not marker:
+            chunk.append(line)
+            continue
+        if os.path.basename(current) in ("crmpi-mpio.h", "mpio.h"):
+            found |= set(PROTOTYPE_RE.findall("\n".join(chunk)))
+        current, chunk = marker.group(1), []
+    return found
 
 
 def test_every_declared_call_is_defined():
@@ -53,6 +79,41 @@ def test_each_call_has_its_profiling_name():
 def test_calls_not_served_are_absent(call):
     assert call not in header_functions()
     assert call not in library_functions()
+    if call == "MPI_File_open" and has_mpio():
+        return
+    for lib in ("libcrmpi-io.so",) if has_mpio() else ():
+        assert call not in library_functions(lib)
+
+
+def test_mpio_declared_exactly_where_defined(tmp_path):
+    if not has_mpio():
+        pytest.skip("crmpi built without ROMIO: no MPI-IO")
+    declared = mpio_header_functions(tmp_path)
+    defined = library_functions("libcrmpi-io.so")
+    assert "MPI_File_open" in declared and "PMPI_File_call_errhandler" in declared
+    assert not sorted(declared - defined), "declared, not in libcrmpi-io: %s" % " ".join(
+        sorted(declared - defined))
+    assert not sorted(defined - declared), "in libcrmpi-io, not declared: %s" % " ".join(
+        sorted(defined - declared))
+    assert not (defined & library_functions()), "defined twice"
+
+
+def test_mpicc_links_mpio_without_flags(tmp_path):
+    if not has_mpio():
+        pytest.skip("crmpi built without ROMIO: no MPI-IO")
+    src = tmp_path / "io.c"
+    src.write_text("#include <mpi.h>\nint main(void) { MPI_File fh = MPI_FILE_NULL;\n"
+                   "return MPI_File_close(&fh) + MPI_MODE_RDONLY + MPI_SEEK_SET; }\n")
+    for wrapper in ("mpicc", "mpicxx"):
+        out = tmp_path / wrapper
+        proc = subprocess.run([os.path.join(INSTALL, "bin", wrapper), "-x",
+                               "c" if wrapper == "mpicc" else "c++", "-o", str(out), str(src)],
+                              capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+    libs = subprocess.run(["pkg-config", "--libs", os.path.join(INSTALL, "lib", "pkgconfig",
+                                                                "crmpi.pc")],
+                          capture_output=True, text=True, check=True).stdout
+    assert "-lcrmpi-io" in libs.split()
 
 
 def test_examples_compile_with_implicit_declarations_as_errors(tmp_path):

@@ -267,6 +267,59 @@ static void check_file(const char *dir)
         }
     }
 }
+
+static int file_handler_calls, file_handler_code;
+
+static void file_handler(MPI_File *fh, int *errcode, ...)
+{
+    file_handler_calls++;
+    file_handler_code = *errcode;
+}
+
+/* Error handlers on files (MPI-3.1 section 8.3.3): MPI_ERRORS_RETURN by default, a user
+ * handler called with the error, MPI_File_call_errhandler. */
+static void check_file_errhandler(const char *dir)
+{
+    char path[512];
+    MPI_File fh = MPI_FILE_NULL;
+    MPI_Errhandler handler, got;
+    int rc, class = -1, buf = 0;
+
+    comm_begin("file error handlers");
+    CHECK(MPI_File_get_errhandler(MPI_FILE_NULL, &got) == MPI_SUCCESS && got == MPI_ERRORS_RETURN,
+          "the default file error handler is not MPI_ERRORS_RETURN");
+    MPI_Errhandler_free(&got);
+    snprintf(path, sizeof(path), "%s/misc-absent-%d.dat", dir, comm_rank);
+    rc = MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
+    MPI_Error_class(rc, &class);
+    CHECK(rc != MPI_SUCCESS && class == MPI_ERR_NO_SUCH_FILE,
+          "opening an absent file gave %d (class %d)", rc, class);
+
+    snprintf(path, sizeof(path), "%s/misc-errh-%d.dat", dir, comm_rank);
+    rc = MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
+    CHECK(rc == MPI_SUCCESS, "File_open gave %d", rc);
+    if (rc != MPI_SUCCESS)
+        return;
+    CHECK(MPI_File_create_errhandler(file_handler, &handler) == MPI_SUCCESS,
+          "File_create_errhandler");
+    CHECK(MPI_File_set_errhandler(fh, handler) == MPI_SUCCESS, "File_set_errhandler");
+    CHECK(MPI_File_get_errhandler(fh, &got) == MPI_SUCCESS && got == handler,
+          "File_get_errhandler does not give the handler set");
+    MPI_Errhandler_free(&got);
+    MPI_Errhandler_free(&handler);
+    /* Reading a write-only file is an error: the handler sees it, the call returns it. */
+    rc = MPI_File_read(fh, &buf, 1, MPI_INT, MPI_STATUS_IGNORE);
+    MPI_Error_class(rc, &class);
+    CHECK(rc != MPI_SUCCESS && file_handler_calls == 1 && file_handler_code == rc,
+          "read of a write-only file: rc %d, handler called %d times with %d", rc,
+          file_handler_calls, file_handler_code);
+    CHECK(MPI_File_call_errhandler(fh, MPI_ERR_OTHER) == MPI_SUCCESS && file_handler_calls == 2 &&
+              file_handler_code == MPI_ERR_OTHER,
+          "File_call_errhandler: handler called %d times with %d", file_handler_calls,
+          file_handler_code);
+    MPI_File_close(&fh);
+    MPI_File_delete(path, MPI_INFO_NULL);
+}
 #endif
 
 /* crmpi's answer to a pointer MPI_Alloc_mem did not return: MPI_ERR_BASE, nothing freed. */
@@ -293,6 +346,7 @@ int main(int argc, char **argv)
     check_tools(crmpi);
 #ifdef MPI_FILE_NULL
     check_file(dir);
+    check_file_errhandler(dir);
 #endif
     if (crmpi) {
         check_free_foreign();

@@ -93,26 +93,19 @@ fi
 
 # The suite's source: the orig tarball, checksum-verified, its test/mpi extracted once.
 fetch_suite() {
-    local src="$work/mpich-$mpich_version/test/mpi"
+    local src="$work/mpich-$mpich_version/test/mpi" tarball
     if [ -f "$src/configure" ] && [ -f "$work/$mpich_tarball.verified" ]; then
         return
     fi
-    local debian_source_tag=mpich mirror stanza orig
+    local debian_source_tag=mpich
     # shellcheck source=../../scripts/debian-source.sh
     . "$top/scripts/debian-source.sh"
-    mirror=$(debian_mirror) || exit 2
-    say "reading bookworm's source index from the configured Debian mirror"
-    debian_source_index "$mirror" bookworm "$work/Sources-bookworm.xz" || exit 2
-    stanza=$(debian_source_stanza "$work/Sources-bookworm.xz" mpich)
-    orig=$(debian_source_orig "$stanza")
-    [ "${orig#* }" = "$mpich_tarball" ] ||
-        die "bookworm's source index has no $mpich_tarball (it has: ${orig#* })"
-    debian_source_fetch "$mirror/$(debian_source_field "$stanza" Directory)/$mpich_tarball" \
-        "$work/$mpich_tarball" "${orig%% *}" || exit 2
-    say "$mpich_tarball verified (sha256 ${orig%% *}); extracting test/mpi"
+    [ "$debian_mpich_version" = "$mpich_version" ] ||
+        die "scripts/debian-source.sh fetches mpich $debian_mpich_version, not $mpich_version"
+    tarball=$(debian_mpich_orig "$work") || exit 2
+    say "extracting test/mpi of ${tarball##*/}"
     rm -rf "$work/mpich-$mpich_version"
-    tar -C "$work" -xJf "$work/$mpich_tarball" "mpich-$mpich_version/test/mpi"
-    touch "$work/$mpich_tarball.verified"
+    tar -C "$work" -xJf "$tarball" "mpich-$mpich_version/test/mpi"
 }
 
 # "yes" when the implementation's mpi.h declares the call (a C compile of a reference).
