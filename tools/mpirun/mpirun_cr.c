@@ -146,8 +146,8 @@ int mpirun_restore_check(mpirun_options_t *opts)
     }
     if (opts->np && (size_t)opts->np != manifest->num_ranks) {
         crmpi_log_error("--restore %s: the snapshot has %zu ranks and a restart keeps them all; "
-                        "-np %d asks for %d",
-                        opts->restore, manifest->num_ranks, opts->np, opts->np);
+                        "-np %d cannot take them",
+                        opts->restore, manifest->num_ranks, opts->np);
         rc = CRMPI_ERR_BAD_PARAM;
     } else {
         opts->np = (int)manifest->num_ranks;
