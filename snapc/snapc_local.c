@@ -310,6 +310,12 @@ static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq, uint32_t 
     crmpi_buf_free(&reply);
 }
 
+/* Why a copy failed, for the message to mpirun: a full disk said plainly. */
+static const char *snapc_local_copy_error(int rc)
+{
+    return rc == CRMPI_ERR_OUT_OF_RESOURCE ? "the disk is full" : crmpi_strerror(rc);
+}
+
 /*
  * The local level: the images copied (checksummed, fsynced) into this node's
  * <local>/<jobid>.ckpt/<seq>/rank.<r>, through rank.<r>.partial renamed when complete.
@@ -337,7 +343,7 @@ static int snapc_local_copy_local(crmpi_snapc_local_copy_t *copy, crmpi_filem_ra
         if (rc != CRMPI_OK)
             snprintf(copy->why, sizeof(copy->why),
                      "the copy to the local level (%.300s) failed (%s)", seq_dir,
-                     rc == CRMPI_ERR_OUT_OF_RESOURCE ? "the disk is full" : crmpi_strerror(rc));
+                     snapc_local_copy_error(rc));
     }
     if (rc == CRMPI_OK) {
         crmpi_filem_tree_remove(dir_out); /* an earlier job's, of the same jobid */
@@ -432,8 +438,7 @@ static void *snapc_local_copy_run(void *arg)
                 crmpi_filem_rank_entry_clear(&global_entry);
         } else if (held) {
             snprintf(copy->why, sizeof(copy->why), "copying the images to %.400s failed (%s)",
-                     copy->dest_dir,
-                     rc == CRMPI_ERR_OUT_OF_RESOURCE ? "the disk is full" : crmpi_strerror(rc));
+                     copy->dest_dir, snapc_local_copy_error(rc));
         }
     }
     copy->status = held ? CRMPI_OK : rc != CRMPI_OK ? rc : CRMPI_ERR_BAD_PARAM;
@@ -465,7 +470,7 @@ static void snapc_local_stored(crmpi_snapc_local_t *local, uint32_t seq, const c
             snprintf(text, sizeof(text), "%s", why);
         else
             snprintf(text, sizeof(text), "copying the images to %.400s failed (%s)", dest,
-                     rc == CRMPI_ERR_OUT_OF_RESOURCE ? "the disk is full" : crmpi_strerror(rc));
+                     snapc_local_copy_error(rc));
         snapc_local_refuse(local, CRMPI_CTL_CKPT_STORED, seq, rc, text);
         return;
     }
