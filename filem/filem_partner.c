@@ -304,10 +304,10 @@ static int filem_partner_fail(filem_partner_conn_t *conn, bool logged, uint32_t 
 static int filem_partner_fail_read(filem_partner_conn_t *conn, int rc, const char *what)
 {
     if (rc == CRMPI_ERR_PEER_GONE)
-        return filem_partner_fail(conn, false, FILEM_PARTNER_STATUS_BAD,
+        return filem_partner_fail(conn, false, FILEM_PARTNER_STATUS_IO,
                                   "the connection closed before %s", what);
     if (rc == CRMPI_ERR_TIMEOUT)
-        return filem_partner_fail(conn, false, FILEM_PARTNER_STATUS_BAD,
+        return filem_partner_fail(conn, false, FILEM_PARTNER_STATUS_IO,
                                   "nothing came for %d s (expecting %s)",
                                   FILEM_PARTNER_SERVER_TIMEOUT_S, what);
     return filem_partner_fail(conn, false, FILEM_PARTNER_STATUS_IO, "reading %s: %s", what,

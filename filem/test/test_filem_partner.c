@@ -2,7 +2,8 @@
  * test_filem_partner.c: unit tests of the partner level's transfer (filem_partner.h) over
  * 127.0.0.1: a round trip, a wrong key, forged requests (a path with "..", a snapshot name
  * with '/', a file whose sha256 does not match), a replayed connection, pruning of the
- * sequences not kept, an unreachable partner, stopping idle and in the middle of a copy.
+ * sequences not kept, a server failing in the middle of a file, an unreachable partner,
+ * stopping idle and in the middle of a copy.
  * The forged clients speak the wire protocol of filem_partner.c themselves.
  */
 #include "config.h"
@@ -23,9 +24,11 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -664,6 +667,39 @@ static void test_prune(void **state)
     free(src);
 }
 
+/* The server fails in the middle of a file (a file-size limit of 1 MiB: EFBIG, as a full
+ * disk would): it answers at once, the client stops sending and says why. */
+static void test_failure_midway(void **state)
+{
+    fixture_t *fx = *state;
+    char *src = make_src(fx, "src", 6, PAGES_BYTES), why[512] = "", *text;
+    struct rlimit saved, small;
+    int rc;
+
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &saved), 0);
+    small = saved;
+    small.rlim_cur = 1u << 20;
+    signal(SIGXFSZ, SIG_IGN);
+    capture_begin();
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+    rc = send_copy(fx, test_key, 1, 0, src, NULL, 0, why, sizeof(why));
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &saved), 0);
+    text = capture_end();
+    signal(SIGXFSZ, SIG_DFL);
+    assert_int_equal(rc, CRMPI_ERR_IO);
+    assert_non_null(strstr(why, "could not store the copy"));
+    assert_non_null(strstr(why, "criu/pages-1.img"));
+    assert_int_equal(count_lines(text), 1);
+    assert_non_null(strstr(text, "could not store a copy from 127.0.0.1:"));
+    free(text);
+    assert_false(path_exists("%s/4711.ckpt/1/rank.0.partial", fx->local));
+    assert_false(path_exists("%s/4711.ckpt/1/rank.0", fx->local));
+
+    assert_int_equal(send_copy(fx, test_key, 1, 0, src, NULL, 0, why, sizeof(why)), CRMPI_OK);
+    stored_assert_equal(fx, src, 1, 0);
+    free(src);
+}
+
 static void test_unreachable(void **state)
 {
     fixture_t *fx = *state;
@@ -743,6 +779,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_forged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_replay, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prune, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_failure_midway, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unreachable, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stop, setup, teardown),
     };
