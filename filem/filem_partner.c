@@ -17,6 +17,14 @@
  *                     nonce || header || per file: u32 path_len, path, u64 size, sha256)
  *   server -> client  reply: u32 status (FILEM_PARTNER_STATUS_*), u32 len, message[len]
  *
+ * Statuses: 0 OK, 1 refused (a MAC does not prove the key), 2 bad request, 3 disk full,
+ * 4 the partner's I/O failed. The server checks every field before it allocates or creates
+ * anything: a header of at most FILEM_PARTNER_HEADER_MAX bytes, a name of one component
+ * ending in ".ckpt", seq >= 1, rank >= 0, at most 65536 sequences kept, paths of 1..4095
+ * bytes without a leading '/' nor an empty, "." or ".." component, at most 100000 files;
+ * a message is at most 1024 bytes. It serves one connection at a time, each with 60 s
+ * timeouts on its reads and writes.
+ *
  * The header's MAC proves the key before anything is written; the nonce makes a recorded
  * connection useless on another. The end MAC covers the list of files, whose contents the
  * server checks against their sha256 while writing, so nothing else on the connection can
