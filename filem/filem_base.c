@@ -689,13 +689,16 @@ int crmpi_filem_seq_verify(const char *jobdir, const char *seq_dir,
     for (size_t r = 0; r < manifest->num_ranks && rc == CRMPI_OK; r++) {
         const crmpi_filem_rank_entry_t *entry = &manifest->ranks[r];
 
-        if (entry->host && strcmp(entry->host, host) == 0 &&
-            (rc = crmpi_filem_rank_verify(local_dir, entry, problem)) != CRMPI_OK) {
+        bool here = (entry->host && strcmp(entry->host, host) == 0) ||
+                    ((manifest->levels & CRMPI_FILEM_LEVEL_PARTNER) && entry->partner &&
+                     strcmp(entry->partner, host) == 0);
+
+        if (here && (rc = crmpi_filem_rank_verify(local_dir, entry, problem)) != CRMPI_OK) {
             char why[CRMPI_FILEM_PROBLEM_MAX];
 
             snprintf(why, sizeof(why), "%s", problem);
             filem_problem(problem, rc,
-                          "sequence %u is held only at the local level, and %.700s "
+                          "sequence %u is held only on the nodes' own storage, and %.700s "
                           "there (%s)",
                           manifest->seq, why, local_dir);
         }

@@ -39,13 +39,17 @@ static const crmpi_param_decl_t filem_base_params[] = {
      "Where each checkpoint's images are kept: a comma-separated list of levels, each with "
      "an optional :N to take every Nth checkpoint of the job there (the first checkpoint goes "
      "to every level). local: the node's own storage (filem_local_dir), where the images "
-     "stay after the dump; global: the snapshot directory (snapc_base_global_snapshot_dir). "
+     "stay after the dump; partner: the same storage on another node of the job (the next "
+     "node of the job, in the order of the map), sent over the network by the agents, so "
+     "that a lost node's ranks can restart from there; global: the snapshot directory "
+     "(snapc_base_global_snapshot_dir). "
      "The application is blocked only for the dump; the copies run while it goes on. A "
      "restart takes each rank's images from the fastest level that holds them intact. "
-     "Example: local,global:4.",
+     "Example: local,partner:2,global:8.",
      CRMPI_PARAM_LEVEL_USER},
     {"filem_local_dir", CRMPI_PARAM_STRING, "",
-     "Directory on each node's own storage for the local level (filem_levels); a job's "
+     "Directory on each node's own storage for the local and partner levels (filem_levels); a "
+     "job's "
      "images go to <dir>/<jobid>.ckpt/<seq>/rank.<r>. Empty: local/ in the user's session "
      "directory parent (runtime_session_dir_base, else TMPDIR, else /tmp: crmpi-<uid>).",
      CRMPI_PARAM_LEVEL_USER},

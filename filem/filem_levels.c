@@ -51,11 +51,10 @@ int crmpi_filem_levels_parse(const char *text, crmpi_filem_levels_t *levels_out,
             if (strcmp(item, crmpi_filem_level_name(i)) == 0)
                 level = i;
         if (level < 0) {
-            snprintf(problem, problem_len, "'%s' is not a level (%s)", item,
-                     strcmp(item, "partner") == 0
-                         ? "the partner level, a copy on another node, is not built yet; "
-                           "the levels are local and global"
-                         : "the levels are local and global");
+            snprintf(problem, problem_len,
+                     "'%s' is not a level (the levels are local, partner "
+                     "and global)",
+                     item);
             rc = CRMPI_ERR_BAD_PARAM;
         } else if (levels.mask & (1u << level)) {
             snprintf(problem, problem_len, "%s is named twice", item);
@@ -67,7 +66,8 @@ int crmpi_filem_levels_parse(const char *text, crmpi_filem_levels_t *levels_out,
     }
     free(copy);
     if (rc == CRMPI_OK && !levels.mask) {
-        snprintf(problem, problem_len, "no level is named (the levels are local and global)");
+        snprintf(problem, problem_len,
+                 "no level is named (the levels are local, partner and global)");
         rc = CRMPI_ERR_BAD_PARAM;
     }
     if (rc == CRMPI_OK)

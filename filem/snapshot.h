@@ -57,7 +57,8 @@
 
 /*
  * Storage levels a sequence's images may be held at (filem_levels): the node-local one
- * (<filem_local_dir>/<jobid>.ckpt/<seq>/rank.<r>/ on the node the rank ran on) and the
+ * (<filem_local_dir>/<jobid>.ckpt/<seq>/rank.<r>/ on the node the rank ran on), the partner
+ * one (the same directory on another node of the job, the rank entry's partner) and the
  * global one (the snapshot directory above). Masks of them are recorded per rank, per
  * sequence (manifest.json) and in the commit record; a record without them means global.
  * The manifest and the commit record themselves are always in the global directory.
@@ -65,11 +66,13 @@
 enum {
     CRMPI_FILEM_LEVEL_LOCAL = 1u << 0,
     CRMPI_FILEM_LEVEL_GLOBAL = 1u << 1,
+    CRMPI_FILEM_LEVEL_PARTNER = 1u << 2,
 };
-#define CRMPI_FILEM_NUM_LEVELS 2
-#define CRMPI_FILEM_LEVELS_ALL (CRMPI_FILEM_LEVEL_LOCAL | CRMPI_FILEM_LEVEL_GLOBAL)
+#define CRMPI_FILEM_NUM_LEVELS 3
+#define CRMPI_FILEM_LEVELS_ALL                                                                     \
+    (CRMPI_FILEM_LEVEL_LOCAL | CRMPI_FILEM_LEVEL_GLOBAL | CRMPI_FILEM_LEVEL_PARTNER)
 
-/** "local" or "global" for level index 0 or 1 (bit 1 << index of a mask). */
+/** "local", "global" or "partner" for level index 0, 1 or 2 (bit 1 << index of a mask). */
 const char *crmpi_filem_level_name(int index);
 /** A mask as "local,global" ("none" for 0) into buf. */
 void crmpi_filem_levels_str(unsigned mask, char *buf, size_t len);

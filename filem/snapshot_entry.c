@@ -18,6 +18,7 @@ void crmpi_filem_rank_entry_clear(crmpi_filem_rank_entry_t *entry)
         free(entry->files[i].path);
     free(entry->files);
     free(entry->host);
+    free(entry->partner);
     *entry = (crmpi_filem_rank_entry_t){0};
 }
 
@@ -28,7 +29,8 @@ int crmpi_filem_rank_entry_copy(const crmpi_filem_rank_entry_t *src, crmpi_filem
 
     memcpy(copy.level_seconds, src->level_seconds, sizeof(copy.level_seconds));
 
-    if (src->host && !(copy.host = strdup(src->host)))
+    if ((src->host && !(copy.host = strdup(src->host))) ||
+        (src->partner && !(copy.partner = strdup(src->partner))))
         goto err_no_memory;
     if (src->num_files > 0) {
         copy.files = calloc(src->num_files, sizeof(copy.files[0]));
@@ -59,6 +61,7 @@ json_t *filem_rank_entry_to_json(const crmpi_filem_rank_entry_t *entry)
         goto err_free;
     if (filem_json_set(obj, "rank", json_integer(entry->rank)) != CRMPI_OK ||
         filem_json_set_string(obj, "host", entry->host) != CRMPI_OK ||
+        (entry->partner && filem_json_set_string(obj, "partner", entry->partner) != CRMPI_OK) ||
         filem_json_set(obj, "bytes", json_integer((json_int_t)entry->bytes)) != CRMPI_OK ||
         (entry->parent && filem_json_set(obj, "parent", json_integer(entry->parent)) != CRMPI_OK))
         goto err_free;
@@ -115,6 +118,8 @@ int filem_rank_entry_from_json(json_t *obj, crmpi_filem_rank_entry_t *entry_out,
     json_t *parent = json_object_get(obj, "parent");
     entry.rank = (int)json_integer_value(rank);
     rc = filem_json_string(obj, "host", false, &entry.host);
+    if (rc == CRMPI_OK)
+        rc = filem_json_string(obj, "partner", false, &entry.partner);
     if (rc != CRMPI_OK)
         goto err_bad;
     if (parent) {

@@ -26,6 +26,7 @@ typedef struct crmpi_filem_file {
 typedef struct crmpi_filem_rank_entry {
     int rank;                  /* MPI rank in MPI_COMM_WORLD */
     char *host;                /* node the rank ran on when checkpointed (NULL: unknown) */
+    char *partner;             /* node holding its partner-level copy (NULL: none) */
     crmpi_filem_file_t *files; /* every file under rank.<r>/, sorted by path */
     size_t num_files;          /* entries in files */
     uint64_t bytes;            /* sum of the files' sizes */

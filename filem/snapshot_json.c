@@ -185,7 +185,7 @@ int filem_json_write(const char *dir, const char *name, json_t *root)
     return rc;
 }
 
-static const char *const filem_level_names[CRMPI_FILEM_NUM_LEVELS] = {"local", "global"};
+static const char *const filem_level_names[CRMPI_FILEM_NUM_LEVELS] = {"local", "global", "partner"};
 
 const char *crmpi_filem_level_name(int index)
 {

@@ -36,6 +36,9 @@ const crmpi_fault_point_t crmpi_fault_points[] = {
     {"filem_global_copy_fail",
      "an agent's copy of its rank's images to the global level fails at its start (the local "
      "level, when configured, still holds them)"},
+    {"filem_partner_copy_fail",
+     "an agent's copy of its rank's images to its partner's node fails at its start (the "
+     "other levels, when configured, still hold them)"},
     {"filem_copy_enospc",
      "FileM: a write to stable storage fails with ENOSPC (the disk is full) while a rank's "
      "files are copied"},

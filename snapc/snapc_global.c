@@ -46,6 +46,12 @@ typedef struct snapc_marks {
     crmpi_snapc_bookmark_t *marks;
 } snapc_marks_t;
 
+/* Where a rank's agent runs, and its partner level receiver there. */
+typedef struct snapc_node {
+    char name[256];    /* the node ("": not told) */
+    char receiver[64]; /* "a.b.c.d:port" ("": none) */
+} snapc_node_t;
+
 struct crmpi_snapc_global {
     crmpi_snapc_global_params_t params;
     char *jobdir;                     /* owned copy of params.jobdir */
@@ -69,6 +75,8 @@ struct crmpi_snapc_global {
     unsigned levels_held;             /* of them, those every rank's CKPT_STORED so far holds */
     double level_s[CRMPI_FILEM_NUM_LEVELS]; /* the slowest rank's copy to each level */
     char level_why[512];             /* the first rank's reason for a level it does not hold */
+    snapc_node_t *nodes;             /* per rank, from CKPT_DUMPED: its node and the
+                                        partner receiver its agent runs there */
     crmpi_snapc_periodic_t periodic; /* --ckpt-interval's schedule */
     bool periodic_running;           /* the current checkpoint is a periodic one */
     bool *app_asked;                 /* per rank: asked for an application checkpoint */
@@ -113,9 +121,11 @@ int crmpi_snapc_global_create(const crmpi_snapc_global_params_t *params,
     global->answered = calloc((size_t)params->np, sizeof(bool));
     global->marks = calloc((size_t)params->np, sizeof(snapc_marks_t));
     global->app_asked = calloc((size_t)params->np, sizeof(bool));
+    global->nodes = calloc((size_t)params->np, sizeof(snapc_node_t));
     global->tool_fd = -1;
     global->pending_fd = -1;
-    if (!global->jobdir || !global->answered || !global->marks || !global->app_asked) {
+    if (!global->jobdir || !global->answered || !global->marks || !global->app_asked ||
+        !global->nodes) {
         crmpi_snapc_global_destroy(global);
         return CRMPI_ERR_OUT_OF_RESOURCE;
     }
@@ -220,6 +230,7 @@ void crmpi_snapc_global_destroy(crmpi_snapc_global_t *global)
     free(global->marks);
     free(global->answered);
     free(global->app_asked);
+    free(global->nodes);
     free(global->jobdir);
     free(global);
 }
@@ -767,9 +778,39 @@ bool crmpi_snapc_global_resume(crmpi_snapc_global_t *global)
     return true;
 }
 
+int crmpi_snapc_global_partner(const char *const *node_of_rank, int np, int rank)
+{
+    int position = 0, first = 0, next = -1, count = 0;
+
+    /* `rank`'s position among its node's ranks, and its node's first rank. */
+    for (int r = 0; r < rank; r++)
+        position += strcmp(node_of_rank[r], node_of_rank[rank]) == 0;
+    while (strcmp(node_of_rank[first], node_of_rank[rank]) != 0)
+        first++;
+    /* The next node, in cyclic order from there: the first rank that is its node's first
+     * and on another node. */
+    for (int step = 1; step < np && next < 0; step++) {
+        int r = (first + step) % np, seen = 0;
+
+        for (int q = 0; q < r && !seen; q++)
+            seen = strcmp(node_of_rank[q], node_of_rank[r]) == 0;
+        if (!seen && strcmp(node_of_rank[r], node_of_rank[rank]) != 0)
+            next = r;
+    }
+    if (next < 0)
+        return -1;
+    for (int r = 0; r < np; r++)
+        count += strcmp(node_of_rank[r], node_of_rank[next]) == 0;
+    for (int r = 0, seen = 0; r < np; r++)
+        if (strcmp(node_of_rank[r], node_of_rank[next]) == 0 && seen++ == position % count)
+            return r;
+    return -1;
+}
+
 /* Each agent copies its rank's images to the levels due: into <seq>.partial/rank.<r> for
- * the global one, and into its node's local one, where it keeps the committed sequences
- * (the newest ones, and what they depend on: the commit record's list) and no others. */
+ * the global one, into its node's local one, and to its partner's node, where it keeps
+ * the committed sequences (the newest ones, and what they depend on: the commit record's
+ * list) and no others. */
 static void snapc_global_store(crmpi_snapc_global_t *global)
 {
     crmpi_filem_commit_t *commit = NULL;
@@ -777,6 +818,9 @@ static void snapc_global_store(crmpi_snapc_global_t *global)
     snapc_global_enter(global, SNAPC_STEP_STORED);
     if (crmpi_filem_commit_read(global->jobdir, &commit) != CRMPI_OK)
         commit = NULL;
+    const char **names = calloc((size_t)global->params.np, sizeof(*names));
+    for (int rank = 0; names && rank < global->params.np; rank++)
+        names[rank] = global->nodes[rank].name;
     for (int rank = 0; rank < global->params.np; rank++) {
         crmpi_buf_t buf;
         char *dir = NULL;
@@ -789,10 +833,16 @@ static void snapc_global_store(crmpi_snapc_global_t *global)
         crmpi_buf_put_u32(&buf, commit ? (uint32_t)commit->num_seqs : 0);
         for (size_t i = 0; commit && i < commit->num_seqs; i++)
             crmpi_buf_put_u32(&buf, commit->seqs[i]);
+        int partner = global->levels_due & CRMPI_FILEM_LEVEL_PARTNER && names
+                          ? crmpi_snapc_global_partner(names, global->params.np, rank)
+                          : -1;
+        crmpi_buf_put_str(&buf, partner >= 0 ? global->nodes[partner].receiver : "");
+        crmpi_buf_put_str(&buf, partner >= 0 ? global->nodes[partner].name : "");
         global->params.send_fn(global->params.arg, rank, CRMPI_CTL_CKPT_STORE, global->seq, &buf);
         crmpi_buf_free(&buf);
         free(dir);
     }
+    free(names);
     crmpi_filem_commit_destroy(commit);
 }
 
@@ -964,9 +1014,19 @@ void crmpi_snapc_global_agent_msg(crmpi_snapc_global_t *global, int rank, crmpi_
         crmpi_buf_t buf;
         uint64_t bytes = 0;
 
+        const char *receiver = "", *node = "";
+        uint64_t dump_ns = 0;
+
         crmpi_buf_init_read(&buf, msg->payload, msg->hdr.len);
         if (crmpi_buf_get_u64(&buf, &bytes) == CRMPI_OK)
             global->image_bytes += bytes;
+        if (crmpi_buf_get_u64(&buf, &dump_ns) != CRMPI_OK ||
+            crmpi_buf_get_str(&buf, &receiver) != CRMPI_OK ||
+            crmpi_buf_get_str(&buf, &node) != CRMPI_OK)
+            receiver = node = "";
+        snprintf(global->nodes[rank].receiver, sizeof(global->nodes[rank].receiver), "%s",
+                 receiver);
+        snprintf(global->nodes[rank].name, sizeof(global->nodes[rank].name), "%s", node);
     }
     if (global->step == SNAPC_STEP_STORED && snapc_global_keep_entry(global, rank, msg)) {
         snprintf(why, sizeof(why), "rank %d's agent sent a malformed list of files", rank);

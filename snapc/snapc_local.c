@@ -13,7 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,6 +25,7 @@
 #include "crmpi_status.h"
 #include "fault.h"
 #include "filem.h"
+#include "filem_partner.h"
 #include "log.h"
 #include "snapc.h"
 #include "snapc_local.h"
@@ -47,6 +51,10 @@ struct crmpi_snapc_local_copy {
     char jobdir[4096];  /* the snapshot's directory, which names the local level's */
     uint32_t *keep;     /* sequences whose local copies stay (committed), num_keep of them */
     uint32_t num_keep;
+    char partner_addr[64];   /* the partner node's receiver ("": the level is not due) */
+    char partner_host[256];  /* that node's name, for the rank entry */
+    uint8_t partner_key[32]; /* the job's partner key (local->partner_key) */
+    size_t partner_key_len;
     bool aborted;  /* mpirun aborted the checkpoint (atomic: set by the loop) */
     int status;    /* the copy's result */
     char *json;    /* on success: the rank's files (crmpi_filem_rank_entry_encode) */
@@ -221,6 +229,36 @@ static void snapc_local_parent_dir(const crmpi_snapc_local_t *local, uint32_t pa
     snprintf(buf, len, "%s/rank.%d/criu", parent_seq_dir, local->rank);
 }
 
+/*
+ * The partner level's receiver of this agent, once: on the address this agent reaches
+ * mpirun from (the node's address on the job's network), else on loopback. A failure is a
+ * warning: the ranks whose partner this agent would be hold no copy there, and say why.
+ */
+static void snapc_local_partner_serve(crmpi_snapc_local_t *local)
+{
+    struct sockaddr_storage addr;
+    socklen_t len = sizeof(addr);
+    char host[INET_ADDRSTRLEN] = "127.0.0.1";
+
+    if (local->partner || !local->partner_key_len)
+        return;
+    if (getsockname(local->hnp_fd, (struct sockaddr *)&addr, &len) == 0 &&
+        addr.ss_family == AF_INET)
+        inet_ntop(AF_INET, &((struct sockaddr_in *)&addr)->sin_addr, host, sizeof(host));
+    if (crmpi_filem_partner_serve(host, local->partner_key, local->partner_key_len, &local->partner,
+                                  local->partner_addr, sizeof(local->partner_addr)) != CRMPI_OK) {
+        local->partner = NULL;
+        local->partner_addr[0] = '\0';
+    }
+}
+
+void crmpi_snapc_local_close(crmpi_snapc_local_t *local)
+{
+    crmpi_filem_partner_stop(local->partner);
+    local->partner = NULL;
+    local->partner_addr[0] = '\0';
+}
+
 static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq, uint32_t flags,
                              uint32_t parent, const char *parent_seq_dir)
 {
@@ -306,6 +344,12 @@ static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq, uint32_t 
     crmpi_buf_init(&reply);
     crmpi_buf_put_u64(&reply, result.image_bytes);
     crmpi_buf_put_u64(&reply, dump_ns);
+    /* The receiver, and the node as the rank entry names it (FileM's put), by which mpirun
+     * tells the job's nodes apart. */
+    char host[256] = "";
+    gethostname(host, sizeof(host) - 1);
+    crmpi_buf_put_str(&reply, local->partner_addr);
+    crmpi_buf_put_str(&reply, host);
     snapc_local_send(local->hnp_fd, CRMPI_CTL_CKPT_DUMPED, seq, CRMPI_OK, &reply);
     crmpi_buf_free(&reply);
 }
@@ -422,6 +466,28 @@ static void *snapc_local_copy_run(void *arg)
             src = local_dir;
         }
     }
+    if (copy->levels & CRMPI_FILEM_LEVEL_PARTNER) {
+        char why[400] = "";
+        double start = crmpi_clock_s();
+
+        if (!copy->partner_addr[0])
+            snprintf(why, sizeof(why),
+                     "mpirun named no partner node (every rank of the job "
+                     "ran on one node)");
+        else if (crmpi_fault_hit("filem_partner_copy_fail"))
+            snprintf(why, sizeof(why), "fault injected: filem_partner_copy_fail");
+        else
+            rc = crmpi_filem_partner_send(
+                copy->partner_addr, copy->partner_key, copy->partner_key_len, copy->jobdir,
+                copy->seq, copy->rank, src, copy->keep, copy->num_keep, why, sizeof(why));
+        seconds[2] = crmpi_clock_s() - start;
+        if (!why[0])
+            held |= CRMPI_FILEM_LEVEL_PARTNER;
+        else if (!copy->why[0])
+            snprintf(copy->why, sizeof(copy->why), "the copy to the partner level failed: %s", why);
+        if (why[0] && rc == CRMPI_OK)
+            rc = CRMPI_ERR_UNREACH;
+    }
     if ((copy->levels & CRMPI_FILEM_LEVEL_GLOBAL) && copy->dest_dir[0]) {
         crmpi_filem_transfer_t transfer = {
             .rank = copy->rank, .src_dir = src, .dest_dir = copy->dest_dir};
@@ -436,7 +502,7 @@ static void *snapc_local_copy_run(void *arg)
                 entry = global_entry;
             else
                 crmpi_filem_rank_entry_clear(&global_entry);
-        } else if (held) {
+        } else if (held && !copy->why[0]) {
             snprintf(copy->why, sizeof(copy->why), "copying the images to %.400s failed (%s)",
                      copy->dest_dir, snapc_local_copy_error(rc));
         }
@@ -445,6 +511,8 @@ static void *snapc_local_copy_run(void *arg)
     entry.parent = copy->parent;
     entry.levels = held;
     memcpy(entry.level_seconds, seconds, sizeof(seconds));
+    if ((held & CRMPI_FILEM_LEVEL_PARTNER) && !(entry.partner = strdup(copy->partner_host)))
+        copy->status = CRMPI_ERR_OUT_OF_RESOURCE;
     if (copy->status == CRMPI_OK)
         copy->status = crmpi_filem_rank_entry_encode(&entry, &copy->json);
     crmpi_filem_rank_entry_clear(&entry);
@@ -486,7 +554,8 @@ static void snapc_local_stored(crmpi_snapc_local_t *local, uint32_t seq, const c
  * the `num_keep` sequences of `keep` (the caller's array, copied); crmpi_snapc_local_copy_done
  * answers mpirun. */
 static void snapc_local_store(crmpi_snapc_local_t *local, uint32_t seq, const char *dest,
-                              const uint32_t *keep, uint32_t num_keep)
+                              const uint32_t *keep, uint32_t num_keep, const char *partner_addr,
+                              const char *partner_host)
 {
     crmpi_snapc_local_copy_t *copy = calloc(1, sizeof(*copy));
     char dir[4096];
@@ -502,6 +571,10 @@ static void snapc_local_store(crmpi_snapc_local_t *local, uint32_t seq, const ch
     copy->parent = local->dump_parent;
     copy->levels = local->dump_levels ? local->dump_levels : CRMPI_FILEM_LEVEL_GLOBAL;
     snprintf(copy->jobdir, sizeof(copy->jobdir), "%s", local->jobdir);
+    snprintf(copy->partner_addr, sizeof(copy->partner_addr), "%s", partner_addr);
+    snprintf(copy->partner_host, sizeof(copy->partner_host), "%s", partner_host);
+    memcpy(copy->partner_key, local->partner_key, local->partner_key_len);
+    copy->partner_key_len = local->partner_key_len;
     snapc_local_dir(local, seq, NULL, copy->src_dir, sizeof(copy->src_dir));
     copy->dest_dir = strdup(dest);
     copy->keep = malloc((num_keep ? num_keep : 1) * sizeof(*keep));
@@ -599,11 +672,12 @@ static void snapc_local_to_rank(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg
                            "the rank is gone");
 }
 
-/* CKPT_STORE: the global destination ("" when not due) and the sequences to keep locally. */
+/* CKPT_STORE: the global destination ("" when not due), the sequences to keep on the nodes'
+ * own storage, and the partner node's receiver and name ("" when not due). */
 static void snapc_local_store_request(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg,
                                       crmpi_buf_t *req)
 {
-    const char *dest = NULL;
+    const char *dest = NULL, *partner_addr = NULL, *partner_host = NULL;
     uint32_t num_keep = 0, *keep = NULL;
     bool ok = crmpi_buf_get_str(req, &dest) == CRMPI_OK &&
               crmpi_buf_get_u32(req, &num_keep) == CRMPI_OK && num_keep <= msg->hdr.len / 4 &&
@@ -611,11 +685,13 @@ static void snapc_local_store_request(crmpi_snapc_local_t *local, crmpi_ctl_msg_
 
     for (uint32_t i = 0; ok && i < num_keep; i++)
         ok = crmpi_buf_get_u32(req, &keep[i]) == CRMPI_OK;
+    ok = ok && crmpi_buf_get_str(req, &partner_addr) == CRMPI_OK &&
+         crmpi_buf_get_str(req, &partner_host) == CRMPI_OK;
     if (!ok || crmpi_buf_get_done(req) != CRMPI_OK)
         snapc_local_refuse(local, CRMPI_CTL_CKPT_STORED, msg->hdr.seq, CRMPI_ERR_PROTO,
                            "malformed store request");
     else
-        snapc_local_store(local, msg->hdr.seq, dest, keep, num_keep);
+        snapc_local_store(local, msg->hdr.seq, dest, keep, num_keep, partner_addr, partner_host);
     free(keep);
 }
 
@@ -688,6 +764,8 @@ void crmpi_snapc_local_from_hnp(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg
             break;
         local->dump_levels = levels & CRMPI_FILEM_LEVELS_ALL;
         snprintf(local->jobdir, sizeof(local->jobdir), "%s", jobdir);
+        if (local->dump_levels & CRMPI_FILEM_LEVEL_PARTNER)
+            snapc_local_partner_serve(local);
         snapc_local_dump(local, msg->hdr.seq, flags, parent, parent_dir);
         break;
     }

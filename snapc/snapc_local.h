@@ -108,6 +108,13 @@ struct crmpi_snapc_local {
                                    * (an application checkpoint stores it; "": none) */
     /* The copy to stable storage in progress (its thread runs), or NULL. */
     crmpi_snapc_local_copy_t *copy;
+    /* The partner level: this node's storage takes other nodes' ranks' copies through a
+     * receiver the agent starts at the first checkpoint due there (its address goes to
+     * mpirun with CKPT_DUMPED); the key proves the sender is of the job. */
+    uint8_t partner_key[32];                    /* set by the agent (0 bytes: no partner) */
+    size_t partner_key_len;                     /* bytes of partner_key */
+    struct crmpi_filem_partner_server *partner; /* the receiver, or NULL */
+    char partner_addr[64];                      /* its "a.b.c.d:port" ("": not running) */
 };
 
 /** A CKPT_* message from mpirun (the caller frees it). */
@@ -133,5 +140,8 @@ int crmpi_snapc_local_copy_fd(const crmpi_snapc_local_t *local);
 /** That fd is readable: join the copy's thread, clear images_pending and answer mpirun
  *  (CKPT_STORED: the rank's files, or why the copy failed), unless the agent is ending. */
 void crmpi_snapc_local_copy_done(crmpi_snapc_local_t *local);
+
+/** The agent ends: stop the partner receiver (a copy it takes is abandoned). */
+void crmpi_snapc_local_close(crmpi_snapc_local_t *local);
 
 #endif /* CRMPI_SNAPC_LOCAL_H */

@@ -401,19 +401,30 @@ static void test_levels(void **state)
     static const struct {
         const char *text, *why;
     } bad[] = {
-        {"partner", "not built yet"},    {"local,local", "named twice"},
-        {"global:0", "not an interval"}, {"global:", "not an interval"},
-        {"local:2x", "not an interval"}, {"", "no level"},
+        {"partner:x", "not an interval"}, {"local,local", "named twice"},
+        {"global:0", "not an interval"},  {"global:", "not an interval"},
+        {"local:2x", "not an interval"},  {"", "no level"},
         {"disk", "is not a level"},
     };
 
     assert_int_equal(crmpi_filem_levels_parse("local,global:4", &levels, problem, sizeof(problem)),
                      CRMPI_OK);
-    assert_int_equal(levels.mask, CRMPI_FILEM_LEVELS_ALL);
+    assert_int_equal(levels.mask, CRMPI_FILEM_LEVEL_LOCAL | CRMPI_FILEM_LEVEL_GLOBAL);
     /* The first checkpoint goes everywhere, then every fourth globally. */
-    assert_int_equal(crmpi_filem_levels_due(&levels, 1), CRMPI_FILEM_LEVELS_ALL);
+    assert_int_equal(crmpi_filem_levels_due(&levels, 1),
+                     CRMPI_FILEM_LEVEL_LOCAL | CRMPI_FILEM_LEVEL_GLOBAL);
     assert_int_equal(crmpi_filem_levels_due(&levels, 2), CRMPI_FILEM_LEVEL_LOCAL);
     assert_int_equal(crmpi_filem_levels_due(&levels, 4), CRMPI_FILEM_LEVEL_LOCAL);
+    assert_int_equal(crmpi_filem_levels_due(&levels, 5),
+                     CRMPI_FILEM_LEVEL_LOCAL | CRMPI_FILEM_LEVEL_GLOBAL);
+    assert_int_equal(
+        crmpi_filem_levels_parse("global:4,partner:2,local", &levels, problem, sizeof(problem)),
+        CRMPI_OK);
+    assert_int_equal(levels.mask, CRMPI_FILEM_LEVELS_ALL);
+    assert_int_equal(crmpi_filem_levels_due(&levels, 1), CRMPI_FILEM_LEVELS_ALL);
+    assert_int_equal(crmpi_filem_levels_due(&levels, 2), CRMPI_FILEM_LEVEL_LOCAL);
+    assert_int_equal(crmpi_filem_levels_due(&levels, 3),
+                     CRMPI_FILEM_LEVEL_LOCAL | CRMPI_FILEM_LEVEL_PARTNER);
     assert_int_equal(crmpi_filem_levels_due(&levels, 5), CRMPI_FILEM_LEVELS_ALL);
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         assert_int_equal(crmpi_filem_levels_parse(bad[i].text, &levels, problem, sizeof(problem)),

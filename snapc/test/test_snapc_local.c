@@ -31,6 +31,7 @@
 #include "ctl.h"
 #include "fault.h"
 #include "filem.h"
+#include "filem_partner.h"
 #include "log.h"
 #include "param.h"
 #include "snapc.h"
@@ -159,8 +160,11 @@ static void from_hnp(fixture_t *fx, crmpi_ctl_type_t type, uint32_t seq, const c
         crmpi_buf_put_str(&buf, text);
     else if (type == CRMPI_CTL_CKPT_BEGIN || type == CRMPI_CTL_CKPT_DUMP)
         crmpi_buf_put_u32(&buf, 0); /* flags */
-    if (text && type == CRMPI_CTL_CKPT_STORE)
-        crmpi_buf_put_u32(&buf, 0); /* no committed sequence to keep at the local level */
+    if (text && type == CRMPI_CTL_CKPT_STORE) {
+        crmpi_buf_put_u32(&buf, 0);  /* no committed sequence to keep at the local level */
+        crmpi_buf_put_str(&buf, ""); /* no partner */
+        crmpi_buf_put_str(&buf, "");
+    }
     if (!text && type == CRMPI_CTL_CKPT_DUMP) {
         crmpi_buf_put_u32(&buf, 0); /* no parent: a full dump */
         crmpi_buf_put_str(&buf, "");
@@ -314,7 +318,8 @@ static void test_copy_fails(void **state)
 /* CKPT_STORE with the sequences to keep at the local level; the answer's file list, its
  * levels and the reason for a level that failed. */
 static void store_levels(fixture_t *fx, const uint32_t *keep, uint32_t num_keep,
-                         crmpi_filem_rank_entry_t *entry_out, char **why_out)
+                         const char *partner_addr, crmpi_filem_rank_entry_t *entry_out,
+                         char **why_out)
 {
     crmpi_ctl_msg_t msg = {.hdr = {.type = CRMPI_CTL_CKPT_STORE, .seq = TEST_SEQ}};
     const char *json = NULL, *why = NULL;
@@ -325,6 +330,8 @@ static void store_levels(fixture_t *fx, const uint32_t *keep, uint32_t num_keep,
     crmpi_buf_put_u32(&buf, num_keep);
     for (uint32_t i = 0; i < num_keep; i++)
         crmpi_buf_put_u32(&buf, keep[i]);
+    crmpi_buf_put_str(&buf, partner_addr);
+    crmpi_buf_put_str(&buf, partner_addr[0] ? "partner-node" : "");
     msg.payload = buf.data;
     msg.hdr.len = (uint32_t)buf.len;
     crmpi_snapc_local_from_hnp(&fx->local, &msg);
@@ -359,10 +366,10 @@ static void test_store_levels(void **state)
         snprintf(path, sizeof(path), "%s/%u/rank.0/criu", local, seq);
         assert_int_equal(snapc_test_mkdirs(path), 0);
     }
-    fx->local.dump_levels = CRMPI_FILEM_LEVELS_ALL;
+    fx->local.dump_levels = CRMPI_FILEM_LEVEL_LOCAL | CRMPI_FILEM_LEVEL_GLOBAL;
     snprintf(fx->local.jobdir, sizeof(fx->local.jobdir), "%s/global/4711.ckpt", fx->top);
-    store_levels(fx, keep, 1, &entry, &why);
-    assert_int_equal(entry.levels, CRMPI_FILEM_LEVELS_ALL);
+    store_levels(fx, keep, 1, "", &entry, &why);
+    assert_int_equal(entry.levels, CRMPI_FILEM_LEVEL_LOCAL | CRMPI_FILEM_LEVEL_GLOBAL);
     assert_int_equal(entry.num_files, 3);
     assert_string_equal(why, "");
     free(why);
@@ -380,12 +387,51 @@ static void test_store_levels(void **state)
     crmpi_filem_tree_remove(fx->dest);
     assert_int_equal(crmpi_fault_configure("filem_global_copy_fail"), CRMPI_OK);
     capture_begin();
-    store_levels(fx, keep, 1, &entry, &why);
+    store_levels(fx, keep, 1, "", &entry, &why);
     free(capture_end());
     assert_int_equal(entry.levels, CRMPI_FILEM_LEVEL_LOCAL);
     assert_non_null(strstr(why, "copying the images to"));
     free(why);
     crmpi_filem_rank_entry_clear(&entry);
+    crmpi_fault_configure(NULL);
+
+    /* The partner level, through a receiver on this node (which stores into the same local
+     * directory here): held at every level, the entry naming the partner's node. */
+    crmpi_filem_partner_server_t *server = NULL;
+    char addr[64];
+    uint8_t key[sizeof(fx->local.partner_key)];
+
+    memset(key, 0x5a, sizeof(key));
+    memcpy(fx->local.partner_key, key, sizeof(key));
+    fx->local.partner_key_len = sizeof(key);
+    assert_int_equal(
+        crmpi_filem_partner_serve("127.0.0.1", key, sizeof(key), &server, addr, sizeof(addr)),
+        CRMPI_OK);
+    fx->local.dump_levels = CRMPI_FILEM_LEVELS_ALL;
+    setup_images(fx);
+    crmpi_filem_tree_remove(fx->dest);
+    store_levels(fx, keep, 1, addr, &entry, &why);
+    assert_int_equal(entry.levels, CRMPI_FILEM_LEVELS_ALL);
+    assert_string_equal(entry.partner, "partner-node");
+    assert_string_equal(why, "");
+    free(why);
+    crmpi_filem_rank_entry_clear(&entry);
+    snprintf(path, sizeof(path), "%s/7/rank.0/criu/pages-1.img", local);
+    assert_true(path_exists(path));
+    /* A sender without the job's key is refused: held at the other levels, and said why. */
+    fx->local.partner_key[0] ^= 1;
+    setup_images(fx);
+    crmpi_filem_tree_remove(fx->dest);
+    capture_begin();
+    store_levels(fx, keep, 1, addr, &entry, &why);
+    free(capture_end());
+    assert_int_equal(entry.levels, CRMPI_FILEM_LEVEL_LOCAL | CRMPI_FILEM_LEVEL_GLOBAL);
+    assert_null(entry.partner);
+    assert_non_null(strstr(why, "partner level"));
+    free(why);
+    crmpi_filem_rank_entry_clear(&entry);
+    crmpi_filem_partner_stop(server);
+    fx->local.partner_key_len = 0;
     unsetenv("TMPDIR");
 }
 

@@ -108,7 +108,7 @@ def test_local_every_time_global_every_third(program, expected, tmp_path):
     result = crenv.restart(handle)
     assert result.returncode == 0, result.report("ompi-restart, a local copy damaged")
     assert crjob.ok_line(result.out) == expected, result.report()
-    assert "rank 1: sequence 4 is damaged (see above) at this node's local level" in result.err, result.report()
+    assert "rank 1: sequence 4 is damaged (see above) on this node's own storage" in result.err, result.report()
     assert result.err.count("read from the local level") == NP - 1, result.report()
     crjob.assert_clean(result.pid)
 
@@ -119,7 +119,7 @@ def test_local_every_time_global_every_third(program, expected, tmp_path):
         f.write(b"\xff" * 8)
     result = crenv.restart(handle, "--seq", "3")
     assert result.returncode != 0, result.report("ompi-restart --seq 3")
-    assert "held only at the local level" in result.err, result.report()
+    assert "held only on the nodes' own storage" in result.err, result.report()
 
 
 def test_global_copy_fails(program, expected, tmp_path):

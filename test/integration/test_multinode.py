@@ -21,6 +21,7 @@ failure. Run: CRMPI_INSTALL=$PWD/install /usr/bin/python3 -m pytest -q
 test/integration/test_multinode.py
 """
 
+import json
 import os
 import re
 import shutil
@@ -138,8 +139,9 @@ class Cluster:
         for host in HOSTS:
             nodes("exec", host, "sh", "-c", "rm -rf /tmp/* /tmp/.[!.]* /dev/shm/*", check=False)
 
-    def assert_clean(self, jobid=None):
-        """Nothing of a job on any node (and, given its jobid, on this one)."""
+    def assert_clean(self, jobid=None, keep=None):
+        """Nothing of a job on any node (and, given its jobid, on this one); files under
+        the nodes' directory `keep` are not counted (and stay)."""
         def clean():
             left = self.node_processes()
             if jobid:
@@ -150,9 +152,11 @@ class Cluster:
             time.sleep(0.05)
         left = self.node_processes() + (crjob.leftovers(jobid) if jobid else [])
         assert not left, "left behind: %s" % ", ".join(left)
-        files = self.node_files()
+        files = [path for path in self.node_files()
+                 if not keep or not path.split(":", 1)[1].startswith(keep)]
         # Removed before failing, so that the next test reports only what it leaves itself.
-        self.remove_node_files()
+        if files:
+            self.remove_node_files()
         assert not files, "left on the nodes: %s" % files
 
 
@@ -567,3 +571,76 @@ def test_application_checkpoints_across_nodes(cluster, crenv):
     for host in HOSTS:
         nodes("exec", host, "rm", "-rf", files, check=False)
     cluster.assert_clean(four.pid)
+
+
+def node_local_copy(host, jobid, seq, rank):
+    """A rank's copy of sequence `seq` in `host`'s own storage (filem_local_dir's default)."""
+    return "/tmp/crmpi-%d/local/%d.ckpt/%d/rank.%d" % (os.getuid(), jobid, seq, rank)
+
+
+def node_has(host, path):
+    return nodes("exec", host, "test", "-e", path, check=False).returncode == 0
+
+
+def test_partner_level_survives_a_lost_node(cluster, programs, crenv):
+    """filem_levels local,partner,global:3 on 3 nodes x 1 rank: each checkpoint stays on the
+    rank's node and goes to the next node (mn1 -> mn2 -> mn3 -> mn1), the first also to the
+    global level. The third one's partner copies fail (injected): it is committed locally
+    only, with a warning, and the second stays as the newest partner sequence. mn2 is then
+    lost (its own storage wiped): the third cannot restart without it, and says where rank
+    1's copy was; the second restarts on mn1 and mn3, rank 1 from its partner copy on mn3,
+    with the uninterrupted result. The first, with rank 1's partner copy damaged, restarts
+    from the global level."""
+    program = programs("cr/inflight")
+    expected = baseline(crenv, program, 3)
+    levels = ["--mca", "filem_levels", "local,partner,global:3"]
+    crenv.env["CRMPI_FAULT"] = "filem_partner_copy_fail:3"
+    job = crjob.CrJob(crenv, program, 3, ["-H", "mn1:1,mn2:1,mn3:1", *levels])
+    job.ready()
+    handle = checkpoint(crenv, job.jobid)
+    checkpoint(crenv, job.jobid)
+    third = crenv.checkpoint(job.jobid)
+    assert third.returncode == 0, third.report("ompi-checkpoint, the partner copies failing")
+    assert "warning: checkpoint 3 is not stored at the partner level" in third.err, \
+        third.report()
+    job.kill()
+    del crenv.env["CRMPI_FAULT"]
+    record = json.load(open(os.path.join(handle, "snapshot.json")))
+    assert record["sequences"] == [1, 2, 3], record
+    assert {seq: sorted(held) for seq, held in record["levels"].items()} == {
+        "1": ["global", "local", "partner"], "2": ["local", "partner"], "3": ["local"]}, record
+    manifest = json.load(open(os.path.join(handle, "2", "manifest.json")))
+    partners = {entry["rank"]: (entry["host"], entry["partner"]) for entry in manifest["ranks"]}
+    assert partners == {0: ("mn1", "mn2"), 1: ("mn2", "mn3"), 2: ("mn3", "mn1")}, partners
+    for rank, (host, partner) in partners.items():
+        for seq in (1, 2):
+            copy = node_local_copy(host, job.jobid, seq, rank)
+            assert node_has(host, copy) and node_has(partner, copy), (rank, seq)
+
+    # mn2 is lost: its own storage goes, and the job restarts without it.
+    nodes("exec", "mn2", "rm", "-rf", "/tmp/crmpi-%d" % os.getuid())
+    crenv.go()
+    newest = finish(restart(cluster, crenv, handle, "-H", "mn1:1,mn3:2"))
+    assert newest.returncode != 0, newest.report("restart of sequence 3 without mn2")
+    assert "cannot restore rank 1: sequence 3 is held only on the nodes' own storage (mn2)" \
+        in newest.err, newest.report()
+    cluster.assert_clean(newest.pid, keep="/tmp/crmpi-%d" % os.getuid())
+    lost = finish(restart(cluster, crenv, handle, "--seq", "2", "-H", "mn1:1,mn3:2"))
+    assert lost.returncode == 0 and crjob.ok_line(lost.out) == expected, lost.report("restart")
+    assert "rank 1: sequence 2 read from its partner copy" in lost.err, lost.report()
+    assert lost.err.count("read from the local level") == 2, lost.report()
+
+    # Rank 1's partner copy of sequence 1 damaged: it is read from the global level.
+    pages = nodes("exec", "mn3", "sh", "-c", "ls %s/criu/pages-*.img" % node_local_copy(
+        "mn3", job.jobid, 1, 1)).stdout.split()[0]
+    nodes("exec", "mn3", "sh", "-c", "printf '\\377\\377\\377\\377' | dd of=%s bs=1 seek=0 "
+          "conv=notrunc status=none" % pages)
+    damaged = finish(restart(cluster, crenv, handle, "--seq", "1", "-H", "mn1:1,mn3:2"))
+    assert damaged.returncode == 0 and crjob.ok_line(damaged.out) == expected, \
+        damaged.report("restart --seq 1")
+    assert "rank 1: sequence 1 is damaged (see above) on this node's own storage; reading " \
+        "the global level" in damaged.err, damaged.report()
+    # The nodes' own storage keeps the copies after the job (filem_local_dir is the user's).
+    for host in ("mn1", "mn3"):
+        nodes("exec", host, "rm", "-rf", "/tmp/crmpi-%d" % os.getuid())
+    cluster.assert_clean(damaged.pid)

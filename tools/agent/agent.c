@@ -540,6 +540,7 @@ int main(int argc, char **argv)
         return 1;
     }
     agent_run(&st);
+    crmpi_snapc_local_close(&st.snapc);
     agent_report_exit(&st);
     agent_shm_remove(&st);
     close(st.hnp_fd);

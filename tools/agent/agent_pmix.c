@@ -143,13 +143,14 @@ static int agent_session_dir(crmpi_rte_job_info_t *info)
 }
 
 /*
- * The rank's job key: derived from the key mpirun gave the agents (CRMPI_JOB_KEY, which the
- * agents present to mpirun), so that a rank, whose memory its checkpoint images hold, never
- * holds the agents' own credential. A rank's transports derive their keys from it in turn.
+ * A key derived from the one mpirun gave the agents (CRMPI_JOB_KEY, which the agents
+ * present to mpirun) for one use, named by `label`: the rank's job key, so that a rank,
+ * whose memory its checkpoint images hold, never holds the agents' own credential (a rank's
+ * transports derive their keys from it in turn); and the partner level's, which proves to
+ * an agent that a copy comes from an agent of the job.
  */
-static int agent_rank_key(crmpi_rte_job_info_t *info)
+static int agent_derive_key(const char *label, uint8_t *key_out)
 {
-    static const char label[] = "crmpi rank key";
     const char *hex = getenv("CRMPI_JOB_KEY");
     uint8_t key[CRMPI_RTE_KEY_LEN];
     struct hmac_sha256_ctx ctx;
@@ -171,9 +172,8 @@ static int agent_rank_key(crmpi_rte_job_info_t *info)
         key[i] = (uint8_t)byte;
     }
     hmac_sha256_set_key(&ctx, sizeof(key), key);
-    hmac_sha256_update(&ctx, sizeof(label) - 1, (const uint8_t *)label);
-    hmac_sha256_digest(&ctx, CRMPI_RTE_KEY_LEN, info->job_key);
-    info->job_key_len = CRMPI_RTE_KEY_LEN;
+    hmac_sha256_update(&ctx, strlen(label), (const uint8_t *)label);
+    hmac_sha256_digest(&ctx, CRMPI_RTE_KEY_LEN, key_out);
     return CRMPI_OK;
 }
 
@@ -192,8 +192,11 @@ int agent_job_facts(agent_state_t *st)
         (rc = agent_node_map(st)) != CRMPI_OK)
         return rc;
     info->jobid = jobid ? strtoull(jobid, NULL, 10) : 0;
-    if ((rc = agent_rank_key(info)) != CRMPI_OK)
+    if ((rc = agent_derive_key("crmpi rank key", info->job_key)) != CRMPI_OK ||
+        (rc = agent_derive_key("crmpi partner key", st->snapc.partner_key)) != CRMPI_OK)
         return rc;
+    info->job_key_len = CRMPI_RTE_KEY_LEN;
+    st->snapc.partner_key_len = CRMPI_RTE_KEY_LEN;
     return agent_session_dir(info);
 }
 

@@ -51,13 +51,15 @@ static int agent_restore_copy(agent_state_t *st, const char *src,
 
 /*
  * Copy this rank's images of the sequence `seq_dir` (its manifest read) into `local` from
- * the fastest level that holds them intact: this node's local copy when there is one, else
- * the global one. Says which it used when the snapshot has a local level.
+ * the fastest level that holds them intact: this node's own storage when it has them (the
+ * rank's local copy when it ran here, its partner copy when this is its partner's node),
+ * else the global level. Says which it used when the snapshot has copies on the nodes.
  */
 static int agent_restore_get(agent_state_t *st, const char *seq_dir,
                              const crmpi_filem_manifest_t *manifest, const char *local)
 {
-    char jobdir[4096], *local_seq = NULL, *src = NULL;
+    const crmpi_filem_rank_entry_t *entry = &manifest->ranks[st->info.rank];
+    char jobdir[4096], host[256] = "", *local_seq = NULL, *src = NULL;
     bool global = manifest->levels & CRMPI_FILEM_LEVEL_GLOBAL;
     int rc = CRMPI_ERR_NOT_FOUND;
 
@@ -65,24 +67,33 @@ static int agent_restore_get(agent_state_t *st, const char *seq_dir,
     char *slash = strrchr(jobdir, '/');
     if (slash)
         *slash = '\0';
-    if ((manifest->levels & CRMPI_FILEM_LEVEL_LOCAL) &&
+    gethostname(host, sizeof(host) - 1);
+    if ((manifest->levels & (CRMPI_FILEM_LEVEL_LOCAL | CRMPI_FILEM_LEVEL_PARTNER)) &&
         crmpi_filem_local_seq_dir(jobdir, manifest->seq, &local_seq) == CRMPI_OK &&
         crmpi_filem_rank_dir_path(local_seq, (int)st->info.rank, &src) == CRMPI_OK) {
+        bool own = entry->host && strcmp(entry->host, host) == 0;
+
         if (access(src, F_OK) == 0)
             rc = agent_restore_copy(st, src, manifest, local);
-        if (rc == CRMPI_OK)
+        if (rc == CRMPI_OK && own)
             crmpi_log_info("rank %u: sequence %u read from the local level (%s)", st->info.rank,
                            manifest->seq, src);
+        else if (rc == CRMPI_OK)
+            crmpi_log_info("rank %u: sequence %u read from its partner copy (%s; the rank ran "
+                           "on %s)",
+                           st->info.rank, manifest->seq, src, entry->host ? entry->host : "?");
         else if (global)
-            crmpi_log_info("rank %u: sequence %u %s at this node's local level; reading the "
-                           "global one",
+            crmpi_log_info("rank %u: sequence %u %s on this node's own storage; reading the "
+                           "global level",
                            st->info.rank, manifest->seq,
                            rc == CRMPI_ERR_NOT_FOUND ? "is not" : "is damaged (see above)");
         else
-            crmpi_log_error("cannot restore rank %u: sequence %u is held only at the local "
-                            "level, and %s on this node (%s); restart it where it ran, or "
-                            "from an older sequence held globally (--seq)",
-                            st->info.rank, manifest->seq,
+            crmpi_log_error("cannot restore rank %u: sequence %u is held only on the nodes' own "
+                            "storage (%s%s%s), and %s on this node (%s); restart the rank on "
+                            "one of those nodes, or from an older sequence held globally (--seq)",
+                            st->info.rank, manifest->seq, entry->host ? entry->host : "?",
+                            entry->partner ? ", partner " : "",
+                            entry->partner ? entry->partner : "",
                             rc == CRMPI_ERR_NOT_FOUND ? "is not" : "is damaged", src);
         free(src);
         src = NULL;

@@ -117,8 +117,11 @@ static void info_snapshot_rank_print(const char *seq_dir, const crmpi_filem_rank
             used += (size_t)snprintf(copies + used, sizeof(copies) - used, "%s%s %.3f s",
                                      used ? ", " : "; copied to ", crmpi_filem_level_name(i),
                                      entry->level_seconds[i]);
-    info_snapshot_line(label, "host %s, %zu file%s, %s%s%s%s",
-                       entry->host ? entry->host : "(unknown)", entry->num_files,
+    char partner[300] = "";
+    if (entry->partner)
+        snprintf(partner, sizeof(partner), " (partner %s)", entry->partner);
+    info_snapshot_line(label, "host %s%s, %zu file%s, %s%s%s%s",
+                       entry->host ? entry->host : "(unknown)", partner, entry->num_files,
                        entry->num_files == 1 ? "" : "s", size, raw, delta, copies);
     if (show_files)
         for (size_t i = 0; i < entry->num_files; i++)
@@ -193,8 +196,9 @@ static void info_snapshot_seq_print(const char *jobdir, const crmpi_filem_seq_st
     char levels[64];
     crmpi_filem_levels_str(manifest->levels, levels, sizeof(levels));
     info_snapshot_line("Levels", "%s%s", levels,
-                       manifest->levels & CRMPI_FILEM_LEVEL_LOCAL
-                           ? " (local: each node's filem_local_dir, where its ranks ran)"
+                       manifest->levels & (CRMPI_FILEM_LEVEL_LOCAL | CRMPI_FILEM_LEVEL_PARTNER)
+                           ? " (local, partner: each node's filem_local_dir, where its ranks "
+                             "ran and on their partner's node)"
                            : "");
     if (manifest->num_timings > 0) {
         char text[1024] = "";
@@ -215,7 +219,8 @@ static void info_snapshot_seq_print(const char *jobdir, const crmpi_filem_seq_st
         info_snapshot_line("Checksums", "verified: all %zu files %sintact", files,
                            manifest->levels & CRMPI_FILEM_LEVEL_GLOBAL
                                ? ""
-                               : "of the ranks that ran on this node (the local level) ");
+                               : "of the ranks whose copies this node holds (local and "
+                                 "partner levels) ");
         if (status->state == CRMPI_FILEM_SEQ_COMMITTED && tally->restart_seq < 0)
             tally->restart_seq = status->seq;
     } else {

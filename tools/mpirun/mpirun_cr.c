@@ -111,6 +111,14 @@ int mpirun_snapc_create(mpirun_state_t *st)
             return CRMPI_ERR_BAD_PARAM;
         }
     }
+    if ((params.levels.mask & CRMPI_FILEM_LEVEL_PARTNER) && st->map.num_nodes < 2) {
+        crmpi_log_error("filem_levels: the partner level keeps each rank's images on another "
+                        "node of the job, and this job has one node (give its nodes with "
+                        "--host or --hostfile)");
+        free(global_dir);
+        free(jobdir);
+        return CRMPI_ERR_BAD_PARAM;
+    }
     bool incremental = false;
     int64_t chain = 0;
     crmpi_param_get_bool("crs_criu_incremental", &incremental);
