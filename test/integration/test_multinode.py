@@ -588,8 +588,8 @@ def test_partner_level_survives_a_lost_node(cluster, programs, crenv):
     global level. The third one's partner copies fail (injected): it is committed locally
     only, with a warning, and the second stays as the newest partner sequence. mn2 is then
     lost (its own storage wiped): the third cannot restart without it, and says where rank
-    1's copy was; the second restarts on mn1 and mn3, rank 1 from its partner copy on mn3,
-    with the uninterrupted result. The first, with rank 1's partner copy damaged, restarts
+    1's copy was; the second restarts on mn3 and mn1, each rank placed where its copy is
+    (rank 1 on mn3, from its partner copy), with the uninterrupted result. The first, with rank 1's partner copy damaged, restarts
     from the global level."""
     program = programs("cr/inflight")
     expected = baseline(crenv, program, 3)
@@ -620,13 +620,17 @@ def test_partner_level_survives_a_lost_node(cluster, programs, crenv):
     # mn2 is lost: its own storage goes, and the job restarts without it.
     nodes("exec", "mn2", "rm", "-rf", "/tmp/crmpi-%d" % os.getuid())
     crenv.go()
-    newest = finish(restart(cluster, crenv, handle, "-H", "mn1:1,mn3:2"))
+    newest = finish(restart(cluster, crenv, handle, "-H", "mn3:2,mn1:1"))
     assert newest.returncode != 0, newest.report("restart of sequence 3 without mn2")
     assert "cannot restore rank 1: sequence 3 is held only on the nodes' own storage (mn2)" \
         in newest.err, newest.report()
     cluster.assert_clean(newest.pid, keep="/tmp/crmpi-%d" % os.getuid())
-    lost = finish(restart(cluster, crenv, handle, "--seq", "2", "-H", "mn1:1,mn3:2"))
+    # By slot, mn3 first would take ranks 0 and 1; each goes where its copy is instead.
+    lost = finish(restart(cluster, crenv, handle, "--seq", "2", "-H", "mn3:2,mn1:1"))
     assert lost.returncode == 0 and crjob.ok_line(lost.out) == expected, lost.report("restart")
+    assert "rank 1 placed on mn3, which holds its partner copy (it ran on mn2)" in lost.err, \
+        lost.report()
+    check_paths(lost, [0, 1, 1])
     assert "rank 1: sequence 2 read from its partner copy" in lost.err, lost.report()
     assert lost.err.count("read from the local level") == 2, lost.report()
 

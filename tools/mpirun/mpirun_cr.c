@@ -142,6 +142,34 @@ int mpirun_snapc_create(mpirun_state_t *st)
     return rc;
 }
 
+/* A sequence held only on the nodes' own storage: where each rank's copies are, for the
+ * map (a rank is placed where one of them is when the hosts allow it). */
+static int mpirun_restore_copies(mpirun_options_t *opts, const crmpi_filem_manifest_t *manifest)
+{
+    const unsigned on_nodes = CRMPI_FILEM_LEVEL_LOCAL | CRMPI_FILEM_LEVEL_PARTNER;
+
+    if ((manifest->levels & CRMPI_FILEM_LEVEL_GLOBAL) || !(manifest->levels & on_nodes))
+        return CRMPI_OK;
+    opts->restore_copies = calloc(manifest->num_ranks, sizeof(*opts->restore_copies));
+    if (!opts->restore_copies)
+        goto err_no_memory;
+    for (size_t r = 0; r < manifest->num_ranks; r++) {
+        const crmpi_filem_rank_entry_t *entry = &manifest->ranks[r];
+        mpirun_copy_nodes_t *copies = &opts->restore_copies[r];
+
+        if (((manifest->levels & CRMPI_FILEM_LEVEL_LOCAL) && entry->host &&
+             !(copies->host = strdup(entry->host))) ||
+            ((manifest->levels & CRMPI_FILEM_LEVEL_PARTNER) && entry->partner &&
+             !(copies->partner = strdup(entry->partner))))
+            goto err_no_memory;
+    }
+    return CRMPI_OK;
+
+err_no_memory:
+    crmpi_log_error("out of memory reading where the snapshot's copies are");
+    return CRMPI_ERR_OUT_OF_RESOURCE;
+}
+
 int mpirun_restore_check(mpirun_options_t *opts)
 {
     char problem[CRMPI_FILEM_PROBLEM_MAX];
@@ -159,6 +187,7 @@ int mpirun_restore_check(mpirun_options_t *opts)
         rc = CRMPI_ERR_BAD_PARAM;
     } else {
         opts->np = (int)manifest->num_ranks;
+        rc = mpirun_restore_copies(opts, manifest);
     }
     crmpi_filem_manifest_destroy(manifest);
     return rc;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "crmpi_status.h"
+#include "log.h"
 #include "mpirun_map.h"
 
 bool mpirun_map_host_is_local(const char *host, const char *local_name)
@@ -141,6 +142,37 @@ static int mpirun_map_ppr_per_node(const mpirun_options_t *opts, hwloc_topology_
     return opts->ppr_count * objects;
 }
 
+/*
+ * A restart of a sequence held only on the nodes' own storage: each rank goes first to its
+ * own node, then to its partner's, when the hosts name it and it has a free slot, so that
+ * a lost node's ranks land where their partner copies are.
+ */
+static void mpirun_map_near_copies(const mpirun_options_t *opts, mpirun_map_t *map, int *used,
+                                   bool *placed)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        for (int rank = 0; rank < map->np; rank++) {
+            const mpirun_copy_nodes_t *copies = &opts->restore_copies[rank];
+            const char *want = pass == 0 ? copies->host : copies->partner;
+            uint32_t node = 0;
+
+            if (placed[rank] || !want)
+                continue;
+            while (node < map->num_nodes && strcmp(map->nodes[node], want) != 0)
+                node++;
+            if (node == map->num_nodes || used[node] >= map->node_slots[node])
+                continue;
+            used[node]++;
+            placed[rank] = true;
+            map->placement[rank].node_id = node;
+            if (pass == 1)
+                crmpi_log_info("rank %d placed on %s, which holds its partner copy (it ran on "
+                               "%s)",
+                               rank, want, copies->host ? copies->host : "another node");
+        }
+    }
+}
+
 /* Each rank's node, and the rank count when it was not given. */
 static int mpirun_map_place(const mpirun_options_t *opts, hwloc_topology_t topo, mpirun_map_t *map,
                             char *err_out, size_t err_len)
@@ -149,6 +181,7 @@ static int mpirun_map_place(const mpirun_options_t *opts, hwloc_topology_t topo,
     const uint32_t num_nodes = map->num_nodes;
     long total_slots = 0;
     int *used = calloc(num_nodes, sizeof(int));
+    bool *placed = NULL; /* ranks placed near their copies */
     int rc = CRMPI_OK;
 
     if (!used)
@@ -198,10 +231,22 @@ static int mpirun_map_place(const mpirun_options_t *opts, hwloc_topology_t topo,
         rc = mpirun_options_fail(err_out, err_len, "out of memory while mapping ranks");
         goto out;
     }
+    /* By slot (and core, socket, numa: the same hosts), a restart goes where the copies are. */
+    if (opts->restore_copies && hosts_given && num_nodes > 1 &&
+        opts->map_by != MPIRUN_MAP_BY_NODE && opts->map_by != MPIRUN_MAP_BY_PPR) {
+        placed = calloc((size_t)map->np, sizeof(*placed));
+        if (!placed) {
+            rc = mpirun_options_fail(err_out, err_len, "out of memory while mapping ranks");
+            goto out;
+        }
+        mpirun_map_near_copies(opts, map, used, placed);
+    }
     uint32_t next = 0; /* round-robin position */
     for (int rank = 0; rank < map->np; rank++) {
         uint32_t node = 0;
 
+        if (placed && placed[rank])
+            continue;
         if (opts->map_by == MPIRUN_MAP_BY_PPR) {
             node = (uint32_t)(rank / mpirun_map_ppr_per_node(opts, topo));
         } else if (!hosts_given || num_nodes == 1) {
@@ -229,6 +274,7 @@ static int mpirun_map_place(const mpirun_options_t *opts, hwloc_topology_t topo,
         map->placement[rank].node_id = node;
     }
 out:
+    free(placed);
     free(used);
     return rc;
 }

@@ -567,6 +567,11 @@ void mpirun_options_free(mpirun_options_t *opts)
     free(opts->mca_values);
     free(opts->hostfile);
     free(opts->report_pid);
+    for (int r = 0; opts->restore_copies && r < opts->np; r++) {
+        free(opts->restore_copies[r].host);
+        free(opts->restore_copies[r].partner);
+    }
+    free(opts->restore_copies);
     free(opts->restore);
     memset(opts, 0, sizeof(*opts));
 }

@@ -51,6 +51,13 @@ typedef struct mpirun_env_var {
     char *value; /* value to set; NULL means "forward mpirun's own value" */
 } mpirun_env_var_t;
 
+/* Where a rank's copies of the sequence to restore are, when the sequence is held only on
+ * the nodes' own storage: its own node and its partner's (NULL: none). */
+typedef struct mpirun_copy_nodes {
+    char *host;
+    char *partner;
+} mpirun_copy_nodes_t;
+
 typedef struct mpirun_options {
     int np;               /* -np/-n; 0 when not given (then one rank per slot) */
     mpirun_host_t *hosts; /* --host entries, then --hostfile entries */
@@ -77,10 +84,12 @@ typedef struct mpirun_options {
     double mtbf_s;          /* --mtbf DURATION (with --ckpt-interval auto) */
     char *report_pid;       /* --report-pid -|+|FILE; NULL when not asked */
     char *restore;          /* --restore SEQDIR: the snapshot sequence to restore; NULL: launch */
-    int verbose;            /* -v/--verbose count */
-    bool help;              /* -h/--help */
-    bool version;           /* -V/--version */
-    char **argv;            /* the program and its arguments (borrowed from the caller) */
+    mpirun_copy_nodes_t *restore_copies; /* its ranks' copies on the nodes (np entries), when
+                                          * not held globally; NULL otherwise */
+    int verbose;                         /* -v/--verbose count */
+    bool help;                           /* -h/--help */
+    bool version;                        /* -V/--version */
+    char **argv; /* the program and its arguments (borrowed from the caller) */
     int argc;
 } mpirun_options_t;
 

@@ -94,6 +94,37 @@ static void test_default_one_node(void **state)
     mpirun_map_free(&map);
 }
 
+/* A restart of a sequence held only on the nodes' own storage: each rank on its own node,
+ * a lost node's (b's) on their partner's, as the hosts' slots allow; --map-by node keeps
+ * its own order. */
+static void test_restore_near_copies(void **state)
+{
+    static char *argv[] = {"mpirun", "-H", "c:2,a:1", "-np", "3", "prog", NULL};
+    char a[] = "a", b[] = "b", c[] = "c", err[256];
+    mpirun_copy_nodes_t copies[] = {{a, b}, {b, c}, {c, a}};
+    mpirun_options_t opts;
+    mpirun_map_t map;
+
+    (void)state;
+    assert_int_equal(mpirun_options_parse(6, argv, &opts, err, sizeof(err)), CRMPI_OK);
+    assert_int_equal(mpirun_map_compute(&opts, test_topo, "me", true, &map, err, sizeof(err)),
+                     CRMPI_OK);
+    test_nodes_are(&map, "c c a"); /* by slot */
+    mpirun_map_free(&map);
+    opts.restore_copies = copies;
+    assert_int_equal(mpirun_map_compute(&opts, test_topo, "me", true, &map, err, sizeof(err)),
+                     CRMPI_OK);
+    test_nodes_are(&map, "a c c");
+    mpirun_map_free(&map);
+    opts.map_by = MPIRUN_MAP_BY_NODE;
+    assert_int_equal(mpirun_map_compute(&opts, test_topo, "me", true, &map, err, sizeof(err)),
+                     CRMPI_OK);
+    test_nodes_are(&map, "c a c");
+    mpirun_map_free(&map);
+    opts.restore_copies = NULL; /* the test's own */
+    mpirun_options_free(&opts);
+}
+
 static void test_slot_and_node(void **state)
 {
     mpirun_map_t map;
@@ -262,6 +293,7 @@ int main(void)
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_local_aliases),
         cmocka_unit_test(test_numa_nodes),
+        cmocka_unit_test(test_restore_near_copies),
     };
     return cmocka_run_group_tests(tests, test_setup, test_teardown);
 }
