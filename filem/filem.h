@@ -59,6 +59,7 @@ typedef struct crmpi_filem_transfer {
     const char *dest_dir;               /* directory to create and fill; must not exist */
     crmpi_filem_progress_fn_t progress; /* NULL: no progress reports */
     void *progress_arg;                 /* passed to progress */
+    double max_rate;                    /* bytes per second read at most (0: no cap) */
 } crmpi_filem_transfer_t;
 
 /**

@@ -47,6 +47,13 @@ static const crmpi_param_decl_t filem_base_params[] = {
      "restart takes each rank's images from the fastest level that holds them intact. "
      "Example: local,partner:2,global:8.",
      CRMPI_PARAM_LEVEL_USER},
+    {"filem_global_max_rate", CRMPI_PARAM_SIZE, "0",
+     "Bytes per second each rank's copy to the global level reads at most (k, m, g: powers of "
+     "1024), so that the checkpoints of a job leave the shared file system's bandwidth to "
+     "others; 0: no cap. The copy runs while the application goes on (semi-blocking) or "
+     "while it waits (snapc_base_blocking), so a cap lengthens only the former's background "
+     "time and the latter's blocked time. Restarts read without a cap.",
+     CRMPI_PARAM_LEVEL_USER},
     {"filem_local_dir", CRMPI_PARAM_STRING, "",
      "Directory on each node's own storage for the local and partner levels (filem_levels); a "
      "job's "

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "crmpi_status.h"
 #include "fault.h"
 #include "log.h"
@@ -45,6 +46,7 @@ typedef struct filem_posix_copy {
     size_t buf_size;                        /* its size */
     uint64_t done;                          /* bytes copied so far, all files */
     uint64_t total;                         /* bytes to copy, all files */
+    uint64_t started_ns;                    /* CLOCK_MONOTONIC at the start (max_rate) */
     char **dirs;                            /* directories created under dest_dir, to fsync */
     size_t num_dirs;                        /* entries in dirs */
 } filem_posix_copy_t;
@@ -284,6 +286,20 @@ static filem_posix_how_t filem_posix_put_how(filem_posix_copy_t *copy, const cha
                                                           : FILEM_POSIX_AS_IS;
 }
 
+/* With a rate cap: sleep until the bytes copied so far are within it. */
+static void filem_posix_pace(const filem_posix_copy_t *copy)
+{
+    double rate = copy->transfer->max_rate;
+
+    if (rate <= 0)
+        return;
+    uint64_t due_ns = copy->started_ns + (uint64_t)((double)copy->done / rate * 1e9);
+    struct timespec until = {.tv_sec = (time_t)(due_ns / 1000000000u),
+                             .tv_nsec = (long)(due_ns % 1000000000u)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR) {
+    }
+}
+
 /*
  * Copy src_dir/rel to dest_dir (compressing or decompressing it on the way, see
  * filem_posix_how_t), hashing what is read and what is written; fsync the copy.
@@ -379,6 +395,7 @@ static int filem_posix_file_copy(filem_posix_copy_t *copy, const char *rel,
             break;
         size += (uint64_t)got;
         copy->done += (uint64_t)got;
+        filem_posix_pace(copy);
         if (transfer->progress)
             transfer->progress(transfer->progress_arg, transfer->rank, copy->done, copy->total);
     }
@@ -481,7 +498,9 @@ static void filem_posix_copy_free(filem_posix_copy_t *copy)
 /* Create dest_dir and set up `copy`. */
 static int filem_posix_copy_start(const crmpi_filem_transfer_t *transfer, filem_posix_copy_t *copy)
 {
-    *copy = (filem_posix_copy_t){.transfer = transfer, .buf_size = filem_posix_buffer_size()};
+    *copy = (filem_posix_copy_t){.transfer = transfer,
+                                 .buf_size = filem_posix_buffer_size(),
+                                 .started_ns = crmpi_clock_ns()};
     copy->buf = malloc(copy->buf_size);
     if (!copy->buf)
         return CRMPI_ERR_OUT_OF_RESOURCE;

@@ -27,6 +27,7 @@
 #include "filem.h"
 #include "filem_partner.h"
 #include "log.h"
+#include "param.h"
 #include "snapc.h"
 #include "snapc_local.h"
 #include "snapshot_entry.h"
@@ -489,8 +490,12 @@ static void *snapc_local_copy_run(void *arg)
             rc = CRMPI_ERR_UNREACH;
     }
     if ((copy->levels & CRMPI_FILEM_LEVEL_GLOBAL) && copy->dest_dir[0]) {
-        crmpi_filem_transfer_t transfer = {
-            .rank = copy->rank, .src_dir = src, .dest_dir = copy->dest_dir};
+        uint64_t max_rate = 0;
+        crmpi_param_get_size("filem_global_max_rate", &max_rate);
+        crmpi_filem_transfer_t transfer = {.rank = copy->rank,
+                                           .src_dir = src,
+                                           .dest_dir = copy->dest_dir,
+                                           .max_rate = (double)max_rate};
         double start = crmpi_clock_s();
 
         rc = crmpi_fault_hit("filem_global_copy_fail") ? CRMPI_ERR_IO

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "component.h"
+#include "clock.h"
 #include "crmpi_status.h"
 #include "fault.h"
 #include "param.h"
@@ -1207,6 +1208,27 @@ static void test_progress(void **state)
     free(local);
 }
 
+/* A capped put reads no faster than its cap: 3 MiB at 12 MiB/s take a quarter of a second
+ * at least (a bound the pacing guarantees on any machine, however fast), same files. */
+static void test_max_rate(void **state)
+{
+    fixture_t *fx = *state;
+    crmpi_filem_rank_entry_t entry;
+    char *local = fake_local_snapshot(fx, 1, 0, 3u << 20);
+    char *dest;
+
+    assert_true(asprintf(&dest, "%s/capped", fx->top) > 0);
+    crmpi_filem_transfer_t transfer = {
+        .rank = 0, .src_dir = local, .dest_dir = dest, .max_rate = 12.0 * (1 << 20)};
+    double start = crmpi_clock_s();
+    assert_int_equal(fx->ops->put(&transfer, &entry), CRMPI_OK);
+    assert_true(crmpi_clock_s() - start >= 0.25 * (double)entry.bytes / (3u << 20));
+    assert_true(entry.bytes >= 3u << 20);
+    crmpi_filem_rank_entry_clear(&entry);
+    free(dest);
+    free(local);
+}
+
 /* ---- parameters: the global directory, keep, handles by jobid ------------------------- */
 
 static void test_parameters(void **state)
@@ -1497,6 +1519,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_enospc_tmpfs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_make_room, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fault_spec, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_max_rate, setup, teardown),
         cmocka_unit_test_setup_teardown(test_progress, setup, teardown),
         cmocka_unit_test_setup_teardown(test_parameters, setup, teardown),
         cmocka_unit_test_setup_teardown(test_software, setup, teardown),
