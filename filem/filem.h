@@ -148,6 +148,13 @@ unsigned crmpi_filem_levels_due(const crmpi_filem_levels_t *levels, unsigned ord
  * @return CRMPI_OK, CRMPI_ERR_BAD_PARAM (no session directory parent), OUT_OF_RESOURCE
  */
 int crmpi_filem_local_seq_dir(const char *jobdir, unsigned seq, char **dir_out);
+/**
+ * Remove rank `rank`'s copies of the sequences of snapshot `jobdir` on this node's own
+ * storage (local and partner levels) but `seq` and the `num_keep` sequences of `keep`
+ * (mpirun's committed list); a sequence's directory goes with its last rank.
+ */
+void crmpi_filem_local_prune(const char *jobdir, unsigned seq, int rank, const uint32_t *keep,
+                             uint32_t num_keep);
 
 /**
  * Check every file of sequence `seq_dir` of `jobdir` that can be seen from here: the

@@ -8,12 +8,14 @@
 #include "filem_fs.h"
 #include "snapshot.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "crmpi_status.h"
 #include "log.h"
@@ -120,4 +122,35 @@ int crmpi_filem_local_seq_dir(const char *jobdir, unsigned seq, char **dir_out)
     if (asprintf(dir_out, "%s/%s/%u", base, basename(name), seq) < 0)
         return CRMPI_ERR_OUT_OF_RESOURCE;
     return CRMPI_OK;
+}
+
+void crmpi_filem_local_prune(const char *jobdir, unsigned seq, int rank, const uint32_t *keep,
+                             uint32_t num_keep)
+{
+    char *seq_dir = NULL, job_dir[PATH_MAX], rank_dir[PATH_MAX + 300];
+    struct dirent *found;
+    DIR *dir;
+
+    if (crmpi_filem_local_seq_dir(jobdir, seq, &seq_dir) != CRMPI_OK)
+        return;
+    snprintf(job_dir, sizeof(job_dir), "%s", seq_dir);
+    free(seq_dir);
+    *strrchr(job_dir, '/') = '\0';
+    if (!(dir = opendir(job_dir)))
+        return;
+    while ((found = readdir(dir))) {
+        char *end;
+        unsigned long other = strtoul(found->d_name, &end, 10);
+        bool kept = found->d_name[0] < '0' || found->d_name[0] > '9' || *end || other == seq;
+
+        for (uint32_t i = 0; i < num_keep && !kept; i++)
+            kept = keep[i] == other;
+        if (kept)
+            continue;
+        snprintf(rank_dir, sizeof(rank_dir), "%s/%s/rank.%d", job_dir, found->d_name, rank);
+        crmpi_filem_tree_remove(rank_dir);
+        snprintf(rank_dir, sizeof(rank_dir), "%s/%s", job_dir, found->d_name);
+        rmdir(rank_dir); /* the last rank to leave it removes it */
+    }
+    closedir(dir);
 }

@@ -630,34 +630,6 @@ static int filem_partner_commit(filem_partner_conn_t *conn)
     return CRMPI_OK;
 }
 
-/* Remove the rank's copies of the snapshot's other sequences that are not kept. */
-static void filem_partner_prune(filem_partner_conn_t *conn)
-{
-    char job_dir[PATH_MAX], dir_path[PATH_MAX + 300];
-    struct dirent *found;
-    DIR *dir;
-
-    snprintf(job_dir, sizeof(job_dir), "%s", conn->seq_dir);
-    *strrchr(job_dir, '/') = '\0';
-    if (!(dir = opendir(job_dir)))
-        return;
-    while ((found = readdir(dir))) {
-        char *end;
-        unsigned long seq = strtoul(found->d_name, &end, 10);
-        bool kept = found->d_name[0] < '0' || found->d_name[0] > '9' || *end || seq == conn->seq;
-
-        for (uint32_t i = 0; i < conn->num_keep && !kept; i++)
-            kept = conn->keep[i] == seq;
-        if (kept)
-            continue;
-        snprintf(dir_path, sizeof(dir_path), "%s/%s/rank.%d", job_dir, found->d_name, conn->rank);
-        crmpi_filem_tree_remove(dir_path);
-        snprintf(dir_path, sizeof(dir_path), "%s/%s", job_dir, found->d_name);
-        rmdir(dir_path); /* the last rank to leave it removes it */
-    }
-    closedir(dir);
-}
-
 /* After a failure: read what the client still sends until it closes (it stops when it sees
  * the answer), so that closing does not reset the connection before the answer is read. */
 static void filem_partner_drain(filem_partner_conn_t *conn)
@@ -715,7 +687,7 @@ static void filem_partner_handle(crmpi_filem_partner_server_t *srv, int fd, cons
     if (rc == CRMPI_OK)
         rc = filem_partner_commit(&conn);
     if (rc == CRMPI_OK) {
-        filem_partner_prune(&conn);
+        crmpi_filem_local_prune(conn.name, conn.seq, conn.rank, conn.keep, conn.num_keep);
         filem_partner_reply(fd, FILEM_PARTNER_STATUS_OK, "stored");
     } else {
         if (conn.partial_dir)

@@ -6,7 +6,6 @@
  */
 #include "config.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -404,37 +403,6 @@ static int snapc_local_copy_local(crmpi_snapc_local_copy_t *copy, crmpi_filem_ra
     return rc;
 }
 
-/* This rank's local copies that mpirun no longer lists go (the one just made stays). */
-static void snapc_local_copy_prune(const crmpi_snapc_local_copy_t *copy)
-{
-    char *seq_dir = NULL, job_dir[4200], rank_dir[4600];
-    struct dirent *found;
-    DIR *dir;
-
-    if (crmpi_filem_local_seq_dir(copy->jobdir, copy->seq, &seq_dir) != CRMPI_OK)
-        return;
-    snprintf(job_dir, sizeof(job_dir), "%s", seq_dir);
-    free(seq_dir);
-    *strrchr(job_dir, '/') = '\0';
-    if (!(dir = opendir(job_dir)))
-        return;
-    while ((found = readdir(dir))) {
-        char *end;
-        unsigned long seq = strtoul(found->d_name, &end, 10);
-        bool kept = seq == copy->seq || *end || found->d_name[0] == '.';
-
-        for (uint32_t i = 0; i < copy->num_keep && !kept; i++)
-            kept = copy->keep[i] == seq;
-        if (kept)
-            continue;
-        snprintf(rank_dir, sizeof(rank_dir), "%s/%s/rank.%d", job_dir, found->d_name, copy->rank);
-        crmpi_filem_tree_remove(rank_dir);
-        snprintf(rank_dir, sizeof(rank_dir), "%s/%s", job_dir, found->d_name);
-        rmdir(rank_dir); /* the last rank of the node to leave it removes it */
-    }
-    closedir(dir);
-}
-
 /* The copy's thread: to each level due, the local one first (the global copy then reads
  * it). A level that fails while another holds the images is reported in `why`; the copy
  * fails when none does. Ending signals stay blocked here (the mask is inherited from the
@@ -522,7 +490,7 @@ static void *snapc_local_copy_run(void *arg)
         copy->status = crmpi_filem_rank_entry_encode(&entry, &copy->json);
     crmpi_filem_rank_entry_clear(&entry);
     if (copy->levels & CRMPI_FILEM_LEVEL_LOCAL)
-        snapc_local_copy_prune(copy);
+        crmpi_filem_local_prune(copy->jobdir, copy->seq, copy->rank, copy->keep, copy->num_keep);
 out:
     crmpi_filem_tree_remove(copy->src_dir);
     while (write(copy->done_fd, &one, sizeof(one)) < 0 && errno == EINTR) {
