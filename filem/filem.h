@@ -84,9 +84,19 @@ typedef int (*crmpi_filem_put_fn_t)(const crmpi_filem_transfer_t *transfer,
 typedef int (*crmpi_filem_get_fn_t)(const crmpi_filem_transfer_t *transfer,
                                     const crmpi_filem_rank_entry_t *entry);
 
+/**
+ * The files under src_dir where they are (a dump wrote them into the storage that keeps
+ * them): each file's sha256 read back, every file and directory fsynced; dest_dir is not
+ * used. Gives the entry a put of src_dir would give, without compression.
+ * @return as put's (CRMPI_ERR_EXISTS aside); src_dir is left as it is on error.
+ */
+typedef int (*crmpi_filem_seal_fn_t)(const crmpi_filem_transfer_t *transfer,
+                                     crmpi_filem_rank_entry_t *entry_out);
+
 typedef struct crmpi_filem_ops {
-    crmpi_filem_put_fn_t put; /* node-local -> stable storage, after the dump */
-    crmpi_filem_get_fn_t get; /* stable storage -> node-local, before the restore */
+    crmpi_filem_put_fn_t put;   /* node-local -> stable storage, after the dump */
+    crmpi_filem_get_fn_t get;   /* stable storage -> node-local, before the restore */
+    crmpi_filem_seal_fn_t seal; /* a dump into the storage that keeps it, made durable */
 } crmpi_filem_ops_t;
 
 /** The framework's descriptor (filem_info.c), for the catalog. */
@@ -151,7 +161,8 @@ int crmpi_filem_local_seq_dir(const char *jobdir, unsigned seq, char **dir_out);
 /**
  * Remove rank `rank`'s copies of the sequences of snapshot `jobdir` on this node's own
  * storage (local and partner levels) but `seq` and the `num_keep` sequences of `keep`
- * (mpirun's committed list); a sequence's directory goes with its last rank.
+ * (mpirun's committed list), and its unfinished ones (rank.<r>.partial) but `seq`'s; a
+ * sequence's directory goes with its last rank.
  */
 void crmpi_filem_local_prune(const char *jobdir, unsigned seq, int rank, const uint32_t *keep,
                              uint32_t num_keep);

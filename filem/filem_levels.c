@@ -143,6 +143,11 @@ void crmpi_filem_local_prune(const char *jobdir, unsigned seq, int rank, const u
         unsigned long other = strtoul(found->d_name, &end, 10);
         bool kept = found->d_name[0] < '0' || found->d_name[0] > '9' || *end || other == seq;
 
+        if (!kept) { /* what an interrupted copy or dump left, kept or not */
+            snprintf(rank_dir, sizeof(rank_dir), "%s/%s/rank.%d%s", job_dir, found->d_name, rank,
+                     CRMPI_FILEM_PARTIAL_SUFFIX);
+            crmpi_filem_tree_remove(rank_dir);
+        }
         for (uint32_t i = 0; i < num_keep && !kept; i++)
             kept = keep[i] == other;
         if (kept)

@@ -610,9 +610,126 @@ err_undo:
     return rc;
 }
 
+/* One file of a seal: its sha256 read back, the file fsynced. */
+static int filem_posix_file_seal(filem_posix_copy_t *copy, const char *rel,
+                                 crmpi_filem_file_t *file)
+{
+    const crmpi_filem_transfer_t *transfer = copy->transfer;
+    struct sha256_ctx ctx;
+    char *path = NULL;
+    uint64_t size = 0;
+    int fd = -1, rc = CRMPI_OK;
+
+    if (asprintf(&path, "%s/%s", transfer->src_dir, rel) < 0)
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) {
+        rc = errno == ENOENT ? CRMPI_ERR_NOT_FOUND : CRMPI_ERR_IO;
+        goto err_log;
+    }
+    sha256_init(&ctx);
+    for (;;) {
+        ssize_t got = read(fd, copy->buf, copy->buf_size);
+
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            rc = CRMPI_ERR_IO;
+            goto err_log;
+        }
+        if (got == 0)
+            break;
+        sha256_update(&ctx, (size_t)got, copy->buf);
+        size += (uint64_t)got;
+    }
+    if (fsync(fd) != 0) {
+        rc = filem_posix_errno_status(errno);
+        goto err_log;
+    }
+    *file = (crmpi_filem_file_t){.path = strdup(rel), .size = size};
+    filem_posix_sha256_hex(&ctx, file->sha256);
+    if (!file->path)
+        rc = CRMPI_ERR_OUT_OF_RESOURCE;
+    goto out;
+
+err_log:
+    crmpi_log_error("filem:posix: rank %d: cannot checksum %s: %s", transfer->rank, path,
+                    strerror(errno));
+out:
+    if (fd >= 0)
+        close(fd);
+    free(path);
+    return rc;
+}
+
+/* fsync a directory under src_dir ("": src_dir itself). */
+static int filem_posix_dir_seal(const crmpi_filem_transfer_t *transfer, const char *rel, size_t len)
+{
+    char *path;
+    int rc;
+
+    if (asprintf(&path, "%s%s%.*s", transfer->src_dir, len ? "/" : "", (int)len, rel) < 0)
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    rc = crmpi_filem_dir_sync(path);
+    free(path);
+    return rc;
+}
+
+static int filem_posix_seal(const crmpi_filem_transfer_t *transfer,
+                            crmpi_filem_rank_entry_t *entry_out)
+{
+    crmpi_filem_rank_entry_t entry = {.rank = transfer->rank};
+    filem_posix_found_t *found = NULL;
+    filem_posix_copy_t copy;
+    char host[256];
+    size_t count = 0;
+    int rc;
+
+    /* A buffer, no destination. */
+    copy = (filem_posix_copy_t){.transfer = transfer, .buf_size = filem_posix_buffer_size()};
+    rc = filem_posix_walk(transfer, "", &found, &count);
+    if (rc == CRMPI_OK && !(copy.buf = malloc(copy.buf_size)))
+        rc = CRMPI_ERR_OUT_OF_RESOURCE;
+    if (rc != CRMPI_OK)
+        goto out_free_found;
+    if (count > 0)
+        qsort(found, count, sizeof(found[0]), filem_posix_found_compare);
+    entry.files = calloc(count + 1, sizeof(entry.files[0]));
+    rc = entry.files ? filem_posix_dir_seal(transfer, "", 0) : CRMPI_ERR_OUT_OF_RESOURCE;
+    for (size_t i = 0; i < count && rc == CRMPI_OK; i++) {
+        const char *slash = strrchr(found[i].path, '/');
+        size_t dir_len = slash ? (size_t)(slash - found[i].path) : 0;
+        const char *prev_slash = i ? strrchr(found[i - 1].path, '/') : NULL;
+        size_t prev_len = prev_slash ? (size_t)(prev_slash - found[i - 1].path) : 0;
+
+        rc = filem_posix_file_seal(&copy, found[i].path, &entry.files[i]);
+        if (rc != CRMPI_OK)
+            break;
+        entry.num_files++;
+        entry.bytes += entry.files[i].size;
+        /* Sorted: a file's directory is new when it differs from the one before. */
+        if (dir_len && (i == 0 || dir_len != prev_len ||
+                        strncmp(found[i].path, found[i - 1].path, dir_len) != 0))
+            rc = filem_posix_dir_seal(transfer, found[i].path, dir_len);
+    }
+    free(copy.buf);
+    if (rc == CRMPI_OK && gethostname(host, sizeof(host)) == 0) {
+        host[sizeof(host) - 1] = '\0';
+        entry.host = strdup(host);
+    }
+    if (rc == CRMPI_OK)
+        *entry_out = entry;
+    else
+        crmpi_filem_rank_entry_clear(&entry);
+out_free_found:
+    filem_posix_found_free(found, count);
+    return rc;
+}
+
 static const crmpi_filem_ops_t filem_posix_ops = {
     .put = filem_posix_put,
     .get = filem_posix_get,
+    .seal = filem_posix_seal,
 };
 
 extern const crmpi_component_info_t crmpi_filem_posix_info;

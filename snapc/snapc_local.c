@@ -45,6 +45,7 @@ struct crmpi_snapc_local_copy {
     const crmpi_filem_ops_t
         *ops;           /* FileM, opened by the loop (crmpi_filem_base_open is not thread-safe) */
     char src_dir[4096]; /* the node-local images; removed by the thread */
+    bool in_place;      /* src_dir is the local level's rank.<r>.partial (the dump's own) */
     char *dest_dir;     /* the rank's directory of <seq>.partial ("": not due globally) */
     unsigned parent;    /* the images are a delta of this sequence's (0: full) */
     unsigned levels;    /* CRMPI_FILEM_LEVEL_* due */
@@ -80,13 +81,25 @@ static void snapc_local_refuse(crmpi_snapc_local_t *local, crmpi_ctl_type_t type
     crmpi_buf_free(&buf);
 }
 
-/* <local_base>/ckpt/<seq>/rank.<r>: this rank's node-local images of checkpoint `seq`
- * (criu/ and rank.json); the agents of a node share local_base. */
-static void snapc_local_dir(const crmpi_snapc_local_t *local, uint32_t seq, const char *sub,
-                            char *buf, size_t len)
+/*
+ * Where checkpoint `seq`'s dump puts this rank's images (criu/ or pheap/, and rank.json):
+ * when the local level is due, straight into it (<local seq dir>/rank.<r>.partial, renamed
+ * once sealed: no copy); else <local_base>/ckpt/<seq>/rank.<r>, which the agents of a node
+ * share, until the copies are done. @return whether it is the local level's.
+ */
+static bool snapc_local_dump_dir(const crmpi_snapc_local_t *local, uint32_t seq, char *buf,
+                                 size_t len)
 {
-    snprintf(buf, len, "%s/ckpt/%u/rank.%d%s%s", local->local_base, seq, local->rank,
-             sub ? "/" : "", sub ? sub : "");
+    char *seq_dir = NULL;
+
+    if ((local->dump_levels & CRMPI_FILEM_LEVEL_LOCAL) &&
+        crmpi_filem_local_seq_dir(local->jobdir, seq, &seq_dir) == CRMPI_OK) {
+        snprintf(buf, len, "%s/rank.%d%s", seq_dir, local->rank, CRMPI_FILEM_PARTIAL_SUFFIX);
+        free(seq_dir);
+        return true;
+    }
+    snprintf(buf, len, "%s/ckpt/%u/rank.%d", local->local_base, seq, local->rank);
+    return false;
 }
 
 static int snapc_local_mkdirs(const char *path)
@@ -264,7 +277,7 @@ static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq, uint32_t 
 {
     char parent_dir[4200];
     crmpi_snapc_dump_result_t result = {0};
-    char dir[4096], images[4096];
+    char dir[4096], images[4200];
     crmpi_buf_t reply;
     uint64_t start;
     int rc;
@@ -280,8 +293,8 @@ static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq, uint32_t 
                            "crs_criu_binary and crs_base_verbose)");
         return;
     }
-    snapc_local_dir(local, seq, NULL, dir, sizeof(dir));
-    snapc_local_dir(local, seq, app ? "pheap" : "criu", images, sizeof(images));
+    snapc_local_dump_dir(local, seq, dir, sizeof(dir));
+    snprintf(images, sizeof(images), "%s/%s", dir, app ? "pheap" : "criu");
     crmpi_filem_tree_remove(dir); /* what an earlier, failed attempt may have left */
     if (snapc_local_mkdirs(images) != CRMPI_OK) {
         snprintf(result.error, sizeof(result.error), "cannot create %.400s: %s", images,
@@ -361,9 +374,11 @@ static const char *snapc_local_copy_error(int rc)
 }
 
 /*
- * The local level: the images copied (checksummed, fsynced) into this node's
- * <local>/<jobid>.ckpt/<seq>/rank.<r>, through rank.<r>.partial renamed when complete.
- * @param dir_out  that directory, for the global copy to read
+ * The local level: this node's <local>/<jobid>.ckpt/<seq>/rank.<r>, through
+ * rank.<r>.partial renamed when complete. The dump wrote the images there (in_place): they
+ * are checksummed and made durable where they are; else they are copied there
+ * (checksummed, fsynced) from the session directory.
+ * @param dir_out  that directory, for the other levels' copies to read
  */
 static int snapc_local_copy_local(crmpi_snapc_local_copy_t *copy, crmpi_filem_rank_entry_t *entry,
                                   char *dir_out, size_t dir_len)
@@ -380,13 +395,15 @@ static int snapc_local_copy_local(crmpi_snapc_local_copy_t *copy, crmpi_filem_ra
     if (rc == CRMPI_OK) {
         snprintf(dir_out, dir_len, "%s/rank.%d", seq_dir, copy->rank);
         snprintf(partial, sizeof(partial), "%s%s", dir_out, CRMPI_FILEM_PARTIAL_SUFFIX);
-        crmpi_filem_tree_remove(partial);
-        crmpi_filem_transfer_t transfer = {
-            .rank = copy->rank, .src_dir = copy->src_dir, .dest_dir = partial};
-        rc = copy->ops->put(&transfer, entry);
+        if (!copy->in_place)
+            crmpi_filem_tree_remove(partial);
+        crmpi_filem_transfer_t transfer = {.rank = copy->rank,
+                                           .src_dir = copy->in_place ? partial : copy->src_dir,
+                                           .dest_dir = partial};
+        rc = copy->in_place ? copy->ops->seal(&transfer, entry) : copy->ops->put(&transfer, entry);
         if (rc != CRMPI_OK)
-            snprintf(copy->why, sizeof(copy->why),
-                     "the copy to the local level (%.300s) failed (%s)", seq_dir,
+            snprintf(copy->why, sizeof(copy->why), "the %s the local level (%.300s) failed (%s)",
+                     copy->in_place ? "dump's sync in" : "copy to", seq_dir,
                      snapc_local_copy_error(rc));
     }
     if (rc == CRMPI_OK) {
@@ -548,7 +565,7 @@ static void snapc_local_store(crmpi_snapc_local_t *local, uint32_t seq, const ch
     snprintf(copy->partner_host, sizeof(copy->partner_host), "%s", partner_host);
     memcpy(copy->partner_key, local->partner_key, local->partner_key_len);
     copy->partner_key_len = local->partner_key_len;
-    snapc_local_dir(local, seq, NULL, copy->src_dir, sizeof(copy->src_dir));
+    copy->in_place = snapc_local_dump_dir(local, seq, copy->src_dir, sizeof(copy->src_dir));
     copy->dest_dir = strdup(dest);
     copy->keep = malloc((num_keep ? num_keep : 1) * sizeof(*keep));
     if (copy->keep) {
@@ -582,7 +599,7 @@ err_free_copy:
     free(copy->keep);
     free(copy);
 err_refuse:
-    snapc_local_dir(local, seq, NULL, dir, sizeof(dir));
+    snapc_local_dump_dir(local, seq, dir, sizeof(dir));
     crmpi_filem_tree_remove(dir);
     local->images_pending = false;
     snapc_local_stored(local, seq, dest, rc, NULL, NULL);
@@ -712,7 +729,7 @@ void crmpi_snapc_local_from_hnp(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg
             /* Its thread still uses the images, and removes them when done. */
             __atomic_store_n(&local->copy->aborted, true, __ATOMIC_RELEASE);
         } else {
-            snapc_local_dir(local, msg->hdr.seq, NULL, dir, sizeof(dir));
+            snapc_local_dump_dir(local, msg->hdr.seq, dir, sizeof(dir));
             crmpi_filem_tree_remove(dir);
             /* A copy of an earlier checkpoint may still run (this one was refused). */
             local->images_pending = local->copy != NULL;

@@ -366,6 +366,15 @@ static void test_store_levels(void **state)
         snprintf(path, sizeof(path), "%s/%u/rank.0/criu", local, seq);
         assert_int_equal(snapc_test_mkdirs(path), 0);
     }
+    /* An interrupted copy's leftovers go with the next copy, whatever is kept. */
+    snprintf(path, sizeof(path), "%s/5/rank.0.partial/criu", local);
+    assert_int_equal(snapc_test_mkdirs(path), 0);
+    /* With the local level due, the dump writes there (rank.0.partial), not in the session
+     * directory; the copy seals it in place and renames it. */
+    crmpi_filem_tree_remove(fx->images);
+    free(fx->images);
+    assert_true(asprintf(&fx->images, "%s/%d/rank.0.partial", local, TEST_SEQ) > 0);
+    setup_images(fx);
     fx->local.dump_levels = CRMPI_FILEM_LEVEL_LOCAL | CRMPI_FILEM_LEVEL_GLOBAL;
     snprintf(fx->local.jobdir, sizeof(fx->local.jobdir), "%s/global/4711.ckpt", fx->top);
     store_levels(fx, keep, 1, "", &entry, &why);
@@ -381,6 +390,8 @@ static void test_store_levels(void **state)
     assert_false(path_exists(path));
     snprintf(path, sizeof(path), "%s/5/rank.0", local);
     assert_true(path_exists(path));
+    snprintf(path, sizeof(path), "%s/5/rank.0.partial", local);
+    assert_false(path_exists(path));
 
     /* Again, the global copy failing: held locally, and said why. */
     setup_images(fx);

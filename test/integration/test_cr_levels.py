@@ -174,3 +174,34 @@ def test_blocking_checkpoint(program, expected, tmp_path):
         assert timings["blocked"] >= timings["copy_local"] + timings["copy_global"], timings
         assert timings["blocked"] >= timings["filem"], timings
     assert crjob.ok_line(crjob.finish_clean(crenv, job).out) == expected
+
+
+def test_incremental_dumps_into_the_local_level(program, expected, tmp_path):
+    """Incremental checkpoints with the local level: each dump goes straight into the node's
+    own storage (no copy there), the deltas name their parents, and sequence 3, held
+    locally only, restarts through its chain of local copies to the uninterrupted result;
+    no unfinished copy is left behind."""
+    crenv, local = levels_env(tmp_path, "local,global:4")
+    job = crjob.CrJob(crenv, program, NP, ["--mca", "btl", BTLS, "--mca", "snapc_base_keep", "3",
+                                           "--mca", "crs_criu_incremental", "1"])
+    job.ready()
+    handle = checkpoints(crenv, job, 3)
+    job.kill()
+    crjob.assert_clean(job.jobid)
+    rec = record(handle)
+    assert rec["levels"] == {"1": ["local", "global"], "2": ["local"], "3": ["local"]}, rec
+    assert [rank.get("parent", 0) for rank in manifest(handle, 3)["ranks"]] == [2] * NP
+    for seq in (1, 2, 3):
+        assert local_ranks(local, handle, seq) == ["rank.%d" % r for r in range(NP)], seq
+
+    crenv.go()
+    result = crenv.restart(handle)
+    assert result.returncode == 0, result.report("ompi-restart")
+    assert crjob.ok_line(result.out) == expected, result.report()
+    # Each rank's chain, 3 then its parents 2 and 1, from the local level.
+    for seq in (1, 2, 3):
+        assert result.err.count("sequence %d read from the local level" % seq) == NP, \
+            result.report()
+    assert not any(name.endswith(".partial") for seq in (1, 2, 3)
+                   for name in local_ranks(local, handle, seq)), os.listdir(local)
+    crjob.assert_clean(result.pid)
