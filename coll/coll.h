@@ -31,11 +31,17 @@
  * engine's progress function, the last destroy unregisters it.
  *
  * Messages: tags -2..-999 (MPI_ANY_TAG takes only tags >= 0, so no application receive
- * can match them; tags below -999 belong to other layers). Every collective on a
- * communicator takes the next number of that communicator's collective sequence and uses
- * the tag -2 - (sequence mod 998): MPI requires every rank to start the collectives of a
- * communicator in the same order (MPI-3.1 section 5.12), so the numbers agree, and up to
- * 998 collectives in flight on one communicator never mix their messages. Within one
+ * can match them; tags below -999 belong to other layers). Every blocking collective on a
+ * communicator takes the next number of that communicator's blocking sequence and uses the
+ * tag -2 - (sequence mod 499); every non-blocking or persistent one (each start) the next
+ * of its non-blocking sequence, and the tag -501 - (sequence mod 499). MPI requires every
+ * rank to start the collectives of a communicator in the same order (MPI-3.1 section
+ * 5.12), so the numbers agree, and up to 499 collectives of each kind in flight on one
+ * communicator never mix their messages. The two sequences are apart because libraries
+ * start their non-blocking collectives from progress (ROMIO's non-blocking collective I/O
+ * does, from its generalized requests' poll functions), where the ranks may be in
+ * different blocking calls: a blocking collective then comes before a non-blocking one on
+ * some ranks and after it on others, which MPICH tolerates and so does crmpi. Within one
  * collective, messages between two ranks are matched in the order posted (the PML does
  * not overtake).
  *
@@ -201,7 +207,8 @@ struct crmpi_coll_comm {
     int size;                    /* its number of ranks (of its local group) */
     crmpi_pml_comm_t *pml;       /* the PML communicator its messages go over */
     const crmpi_coll_ops_t *ops; /* the selected component's table */
-    uint32_t sequence;           /* collectives started on the communicator so far */
+    uint32_t sequence;           /* blocking collectives started on it so far */
+    uint32_t nb_sequence;        /* non-blocking and persistent ones (each start) */
     int remote_size;             /* intercommunicator: the remote group's number of ranks,
                                     which the ranks of messages over pml name; 0 otherwise */
     crmpi_coll_comm_t *local;    /* intercommunicator: its local group's own communicator

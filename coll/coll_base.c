@@ -14,9 +14,11 @@
 #include "param.h"
 #include "progress.h"
 
-/* Tags of collectives: -2 - (sequence mod COLL_TAGS), so -2..-999 (coll.h). */
-#define COLL_TAG_FIRST (-2)
-#define COLL_TAGS      998
+/* Tags of collectives (coll.h): blocking ones -2 - (sequence mod COLL_TAGS), so -2..-500;
+ * non-blocking and persistent ones -501 - (nb_sequence mod COLL_TAGS), so -501..-999. */
+#define COLL_TAG_FIRST    (-2)
+#define COLL_TAG_FIRST_NB (-501)
+#define COLL_TAGS         499
 
 /* The framework's state in this process. */
 static struct {
@@ -170,10 +172,15 @@ void crmpi_coll_comm_destroy(crmpi_coll_comm_t *comm)
     }
 }
 
-/* The tag of the communicator's next collective (coll.h). */
+/* The tag of the communicator's next blocking collective, or non-blocking one (coll.h). */
 static inline int coll_base_next_tag(crmpi_coll_comm_t *comm)
 {
     return COLL_TAG_FIRST - (int)(comm->sequence++ % COLL_TAGS);
+}
+
+static inline int coll_base_next_nb_tag(crmpi_coll_comm_t *comm)
+{
+    return COLL_TAG_FIRST_NB - (int)(comm->nb_sequence++ % COLL_TAGS);
 }
 
 /* Build the schedule of a collective with its tag. */
@@ -364,7 +371,8 @@ int crmpi_coll_restart(crmpi_request_t *req)
 {
     coll_persistent_t *pc = (coll_persistent_t *)req;
     crmpi_coll_sched_t *sched;
-    int rc = coll_base_build(pc->comm, pc->kind, &pc->args, coll_base_next_tag(pc->comm), &sched);
+    int rc =
+        coll_base_build(pc->comm, pc->kind, &pc->args, coll_base_next_nb_tag(pc->comm), &sched);
 
     if (rc != CRMPI_OK)
         return rc;
@@ -380,7 +388,7 @@ int crmpi_coll_start(crmpi_coll_comm_t *comm, crmpi_coll_kind_t kind, const crmp
 {
     crmpi_coll_sched_t *sched;
     crmpi_request_t *req;
-    int rc = coll_base_build(comm, kind, args, coll_base_next_tag(comm), &sched);
+    int rc = coll_base_build(comm, kind, args, coll_base_next_nb_tag(comm), &sched);
 
     if (rc != CRMPI_OK)
         return rc;

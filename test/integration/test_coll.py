@@ -294,6 +294,19 @@ def test_neighbor_collectives(mpi, coll_binaries, np):
     mpi.assert_clean(job)
 
 
+@pytest.mark.parametrize("np", [2, 3, 4])
+def test_nonblocking_and_blocking_in_either_order(mpi, coll_binaries, np):
+    """A non-blocking collective started before a blocking one on some ranks and after it
+    on others, as ROMIO's non-blocking collective I/O does from its poll functions: each
+    gets its own data (test/coll/nb_order.c)."""
+    job = mpi.run(mpi.launch_args(np), coll_binaries("nb_order"))
+    lines = job.lines()
+    assert job.returncode == 0 and not [l for l in lines if l.startswith("FAIL")], job.report()
+    done = [l for l in lines if re.match(r"^done nb_order: rank \d+: 200 checks, 0 failed$", l)]
+    assert len(done) == np, job.report()
+    mpi.assert_clean(job)
+
+
 @pytest.mark.parametrize("np", [1, 2, 3, 5])
 def test_persistent_collectives(mpi, coll_binaries, np):
     """MPI-4.0's persistent collectives: made once, started three times with new data,
