@@ -28,6 +28,8 @@
 #pragma weak MPI_Grequest_start = PMPI_Grequest_start
 #pragma weak MPI_Grequest_complete = PMPI_Grequest_complete
 
+int crmpi_grequest_waits;
+
 typedef struct p2p_grequest {
     crmpi_request_t req;                     /* first: the handle is its address */
     MPI_Grequest_query_function *query_fn;   /* fills the status at completion */

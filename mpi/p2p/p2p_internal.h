@@ -23,6 +23,7 @@
 #include <stddef.h>
 
 #include "crmpi_status.h"
+#include "grequest_wait.h"
 #include "mpi_internal.h"
 #include "pml.h"
 
@@ -268,6 +269,27 @@ void crmpi_p2p_grequest_release(crmpi_request_t *req);
 static inline bool crmpi_p2p_request_is_grequest(const crmpi_request_t *req)
 {
     return req->free_fn == crmpi_p2p_grequest_release;
+}
+
+/** A completion call given `count` requests begins to wait or test: when one of them is a
+ *  live generalized request, count it in crmpi_grequest_waits (grequest_wait.h) until
+ *  crmpi_p2p_grequest_wait_end. @return whether it was counted */
+static inline bool crmpi_p2p_grequest_wait_begin(int count, const MPI_Request requests[])
+{
+    for (int i = 0; i < count; i++) {
+        if (crmpi_p2p_request_is_live(requests[i]) && crmpi_p2p_request_is_grequest(requests[i])) {
+            crmpi_grequest_waits++;
+            return true;
+        }
+    }
+    return false;
+}
+
+static inline void crmpi_p2p_grequest_wait_end(bool counted)
+{
+    if (counted) {
+        crmpi_grequest_waits--;
+    }
 }
 
 /** A complete generalized request is returned: query_fn into its status (MPI_ERROR its

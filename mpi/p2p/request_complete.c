@@ -98,12 +98,14 @@ int crmpi_p2p_requests_some(int incount, MPI_Request requests[], int *outcount, 
         if (done > 0 || (!blocking && progressed)) {
             break;
         }
+        bool counted = crmpi_p2p_grequest_wait_begin(incount, requests);
         if (blocking) {
             crmpi_p2p_wait_turn();
         } else {
             crmpi_progress();
             progressed = true;
         }
+        crmpi_p2p_grequest_wait_end(counted);
     }
     *outcount = done;
     return requests_finish_some(done, indices, requests, statuses, func_name);

@@ -40,7 +40,9 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
         return MPI_SUCCESS;
     }
     if (!req->complete) {
+        bool counted = crmpi_p2p_grequest_wait_begin(1, request);
         crmpi_progress();
+        crmpi_p2p_grequest_wait_end(counted);
         if (!req->complete) {
             *flag = 0;
             crmpi_unlock();
@@ -80,7 +82,9 @@ int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
         }
     }
     if (!test_all_complete(count, array_of_requests)) {
+        bool counted = crmpi_p2p_grequest_wait_begin(count, array_of_requests);
         crmpi_progress();
+        crmpi_p2p_grequest_wait_end(counted);
         /* All or nothing: with one still pending, no request is finished or changed. */
         if (!test_all_complete(count, array_of_requests)) {
             *flag = 0;
@@ -137,7 +141,9 @@ int PMPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *fl
             return MPI_SUCCESS;
         }
         if (look == 0) {
+            bool counted = crmpi_p2p_grequest_wait_begin(count, array_of_requests);
             crmpi_progress();
+            crmpi_p2p_grequest_wait_end(counted);
         }
     }
     *flag = 0;
@@ -175,7 +181,9 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
         return MPI_SUCCESS;
     }
     if (!request->complete) {
+        bool counted = crmpi_p2p_grequest_wait_begin(1, &request);
         crmpi_progress();
+        crmpi_p2p_grequest_wait_end(counted);
         if (!request->complete) {
             *flag = 0;
             crmpi_unlock();

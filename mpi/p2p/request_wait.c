@@ -34,7 +34,9 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status)
         crmpi_unlock();
         return MPI_SUCCESS;
     }
+    bool counted = crmpi_p2p_grequest_wait_begin(1, request);
     crmpi_pml_wait(req);
+    crmpi_p2p_grequest_wait_end(counted);
     return crmpi_p2p_request_return(request, status, func_name);
 }
 
@@ -54,11 +56,13 @@ int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of
     /* Every request must complete, so waiting for each in turn waits no longer than waiting
      * for all at once: progress moves all of them. A failed request is complete too, so
      * every status says MPI_SUCCESS or the request's error, never MPI_ERR_PENDING. */
+    bool counted = crmpi_p2p_grequest_wait_begin(count, array_of_requests);
     for (int i = 0; i < count; i++) {
         if (crmpi_p2p_request_is_live(array_of_requests[i])) {
             crmpi_pml_wait(array_of_requests[i]);
         }
     }
+    crmpi_p2p_grequest_wait_end(counted);
     return crmpi_p2p_requests_finish_all(count, array_of_requests, array_of_statuses, func_name);
 }
 
@@ -80,6 +84,7 @@ int PMPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Sta
             return crmpi_p2p_raise_arg(MPI_COMM_NULL, func_name, "index is NULL");
         }
     }
+    bool counted = crmpi_p2p_grequest_wait_begin(count, array_of_requests);
     for (;;) {
         live = 0;
         for (int i = 0; i < count; i++) {
@@ -91,12 +96,14 @@ int PMPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Sta
             /* The first complete one: MPI-3.1 section 3.7.5 lets the choice be arbitrary. */
             if (req->complete) {
                 *index = i;
+                crmpi_p2p_grequest_wait_end(counted);
                 return crmpi_p2p_request_return(&array_of_requests[i], status, func_name);
             }
             live++;
             last_live = req;
         }
         if (live == 0) {
+            crmpi_p2p_grequest_wait_end(counted);
             *index = MPI_UNDEFINED;
             crmpi_p2p_status_set_empty(status);
             crmpi_unlock();
