@@ -5,7 +5,9 @@
 #                          in deps/
 #   ./bootstrap.sh build   deps, then autogen/configure/make/make install into ./install
 #   ./bootstrap.sh demo    build, then the main job
-#   ./bootstrap.sh test    build, then every test; last line "N passed, N failed[, N skipped]"
+#   ./bootstrap.sh test [--full]
+#                          build, then every test; last line "N passed, N failed[, N skipped]";
+#                          --full adds the wider matrices CI leaves out (pytest's "full" mark)
 #   ./bootstrap.sh mpich [ARG]...
 #                          build, then all of MPICH's test suite (test/mpich/run.sh --all ARG...;
 #                          --impl both adds Open MPI's run)
@@ -217,6 +219,11 @@ do_demo() {
 }
 
 do_test() {
+    if [ "${1:-}" = "--full" ]; then
+        export CRMPI_TEST_FULL=1
+    elif [ -n "${1:-}" ]; then
+        die "test: unknown option '$1' (--full is the one option)"
+    fi
     do_build
     "$top/test/run-all.sh" "$top/build" "$install_prefix"
 }
@@ -231,7 +238,7 @@ case "${1:-}" in
     mpich) shift; do_mpich "$@" ;;
     build) do_build ;;
     demo) do_demo ;;
-    test) do_test ;;
+    test) shift; do_test "$@" ;;
     sanitize) shift; do_deps; "$top/test/sanitize/run.sh" "$@" ;;
     *)
         sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
