@@ -644,6 +644,13 @@ def test_partner_level_survives_a_lost_node(cluster, programs, crenv):
         damaged.report("restart --seq 1")
     assert "rank 1: sequence 1 is damaged (see above) on this node's own storage; reading " \
         "the global level" in damaged.err, damaged.report()
+    # What is left is one node: the restart goes on there, its checkpoints without the
+    # partner level; rank 2's copy of sequence 1 is mn1's partner copy.
+    one = finish(restart(cluster, crenv, handle, "--seq", "1", "-H", "mn1:3"))
+    assert one.returncode == 0 and crjob.ok_line(one.out) == expected, one.report("on mn1")
+    assert "this restart runs on one node, so its checkpoints have no partner level" in \
+        one.err, one.report()
+    assert "rank 2: sequence 1 read from its partner copy" in one.err, one.report()
     # The nodes' own storage keeps the copies after the job (filem_local_dir is the user's).
     for host in ("mn1", "mn3"):
         nodes("exec", host, "rm", "-rf", "/tmp/crmpi-%d" % os.getuid())

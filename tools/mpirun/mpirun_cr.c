@@ -112,12 +112,23 @@ int mpirun_snapc_create(mpirun_state_t *st)
         }
     }
     if ((params.levels.mask & CRMPI_FILEM_LEVEL_PARTNER) && st->map.num_nodes < 2) {
-        crmpi_log_error("filem_levels: the partner level keeps each rank's images on another "
-                        "node of the job, and this job has one node (give its nodes with "
-                        "--host or --hostfile)");
-        free(global_dir);
-        free(jobdir);
-        return CRMPI_ERR_BAD_PARAM;
+        if (!opts->restore) {
+            crmpi_log_error("filem_levels: the partner level keeps each rank's images on "
+                            "another node of the job, and this job has one node (give its "
+                            "nodes with --host or --hostfile)");
+            free(global_dir);
+            free(jobdir);
+            return CRMPI_ERR_BAD_PARAM;
+        }
+        /* A restart on what is left of the nodes (one, after a node was lost) goes on;
+         * its checkpoints go to the other levels. */
+        params.levels.mask &= ~(unsigned)CRMPI_FILEM_LEVEL_PARTNER;
+        if (!params.levels.mask) {
+            params.levels.mask = CRMPI_FILEM_LEVEL_GLOBAL;
+            params.levels.interval[1] = 1;
+        }
+        crmpi_log_warn("filem_levels: this restart runs on one node, so its checkpoints have no "
+                       "partner level (they go to the others)");
     }
     bool incremental = false;
     int64_t chain = 0;
