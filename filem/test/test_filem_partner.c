@@ -78,8 +78,9 @@ static bool path_exists(const char *fmt, ...)
     return lstat(path, &st) == 0;
 }
 
-/* Regular files under `dir`, recursively; -1 when dir is not there. */
-static int tree_count(const char *dir)
+/* What is under `dir`, recursively: its regular files, or (with dirs) its files and
+ * directories; -1 when dir is not there. */
+static int tree_walk(const char *dir, bool dirs)
 {
     struct dirent *entry;
     DIR *d = opendir(dir);
@@ -95,33 +96,23 @@ static int tree_count(const char *dir)
             continue;
         snprintf(path, sizeof(path), "%s/%s", dir, entry->d_name);
         assert_int_equal(lstat(path, &st), 0);
-        count += S_ISDIR(st.st_mode) ? tree_count(path) : 1;
+        if (S_ISDIR(st.st_mode))
+            count += (dirs ? 1 : 0) + tree_walk(path, dirs);
+        else
+            count++;
     }
     closedir(d);
     return count;
 }
 
-/* Entries (files, directories) under `dir`, recursively, counting each; -1: no dir. */
+static int tree_count(const char *dir)
+{
+    return tree_walk(dir, false);
+}
+
 static int tree_entries(const char *dir)
 {
-    struct dirent *entry;
-    DIR *d = opendir(dir);
-    int count = 0;
-
-    if (!d)
-        return -1;
-    while ((entry = readdir(d))) {
-        char path[4096];
-        struct stat st;
-
-        if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
-            continue;
-        snprintf(path, sizeof(path), "%s/%s", dir, entry->d_name);
-        assert_int_equal(lstat(path, &st), 0);
-        count += 1 + (S_ISDIR(st.st_mode) ? tree_entries(path) : 0);
-    }
-    closedir(d);
-    return count;
+    return tree_walk(dir, true);
 }
 
 static void file_assert_equal(const char *a, const char *b)
