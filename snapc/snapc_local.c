@@ -455,24 +455,26 @@ static void *snapc_local_copy_run(void *arg)
     if (copy->levels & CRMPI_FILEM_LEVEL_PARTNER) {
         char why[400] = "";
         double start = crmpi_clock_s();
+        int partner_rc = CRMPI_ERR_UNREACH;
 
         if (!copy->partner_addr[0])
             snprintf(why, sizeof(why),
-                     "mpirun named no partner node (every rank of the job "
-                     "ran on one node)");
+                     "mpirun named no partner node (every rank of the job ran on one node)");
         else if (crmpi_fault_hit("filem_partner_copy_fail"))
             snprintf(why, sizeof(why), "fault injected: filem_partner_copy_fail");
         else
-            rc = crmpi_filem_partner_send(
+            partner_rc = crmpi_filem_partner_send(
                 copy->partner_addr, copy->partner_key, copy->partner_key_len, copy->jobdir,
                 copy->seq, copy->rank, src, copy->keep, copy->num_keep, why, sizeof(why));
         seconds[2] = crmpi_clock_s() - start;
-        if (!why[0])
+        if (partner_rc == CRMPI_OK) {
             held |= CRMPI_FILEM_LEVEL_PARTNER;
-        else if (!copy->why[0])
-            snprintf(copy->why, sizeof(copy->why), "the copy to the partner level failed: %s", why);
-        if (why[0] && rc == CRMPI_OK)
-            rc = CRMPI_ERR_UNREACH;
+        } else {
+            rc = partner_rc;
+            if (!copy->why[0])
+                snprintf(copy->why, sizeof(copy->why), "the copy to the partner level failed: %s",
+                         why);
+        }
     }
     if ((copy->levels & CRMPI_FILEM_LEVEL_GLOBAL) && copy->dest_dir[0]) {
         uint64_t max_rate = 0;
