@@ -11,16 +11,24 @@ checkpoints at Daly's interval for an assumed MTBF (mpirun --ckpt-interval auto 
                  meanwhile (crmpi's default)
   multilevel     semi-blocking, the images kept on the node (filem_levels local) and
                  copied to the snapshot directory every 4th checkpoint (global:4)
+  partner        with --nodes: multilevel, and each checkpoint also sent to the next node
+                 (filem_levels local,partner,global:4)
 
 Per mode: checkpoints taken, the mean time the application was blocked per checkpoint,
 the mean background copy per level, and the run's overhead against the run without
 checkpoints run just before it (base-s: a busy machine drifts; each run's checksum must
 equal the uninterrupted one). Then the time to
 restart a job of cr_mem.c (bench/cr-breakdown) from the local level and from the global
-one. Prints the tables and writes summary.txt (and multilevel.png with python3-matplotlib).
+one (and, with --nodes, from the partner level: the second node lost). Prints the tables
+and writes summary.txt (and multilevel.png with python3-matplotlib).
+
+With --nodes N (2 or more) the job runs on N simulated nodes (test/nodes/nodes.sh, prefix
+"ml", made and removed by the script; root and Open MPI's mpirun needed), NP/N ranks each,
+every node with its own /tmp where the local and partner levels are.
 
 Usage: bench/multilevel/run.py [--prefix DIR] [--out DIR] [--np N] [--mib MIB]
-                               [--seconds S] [--mtbf S]
+                               [--seconds S] [--mtbf S] [--nodes N] [--global-rate R]
+                               [--repeat N]
 
 crmpi comes from --prefix (default <repo>/install). Results go to --out (default
 bench/multilevel/results-<date>-<time>/, git-ignored). Run as root on a quiet machine; with
@@ -46,6 +54,9 @@ MODES = [
     ("semi-blocking", {"filem_levels": "global"}),
     ("multilevel", {"filem_levels": "local,global:4"}),
 ]
+PARTNER_MODE = ("partner", {"filem_levels": "local,partner,global:4"})
+NODES_SH = os.path.join(TOP, "test", "nodes", "nodes.sh")
+NODE_PREFIX = "ml"
 
 
 def run(cmd, env=None, **kw):
@@ -72,6 +83,68 @@ def mean(values):
     return statistics.mean(values) if values else 0.0
 
 
+class Nodes:
+    """This node alone, or simulated nodes: the hosts of the job, and their own storage."""
+
+    def __init__(self, count, np):
+        self.count = count
+        self.hosts = ["%s%d" % (NODE_PREFIX, i) for i in range(1, count + 1)]
+        self.args = []
+        if count < 2:
+            return
+        if np % count:
+            sys.exit("multilevel: --np %d is not a multiple of --nodes %d" % (np, count))
+        subprocess.run([NODES_SH, "down", "--prefix", NODE_PREFIX], capture_output=True)
+        up = run([NODES_SH, "up", str(count), "--prefix", NODE_PREFIX])
+        if up.returncode != 0:
+            sys.exit("multilevel: cannot make the nodes:\n" + up.stderr)
+        mca = run([NODES_SH, "ompi-mca", "--prefix", NODE_PREFIX]).stdout.strip()
+        self.args = ["--mca", "plm_ompi_args", mca,
+                     "-H", ",".join("%s:%d" % (h, np // count) for h in self.hosts)]
+
+    def wipe(self, host=None):
+        """Remove what the local and partner levels keep on one node, or on every node."""
+        for h in [host] if host else self.hosts if self.count > 1 else []:
+            subprocess.run([NODES_SH, "exec", h, "rm", "-rf", "/tmp/crmpi-%d" % os.getuid()],
+                           capture_output=True)
+
+    def down(self):
+        if self.count > 1:
+            subprocess.run([NODES_SH, "down", "--prefix", NODE_PREFIX], capture_output=True)
+
+
+def measure_mode(args, nodes, mpirun, app, steps, checksum, name, params):
+    """One round of a mode: an uninterrupted run just before it (a busy machine drifts),
+    then the run with periodic checkpoints; its figures."""
+    pair_s, _ = app_result(run(mpirun + ["--with-ft", "cr", app, str(args.mib),
+                                         str(steps)]).stdout)
+    work = os.path.join(args.out, name)
+    shutil.rmtree(work, ignore_errors=True)
+    env = dict(os.environ)
+    env.update({"CRMPI_MCA_" + k: v for k, v in params.items()})
+    env.update(CRMPI_MCA_snapc_base_global_snapshot_dir=os.path.join(work, "global"),
+               CRMPI_MCA_snapc_base_keep="0",
+               CRMPI_MCA_filem_global_max_rate=args.global_rate)
+    if nodes.count < 2:  # on simulated nodes, each node's own /tmp
+        env["CRMPI_MCA_filem_local_dir"] = os.path.join(work, "local")
+    done = run(mpirun + ["--with-ft", "cr", "--ckpt-interval", "auto", "--mtbf",
+                         "%ds" % args.mtbf, app, str(args.mib), str(steps)], env=env)
+    run_s, sums = app_result(done.stdout)
+    if sums != checksum:
+        sys.exit("multilevel: %s gave checksum %s, the uninterrupted run %s"
+                 % (name, sums, checksum))
+    ms = manifests(os.path.join(work, "global"))
+    timings = [m["timings"] for m in ms]
+    row = {"mode": name, "ckpts": len(ms), "run": run_s, "base": pair_s,
+           "overhead": (run_s - pair_s) / pair_s}
+    for key, phase in (("blocked", "blocked"), ("dump", "dump"), ("local", "copy_local"),
+                       ("partner", "copy_partner"), ("global", "copy_global")):
+        row[key] = mean([t[phase] for t in timings if phase in t])
+    shutil.rmtree(work, ignore_errors=True)
+    nodes.wipe()
+    return row
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--prefix", default=os.path.join(TOP, "install"))
@@ -80,7 +153,23 @@ def main():
     ap.add_argument("--mib", type=int, default=128)
     ap.add_argument("--seconds", type=float, default=40.0, help="the uninterrupted run's length")
     ap.add_argument("--mtbf", type=float, default=120.0, help="assumed MTBF for Daly's interval")
+    ap.add_argument("--nodes", type=int, default=0, help="simulated nodes to run on (0: this one)")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="rounds of every mode, each against its own base run; the tables give "
+                         "each figure's median over the rounds")
+    ap.add_argument("--global-rate", default="0",
+                    help="filem_global_max_rate: each rank's copy to the global level at most "
+                         "this many bytes/s (k, m, g suffixes; 0: no cap), as a shared file "
+                         "system slower than the nodes' own storage gives")
     args = ap.parse_args()
+    nodes = Nodes(args.nodes, args.np)
+    try:
+        measure(args, nodes)
+    finally:
+        nodes.down()
+
+
+def measure(args, nodes):
     bindir = os.path.join(args.prefix, "bin")
     if not os.access(os.path.join(bindir, "mpirun"), os.X_OK):
         sys.exit("multilevel: no crmpi in %s (./bootstrap.sh build)" % args.prefix)
@@ -91,52 +180,41 @@ def main():
                      (os.path.join(TOP, "bench", "cr-breakdown", "cr_mem.c"), mem)):
         subprocess.run([os.path.join(bindir, "mpicc"), "-O2", src, "-o", exe], check=True)
     mpirun = [os.path.join(bindir, "mpirun"), "--allow-run-as-root", "-np", str(args.np)]
+    mpirun += nodes.args
+    modes = MODES + ([PARTNER_MODE] if nodes.count > 1 else [])
 
     # Calibrate the step count for the uninterrupted run's length.
     seconds, _ = app_result(run(mpirun + [app, str(args.mib), "10"]).stdout)
     steps = max(10, int(args.seconds / (seconds / 10)))
-    print("multilevel: %d ranks x %d MiB, %d steps (about %.0f s), MTBF %.0f s"
-          % (args.np, args.mib, steps, args.seconds, args.mtbf))
+    where = "on %d nodes" % nodes.count if nodes.count > 1 else "on this node"
+    if args.global_rate != "0":
+        where += ", global level capped at %s/s" % args.global_rate
+    print("multilevel: %d ranks x %d MiB %s, %d steps (about %.0f s), MTBF %.0f s"
+          % (args.np, args.mib, where, steps, args.seconds, args.mtbf))
     base = run(mpirun + ["--with-ft", "cr", app, str(args.mib), str(steps)])
     base_s, checksum = app_result(base.stdout)
 
-    rows = []
-    for name, params in MODES:
-        # Each mode against an uninterrupted run just before it: a busy machine drifts.
-        pair_s, _ = app_result(run(mpirun + ["--with-ft", "cr", app, str(args.mib),
-                                             str(steps)]).stdout)
-        work = os.path.join(args.out, name)
-        shutil.rmtree(work, ignore_errors=True)
-        env = dict(os.environ)
-        env.update({"CRMPI_MCA_" + k: v for k, v in params.items()})
-        env.update(CRMPI_MCA_snapc_base_global_snapshot_dir=os.path.join(work, "global"),
-                   CRMPI_MCA_filem_local_dir=os.path.join(work, "local"),
-                   CRMPI_MCA_snapc_base_keep="0")
-        done = run(mpirun + ["--with-ft", "cr", "--ckpt-interval", "auto", "--mtbf",
-                             "%ds" % args.mtbf, app, str(args.mib), str(steps)], env=env)
-        run_s, sums = app_result(done.stdout)
-        if sums != checksum:
-            sys.exit("multilevel: %s gave checksum %s, the uninterrupted run %s"
-                     % (name, sums, checksum))
-        ms = manifests(os.path.join(work, "global"))
-        blocked = [m["timings"].get("blocked", 0.0) for m in ms]
-        local = [m["timings"]["copy_local"] for m in ms if "copy_local" in m["timings"]]
-        glob_ = [m["timings"]["copy_global"] for m in ms if "copy_global" in m["timings"]]
-        dump = [m["timings"].get("dump", 0.0) for m in ms]
-        rows.append({"mode": name, "ckpts": len(ms), "blocked": mean(blocked), "dump": mean(dump),
-                     "local": mean(local), "global": mean(glob_), "run": run_s, "base": pair_s,
-                     "overhead": (run_s - pair_s) / pair_s})
-        shutil.rmtree(work, ignore_errors=True)
+    samples = {name: [] for name, _ in modes}
+    for _ in range(args.repeat):
+        for name, params in modes:
+            samples[name].append(measure_mode(args, nodes, mpirun, app, steps, checksum, name,
+                                              params))
+    # Each figure's median over the rounds: a busy machine moves single runs by 10-30%.
+    rows = [dict({key: statistics.median(r[key] for r in samples[name])
+                  for key in samples[name][0] if key != "mode"}, mode=name)
+            for name, _ in modes]
 
-    lines = ["%d ranks x %d MiB, %d steps, uninterrupted %.2f s, MTBF %.0f s (Daly's interval)"
-             % (args.np, args.mib, steps, base_s, args.mtbf), "",
-             "%-14s %5s %10s %8s %12s %13s %8s %8s %9s" % (
-                 "mode", "ckpts", "blocked-s", "dump-s", "copy-local-s", "copy-global-s",
-                 "run-s", "base-s", "overhead")]
+    lines = ["%d ranks x %d MiB %s, %d steps, uninterrupted %.2f s, MTBF %.0f s (Daly's "
+             "interval)%s" % (args.np, args.mib, where, steps, base_s, args.mtbf,
+                              ", medians of %d rounds" % args.repeat if args.repeat > 1 else ""),
+             "",
+             "%-14s %5s %10s %8s %12s %14s %13s %8s %8s %9s" % (
+                 "mode", "ckpts", "blocked-s", "dump-s", "copy-local-s", "copy-partner-s",
+                 "copy-global-s", "run-s", "base-s", "overhead")]
     for r in rows:
-        lines.append("%-14s %5d %10.3f %8.3f %12.3f %13.3f %8.2f %8.2f %8.1f%%"
-                     % (r["mode"], r["ckpts"], r["blocked"], r["dump"], r["local"], r["global"],
-                        r["run"], r["base"], 100 * r["overhead"]))
+        lines.append("%-14s %5.0f %10.3f %8.3f %12.3f %14.3f %13.3f %8.2f %8.2f %8.1f%%"
+                     % (r["mode"], r["ckpts"], r["blocked"], r["dump"], r["local"], r["partner"],
+                        r["global"], r["run"], r["base"], 100 * r["overhead"]))
     by = {r["mode"]: r for r in rows}
     if by["semi-blocking"]["blocked"] > 0:
         lines.append("")
@@ -154,8 +232,10 @@ def main():
     os.makedirs(ready)
     env = dict(os.environ)
     env.update(CRMPI_MCA_snapc_base_global_snapshot_dir=os.path.join(work, "global"),
-               CRMPI_MCA_filem_local_dir=os.path.join(work, "local"),
-               CRMPI_MCA_filem_levels="local,global")
+               CRMPI_MCA_filem_levels="local,partner,global" if nodes.count > 1
+               else "local,global")
+    if nodes.count < 2:
+        env["CRMPI_MCA_filem_local_dir"] = os.path.join(work, "local")
     job = subprocess.Popen(mpirun + ["--with-ft", "cr", mem, str(args.mib), ready], env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     while len(os.listdir(ready)) < args.np:
@@ -170,15 +250,26 @@ def main():
     open(os.path.join(ready, "stop"), "w").close()
     lines += ["", "restart of %d ranks x %d MiB (cr_mem: restore, check every byte, exit)"
               % (args.np, args.mib)]
-    for level in ("local", "global"):
-        if level == "global":
-            shutil.rmtree(os.path.join(work, "local"))
+    levels = ["local", "partner", "global"] if nodes.count > 1 else ["local", "global"]
+    for level in levels:
+        hosts = nodes.args
+        if level == "partner":
+            # The second node is lost: its ranks restart on the first, from their partner
+            # copies there (the first node's partner is the second).
+            nodes.wipe(nodes.hosts[1])
+            hosts = nodes.args[:3] + ["-H", "%s:%d" % (nodes.hosts[0], args.np)]
+        elif level == "global":
+            nodes.wipe()
+            shutil.rmtree(os.path.join(work, "local"), ignore_errors=True)
         start = time.monotonic()
-        res = run([os.path.join(bindir, "ompi-restart"), "--allow-run-as-root", handle], env=env)
+        res = run([os.path.join(bindir, "ompi-restart"), "--allow-run-as-root", *hosts, handle],
+                  env=env)
         took = time.monotonic() - start
         if res.returncode != 0:
             sys.exit("multilevel: ompi-restart from the %s level failed:\n%s" % (level, res.stderr))
-        lines.append("  from the %-6s level: %.2f s" % (level, took))
+        if level == "partner" and "read from its partner copy" not in res.stderr:
+            sys.exit("multilevel: the restart did not read the partner copies:\n" + res.stderr)
+        lines.append("  from the %-7s level: %.2f s" % (level, took))
     shutil.rmtree(work, ignore_errors=True)
 
     text = "\n".join(lines) + "\n"
