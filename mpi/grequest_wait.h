@@ -13,8 +13,14 @@
 #ifndef CRMPI_GREQUEST_WAIT_H
 #define CRMPI_GREQUEST_WAIT_H
 
+#include "mpi.h"
+
 /* The completion calls running now that were given a live generalized request (MPI_Wait,
  * MPI_Test and their forms, MPI_Request_get_status; mpi/p2p). Guarded by the library lock. */
 extern int crmpi_grequest_waits;
+
+/* Whether `request` has completed (MPI_Grequest_complete was called for a generalized one):
+ * no progress, no status, no error raised. Call with the library lock held. */
+int crmpi_grequest_is_complete(MPI_Request request);
 
 #endif /* CRMPI_GREQUEST_WAIT_H */

@@ -14,8 +14,7 @@
  * each rank would start them wherever its messages happened to take it. Progress functions run
  * with the library lock held, and poll_fn calls MPI (ROMIO's state machine tests its own
  * requests, then calls MPI_Grequest_complete): the lock is released around it, and a turn
- * of progress started inside a poll_fn (or inside the completion check that follows it)
- * polls nothing.
+ * of progress started inside a poll_fn polls nothing.
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -65,7 +64,6 @@ static int io_grequest_progress(void)
     for (io_grequest_t *greq = io_grequest_live; greq; greq = greq->next) {
         MPIX_Grequest_poll_function *poll_fn = greq->greq_class->poll_fn;
         void *extra_state = greq->extra_state;
-        int complete = 0;
 
         if (greq->done || io_grequest_waits(greq))
             continue;
@@ -73,9 +71,8 @@ static int io_grequest_progress(void)
          * of the application: not from a poll_fn, so greq->next stays valid. */
         crmpi_unlock();
         poll_fn(extra_state, MPI_STATUS_IGNORE);
-        PMPI_Request_get_status(greq->request, &complete, MPI_STATUS_IGNORE);
         crmpi_lock();
-        greq->done = complete;
+        greq->done = crmpi_grequest_is_complete(greq->request);
         events++;
     }
     io_grequest_polling = false;

@@ -30,6 +30,11 @@
 
 int crmpi_grequest_waits;
 
+int crmpi_grequest_is_complete(MPI_Request request)
+{
+    return request != MPI_REQUEST_NULL && request->complete;
+}
+
 typedef struct p2p_grequest {
     crmpi_request_t req;                     /* first: the handle is its address */
     MPI_Grequest_query_function *query_fn;   /* fills the status at completion */
