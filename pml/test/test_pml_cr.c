@@ -21,51 +21,9 @@
 #include "pml.h"
 #include "progress.h"
 
+#include "pml_test_comm.h"
+
 enum { BIG = 1 << 20 }; /* far above any eager limit: a rendezvous */
-
-/* The rank itself, in pml_comm (a singleton). */
-static const uint32_t self_world_rank[1] = {0};
-
-/* The communicator most tests use: one rank, a context id MPI_Init's communicators
- * (0 and 1) do not take. */
-static crmpi_pml_comm_t *pml_comm;
-
-/* A one-rank communicator with context id `ctx`. */
-static crmpi_pml_comm_t *comm_add(uint32_t ctx)
-{
-    crmpi_pml_comm_params_t params = {
-        .context_id = ctx,
-        .rank = 0,
-        .size = 1,
-        .world_ranks = self_world_rank,
-        .name = "test comm",
-        .owner = MPI_COMM_NULL,
-    };
-    crmpi_pml_comm_t *pcomm = NULL;
-
-    assert_int_equal(crmpi_pml_add_comm(&params, &pcomm), CRMPI_OK);
-    return pcomm;
-}
-
-static int setup(void **state)
-{
-    int provided;
-
-    (void)state;
-    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
-        return -1;
-    crmpi_lock();
-    pml_comm = comm_add(5);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    crmpi_pml_del_comm(pml_comm);
-    crmpi_unlock();
-    return MPI_Finalize() == MPI_SUCCESS ? 0 : -1;
-}
 
 static char *pattern(size_t nbytes, unsigned seed)
 {
@@ -213,7 +171,7 @@ static void test_receive_while_pulled(void **state)
 static void test_comm_freed_while_pulled(void **state)
 {
     char *data = pattern(BIG, 4);
-    crmpi_pml_comm_t *pcomm = comm_add(9);
+    crmpi_pml_comm_t *pcomm = comm_add(9, MPI_COMM_NULL);
     crmpi_request_t *send;
 
     (void)state;
@@ -287,7 +245,7 @@ static void test_sends_held_in_order(void **state)
  * same. */
 static void test_orphan_pulled(void **state)
 {
-    crmpi_pml_comm_t *sender = comm_add(11), *receiver;
+    crmpi_pml_comm_t *sender = comm_add(11, MPI_COMM_NULL), *receiver;
     char *data = pattern(BIG, 4), *got = calloc(1, BIG);
     crmpi_request_t *send;
 
@@ -302,7 +260,7 @@ static void test_orphan_pulled(void **state)
     assert_true(send->complete);
     crmpi_pml_cr_quiesce_end();
     wait_finish(send);
-    receiver = comm_add(11);
+    receiver = comm_add(11, MPI_COMM_NULL);
     assert_int_equal(crmpi_pml_recv(got, BIG, MPI_BYTE, 0, 2, receiver, NULL), 0);
     assert_memory_equal(got, data, BIG);
     crmpi_pml_del_comm(receiver);

@@ -29,49 +29,7 @@
 #include "pml_ob1.h"
 #include "progress.h"
 
-/* The rank itself, in pml_comm (a singleton). */
-static const uint32_t self_world_rank[1] = {0};
-
-/* The communicator most tests use: one rank, a context id MPI_Init's communicators
- * (0 and 1) do not take. */
-static crmpi_pml_comm_t *pml_comm;
-
-/* A one-rank communicator with context id `ctx`. */
-static crmpi_pml_comm_t *comm_add(uint32_t ctx, MPI_Comm owner)
-{
-    crmpi_pml_comm_params_t params = {
-        .context_id = ctx,
-        .rank = 0,
-        .size = 1,
-        .world_ranks = self_world_rank,
-        .name = "test comm",
-        .owner = owner,
-    };
-    crmpi_pml_comm_t *pcomm = NULL;
-
-    assert_int_equal(crmpi_pml_add_comm(&params, &pcomm), CRMPI_OK);
-    return pcomm;
-}
-
-static int setup(void **state)
-{
-    int provided;
-
-    (void)state;
-    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
-        return -1;
-    crmpi_lock();
-    pml_comm = comm_add(5, MPI_COMM_NULL);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    crmpi_pml_del_comm(pml_comm);
-    crmpi_unlock();
-    return MPI_Finalize() == MPI_SUCCESS ? 0 : -1;
-}
+#include "pml_test_comm.h"
 
 static MPI_Status wait_finish(crmpi_request_t *req)
 {
