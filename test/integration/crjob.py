@@ -283,3 +283,14 @@ def committed(jobdir):
             return json.load(f)["sequences"]
     except OSError:
         return []
+
+
+def uninterrupted_line(program, np, mpirun_args, tmpdir):
+    """The result line of an uninterrupted run of `program` (its go file made at once):
+    what a checkpointed and restarted run must end with."""
+    crenv = CrEnv(tmpdir)
+    crenv.go()
+    result = CrJob(crenv, program, np, mpirun_args).finish()
+    line = ok_line(result.out)
+    assert result.returncode == 0 and line, result.report("the uninterrupted run")
+    return line

@@ -25,12 +25,8 @@ def program(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def expected(program, tmp_path_factory):
-    crenv = crjob.CrEnv(tmp_path_factory.mktemp("cr-base"))
-    crenv.go()
-    result = crjob.CrJob(crenv, program, NP, ["--mca", "btl", BTLS]).finish()
-    line = crjob.ok_line(result.out)
-    assert result.returncode == 0 and line, result.report("the uninterrupted run")
-    return line
+    return crjob.uninterrupted_line(program, NP, ["--mca", "btl", BTLS],
+                                    tmp_path_factory.mktemp("cr-base"))
 
 
 def manifest(handle, seq):
