@@ -58,7 +58,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -68,6 +67,7 @@
 #include "filem.h"
 #include "filem_fs.h"
 #include "log.h"
+#include "random.h"
 #include "snapshot_int.h"
 
 #define FILEM_PARTNER_MAGIC       0x43525050u /* "CRPP" */
@@ -216,22 +216,6 @@ static void filem_partner_timeouts_set(int fd, int seconds)
 
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-}
-
-static int filem_partner_random(uint8_t *buf, size_t len)
-{
-    while (len) {
-        ssize_t got = getrandom(buf, len, 0);
-
-        if (got < 0) {
-            if (errno == EINTR)
-                continue;
-            return CRMPI_ERR_IO;
-        }
-        buf += got;
-        len -= (size_t)got;
-    }
-    return CRMPI_OK;
 }
 
 /* A snapshot's directory name as it may appear on the wire: "<something>.ckpt", one
@@ -667,7 +651,7 @@ static void filem_partner_handle(crmpi_filem_partner_server_t *srv, int fd, cons
     int rc;
 
     snprintf(conn.peer, sizeof(conn.peer), "%s", peer);
-    if (filem_partner_random(conn.nonce, sizeof(conn.nonce)) != CRMPI_OK) {
+    if (crmpi_random_bytes(conn.nonce, sizeof(conn.nonce)) != CRMPI_OK) {
         crmpi_log_error("filem:partner: getrandom: %s", strerror(errno));
         return;
     }

@@ -16,26 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "crmpi_status.h"
 #include "log.h"
-
-static int btl_tcp_auth_random(uint8_t *buf, size_t len)
-{
-    while (len) {
-        ssize_t got = getrandom(buf, len, 0);
-
-        if (got < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        buf += got;
-        len -= (size_t)got;
-    }
-    return 0;
-}
+#include "random.h"
 
 int btl_tcp_auth_init(btl_tcp_module_t *module, const crmpi_rte_job_info_t *job)
 {
@@ -51,7 +35,7 @@ int btl_tcp_auth_init(btl_tcp_module_t *module, const crmpi_rte_job_info_t *job)
     hmac_sha256_set_key(&ctx, job->job_key_len, job->job_key);
     hmac_sha256_update(&ctx, sizeof(label) - 1, (const uint8_t *)label);
     hmac_sha256_digest(&ctx, sizeof(module->auth_key), module->auth_key);
-    if (btl_tcp_auth_random(module->listen_nonce, sizeof(module->listen_nonce)) != 0) {
+    if (crmpi_random_bytes(module->listen_nonce, sizeof(module->listen_nonce)) != CRMPI_OK) {
         crmpi_log_error("btl:tcp: rank %u: getrandom: %s", job->rank, strerror(errno));
         return CRMPI_ERR_IO;
     }
@@ -71,7 +55,7 @@ static void btl_tcp_auth_mac(const uint8_t *key, const btl_tcp_handshake_t *hs,
 
 int btl_tcp_auth_sign(const crmpi_btl_endpoint_t *ep, btl_tcp_handshake_t *hs)
 {
-    if (btl_tcp_auth_random(hs->nonce, sizeof(hs->nonce)) != 0)
+    if (crmpi_random_bytes(hs->nonce, sizeof(hs->nonce)) != CRMPI_OK)
         return -1;
     btl_tcp_auth_mac(ep->module->auth_key, hs, ep->listen_nonce, hs->mac);
     return 0;

@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -32,23 +31,16 @@
 #include "log.h"
 #include "mpirun.h"
 #include "param.h"
+#include "random.h"
 
 int mpirun_key_create(mpirun_state_t *st)
 {
     static const char hex[] = "0123456789abcdef";
     unsigned char bytes[MPIRUN_KEY_HEX / 2];
-    size_t got = 0;
 
-    while (got < sizeof(bytes)) {
-        ssize_t n = getrandom(bytes + got, sizeof(bytes) - got, 0);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            crmpi_log_error("cannot make the job's key: getrandom: %s", strerror(errno));
-            return CRMPI_ERR_IO;
-        }
-        got += (size_t)n;
+    if (crmpi_random_bytes(bytes, sizeof(bytes)) != CRMPI_OK) {
+        crmpi_log_error("cannot make the job's key: getrandom: %s", strerror(errno));
+        return CRMPI_ERR_IO;
     }
     for (size_t i = 0; i < sizeof(bytes); i++) {
         st->job_key[2 * i] = hex[bytes[i] >> 4];
