@@ -778,33 +778,42 @@ bool crmpi_snapc_global_resume(crmpi_snapc_global_t *global)
     return true;
 }
 
-int crmpi_snapc_global_partner(const char *const *node_of_rank, int np, int rank)
+int crmpi_snapc_global_partners(const char *const *node_of_rank, int np, int *partner_out)
 {
-    int position = 0, first = 0, next = -1, count = 0;
+    /* Each rank's node by its first rank's order, and its position among the node's. */
+    int *node = malloc((size_t)np * sizeof(int)), *position = malloc((size_t)np * sizeof(int));
+    int *first = malloc((size_t)np * sizeof(int)), *count = calloc((size_t)np, sizeof(int));
+    int num_nodes = 0, rc = CRMPI_OK;
 
-    /* `rank`'s position among its node's ranks, and its node's first rank. */
-    for (int r = 0; r < rank; r++)
-        position += strcmp(node_of_rank[r], node_of_rank[rank]) == 0;
-    while (strcmp(node_of_rank[first], node_of_rank[rank]) != 0)
-        first++;
-    /* The next node, in cyclic order from there: the first rank that is its node's first
-     * and on another node. */
-    for (int step = 1; step < np && next < 0; step++) {
-        int r = (first + step) % np, seen = 0;
-
-        for (int q = 0; q < r && !seen; q++)
-            seen = strcmp(node_of_rank[q], node_of_rank[r]) == 0;
-        if (!seen && strcmp(node_of_rank[r], node_of_rank[rank]) != 0)
-            next = r;
+    if (!node || !position || !first || !count) {
+        rc = CRMPI_ERR_OUT_OF_RESOURCE;
+        goto out;
     }
-    if (next < 0)
-        return -1;
-    for (int r = 0; r < np; r++)
-        count += strcmp(node_of_rank[r], node_of_rank[next]) == 0;
-    for (int r = 0, seen = 0; r < np; r++)
-        if (strcmp(node_of_rank[r], node_of_rank[next]) == 0 && seen++ == position % count)
-            return r;
-    return -1;
+    for (int r = 0; r < np; r++) {
+        int n = 0;
+
+        while (n < num_nodes && strcmp(node_of_rank[first[n]], node_of_rank[r]) != 0)
+            n++;
+        if (n == num_nodes)
+            first[num_nodes++] = r;
+        node[r] = n;
+        position[r] = count[n]++;
+    }
+    /* The partner: on the next node, the rank at the same position modulo its count. */
+    for (int r = 0; r < np; r++) {
+        int next = (node[r] + 1) % num_nodes, want = position[r] % count[next];
+
+        partner_out[r] = -1;
+        for (int q = first[next]; num_nodes > 1 && q < np && partner_out[r] < 0; q++)
+            if (node[q] == next && position[q] == want)
+                partner_out[r] = q;
+    }
+out:
+    free(node);
+    free(position);
+    free(first);
+    free(count);
+    return rc;
 }
 
 /* Each agent copies its rank's images to the levels due: into <seq>.partial/rank.<r> for
@@ -819,8 +828,11 @@ static void snapc_global_store(crmpi_snapc_global_t *global)
     if (crmpi_filem_commit_read(global->jobdir, &commit) != CRMPI_OK)
         commit = NULL;
     const char **names = calloc((size_t)global->params.np, sizeof(*names));
+    int *partners = calloc((size_t)global->params.np, sizeof(*partners));
     for (int rank = 0; names && rank < global->params.np; rank++)
         names[rank] = global->nodes[rank].name;
+    bool partnered = (global->levels_due & CRMPI_FILEM_LEVEL_PARTNER) && names && partners &&
+                     crmpi_snapc_global_partners(names, global->params.np, partners) == CRMPI_OK;
     for (int rank = 0; rank < global->params.np; rank++) {
         crmpi_buf_t buf;
         char *dir = NULL;
@@ -833,9 +845,7 @@ static void snapc_global_store(crmpi_snapc_global_t *global)
         crmpi_buf_put_u32(&buf, commit ? (uint32_t)commit->num_seqs : 0);
         for (size_t i = 0; commit && i < commit->num_seqs; i++)
             crmpi_buf_put_u32(&buf, commit->seqs[i]);
-        int partner = global->levels_due & CRMPI_FILEM_LEVEL_PARTNER && names
-                          ? crmpi_snapc_global_partner(names, global->params.np, rank)
-                          : -1;
+        int partner = partnered ? partners[rank] : -1;
         crmpi_buf_put_str(&buf, partner >= 0 ? global->nodes[partner].receiver : "");
         crmpi_buf_put_str(&buf, partner >= 0 ? global->nodes[partner].name : "");
         global->params.send_fn(global->params.arg, rank, CRMPI_CTL_CKPT_STORE, global->seq, &buf);
@@ -843,6 +853,7 @@ static void snapc_global_store(crmpi_snapc_global_t *global)
         free(dir);
     }
     free(names);
+    free(partners);
     crmpi_filem_commit_destroy(commit);
 }
 

@@ -89,14 +89,15 @@ void crmpi_snapc_global_tool_event(crmpi_snapc_global_t *global);
 void crmpi_snapc_global_app_request(crmpi_snapc_global_t *global, int rank);
 
 /**
- * The partner level's choice: the rank whose agent takes `rank`'s copy. It is on the next
- * node of the job (nodes in the order of their first rank, cyclically), in the same
- * position among that node's ranks as `rank` among its own (modulo their count), so that
- * a node's copies spread over the next node's agents.
+ * The partner level's choice: for each rank, the rank whose agent takes its copy. It is on
+ * the next node of the job (nodes in the order of their first rank, cyclically), in the
+ * same position among that node's ranks as the rank among its own (modulo their count), so
+ * that a node's copies spread over the next node's agents.
  * @param node_of_rank  each rank's node name, np entries
- * @return that rank, or -1 when every rank is on one node
+ * @param partner_out   np entries: the partner, or -1 when every rank is on one node
+ * @return CRMPI_OK, CRMPI_ERR_OUT_OF_RESOURCE
  */
-int crmpi_snapc_global_partner(const char *const *node_of_rank, int np, int rank);
+int crmpi_snapc_global_partners(const char *const *node_of_rank, int np, int *partner_out);
 
 /** A CKPT_* message from rank `rank`'s agent (the caller frees it). */
 void crmpi_snapc_global_agent_msg(crmpi_snapc_global_t *global, int rank, crmpi_ctl_msg_t *msg);

@@ -160,6 +160,15 @@ static void test_abort_at_continue(void **state)
     crmpi_filem_tree_remove(top);
 }
 
+static void tst_partners_are(const char *const *nodes, int np, const int *expected)
+{
+    int partners[8];
+
+    assert_int_equal(crmpi_snapc_global_partners(nodes, np, partners), CRMPI_OK);
+    for (int r = 0; r < np; r++)
+        assert_int_equal(partners[r], expected[r]);
+}
+
 /* The partner level's choice: the next node, cyclically, spreading a node's copies over the
  * next node's ranks; none when the job has one node. */
 static void test_partner_choice(void **state)
@@ -170,17 +179,13 @@ static void test_partner_choice(void **state)
     static const char *const uneven[] = {"a", "b", "a", "b", "a", "c"};
     static const char *const one[] = {"a", "a", "a"};
     static const int ring_to[] = {1, 2, 0}, pairs_to[] = {2, 3, 0, 1},
-                     uneven_to[] = {1, 5, 3, 5, 1, 0};
+                     uneven_to[] = {1, 5, 3, 5, 1, 0}, one_to[] = {-1, -1, -1};
 
-    for (int r = 0; r < 3; r++)
-        assert_int_equal(crmpi_snapc_global_partner(ring, 3, r), ring_to[r]);
-    for (int r = 0; r < 4; r++)
-        assert_int_equal(crmpi_snapc_global_partner(pairs, 4, r), pairs_to[r]);
+    tst_partners_are(ring, 3, ring_to);
+    tst_partners_are(pairs, 4, pairs_to);
     /* a: 0, 2, 4 -> b's 1, 3, 1; b: 1, 3 -> c's 5; c: 5 -> a's 0. */
-    for (int r = 0; r < 6; r++)
-        assert_int_equal(crmpi_snapc_global_partner(uneven, 6, r), uneven_to[r]);
-    for (int r = 0; r < 3; r++)
-        assert_int_equal(crmpi_snapc_global_partner(one, 3, r), -1);
+    tst_partners_are(uneven, 6, uneven_to);
+    tst_partners_are(one, 3, one_to);
 }
 
 int main(void)
