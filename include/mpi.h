@@ -50,6 +50,7 @@ typedef struct crmpi_errhandler_s *MPI_Errhandler;
 typedef struct crmpi_info_s *MPI_Info;
 typedef struct crmpi_request_s *MPI_Request;
 typedef struct crmpi_message_s *MPI_Message;
+typedef struct crmpi_session_s *MPI_Session; /* MPI-4.0 section 11.3 */
 
 #define MPI_COMM_NULL       ((MPI_Comm)0)
 #define MPI_GROUP_NULL      ((MPI_Group)0)
@@ -59,6 +60,7 @@ typedef struct crmpi_message_s *MPI_Message;
 #define MPI_INFO_NULL       ((MPI_Info)0)
 #define MPI_REQUEST_NULL    ((MPI_Request)0)
 #define MPI_MESSAGE_NULL    ((MPI_Message)0)
+#define MPI_SESSION_NULL    ((MPI_Session)0)
 #define MPI_MESSAGE_NO_PROC ((MPI_Message)1) /* MPI_Mprobe of MPI_PROC_NULL */
 
 /*
@@ -155,7 +157,8 @@ typedef struct crmpi_status_s {
 #define MPI_ERR_RMA_SHARED            71
 #define MPI_T_ERR_INVALID             72
 #define MPI_T_ERR_INVALID_NAME        73
-#define MPI_ERR_LASTCODE              74
+#define MPI_ERR_SESSION               74 /* MPI-4.0 (Open MPI 4.1 has no sessions) */
+#define MPI_ERR_LASTCODE              75
 
 /*
  * Ranks, tags and other special values
@@ -179,6 +182,8 @@ typedef struct crmpi_status_s {
 #define MPI_MAX_LIBRARY_VERSION_STRING 256
 #define MPI_MAX_INFO_KEY               36
 #define MPI_MAX_INFO_VAL               256
+#define MPI_MAX_PSET_NAME_LEN          256 /* MPI-4.0: process set names */
+#define MPI_MAX_STRINGTAG_LEN          256 /* MPI-4.0: MPI_Comm_create_from_group's tag */
 
 /* Bytes MPI_Bsend needs in the attached buffer beyond the message itself */
 #define MPI_BSEND_OVERHEAD 128
@@ -655,6 +660,8 @@ int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
 /* Info objects (MPI-3.1 section 9) */
 int MPI_Info_create(MPI_Info *info);
 int PMPI_Info_create(MPI_Info *info);
+int MPI_Info_create_env(int argc, char *argv[], MPI_Info *info);
+int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info);
 int MPI_Info_set(MPI_Info info, const char *key, const char *value);
 int PMPI_Info_set(MPI_Info info, const char *key, const char *value);
 int MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag);
@@ -1629,6 +1636,54 @@ int PMPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
                                  void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
                                  const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
                                  MPI_Request *request);
+
+/*
+ * Sessions (MPI-4.0 section 11.3; mpi/session.c): process sets mpi://WORLD and mpi://SELF,
+ * groups made from them, communicators made from groups without a parent communicator.
+ */
+typedef void MPI_Session_errhandler_function(MPI_Session *session, int *errcode, ...);
+int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session);
+int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session);
+int MPI_Session_finalize(MPI_Session *session);
+int PMPI_Session_finalize(MPI_Session *session);
+int MPI_Session_get_info(MPI_Session session, MPI_Info *info_used);
+int PMPI_Session_get_info(MPI_Session session, MPI_Info *info_used);
+int MPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names);
+int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names);
+int MPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len,
+                             char *pset_name);
+int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len,
+                              char *pset_name);
+int MPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info);
+int PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info);
+int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup);
+int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup);
+int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
+                               MPI_Errhandler errhandler, MPI_Comm *newcomm);
+int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
+                                MPI_Errhandler errhandler, MPI_Comm *newcomm);
+int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
+                                     MPI_Group remote_group, int remote_leader,
+                                     const char *stringtag, MPI_Info info,
+                                     MPI_Errhandler errhandler, MPI_Comm *newintercomm);
+int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
+                                      MPI_Group remote_group, int remote_leader,
+                                      const char *stringtag, MPI_Info info,
+                                      MPI_Errhandler errhandler, MPI_Comm *newintercomm);
+int MPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn,
+                                  MPI_Errhandler *errhandler);
+int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn,
+                                   MPI_Errhandler *errhandler);
+int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler);
+int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler);
+int MPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler);
+int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler);
+int MPI_Session_call_errhandler(MPI_Session session, int errorcode);
+int PMPI_Session_call_errhandler(MPI_Session session, int errorcode);
+MPI_Fint MPI_Session_c2f(MPI_Session session);
+MPI_Fint PMPI_Session_c2f(MPI_Session session);
+MPI_Session MPI_Session_f2c(MPI_Fint session);
+MPI_Session PMPI_Session_f2c(MPI_Fint session);
 
 /*
  * Handle conversion (MPI-3.1 section 17.2.4): a handle as a Fortran integer and back. 0 is

@@ -466,11 +466,8 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
     static const char func_name[] = "MPI_Comm_create_group";
-    crmpi_comm_xchg_set_t set;
     MPI_Comm created = MPI_COMM_NULL;
     char detail[160];
-    int *parent_ranks;
-    uint32_t cid;
     int rc;
 
     crmpi_lock();
@@ -501,29 +498,41 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
         return crmpi_mpi_errhandler_invoke(comm, MPI_ERR_GROUP, func_name,
                                            "the calling process is not in the group");
     }
-    parent_ranks = malloc((size_t)group->size * sizeof(int));
-    if (!parent_ranks)
-        return crmpi_mpi_errhandler_invoke(comm, MPI_ERR_NO_MEM, func_name, NULL);
-    if (!comm_group_within(comm, group, parent_ranks, detail, sizeof(detail))) {
-        free(parent_ranks);
+    if (!comm_group_within(comm, group, NULL, detail, sizeof(detail)))
         return crmpi_mpi_errhandler_invoke(comm, MPI_ERR_GROUP, func_name, detail);
-    }
-    set = (crmpi_comm_xchg_set_t){
-        .comm = comm,
-        .ranks = parent_ranks,
-        .size = group->size,
-        .me = group->rank,
-        .tag = CRMPI_COMM_TAG_CREATE_GROUP_BASE - (tag & CRMPI_COMM_TAG_CREATE_GROUP_MASK),
-    };
-    rc = crmpi_comm_cid_agree(&set, 1, &cid);
-    free(parent_ranks);
-    if (rc == CRMPI_OK)
-        rc = comm_from_group(comm, group, cid, &created);
+    rc = crmpi_comm_create_group_tagged(
+        comm, group, CRMPI_COMM_TAG_CREATE_GROUP_BASE - (tag & CRMPI_COMM_TAG_CREATE_GROUP_MASK),
+        &created);
     if (rc != CRMPI_OK)
         return comm_raise(comm, rc, func_name, "cannot make the new communicator");
     *newcomm = created;
     crmpi_unlock();
     return MPI_SUCCESS;
+}
+
+int crmpi_comm_create_group_tagged(MPI_Comm parent, MPI_Group group, int tag, MPI_Comm *comm_out)
+{
+    int *parent_ranks = malloc(((size_t)group->size + 1) * sizeof(int));
+    crmpi_comm_xchg_set_t set;
+    char detail[160];
+    uint32_t cid;
+    int rc;
+
+    if (!parent_ranks)
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    comm_group_within(parent, group, parent_ranks, detail, sizeof(detail));
+    set = (crmpi_comm_xchg_set_t){
+        .comm = parent,
+        .ranks = parent_ranks,
+        .size = group->size,
+        .me = group->rank,
+        .tag = tag,
+    };
+    rc = crmpi_comm_cid_agree(&set, 1, &cid);
+    free(parent_ranks);
+    if (rc == CRMPI_OK)
+        rc = comm_from_group(parent, group, cid, comm_out);
+    return rc;
 }
 
 /*

@@ -51,8 +51,9 @@ static bool inter_groups_overlap(const uint32_t *a, int na, const uint32_t *b, i
  * the other group in its own; both groups agree on the two ids, bridged the same way.
  * @return MPI_SUCCESS with *inter_out, or an MPI error class with *detail_out (lock held)
  */
-static int inter_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
-                        int remote_leader, int tag, MPI_Comm *inter_out, const char **detail_out)
+int crmpi_comm_inter_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
+                            int remote_leader, int tag, MPI_Comm *inter_out,
+                            const char **detail_out)
 {
     int size = local_comm->size;
     int *rotated = malloc((size_t)size * sizeof(int));
@@ -172,7 +173,8 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
             }
         }
     }
-    err = inter_create(local_comm, local_leader, peer_comm, remote_leader, tag, &inter, &detail);
+    err = crmpi_comm_inter_create(local_comm, local_leader, peer_comm, remote_leader, tag, &inter,
+                                  &detail);
     if (err != MPI_SUCCESS)
         return crmpi_mpi_errhandler_invoke(local_comm, err, func_name, detail);
     *newintercomm = inter;

@@ -53,6 +53,11 @@ enum {
  * progress together on one communicator never take each other's messages. */
 #define CRMPI_COMM_TAG_IDUP_BASE (-(1 << 28))
 #define CRMPI_COMM_TAG_IDUP_MASK ((1 << 20) - 1)
+/* MPI_Comm_create_from_group's and MPI_Intercomm_create_from_groups' messages over
+ * MPI_COMM_WORLD: a hash of the string tag folded into [BASE - MASK, BASE], between the two
+ * ranges above. */
+#define CRMPI_COMM_TAG_FROM_GROUP_BASE (-(1 << 29))
+#define CRMPI_COMM_TAG_FROM_GROUP_MASK ((1 << 27) - 1)
 
 /*
  * Groups: ordered sets of processes, named by their rank in MPI_COMM_WORLD (every process
@@ -203,6 +208,20 @@ int crmpi_comm_alloc(MPI_Comm parent, int size, uint32_t *world_ranks, MPI_Comm 
  */
 int crmpi_comm_alloc_inter(MPI_Comm parent, int size, uint32_t *world_ranks, int remote_size,
                            uint32_t *remote_world_ranks, MPI_Comm *comm_out);
+/**
+ * MPI_Comm_create_group's work (comm_create.c), once checked: the members of group (all in
+ * parent, this process one of them) agree on a context id over parent with the reserved
+ * `tag`, and make their communicator. @return CRMPI_OK with *comm_out, or a crmpi status
+ */
+int crmpi_comm_create_group_tagged(MPI_Comm parent, MPI_Group group, int tag, MPI_Comm *comm_out);
+/**
+ * MPI_Intercomm_create's work (comm_inter.c), once checked: the leaders swap their groups
+ * over peer_comm with `tag`. @return MPI_SUCCESS with *inter_out, or an MPI error class
+ * with *detail_out (lock held)
+ */
+int crmpi_comm_inter_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
+                            int remote_leader, int tag, MPI_Comm *inter_out,
+                            const char **detail_out);
 /** A malloc'd copy of `size` world ranks (room for one more, so that size 0 is not NULL).
  *  @return NULL when out of memory (logged) */
 uint32_t *crmpi_comm_copy_ranks(const uint32_t *world_ranks, int size);

@@ -75,11 +75,16 @@ int crmpi_mpi_errhandler_invoke(MPI_Comm comm, int errcode, const char *func_nam
 
 void crmpi_mpi_fail_inactive(const char *func_name)
 {
+    const char *when = crmpi_mpi_state.finalized        ? "after MPI_Finalize"
+                       : crmpi_mpi_state.instance_ended ? "after the last MPI_Session_finalize"
+                       : crmpi_mpi_state.instance_active
+                           ? "outside MPI_Init .. MPI_Finalize (only sessions are open)"
+                           : "before MPI_Init or MPI_Session_init";
+
     crmpi_rte_abort_job(1,
                         "%s was called %s; outside MPI_Init .. MPI_Finalize only MPI_Initialized, "
                         "MPI_Finalized, MPI_Get_version, MPI_Get_library_version, "
-                        "MPI_Error_class, MPI_Error_string, MPI_Wtime and MPI_Wtick may be "
-                        "called; the program aborts",
-                        func_name,
-                        crmpi_mpi_state.finalized ? "after MPI_Finalize" : "before MPI_Init");
+                        "MPI_Error_class, MPI_Error_string, MPI_Wtime, MPI_Wtick, the MPI_Info "
+                        "calls and MPI_Session_init may be called; the program aborts",
+                        func_name, when);
 }

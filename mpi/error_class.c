@@ -100,6 +100,7 @@ static const error_class_desc_t error_classes[MPI_ERR_LASTCODE + 1] = {
     ERROR_CLASS(MPI_ERR_RMA_SHARED, "memory cannot be shared"),
     ERROR_CLASS(MPI_T_ERR_INVALID, "tool interface: invalid or unsupported argument"),
     ERROR_CLASS(MPI_T_ERR_INVALID_NAME, "tool interface: no variable or category of that name"),
+    ERROR_CLASS(MPI_ERR_SESSION, "invalid session"),
     ERROR_CLASS(MPI_ERR_LASTCODE, "last error code"),
 };
 

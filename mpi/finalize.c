@@ -1,5 +1,6 @@
 /*
- * finalize.c: MPI_Finalize (MPI-3.1 section 8.7).
+ * finalize.c: MPI_Finalize (MPI-3.1 section 8.7): the end of the World Model, and of the
+ * library's instance unless a session still uses it (MPI-4.0 section 11.3).
  */
 #include <stdio.h>
 
@@ -17,7 +18,9 @@ int PMPI_Finalize(void)
     static const char func_name[] = "MPI_Finalize";
 
     crmpi_lock();
-    crmpi_mpi_require_active(func_name);
+    /* The World Model's end: a process that only used sessions has none to finalize. */
+    if (!crmpi_mpi_state.initialized || crmpi_mpi_state.finalized)
+        crmpi_mpi_fail_inactive(func_name);
     /* First, as if MPI_COMM_SELF were freed, its attributes are deleted while MPI is still
      * usable: their delete callbacks run, last set first (MPI-3.1 section 8.7.1). */
     int err = crmpi_attr_delete_all(MPI_COMM_SELF);
@@ -25,25 +28,10 @@ int PMPI_Finalize(void)
         return crmpi_mpi_errhandler_invoke(
             MPI_COMM_SELF, err, func_name,
             "a delete callback of MPI_COMM_SELF's attributes failed");
-    /* No checkpoint may start once Finalize has begun; one in progress ends first (it
-     * needs the lock). */
-    crmpi_unlock();
-    crmpi_snapc_app_finalize();
-    crmpi_lock();
-    /* Finalized even if leaving the job fails: MPI cannot be used afterwards either way,
-     * and the agent connection is gone. */
     crmpi_mpi_state.finalized = true;
-    crmpi_coll_comm_destroy(crmpi_mpi_comm_self.comm.coll);
-    crmpi_coll_comm_destroy(crmpi_mpi_comm_world.comm.coll);
-    crmpi_mpi_comm_self.comm.coll = crmpi_mpi_comm_world.comm.coll = NULL;
-    /* Buffered and freed sends on them may still move data: the PML keeps what they need
-     * until crmpi_pml_finalize has completed them. */
-    crmpi_pml_del_comm(crmpi_mpi_comm_self.comm.pml);
-    crmpi_pml_del_comm(crmpi_mpi_comm_world.comm.pml);
-    crmpi_mpi_comm_self.comm.pml = crmpi_mpi_comm_world.comm.pml = NULL;
-    crmpi_pml_finalize();
-    if (crmpi_rte_connected()) {
-        int rc = crmpi_rte_finalize();
+    /* Open sessions keep the instance (MPI-4.0 section 11.3); the last of them ends it. */
+    if (crmpi_mpi_state.sessions == 0) {
+        int rc = crmpi_mpi_instance_end();
         if (rc != CRMPI_OK) {
             char detail[128];
             snprintf(detail, sizeof(detail), "leaving the job failed (%s)", crmpi_strerror(rc));

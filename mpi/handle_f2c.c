@@ -1,7 +1,7 @@
 /*
  * handle_f2c.c: the handle conversion calls MPI_<Object>_c2f and MPI_<Object>_f2c
  * (MPI-3.1 section 17.2.4) for communicators, datatypes, groups, requests, ops, info
- * objects, error handlers, messages and windows.
+ * objects, error handlers, messages, windows and sessions.
  *
  * crmpi has no Fortran bindings, but C programs and libraries convert handles to MPI_Fint
  * to store them in integer fields or hand them to Fortran code built elsewhere. A C handle
@@ -40,6 +40,8 @@
 #pragma weak MPI_Message_f2c = PMPI_Message_f2c
 #pragma weak MPI_Win_c2f = PMPI_Win_c2f
 #pragma weak MPI_Win_f2c = PMPI_Win_f2c
+#pragma weak MPI_Session_c2f = PMPI_Session_c2f
+#pragma weak MPI_Session_f2c = PMPI_Session_f2c
 
 /* The handles of one kind of object that were converted so far. */
 typedef struct f2c_table {
@@ -51,7 +53,7 @@ typedef struct f2c_table {
 } f2c_table_t;
 
 static f2c_table_t f2c_comms, f2c_types, f2c_groups, f2c_requests, f2c_ops, f2c_infos,
-    f2c_errhandlers, f2c_messages, f2c_wins;
+    f2c_errhandlers, f2c_messages, f2c_wins, f2c_sessions;
 
 static size_t f2c_hash(const void *handle, int num_slots)
 {
@@ -245,4 +247,14 @@ MPI_Fint PMPI_Win_c2f(MPI_Win win)
 MPI_Win PMPI_Win_f2c(MPI_Fint win)
 {
     return (MPI_Win)(uintptr_t)f2c_to_handle(&f2c_wins, win);
+}
+
+MPI_Fint PMPI_Session_c2f(MPI_Session session)
+{
+    return f2c_to_fint(&f2c_sessions, session, "Session");
+}
+
+MPI_Session PMPI_Session_f2c(MPI_Fint session)
+{
+    return (MPI_Session)(uintptr_t)f2c_to_handle(&f2c_sessions, session);
 }

@@ -1,6 +1,7 @@
 /*
  * info.c: info objects, ordered (key, value) string pairs (MPI-3.1 chapter 9), and
- * MPI_INFO_ENV (section 8.2: how the process was started), filled on first use.
+ * MPI_INFO_ENV (section 8.2: how the process was started), filled on first use. As MPI-4.0
+ * allows, the calls work before MPI is initialized and after it is finalized too.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include "log.h"
 
 #pragma weak MPI_Info_create = PMPI_Info_create
+#pragma weak MPI_Info_create_env = PMPI_Info_create_env
 #pragma weak MPI_Info_set = PMPI_Info_set
 #pragma weak MPI_Info_get = PMPI_Info_get
 #pragma weak MPI_Info_get_valuelen = PMPI_Info_get_valuelen
@@ -63,28 +65,74 @@ static int info_set(struct crmpi_info_s *info, const char *key, const char *valu
     return MPI_SUCCESS;
 }
 
-/* MPI_INFO_ENV's keys (8.2), as far as this process knows them. */
-static void info_env_fill(void)
+/*
+ * The keys of MPI_INFO_ENV (MPI-3.1 section 8.2) any process knows without the job: its
+ * command and arguments (argv without argv[0], joined by spaces; /proc/self/cmdline when
+ * argv is NULL), host, arch and working directory. MPI_Info_create_env gives these alone,
+ * so that it says the same before MPI is initialized, during and after.
+ */
+static void info_set_process_keys(struct crmpi_info_s *info, int argc, char **argv)
 {
     char value[PATH_MAX];
+    char cmdline[MPI_MAX_INFO_VAL];
+    size_t len = 0;
+
+    if (argv == NULL) {
+        FILE *f = fopen("/proc/self/cmdline", "r");
+
+        if (f) {
+            len = fread(cmdline, 1, sizeof(cmdline) - 1, f);
+            fclose(f);
+        }
+        cmdline[len] = '\0';
+        if (len > 0)
+            info_set(info, "command", cmdline);
+        /* The arguments follow the command, each ended by a NUL: spaces instead. */
+        size_t first = strlen(cmdline) + 1;
+        for (size_t i = first; i + 1 < len; i++) {
+            if (cmdline[i] == '\0')
+                cmdline[i] = ' ';
+        }
+        if (first < len)
+            info_set(info, "argv", cmdline + first);
+    } else if (argc > 0 && argv[0]) {
+        info_set(info, "command", argv[0]);
+        for (int i = 1; i < argc && argv[i] && len + 1 < sizeof(cmdline); i++) {
+            int n =
+                snprintf(cmdline + len, sizeof(cmdline) - len, "%s%s", i > 1 ? " " : "", argv[i]);
+            len = n < 0 ? len : len + (size_t)n;
+        }
+        if (len > 0)
+            info_set(info, "argv", cmdline);
+    }
+    if (gethostname(value, sizeof(value)) == 0) {
+        value[sizeof(value) - 1] = '\0';
+        info_set(info, "host", value);
+    }
+    if (getcwd(value, sizeof(value)))
+        info_set(info, "wdir", value);
+#if defined(__x86_64__)
+    info_set(info, "arch", "x86_64");
+#elif defined(__aarch64__)
+    info_set(info, "arch", "aarch64");
+#endif
+}
+
+/* MPI_INFO_ENV's keys (8.2), as far as this process knows them: the job's too. */
+static void info_env_fill(void)
+{
+    char value[32];
 
     if (crmpi_mpi_info_env.filled)
         return;
     crmpi_mpi_info_env.filled = true;
-    info_set(&crmpi_mpi_info_env, "host", crmpi_rte_job()->nodename);
+    info_set_process_keys(&crmpi_mpi_info_env, 0, NULL);
     snprintf(value, sizeof(value), "%u", crmpi_rte_job()->size);
     info_set(&crmpi_mpi_info_env, "maxprocs", value);
     info_set(&crmpi_mpi_info_env, "soft", value);
-    if (getcwd(value, sizeof(value)))
-        info_set(&crmpi_mpi_info_env, "wdir", value);
     info_set(&crmpi_mpi_info_env, "thread_level",
              (const char *[]){"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED", "MPI_THREAD_SERIALIZED",
                               "MPI_THREAD_MULTIPLE"}[crmpi_mpi_state.thread_level & 3]);
-#if defined(__x86_64__)
-    info_set(&crmpi_mpi_info_env, "arch", "x86_64");
-#elif defined(__aarch64__)
-    info_set(&crmpi_mpi_info_env, "arch", "aarch64");
-#endif
 }
 
 struct crmpi_info_s *crmpi_info_copy(struct crmpi_info_s *info)
@@ -116,16 +164,23 @@ void crmpi_info_destroy(struct crmpi_info_s *info)
         free(info);
 }
 
-/* Start of every info call: active, the handle not null, MPI_INFO_ENV filled. */
+/*
+ * Start of every info call: the handle not null, MPI_INFO_ENV filled. The info calls may be
+ * called before MPI is initialized and after it is finalized (MPI-4.0 section 11.4.1), but
+ * MPI_INFO_ENV describes the job, which only an initialized process knows.
+ */
 static int info_enter(MPI_Info info, const char *func_name)
 {
     crmpi_lock();
-    crmpi_mpi_require_active(func_name);
     if (info == MPI_INFO_NULL)
         return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_INFO, func_name,
                                            "info is MPI_INFO_NULL");
-    if (info == MPI_INFO_ENV)
+    if (info == MPI_INFO_ENV) {
+        if (!crmpi_mpi_state.instance_active && !crmpi_mpi_info_env.filled)
+            return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_INFO, func_name,
+                                               "MPI_INFO_ENV is known once MPI is initialized");
         info_env_fill();
+    }
     return MPI_SUCCESS;
 }
 
@@ -152,12 +207,28 @@ int PMPI_Info_create(MPI_Info *info)
     static const char func_name[] = "MPI_Info_create";
 
     crmpi_lock();
-    crmpi_mpi_require_active(func_name);
     if (info == NULL)
         return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_ARG, func_name, "info is NULL");
     *info = crmpi_info_copy(MPI_INFO_NULL);
     if (!*info)
         return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_NO_MEM, func_name, NULL);
+    crmpi_unlock();
+    return MPI_SUCCESS;
+}
+
+/* MPI-4.0 section 11.4.1: the keys of MPI_INFO_ENV this process knows by itself, whether
+ * MPI is initialized or not (info_set_process_keys). */
+int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
+{
+    static const char func_name[] = "MPI_Info_create_env";
+
+    crmpi_lock();
+    if (info == NULL)
+        return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_ARG, func_name, "info is NULL");
+    *info = crmpi_info_copy(MPI_INFO_NULL);
+    if (!*info)
+        return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_NO_MEM, func_name, NULL);
+    info_set_process_keys(*info, argc, argv);
     crmpi_unlock();
     return MPI_SUCCESS;
 }

@@ -107,10 +107,12 @@ static int init_pml_comm(struct crmpi_comm_s *comm)
 }
 
 /*
- * The body of MPI_Init and MPI_Init_thread. Failures before the job facts are known have
- * no communicator to raise an error on and no job to abort: they print one line and exit.
+ * Start the library's instance: everything MPI needs, for the World Model and for sessions
+ * alike (MPI-4.0 section 11.3). Called with the lock held by the first of MPI_Init,
+ * MPI_Init_thread and MPI_Session_init. Failures before the job facts are known have no
+ * communicator to raise an error on and no job to abort: they print one line and exit.
  */
-static int init_run(int required, int *provided, const char *func_name)
+void crmpi_mpi_instance_start(const char *func_name)
 {
     const crmpi_rte_job_info_t *job;
     char *unreach_msg = NULL;
@@ -118,18 +120,13 @@ static int init_run(int required, int *provided, const char *func_name)
     char who[32];
     int rc;
 
-    crmpi_lock();
-    if (crmpi_mpi_state.initialized) {
+    if (crmpi_mpi_state.instance_ended) {
         crmpi_rte_abort_job(MPI_ERR_OTHER,
-                            "%s: MPI was already %s in this process, and can be initialised "
-                            "only once (MPI-3.1 section 8.7); the program aborts",
-                            func_name, crmpi_mpi_state.finalized ? "finalized" : "initialized");
+                            "%s: MPI was already finalized in this process (MPI_Finalize or "
+                            "its last MPI_Session_finalize), and crmpi cannot initialize it "
+                            "again; the program aborts",
+                            func_name);
     }
-    if (crmpi_mpi_state.param_check && provided == NULL) {
-        return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_ARG, func_name,
-                                           "provided is NULL");
-    }
-
     rc = crmpi_catalog_register_all();
     if (rc != CRMPI_OK) {
         crmpi_log_error("%s: cannot declare crmpi's parameters (%s); the program exits", func_name,
@@ -215,6 +212,67 @@ static int init_run(int required, int *provided, const char *func_name)
         goto err_unlock_exit;
     }
 
+    crmpi_mpi_state.instance_active = true;
+    /* Checkpoints are possible from here to the instance's end (mpirun --with-ft cr). */
+    rc = crmpi_inc_register(init_cr_hook);
+    if (rc == CRMPI_OK)
+        rc = crmpi_snapc_app_init();
+    if (rc != CRMPI_OK) {
+        crmpi_log_error("%s: cannot start checkpoint/restart support (%s); the program exits",
+                        func_name, crmpi_strerror(rc));
+        goto err_unlock_exit;
+    }
+    return;
+
+err_unlock_exit:
+    /* Unlocked, so that an atexit handler calling MPI is told MPI is not initialised
+     * instead of hanging. */
+    crmpi_unlock();
+    exit(1);
+}
+
+int crmpi_mpi_instance_end(void)
+{
+    int rc = CRMPI_OK;
+
+    /* No checkpoint may start once the end has begun; one in progress ends first (it
+     * needs the lock). Nothing may start the instance again meanwhile. */
+    crmpi_mpi_state.instance_ended = true;
+    crmpi_unlock();
+    crmpi_snapc_app_finalize();
+    crmpi_lock();
+    crmpi_mpi_state.instance_active = false;
+    crmpi_coll_comm_destroy(crmpi_mpi_comm_self.comm.coll);
+    crmpi_coll_comm_destroy(crmpi_mpi_comm_world.comm.coll);
+    crmpi_mpi_comm_self.comm.coll = crmpi_mpi_comm_world.comm.coll = NULL;
+    /* Buffered and freed sends on them may still move data: the PML keeps what they need
+     * until crmpi_pml_finalize has completed them. */
+    crmpi_pml_del_comm(crmpi_mpi_comm_self.comm.pml);
+    crmpi_pml_del_comm(crmpi_mpi_comm_world.comm.pml);
+    crmpi_mpi_comm_self.comm.pml = crmpi_mpi_comm_world.comm.pml = NULL;
+    crmpi_pml_finalize();
+    if (crmpi_rte_connected())
+        rc = crmpi_rte_finalize();
+    return rc;
+}
+
+/* The body of MPI_Init and MPI_Init_thread: the World Model on the instance. */
+static int init_run(int required, int *provided, const char *func_name)
+{
+    crmpi_lock();
+    if (crmpi_mpi_state.initialized) {
+        crmpi_rte_abort_job(MPI_ERR_OTHER,
+                            "%s: MPI was already %s in this process, and can be initialised "
+                            "only once (MPI-3.1 section 8.7); the program aborts",
+                            func_name, crmpi_mpi_state.finalized ? "finalized" : "initialized");
+    }
+    if (crmpi_mpi_state.param_check && provided == NULL) {
+        return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_ARG, func_name,
+                                           "provided is NULL");
+    }
+    if (!crmpi_mpi_state.instance_active)
+        crmpi_mpi_instance_start(func_name);
+
     /* Every call takes the library lock, so every level is available; a level above
      * MPI_THREAD_MULTIPLE gets the highest one, as MPI-3.1 section 12.4.3 asks. */
     if (required < MPI_THREAD_SINGLE) {
@@ -225,24 +283,9 @@ static int init_run(int required, int *provided, const char *func_name)
     crmpi_mpi_state.thread_level = required;
     crmpi_mpi_state.main_thread = pthread_self();
     crmpi_mpi_state.initialized = true;
-    /* Checkpoints are possible from here to MPI_Finalize (mpirun --with-ft cr). */
-    rc = crmpi_inc_register(init_cr_hook);
-    if (rc == CRMPI_OK)
-        rc = crmpi_snapc_app_init();
-    if (rc != CRMPI_OK) {
-        crmpi_log_error("%s: cannot start checkpoint/restart support (%s); the program exits",
-                        func_name, crmpi_strerror(rc));
-        goto err_unlock_exit;
-    }
     crmpi_unlock();
     *provided = required;
     return MPI_SUCCESS;
-
-err_unlock_exit:
-    /* Unlocked, so that an atexit handler calling MPI is told MPI is not initialised
-     * instead of hanging. */
-    crmpi_unlock();
-    exit(1);
 }
 
 int PMPI_Init(int *argc, char ***argv)

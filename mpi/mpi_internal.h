@@ -48,7 +48,10 @@ struct crmpi_errhandler_s {
                                               window one's (comm_fn is NULL then) */
     crmpi_file_errhandler_fn_t *file_fn;   /* or, made by MPI_File_create_errhandler
                                               (errhandler_file.h), a file one's */
-    const char *name;                      /* for messages: "MPI_ERRORS_ARE_FATAL", ... */
+    MPI_Session_errhandler_function *session_fn; /* or, made by
+                                                    MPI_Session_create_errhandler, a
+                                                    session one's */
+    const char *name;                            /* for messages: "MPI_ERRORS_ARE_FATAL", ... */
     int refcount;    /* handles and communicators holding it (comm_errhandler.c); unused when
                         predefined */
     bool predefined; /* MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN: never freed */
@@ -147,6 +150,9 @@ struct crmpi_op_s {
 typedef struct crmpi_mpi_state {
     bool initialized;      /* MPI_Init has completed (and stays true after Finalize) */
     bool finalized;        /* MPI_Finalize has completed */
+    bool instance_active;  /* the library is up: the World Model or a session uses it */
+    bool instance_ended;   /* it was up and ended: it cannot start again */
+    int sessions;          /* MPI_Session_init's sessions not yet finalized */
     int thread_level;      /* the level MPI_Init_thread provided */
     pthread_t main_thread; /* the thread that called MPI_Init (MPI_Is_thread_main) */
     bool param_check;      /* mpi_param_check: validate the arguments of every call */
@@ -184,10 +190,20 @@ int crmpi_mpi_errhandler_invoke(MPI_Comm comm, int errcode, const char *func_nam
 /** Abort with a clear message: `func_name` was called before MPI_Init or after Finalize. */
 __attribute__((noreturn)) void crmpi_mpi_fail_inactive(const char *func_name);
 
-/* Every call except the few MPI allows outside MPI_Init..MPI_Finalize starts with this. */
+/*
+ * The library's instance (init.c), which the World Model (MPI_Init .. MPI_Finalize) and
+ * every session (session.c) share: the first to begin starts it, the last to end ends it.
+ * Both are called with the lock held. Start exits the process, saying why, when it fails;
+ * end returns the status of leaving the job.
+ */
+void crmpi_mpi_instance_start(const char *func_name);
+int crmpi_mpi_instance_end(void);
+
+/* Every call except the few MPI allows outside MPI_Init..MPI_Finalize (or, with sessions,
+ * outside the instance's life) starts with this. */
 static inline void crmpi_mpi_require_active(const char *func_name)
 {
-    if (!crmpi_mpi_state.initialized || crmpi_mpi_state.finalized) {
+    if (!crmpi_mpi_state.instance_active) {
         crmpi_mpi_fail_inactive(func_name);
     }
 }

@@ -104,7 +104,7 @@ __attribute__((unused)) static long comm_sum_on(MPI_Comm comm, long value)
     return total;
 }
 
-static int comm_finish(void)
+__attribute__((unused)) static int comm_finish(void)
 {
     comm_step = "(finalize)";
     comm_barrier();

@@ -103,3 +103,21 @@ def test_mpicalls(mpi, mpicalls_binary, np):
     done = [l for l in lines if re.match(r"^done mpicalls: rank \d+: \d+ checks, 0 failed$", l)]
     assert len(done) == np, job.report()
     mpi.assert_clean(job)
+
+
+SESSIONS = os.path.abspath(os.path.join(HERE, "..", "misc", "sessions.c"))
+
+
+@pytest.mark.parametrize("np, world", [(1, False), (3, False), (2, True), (4, True)])
+def test_sessions(mpi, tmp_path, np, world):
+    """MPI-4.0 sessions, with no MPI_Init or outliving MPI_Finalize, and the info calls
+    before MPI is initialized (test/misc/sessions.c)."""
+    if not mpi.is_crmpi:
+        pytest.skip("Open MPI 4.1 has no sessions")
+    binary = mpi.compile(SESSIONS, str(tmp_path / "sessions"))
+    job = mpi.run(mpi.launch_args(np), binary, ["--world"] if world else [])
+    lines = job.lines()
+    assert job.returncode == 0 and not [l for l in lines if l.startswith("FAIL")], job.report()
+    done = [l for l in lines if re.match(r"^done sessions: rank \d+: \d+ checks, 0 failed$", l)]
+    assert len(done) == np, job.report()
+    mpi.assert_clean(job)
