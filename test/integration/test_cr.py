@@ -54,6 +54,7 @@ SCENARIOS = {
     "rma_lock": dict(np=(2, 3), btls="self,tcp", settle=0.3, moves=False),
     "rma_pscw": dict(np=(2, 3), btls="self,sm,tcp", settle=0.3, moves=True),
     "mpiio": dict(np=(2, 3), btls="self,sm", settle=0.0, moves=False, mpio=True),
+    "sessions": dict(np=(2, 3), btls="self,sm", settle=0.0, moves=True),
 }
 OTHER_BTL = {"self,sm": "self,tcp", "self,tcp": "self,sm", "self,sm,tcp": "self,tcp"}
 
