@@ -205,10 +205,12 @@ typedef struct crmpi_status_s {
 #define MPI_GRAPH      2
 #define MPI_DIST_GRAPH 3
 
-/* Split types of MPI_Comm_split_type (HW_GUIDED: MPI-4.0, with the info key
- * "mpi_hw_resource_type"; crmpi knows its value "mpi_shared_memory") */
-#define MPI_COMM_TYPE_SHARED    0
-#define MPI_COMM_TYPE_HW_GUIDED 1
+/* Split types of MPI_Comm_split_type (HW_GUIDED and HW_UNGUIDED: MPI-4.0, with the info
+ * key "mpi_hw_resource_type"; crmpi knows "mpi_shared_memory" and hwloc's Package,
+ * NUMANode, L3Cache, L2Cache, L1Cache, Core and PU) */
+#define MPI_COMM_TYPE_SHARED      0
+#define MPI_COMM_TYPE_HW_GUIDED   1
+#define MPI_COMM_TYPE_HW_UNGUIDED 2
 
 /* Predefined attribute keys of MPI_COMM_WORLD (MPI-3.1 section 8.1.2) */
 #define MPI_TAG_UB          0

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "comm_hw.h"
 #include "comm_internal.h"
 #include "crmpi_status.h"
 #include "log.h"
@@ -225,24 +226,84 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
     return split_run(comm, color, key, newcomm, func_name);
 }
 
-/* The info key of MPI_COMM_TYPE_HW_GUIDED and the one resource type crmpi knows. */
+/* The info key of the hardware splits, and the standard's name of the node's resource. */
 static const char split_hw_key[] = "mpi_hw_resource_type";
 static const char split_hw_shared[] = "mpi_shared_memory";
+
+/* Levels of the hardware splits: the node, then comm_hw.h's, from the largest. */
+#define SPLIT_HW_LEVELS (1 + CRMPI_COMM_HW_LEVELS)
+
+static const char *split_hw_name(int level)
+{
+    return level == 0 ? split_hw_shared : crmpi_comm_hw_level_names[level - 1];
+}
+
+/* This process's color at every level: the node, then (node, object) for the others;
+ * MPI_UNDEFINED where its binding spans several objects. */
+static void split_hw_colors(int colors[SPLIT_HW_LEVELS])
+{
+    int objects[CRMPI_COMM_HW_LEVELS];
+    int node = (int)crmpi_rte_job()->node_of_rank[crmpi_rte_job()->rank];
+
+    crmpi_comm_hw_objects(objects);
+    colors[0] = node;
+    for (int l = 0; l < CRMPI_COMM_HW_LEVELS; l++)
+        colors[1 + l] = objects[l] < 0 ? MPI_UNDEFINED : node * 65536 + objects[l];
+}
+
+/*
+ * MPI_COMM_TYPE_HW_UNGUIDED (MPI-4.0 section 7.4.2): the largest resource whose split gives
+ * every process a strict subset of comm. Every rank's colors at every level are gathered, so
+ * all of them pick the same level; a level where some rank has no object of its own still
+ * splits, that rank getting MPI_COMM_NULL. @return the level, or -1 when no level splits
+ * comm (the result is MPI_COMM_NULL everywhere)
+ */
+static int split_hw_unguided(MPI_Comm comm, int colors[SPLIT_HW_LEVELS], int *rc_out)
+{
+    int *all = malloc((size_t)comm->size * SPLIT_HW_LEVELS * sizeof(int));
+    crmpi_comm_xchg_set_t set = crmpi_comm_xchg_all(comm, CRMPI_COMM_TAG_SPLIT);
+    int chosen = -1;
+
+    split_hw_colors(colors);
+    *rc_out = all ? crmpi_comm_xchg_allgather(&set, colors, SPLIT_HW_LEVELS * sizeof(int), all)
+                  : CRMPI_ERR_OUT_OF_RESOURCE;
+    for (int l = 0; *rc_out == CRMPI_OK && l < SPLIT_HW_LEVELS && chosen < 0; l++) {
+        int first = all[l];
+        bool whole = first != MPI_UNDEFINED, any = false;
+
+        /* Some rank has an object here, and no object holds every rank. */
+        for (int r = 0; r < comm->size; r++) {
+            int c = all[r * SPLIT_HW_LEVELS + l];
+
+            whole &= c == first;
+            any |= c != MPI_UNDEFINED;
+        }
+        if (any && !whole)
+            chosen = l;
+    }
+    free(all);
+    return chosen;
+}
 
 /*
  * MPI_COMM_TYPE_SHARED: the ranks of one node (they can share memory); the color is the
  * node's id from the job facts. MPI_COMM_TYPE_HW_GUIDED (MPI-4.0 section 7.4.2): the ranks
- * that share the hardware resource the info key mpi_hw_resource_type names; crmpi knows
- * "mpi_shared_memory" (the standard's name for what MPI_COMM_TYPE_SHARED groups), and for
+ * that share the hardware resource the info key mpi_hw_resource_type names:
+ * "mpi_shared_memory" (the standard's name for what MPI_COMM_TYPE_SHARED groups) or one of
+ * hwloc's levels (Package, NUMANode, L3Cache, L2Cache, L1Cache, Core, PU; comm_hw.c); for
  * any other value, or none, every rank gets MPI_COMM_NULL, as the standard requires for a
  * resource type the implementation does not recognise (the value must be the same on
- * every rank, so all of them agree). Other info keys are hints crmpi does not use.
+ * every rank, so all of them agree), and so does a rank whose binding spans several objects
+ * of the level. MPI_COMM_TYPE_HW_UNGUIDED: the largest of those levels that splits comm
+ * (split_hw_unguided), named in the info's mpi_hw_resource_type. Other info keys are hints
+ * crmpi does not use.
  */
 int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
     static const char func_name[] = "MPI_Comm_split_type";
     char resource[MPI_MAX_INFO_VAL + 1] = "";
-    int color;
+    int colors[SPLIT_HW_LEVELS];
+    int color, level = -1, err, rc;
 
     /* Read before the lock: MPI_Info_get takes it. */
     if (split_type == MPI_COMM_TYPE_HW_GUIDED && info != MPI_INFO_NULL) {
@@ -261,15 +322,50 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
         if (newcomm == NULL)
             return crmpi_mpi_errhandler_invoke(comm, MPI_ERR_ARG, func_name, "newcomm is NULL");
         if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_COMM_TYPE_HW_GUIDED &&
-            split_type != MPI_UNDEFINED)
+            split_type != MPI_COMM_TYPE_HW_UNGUIDED && split_type != MPI_UNDEFINED)
             return crmpi_mpi_errhandler_invoke(comm, MPI_ERR_ARG, func_name,
                                                "split_type is not MPI_COMM_TYPE_SHARED, "
-                                               "MPI_COMM_TYPE_HW_GUIDED or MPI_UNDEFINED");
+                                               "MPI_COMM_TYPE_HW_GUIDED, "
+                                               "MPI_COMM_TYPE_HW_UNGUIDED or MPI_UNDEFINED");
     }
-    if (split_type == MPI_UNDEFINED ||
-        (split_type == MPI_COMM_TYPE_HW_GUIDED && strcmp(resource, split_hw_shared) != 0))
-        color = MPI_UNDEFINED;
-    else
+    switch (split_type) {
+    case MPI_COMM_TYPE_SHARED:
         color = (int)crmpi_rte_job()->node_of_rank[crmpi_rte_job()->rank];
-    return split_run(comm, color, key, newcomm, func_name);
+        break;
+    case MPI_COMM_TYPE_HW_GUIDED:
+        for (int l = 0; l < SPLIT_HW_LEVELS; l++) {
+            if (strcmp(resource, split_hw_name(l)) == 0)
+                level = l;
+        }
+        if (level > 0)
+            split_hw_colors(colors);
+        color = level < 0    ? MPI_UNDEFINED
+                : level == 0 ? (int)crmpi_rte_job()->node_of_rank[crmpi_rte_job()->rank]
+                             : colors[level];
+        break;
+    case MPI_COMM_TYPE_HW_UNGUIDED:
+        if (comm->inter)
+            return crmpi_mpi_errhandler_invoke(comm, MPI_ERR_COMM, func_name,
+                                               "MPI_COMM_TYPE_HW_UNGUIDED splits an "
+                                               "intracommunicator, comm is an "
+                                               "intercommunicator");
+        level = split_hw_unguided(comm, colors, &rc);
+        if (rc != CRMPI_OK)
+            return crmpi_mpi_errhandler_invoke(comm, crmpi_comm_error_class(rc), func_name,
+                                               "cannot gather the ranks' hardware resources");
+        if (level < 0) {
+            *newcomm = MPI_COMM_NULL;
+            crmpi_unlock();
+            return MPI_SUCCESS;
+        }
+        color = colors[level];
+        break;
+    default: color = MPI_UNDEFINED; break;
+    }
+    err = split_run(comm, color, key, newcomm, func_name);
+    /* The resource found is given back through the info (MPI-4.0 section 7.4.2). */
+    if (err == MPI_SUCCESS && split_type == MPI_COMM_TYPE_HW_UNGUIDED &&
+        *newcomm != MPI_COMM_NULL && info != MPI_INFO_NULL)
+        err = PMPI_Info_set(info, split_hw_key, split_hw_name(level));
+    return err;
 }

@@ -304,6 +304,49 @@ static void check_type_attributes(void)
     MPI_Type_free_keyval(&keyval);
 }
 
+#ifdef MPI_COMM_TYPE_HW_UNGUIDED
+/* MPI-4.0's unguided split: a strict subset of MPI_COMM_WORLD named by the info's
+ * mpi_hw_resource_type, the same on every rank of it, and the guided split by that name
+ * gives the same group; one rank alone can be split no further. */
+static void check_hw_unguided(void)
+{
+    char name[MPI_MAX_INFO_VAL], theirs[MPI_MAX_INFO_VAL];
+    MPI_Comm hw, guided;
+    MPI_Info info;
+    int flag = 0, size = 0, result;
+
+    comm_begin("hw_unguided");
+    MPI_Info_create(&info);
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_UNGUIDED, 0, info, &hw);
+    if (comm_size == 1)
+        CHECK(hw == MPI_COMM_NULL, "one rank was split into a communicator");
+    if (hw != MPI_COMM_NULL) {
+        MPI_Comm_size(hw, &size);
+        CHECK(size < comm_size, "the unguided split kept all %d ranks", size);
+        MPI_Info_get(info, "mpi_hw_resource_type", sizeof(name) - 1, name, &flag);
+        CHECK(flag && name[0], "no mpi_hw_resource_type in the info");
+        if (flag) {
+            strcpy(theirs, name);
+            MPI_Bcast(theirs, sizeof(theirs), MPI_CHAR, 0, hw);
+            CHECK(strcmp(theirs, name) == 0, "resource %s here, %s on rank 0", name, theirs);
+            MPI_Info guided_info;
+            MPI_Info_create(&guided_info);
+            MPI_Info_set(guided_info, "mpi_hw_resource_type", name);
+            MPI_Comm_split_type(hw, MPI_COMM_TYPE_HW_GUIDED, 0, guided_info, &guided);
+            CHECK(guided != MPI_COMM_NULL, "the guided split by %s gave nothing", name);
+            if (guided != MPI_COMM_NULL) {
+                MPI_Comm_compare(hw, guided, &result);
+                CHECK(result == MPI_CONGRUENT, "the guided split by %s differs (%d)", name, result);
+                MPI_Comm_free(&guided);
+            }
+            MPI_Info_free(&guided_info);
+        }
+        MPI_Comm_free(&hw);
+    }
+    MPI_Info_free(&info);
+}
+#endif
+
 #ifdef MPI_COMM_TYPE_HW_GUIDED
 /* MPI-4.0: Isendrecv(_replace) around the ring, idup_with_info, HW_GUIDED. */
 static void check_mpi4(void)
@@ -389,6 +432,9 @@ static void check_mpi4(void)
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, 0, info, &hw);
     CHECK(hw == MPI_COMM_NULL, "an unknown resource type gave a communicator");
     MPI_Info_free(&info);
+#ifdef MPI_COMM_TYPE_HW_UNGUIDED
+    check_hw_unguided();
+#endif
 }
 #endif
 
