@@ -157,10 +157,17 @@ install_dlmalloc() {
 # tarball MPICH's test suite comes from too), extracted into deps/romio. configure finds it
 # there; make configures and builds it against the libmpi it built.
 install_romio() {
-    local dest="$deps_prefix/romio" tarball
+    local dest="$deps_prefix/romio" tarball patch
+    # Extracted again when a patch of crmpi's (mpi/io/romio-*.patch) is not in it yet.
     if [ -x "$dest/configure" ] && [ -f "$dest/.crmpi-source" ]; then
-        say "ROMIO: present in deps/ ($(cat "$dest/.crmpi-source"))"
-        return
+        local missing=""
+        for patch in mpi/io/romio-*.patch; do
+            grep -qx "patched: ${patch##*/}" "$dest/.crmpi-source" || missing=1
+        done
+        if [ -z "$missing" ]; then
+            say "ROMIO: present in deps/ ($(head -n 1 "$dest/.crmpi-source"))"
+            return
+        fi
     fi
     mkdir -p "$deps_prefix/src"
     tarball=$(debian_mpich_orig "$deps_prefix/src") || exit 1
@@ -170,7 +177,11 @@ install_romio() {
     mv "$deps_prefix/src/mpich-$debian_mpich_version/src/mpi/romio" "$dest"
     rm -rf "$deps_prefix/src/mpich-$debian_mpich_version"
     echo "src/mpi/romio of ${tarball##*/}" >"$dest/.crmpi-source"
-    say "ROMIO: extracted into deps/romio"
+    for patch in mpi/io/romio-*.patch; do
+        patch -s -d "$dest" -p1 <"$patch" || die "ROMIO: $patch does not apply"
+        echo "patched: ${patch##*/}" >>"$dest/.crmpi-source"
+    done
+    say "ROMIO: extracted into deps/romio, with crmpi's patches (mpi/io/romio-*.patch)"
 }
 
 criu_verdict() {

@@ -33,6 +33,56 @@
 
 static int crmpi_checks;
 
+#ifdef MPI_MODE_RDONLY
+/* A file read through a darray view whose pieces include partial cyclic blocks: 5 x 5
+ * doubles, cyclic(3) over the ranks in the first dimension, so a rank past the first has
+ * fewer than 3 rows of a block (ROMIO then builds a vector of no block, which its
+ * flattening once read as one block). What each rank reads must be what MPI_Pack takes
+ * with the same type from the array in memory. */
+static void check_darray_file(void)
+{
+    int gsizes[2] = {5, 5}, distribs[2] = {MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_CYCLIC};
+    int dargs[2] = {3, 3}, psizes[2] = {comm_size, 1};
+    double data[25], packed[25], read[25];
+    char name[64];
+    MPI_Datatype darray;
+    MPI_File fh;
+    MPI_Status status;
+    int size, pos = 0, rc, pid = (int)getpid();
+
+    comm_begin("darray file view");
+    for (int i = 0; i < 25; i++)
+        data[i] = i;
+    MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    snprintf(name, sizeof(name), "mpicalls-darray.%d", pid);
+    MPI_Type_create_darray(comm_size, comm_rank, 2, gsizes, distribs, dargs, psizes,
+                           MPI_ORDER_FORTRAN, MPI_DOUBLE, &darray);
+    MPI_Type_commit(&darray);
+    MPI_Type_size(darray, &size);
+    MPI_Pack(data, 1, darray, packed, sizeof(packed), &pos, MPI_COMM_WORLD);
+    if (comm_rank == 0) {
+        MPI_File_open(MPI_COMM_SELF, name, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
+        MPI_File_write(fh, data, 25, MPI_DOUBLE, &status);
+        MPI_File_close(&fh);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
+    MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
+    rc = MPI_File_set_view(fh, 0, MPI_DOUBLE, darray, "native", MPI_INFO_NULL);
+    CHECK(rc == MPI_SUCCESS, "MPI_File_set_view refused the darray (error %d)", rc);
+    if (rc == MPI_SUCCESS) {
+        MPI_File_read_all(fh, read, size / (int)sizeof(double), MPI_DOUBLE, &status);
+        for (int i = 0; i < size / (int)sizeof(double); i++)
+            CHECK(read[i] == packed[i], "element %d read %g, packed %g", i, read[i], packed[i]);
+    }
+    MPI_File_close(&fh);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (comm_rank == 0)
+        MPI_File_delete(name, MPI_INFO_NULL);
+    MPI_Type_free(&darray);
+}
+#endif
+
 /* Each rank's darray piece of a ROWS x COLS array on a grid of comm_size x 1 processes:
  * rows cyclic(2), columns whole (a grid of 1 column), and on a 2-d grid when the size
  * allows: rows block, columns cyclic. Rank 0 receives every piece with that rank's type. */
@@ -444,6 +494,9 @@ int main(int argc, char **argv)
 
     comm_init(&argc, &argv, "mpicalls");
     check_darray();
+#ifdef MPI_MODE_RDONLY
+    check_darray_file();
+#endif
     comm_barrier();
     check_external32(crmpi);
     comm_barrier();
