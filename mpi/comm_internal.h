@@ -42,6 +42,7 @@ enum {
     CRMPI_COMM_TAG_SPLIT = -1001,        /* MPI_Comm_split's allgather of (color, key) */
     CRMPI_COMM_TAG_TOPO = -1002,         /* MPI_Dist_graph_create's exchange of edges */
     CRMPI_COMM_TAG_INTER = -1003,        /* intercommunicators: groups, colors, merge order */
+    CRMPI_COMM_TAG_WIN_SHARED = -1004,   /* MPI_Win_allocate_shared: sizes, the segment */
     CRMPI_COMM_TAG_NEIGHBOR_AG = -1010,  /* MPI_Neighbor_allgather */
     CRMPI_COMM_TAG_NEIGHBOR_A2A = -1011, /* MPI_Neighbor_alltoall */
 };
