@@ -275,6 +275,8 @@ int crmpi_attr_delete_all(MPI_Comm comm);
  */
 /** A copy of info (MPI_INFO_NULL gives an empty one). @return NULL when out of memory */
 struct crmpi_info_s *crmpi_info_copy(struct crmpi_info_s *info);
+/** Set key to value unless info has the key already. @return MPI_SUCCESS, MPI_ERR_NO_MEM */
+int crmpi_info_set_default(struct crmpi_info_s *info, const char *key, const char *value);
 /** Free an info object made by crmpi_info_copy or MPI_Info_create. */
 void crmpi_info_destroy(struct crmpi_info_s *info);
 

@@ -457,8 +457,17 @@ int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
         return crmpi_win_raise(MPI_WIN_NULL, MPI_ERR_WIN, func_name, NULL);
     if (info_used == NULL)
         return crmpi_win_raise(win, MPI_ERR_ARG, func_name, "info_used is NULL");
-    /* Always a new object, which the application frees (MPI-3.1 section 11.2.7). */
+    /* Always a new object, which the application frees (MPI-3.1 section 11.2.7), with the
+     * hints in use: those given, and the defaults of the two with one (section 11.2.1),
+     * which are what osc does (accumulates applied in order, any op). */
     *info_used = crmpi_info_copy(win->info);
+    if (*info_used &&
+        (crmpi_info_set_default(*info_used, "accumulate_ordering", "rar,raw,war,waw") !=
+             MPI_SUCCESS ||
+         crmpi_info_set_default(*info_used, "accumulate_ops", "same_op_no_op") != MPI_SUCCESS)) {
+        crmpi_info_destroy(*info_used);
+        *info_used = NULL;
+    }
     if (!*info_used)
         return crmpi_win_raise(win, MPI_ERR_NO_MEM, func_name, NULL);
     crmpi_unlock();

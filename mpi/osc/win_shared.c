@@ -240,7 +240,8 @@ int crmpi_win_shm_alloc(MPI_Comm comm, MPI_Aint size, int disp_unit, bool noncon
         crmpi_log_warn("MPI_Win_allocate_shared: cannot remove the name /dev/shm%s: %s", made.name,
                        strerror(errno));
     *shm_out = shm;
-    *base_out = shm->map + shm->offsets[comm->rank];
+    /* An empty part is at NULL, as MPI_Win_shared_query says (below). */
+    *base_out = size > 0 ? shm->map + shm->offsets[comm->rank] : NULL;
     return CRMPI_OK;
 
 err_unlink:
@@ -315,19 +316,27 @@ int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
     if (size == NULL || disp_unit == NULL || baseptr == NULL)
         return crmpi_win_raise(win, MPI_ERR_ARG, func_name, "size, disp_unit or baseptr is NULL");
     if (rank == MPI_PROC_NULL) {
-        /* The lowest rank with memory; when none has any, rank 0's empty part (an address
-         * that is not NULL, as MPI_Alloc_mem's of 0 bytes). */
-        rank = 0;
+        /* The lowest rank with memory; when none has any, size 0 at an address that is not
+         * NULL, as MPI_Alloc_mem's of 0 bytes (section 11.2.3). */
         for (int i = 0; i < shm->nranks; i++) {
             if (shm->parts[i].size > 0) {
                 rank = i;
                 break;
             }
         }
+        if (rank == MPI_PROC_NULL) {
+            *size = 0;
+            *disp_unit = (int)shm->parts[0].disp_unit;
+            *(void **)baseptr = shm->map;
+            crmpi_unlock();
+            return MPI_SUCCESS;
+        }
     }
     *size = (MPI_Aint)shm->parts[rank].size;
     *disp_unit = (int)shm->parts[rank].disp_unit;
-    *(void **)baseptr = shm->map + shm->offsets[rank];
+    /* An empty part is at NULL (what MPICH gives, and its test win_shared_noncontig_put
+     * checks): its address would be the next part's. */
+    *(void **)baseptr = *size > 0 ? shm->map + shm->offsets[rank] : NULL;
     crmpi_unlock();
     return MPI_SUCCESS;
 }

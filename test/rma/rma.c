@@ -87,6 +87,11 @@ static void win_queries(void)
     CHECK(used != MPI_INFO_NULL, "MPI_Win_get_info gave MPI_INFO_NULL");
     MPI_OK(MPI_Info_get_nkeys(used, &nkeys));
     CHECK(nkeys >= 0, "MPI_Info_get_nkeys of the window's info: %d", nkeys);
+    /* The hints in use include the defaults (section 11.2.1). */
+    char value[MPI_MAX_INFO_VAL + 1];
+    MPI_OK(MPI_Info_get(used, "accumulate_ops", MPI_MAX_INFO_VAL, value, &flag));
+    CHECK(flag && strcmp(value, "same_op_no_op") == 0, "accumulate_ops in use: %s",
+          flag ? value : "(not set)");
     MPI_OK(MPI_Info_free(&used));
     /* Handle conversion (section 17.2.4). */
     CHECK(MPI_Win_f2c(MPI_Win_c2f(win)) == win, "MPI_Win_f2c(MPI_Win_c2f(win)) != win");
@@ -832,13 +837,16 @@ static void shared_noncontig(void)
     MPI_OK(MPI_Info_set(info, "alloc_shared_noncontig", "true"));
     MPI_OK(MPI_Win_allocate_shared(want, 1, info, MPI_COMM_WORLD, &mine, &win));
     MPI_OK(MPI_Info_free(&info));
-    CHECK(mine != NULL, "baseptr is NULL");
+    CHECK((mine != NULL) == (want > 0), "baseptr is %p for %td bytes", (void *)mine, want);
     for (int r = 0; r < p2p_size; r++) {
         MPI_OK(MPI_Win_shared_query(win, r, &qsize, &qunit, &part));
         CHECK(qsize == (r % 2 ? 0 : 100) && qunit == 1, "rank %d: %td bytes, unit %d", r, qsize,
               qunit);
         CHECK(r % 2 || (uintptr_t)part % (uintptr_t)page == 0,
               "rank %d's part %p is not on a page of its own", r, (void *)part);
+        CHECK(r % 2 == 0 || part == NULL, "rank %d's empty part is at %p, not NULL", r,
+              (void *)part);
+        CHECK(r != p2p_rank || part == mine, "the query of this rank is not its baseptr");
         if (r % 2 == 0) {
             MPI_OK(MPI_Win_lock_all(0, win));
             if (r == p2p_rank)
