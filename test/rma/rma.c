@@ -703,6 +703,34 @@ static void large(void)
     free(got);
 }
 
+/* Every communication call with an MPI_PROC_NULL target does nothing and succeeds (section
+ * 11.3), the request forms giving a request that completes (MPICH's rmanull, reqops). */
+static void proc_null(void)
+{
+    int *mem, val = 1, res = -1, cmp = 0;
+    MPI_Request reqs[4];
+    MPI_Win win = rma_create_ints(&mem, RMA_N);
+
+    MPI_OK(MPI_Win_lock_all(0, win));
+    MPI_OK(MPI_Put(&val, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, win));
+    MPI_OK(MPI_Get(&res, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, win));
+    MPI_OK(MPI_Accumulate(&val, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, MPI_SUM, win));
+    MPI_OK(MPI_Get_accumulate(&val, 1, MPI_INT, &res, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT,
+                              MPI_SUM, win));
+    MPI_OK(MPI_Fetch_and_op(&val, &res, MPI_INT, MPI_PROC_NULL, 0, MPI_SUM, win));
+    MPI_OK(MPI_Compare_and_swap(&val, &cmp, &res, MPI_INT, MPI_PROC_NULL, 0, win));
+    MPI_OK(MPI_Rput(&val, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, win, &reqs[0]));
+    MPI_OK(MPI_Rget(&res, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, win, &reqs[1]));
+    MPI_OK(MPI_Raccumulate(&val, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, MPI_REPLACE, win,
+                           &reqs[2]));
+    MPI_OK(MPI_Rget_accumulate(&val, 1, MPI_INT, &res, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT,
+                               MPI_REPLACE, win, &reqs[3]));
+    MPI_OK(MPI_Waitall(4, reqs, MPI_STATUSES_IGNORE));
+    MPI_OK(MPI_Win_unlock_all(win));
+    CHECK(res == -1, "a get from MPI_PROC_NULL wrote %d", res);
+    rma_free(&win, mem);
+}
+
 /* Several windows over one communicator at once. */
 static void many_windows(void)
 {
@@ -916,6 +944,7 @@ static const p2p_test_t tests[] = {
     P2P_TEST(win_errors, 1),
     P2P_TEST(win_errors_origin, 1),
     P2P_TEST(large, 1),
+    P2P_TEST(proc_null, 1),
     P2P_TEST(many_windows, 1),
     P2P_TEST(split_window, 4),
     P2P_TEST(shared_window, 1),
