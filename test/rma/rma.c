@@ -703,6 +703,72 @@ static void large(void)
     free(got);
 }
 
+/* MPI_MAXLOC and MPI_MINLOC on pair types whose size is below their extent (padding
+ * between or after the pair: MPI_DOUBLE_INT, MPI_SHORT_INT, MPI_LONG_DOUBLE_INT), in a
+ * vector (MPICH's acc_pairtype). */
+static void accumulate_pairs(void)
+{
+    enum { N = 15 };
+    struct di {
+        double v;
+        int i;
+    } dmem[N], dsrc[N];
+    struct si {
+        short v;
+        int i;
+    } smem[N], ssrc[N];
+    struct ldi {
+        long double v;
+        int i;
+    } lmem[N], lsrc[N];
+    MPI_Datatype vec[3];
+    MPI_Win win[3];
+
+    for (int k = 0; k < N; k++) {
+        dmem[k] = (struct di){-1.0, -1};
+        smem[k] = (struct si){-1, -1};
+        lmem[k] = (struct ldi){-1.0L, -1};
+        dsrc[k] = (struct di){(double)(p2p_rank + k), p2p_rank};
+        ssrc[k] = (struct si){(short)(p2p_rank + k), p2p_rank};
+        lsrc[k] = (struct ldi){(long double)(p2p_rank + k), p2p_rank};
+    }
+    /* Elements 0-2, 5-7, 10-12: the others stay as they are. */
+    MPI_OK(MPI_Type_vector(3, 3, 5, MPI_DOUBLE_INT, &vec[0]));
+    MPI_OK(MPI_Type_vector(3, 3, 5, MPI_SHORT_INT, &vec[1]));
+    MPI_OK(MPI_Type_vector(3, 3, 5, MPI_LONG_DOUBLE_INT, &vec[2]));
+    for (int t = 0; t < 3; t++)
+        MPI_OK(MPI_Type_commit(&vec[t]));
+    MPI_OK(MPI_Win_create(dmem, sizeof(dmem), sizeof(dmem[0]), MPI_INFO_NULL, MPI_COMM_WORLD,
+                          &win[0]));
+    MPI_OK(MPI_Win_create(smem, sizeof(smem), sizeof(smem[0]), MPI_INFO_NULL, MPI_COMM_WORLD,
+                          &win[1]));
+    MPI_OK(MPI_Win_create(lmem, sizeof(lmem), sizeof(lmem[0]), MPI_INFO_NULL, MPI_COMM_WORLD,
+                          &win[2]));
+    for (int t = 0; t < 3; t++)
+        MPI_OK(MPI_Win_fence(0, win[t]));
+    MPI_OK(MPI_Accumulate(dsrc, 1, vec[0], NEXT, 0, 1, vec[0], MPI_MAXLOC, win[0]));
+    MPI_OK(MPI_Accumulate(ssrc, 1, vec[1], NEXT, 0, 1, vec[1], MPI_MAXLOC, win[1]));
+    MPI_OK(MPI_Accumulate(lsrc, 1, vec[2], NEXT, 0, 1, vec[2], MPI_MAXLOC, win[2]));
+    for (int t = 0; t < 3; t++)
+        MPI_OK(MPI_Win_fence(0, win[t]));
+    for (int k = 0; k < N; k++) {
+        bool hit = k % 5 < 3;
+        int v = hit ? PREV + k : -1, i = hit ? PREV : -1;
+
+        CHECK(dmem[k].v == v && dmem[k].i == i, "MPI_DOUBLE_INT [%d]: (%g, %d), expected (%d, %d)",
+              k, dmem[k].v, dmem[k].i, v, i);
+        CHECK(smem[k].v == v && smem[k].i == i, "MPI_SHORT_INT [%d]: (%d, %d), expected (%d, %d)",
+              k, smem[k].v, smem[k].i, v, i);
+        CHECK(lmem[k].v == v && lmem[k].i == i,
+              "MPI_LONG_DOUBLE_INT [%d]: (%Lg, %d), expected (%d, %d)", k, lmem[k].v, lmem[k].i, v,
+              i);
+    }
+    for (int t = 0; t < 3; t++) {
+        MPI_OK(MPI_Win_free(&win[t]));
+        MPI_OK(MPI_Type_free(&vec[t]));
+    }
+}
+
 /* Every communication call with an MPI_PROC_NULL target does nothing and succeeds (section
  * 11.3), the request forms giving a request that completes (MPICH's rmanull, reqops). */
 static void proc_null(void)
@@ -945,6 +1011,7 @@ static const p2p_test_t tests[] = {
     P2P_TEST(win_errors_origin, 1),
     P2P_TEST(large, 1),
     P2P_TEST(proc_null, 1),
+    P2P_TEST(accumulate_pairs, 1),
     P2P_TEST(many_windows, 1),
     P2P_TEST(split_window, 4),
     P2P_TEST(shared_window, 1),
