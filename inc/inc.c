@@ -29,6 +29,8 @@ enum { INC_MAX_HOOKS = 8 };
 
 static crmpi_inc_hook_fn_t inc_hooks[INC_MAX_HOOKS];
 static size_t inc_num_hooks;
+static crmpi_inc_veto_fn_t inc_vetoes[INC_MAX_HOOKS];
+static size_t inc_num_vetoes;
 
 int crmpi_inc_register(crmpi_inc_hook_fn_t hook)
 {
@@ -36,6 +38,25 @@ int crmpi_inc_register(crmpi_inc_hook_fn_t hook)
         return CRMPI_ERR_OUT_OF_RESOURCE;
     inc_hooks[inc_num_hooks++] = hook;
     return CRMPI_OK;
+}
+
+int crmpi_inc_register_veto(crmpi_inc_veto_fn_t veto)
+{
+    if (inc_num_vetoes == INC_MAX_HOOKS)
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    inc_vetoes[inc_num_vetoes++] = veto;
+    return CRMPI_OK;
+}
+
+const char *crmpi_inc_refusal(void)
+{
+    for (size_t i = 0; i < inc_num_vetoes; i++) {
+        const char *why = inc_vetoes[i]();
+
+        if (why)
+            return why;
+    }
+    return NULL;
 }
 
 /* The hooks of the layers above, after INC's own work of `phase` succeeded. */

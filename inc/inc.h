@@ -12,6 +12,8 @@
  *        ------> bml  release / rebuild the modules that are not checkpoint-friendly
  *        ------> rte  (re-modex through the agent: publish, fence, lookup)
  *        ------> registered hooks of the layers above (crmpi_inc_register)
+ *        ------> registered vetoes of the layers above (crmpi_inc_register_veto): may
+ *                this process be checkpointed at all now?
  *
  * Order of the phases (the checkpoint has drained every channel before they run):
  *   pre-checkpoint: every BTL that is not checkpoint-friendly under CRIU releases what it
@@ -50,6 +52,19 @@ typedef int (*crmpi_inc_hook_fn_t)(crmpi_inc_phase_t phase);
  * @return CRMPI_OK, CRMPI_ERR_OUT_OF_RESOURCE (too many hooks)
  */
 int crmpi_inc_register(crmpi_inc_hook_fn_t hook);
+
+/** A layer's objection to a checkpoint now: NULL when it has none, or why (one line, in
+ *  storage that outlives the call). Called on the C/R thread with the library lock held. */
+typedef const char *(*crmpi_inc_veto_fn_t)(void);
+
+/** Have `veto` asked before every checkpoint (the MPI layer registers one at MPI_Init: a
+ *  live shared-memory window). At most a few; not thread-safe.
+ *  @return CRMPI_OK, CRMPI_ERR_OUT_OF_RESOURCE (too many vetoes) */
+int crmpi_inc_register_veto(crmpi_inc_veto_fn_t veto);
+
+/** Before a checkpoint's first step: NULL when this process may be checkpointed, or the
+ *  first registered veto's reason (the checkpoint is then refused: nothing to undo). */
+const char *crmpi_inc_refusal(void);
 
 /** Release what CRIU cannot checkpoint. @return CRMPI_OK, or an error (then continue). */
 int crmpi_inc_pre_checkpoint(void);

@@ -1756,8 +1756,8 @@ int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler);
 int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler);
 
 /*
- * One-sided communication (MPI-3.1 chapter 11; mpi/osc/, osc/osc.h). Not provided:
- * MPI_Win_allocate_shared and MPI_Win_shared_query (no shared-memory windows).
+ * One-sided communication (MPI-3.1 chapter 11; mpi/osc/, osc/osc.h). Shared-memory windows
+ * (MPI_Win_allocate_shared) refuse checkpoints while they live (docs/design.md).
  */
 typedef struct crmpi_win_s *MPI_Win;
 typedef void MPI_Win_errhandler_function(MPI_Win *win, int *errorcode, ...);
@@ -1801,6 +1801,12 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                      MPI_Win *win);
 int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
                       MPI_Win *win);
+int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                            void *baseptr, MPI_Win *win);
+int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                             void *baseptr, MPI_Win *win);
+int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr);
+int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr);
 int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win);
 int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win);
 int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size);

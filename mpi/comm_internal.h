@@ -42,6 +42,7 @@ enum {
     CRMPI_COMM_TAG_SPLIT = -1001,        /* MPI_Comm_split's allgather of (color, key) */
     CRMPI_COMM_TAG_TOPO = -1002,         /* MPI_Dist_graph_create's exchange of edges */
     CRMPI_COMM_TAG_INTER = -1003,        /* intercommunicators: groups, colors, merge order */
+    CRMPI_COMM_TAG_WIN_SHARED = -1004,   /* MPI_Win_allocate_shared: sizes, the segment */
     CRMPI_COMM_TAG_NEIGHBOR_AG = -1010,  /* MPI_Neighbor_allgather */
     CRMPI_COMM_TAG_NEIGHBOR_A2A = -1011, /* MPI_Neighbor_alltoall */
 };
@@ -293,6 +294,8 @@ int crmpi_attr_delete_all(MPI_Comm comm);
  */
 /** A copy of info (MPI_INFO_NULL gives an empty one). @return NULL when out of memory */
 struct crmpi_info_s *crmpi_info_copy(struct crmpi_info_s *info);
+/** Set key to value unless info has the key already. @return MPI_SUCCESS, MPI_ERR_NO_MEM */
+int crmpi_info_set_default(struct crmpi_info_s *info, const char *key, const char *value);
 /** Free an info object made by crmpi_info_copy or MPI_Info_create. */
 void crmpi_info_destroy(struct crmpi_info_s *info);
 

@@ -152,6 +152,15 @@ struct crmpi_info_s *crmpi_info_copy(struct crmpi_info_s *info)
     return copy;
 }
 
+int crmpi_info_set_default(struct crmpi_info_s *info, const char *key, const char *value)
+{
+    for (info_entry_t *e = info->head; e; e = e->next) {
+        if (strcmp(e->key, key) == 0)
+            return MPI_SUCCESS;
+    }
+    return info_set(info, key, value);
+}
+
 void crmpi_info_destroy(struct crmpi_info_s *info)
 {
     while (info->head) {

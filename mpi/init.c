@@ -216,6 +216,8 @@ void crmpi_mpi_instance_start(const char *func_name)
     /* Checkpoints are possible from here to the instance's end (mpirun --with-ft cr). */
     rc = crmpi_inc_register(init_cr_hook);
     if (rc == CRMPI_OK)
+        rc = crmpi_inc_register_veto(crmpi_win_shared_refusal);
+    if (rc == CRMPI_OK)
         rc = crmpi_snapc_app_init();
     if (rc != CRMPI_OK) {
         crmpi_log_error("%s: cannot start checkpoint/restart support (%s); the program exits",

@@ -187,6 +187,10 @@ int crmpi_mpi_error_last_used(void);
 int crmpi_mpi_errhandler_invoke(MPI_Comm comm, int errcode, const char *func_name,
                                 const char *detail);
 
+/** The MPI layer's checkpoint veto (inc.h; mpi/osc/win_shared.c): why this process cannot
+ *  be checkpointed while it has a shared-memory window, or NULL when it has none. */
+const char *crmpi_win_shared_refusal(void);
+
 /** Abort with a clear message: `func_name` was called before MPI_Init or after Finalize. */
 __attribute__((noreturn)) void crmpi_mpi_fail_inactive(const char *func_name);
 

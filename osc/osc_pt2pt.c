@@ -313,7 +313,8 @@ int crmpi_osc_accumulate(crmpi_osc_win_t *win, const void *origin, size_t origin
     int basic_index = osc_pt2pt_basic_index(basic);
     int rc;
 
-    if (basic_index < 0 || op->kind == CRMPI_COLL_OP_USER)
+    /* No basic type for MPI_PROC_NULL: the MPI layer finds none for a target it skips. */
+    if ((basic_index < 0 && target != MPI_PROC_NULL) || op->kind == CRMPI_COLL_OP_USER)
         return CRMPI_ERR_NOT_SUPPORTED;
     rc = osc_pt2pt_user_request(win, !fetch || target == MPI_PROC_NULL, req_out ? &user : NULL);
     if (rc != CRMPI_OK)

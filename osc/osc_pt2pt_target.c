@@ -264,6 +264,43 @@ static void osc_pt2pt_lock_request(crmpi_osc_win_t *win, int origin, int lock_ty
 
 /* Apply an accumulate: target = origin op target, element by element of the basic type;
  * the old values go back when fetch. */
+/*
+ * inout = in op inout, both packed streams of `count` elements of `basic`. The reduction
+ * kernels take elements laid out as in memory: a pair type with padding (MPI_DOUBLE_INT,
+ * MPI_SHORT_INT, MPI_LONG_DOUBLE_INT...: size below extent) is unpacked into that layout
+ * first and packed back after. @return CRMPI_OK, CRMPI_ERR_OUT_OF_RESOURCE, or
+ * CRMPI_ERR_NOT_SUPPORTED (op not defined on basic)
+ */
+static int osc_pt2pt_reduce_packed(const crmpi_coll_op_t *op, const char *in, char *inout,
+                                   size_t count, MPI_Datatype basic)
+{
+    crmpi_convertor_t conv;
+    char *a, *b;
+    int rc;
+
+    if ((MPI_Aint)basic->size == basic->extent)
+        return crmpi_coll_op_reduce(op, in, inout, count, basic);
+    a = malloc(count * (size_t)basic->extent + 1);
+    b = malloc(count * (size_t)basic->extent + 1);
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    }
+    crmpi_convertor_init(&conv, a, count, basic);
+    crmpi_convertor_unpack(&conv, in, conv.total);
+    crmpi_convertor_init(&conv, b, count, basic);
+    crmpi_convertor_unpack(&conv, inout, conv.total);
+    rc = crmpi_coll_op_reduce(op, a, b, count, basic);
+    if (rc == CRMPI_OK) {
+        crmpi_convertor_init(&conv, b, count, basic);
+        crmpi_convertor_pack(&conv, inout, conv.total);
+    }
+    free(a);
+    free(b);
+    return rc;
+}
+
 static void osc_pt2pt_accumulate(crmpi_osc_win_t *win, const osc_am_hdr_t *hdr,
                                  const osc_run_t *runs, const char *data, int source)
 {
@@ -291,7 +328,8 @@ static void osc_pt2pt_accumulate(crmpi_osc_win_t *win, const osc_am_hdr_t *hdr,
             memcpy(fresh, data, nbytes);
         } else {
             memcpy(fresh, old, nbytes);
-            if (crmpi_coll_op_reduce(&op, data, fresh, nbytes / basic->size, basic) != CRMPI_OK) {
+            if (osc_pt2pt_reduce_packed(&op, data, fresh, nbytes / basic->size, basic) !=
+                CRMPI_OK) {
                 crmpi_log_error("osc: rank %d's accumulate: the op is not defined on %s; "
                                 "ignored",
                                 source, basic->name);

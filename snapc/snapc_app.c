@@ -250,8 +250,19 @@ static int snapc_app_quiesce(uint32_t seq)
     crmpi_ctl_msg_t msg;
     crmpi_buf_t buf;
     size_t count = 0;
+    const char *refusal;
     int rc;
 
+    /* Something the dump cannot capture consistently (a layer's veto): refused before
+     * anything is held; the answer's text is the reason mpirun and ompi-checkpoint show. */
+    refusal = crmpi_inc_refusal();
+    if (refusal) {
+        crmpi_buf_init(&buf);
+        crmpi_buf_put_str(&buf, refusal);
+        snapc_app_answer(CRMPI_CTL_CKPT_BOOKMARKS, seq, CRMPI_ERR_NOT_SUPPORTED, &buf);
+        crmpi_buf_free(&buf);
+        return CRMPI_ERR_NOT_SUPPORTED;
+    }
     rc = crmpi_crcp_bookmarks(&marks, &count);
     crmpi_buf_init(&buf);
     if (rc == CRMPI_OK)

@@ -103,9 +103,8 @@ static void win_comm_free(MPI_Comm comm)
         crmpi_comm_destroy(comm);
 }
 
-/* The body of the creation calls: collective over comm. */
-static int win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
-                      int flavor, MPI_Win *win_out, const char *func_name)
+int crmpi_win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                     int flavor, bool shm_noncontig, MPI_Win *win_out, const char *func_name)
 {
     struct crmpi_win_s *win;
     crmpi_osc_win_params_t params;
@@ -142,6 +141,10 @@ static int win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, M
             goto err_free_win;
         }
         win->owns_base = true;
+    } else if (flavor == MPI_WIN_FLAVOR_SHARED) {
+        rc = crmpi_win_shm_alloc(comm, size, disp_unit, shm_noncontig, &win->shm, &base);
+        if (rc != CRMPI_OK)
+            goto err_free_win;
     }
     win->base = base;
     win->size = size;
@@ -173,6 +176,8 @@ err_free_comm:
 err_free_base:
     if (win->owns_base)
         free(win->base);
+    if (win->shm)
+        crmpi_win_shm_free(win->shm);
 err_free_win:
     if (win) {
         if (win->info)
@@ -191,8 +196,8 @@ int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI
 {
     crmpi_lock();
     crmpi_mpi_require_active("MPI_Win_create");
-    return win_create(base, size, disp_unit, info, comm, MPI_WIN_FLAVOR_CREATE, win,
-                      "MPI_Win_create");
+    return crmpi_win_create(base, size, disp_unit, info, comm, MPI_WIN_FLAVOR_CREATE, false, win,
+                            "MPI_Win_create");
 }
 
 int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
@@ -205,7 +210,8 @@ int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm
     crmpi_mpi_require_active(func_name);
     if (baseptr == NULL)
         return crmpi_mpi_errhandler_invoke(comm, MPI_ERR_ARG, func_name, "baseptr is NULL");
-    err = win_create(NULL, size, disp_unit, info, comm, MPI_WIN_FLAVOR_ALLOCATE, win, func_name);
+    err = crmpi_win_create(NULL, size, disp_unit, info, comm, MPI_WIN_FLAVOR_ALLOCATE, false, win,
+                           func_name);
     if (err == MPI_SUCCESS)
         *(void **)baseptr = (*win)->base;
     return err;
@@ -215,8 +221,8 @@ int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
     crmpi_lock();
     crmpi_mpi_require_active("MPI_Win_create_dynamic");
-    return win_create(MPI_BOTTOM, 0, 1, info, comm, MPI_WIN_FLAVOR_DYNAMIC, win,
-                      "MPI_Win_create_dynamic");
+    return crmpi_win_create(MPI_BOTTOM, 0, 1, info, comm, MPI_WIN_FLAVOR_DYNAMIC, false, win,
+                            "MPI_Win_create_dynamic");
 }
 
 int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
@@ -280,6 +286,8 @@ int PMPI_Win_free(MPI_Win *win)
     win_comm_free(w->comm);
     if (w->owns_base)
         free(w->base);
+    if (w->shm)
+        crmpi_win_shm_free(w->shm); /* after the barrier of destroy: no rank uses it any more */
     crmpi_errhandler_release(w->errhandler);
     if (w->info)
         crmpi_info_destroy(w->info);
@@ -449,8 +457,17 @@ int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
         return crmpi_win_raise(MPI_WIN_NULL, MPI_ERR_WIN, func_name, NULL);
     if (info_used == NULL)
         return crmpi_win_raise(win, MPI_ERR_ARG, func_name, "info_used is NULL");
-    /* Always a new object, which the application frees (MPI-3.1 section 11.2.7). */
+    /* Always a new object, which the application frees (MPI-3.1 section 11.2.7), with the
+     * hints in use: those given, and the defaults of the two with one (section 11.2.1),
+     * which are what osc does (accumulates applied in order, any op). */
     *info_used = crmpi_info_copy(win->info);
+    if (*info_used &&
+        (crmpi_info_set_default(*info_used, "accumulate_ordering", "rar,raw,war,waw") !=
+             MPI_SUCCESS ||
+         crmpi_info_set_default(*info_used, "accumulate_ops", "same_op_no_op") != MPI_SUCCESS)) {
+        crmpi_info_destroy(*info_used);
+        *info_used = NULL;
+    }
     if (!*info_used)
         return crmpi_win_raise(win, MPI_ERR_NO_MEM, func_name, NULL);
     crmpi_unlock();

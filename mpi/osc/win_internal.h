@@ -4,6 +4,7 @@
  * MPI_ERR_RMA_SYNC.
  *
  *   MPI_Win_create/free/get_attr/...  win.c       -- the object, its own communicator
+ *   MPI_Win_allocate_shared/...       win_shared.c -- the shared segment, the query
  *   MPI_Put/Get/Accumulate/...        win_rma.c   -- arguments, ranges, the basic type
  *   MPI_Win_fence/lock/post/...       win_sync.c  -- which epochs are open
  *        |  crmpi_osc_*
@@ -26,11 +27,13 @@ struct crmpi_win_s {
     crmpi_osc_win_t *osc;           /* the protocol's state */
     char name[MPI_MAX_OBJECT_NAME]; /* MPI_Win_get_name; NUL-terminated */
     MPI_Errhandler errhandler;      /* MPI_ERRORS_ARE_FATAL by default (MPI-3.1 8.3) */
-    int flavor;                     /* MPI_WIN_FLAVOR_CREATE, _ALLOCATE or _DYNAMIC */
+    int flavor;                     /* MPI_WIN_FLAVOR_CREATE, _ALLOCATE, _DYNAMIC, _SHARED */
     void *base;                     /* this process's memory (MPI_BOTTOM when dynamic) */
     MPI_Aint size;                  /* its bytes */
     int disp_unit;                  /* its displacement unit */
     bool owns_base;                 /* MPI_Win_allocate's memory: freed with the window */
+    struct crmpi_win_shm_s *shm;    /* MPI_Win_allocate_shared's segment (win_shared.c),
+                                       unmapped with the window; NULL for other flavors */
     struct crmpi_win_attr_s *attrs; /* cached attributes (win_attr.c), in the order set */
     struct crmpi_info_s *info;      /* hints of the creation or MPI_Win_set_info, as given
                                        (none changes what crmpi does); NULL: none */
@@ -51,6 +54,26 @@ struct crmpi_win_s {
  * function, called with the lock released). @return errcode (or what a handler made it)
  */
 int crmpi_win_raise(MPI_Win win, int errcode, const char *func_name, const char *detail);
+
+/**
+ * The body of the creation calls (win.c): collective over comm; `base` is unused for
+ * MPI_WIN_FLAVOR_ALLOCATE and _SHARED, `shm_noncontig` used for _SHARED only (the info key
+ * alloc_shared_noncontig). @return MPI_SUCCESS, or the error raised on comm
+ */
+int crmpi_win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                     int flavor, bool shm_noncontig, MPI_Win *win_out, const char *func_name);
+
+/**
+ * MPI_Win_allocate_shared's memory (win_shared.c; collective over comm, which the caller
+ * checked is on one node): the segment, each rank's part at its offset, mapped in every
+ * rank. @return CRMPI_OK with *shm_out and this rank's part in *base_out;
+ * CRMPI_ERR_OUT_OF_RESOURCE, CRMPI_ERR_IO or the PML's error (a rank's own failure is
+ * logged; every rank fails when one does)
+ */
+int crmpi_win_shm_alloc(MPI_Comm comm, MPI_Aint size, int disp_unit, bool noncontig,
+                        struct crmpi_win_shm_s **shm_out, void **base_out);
+/** Unmap the segment (the memory goes with the last rank's mapping). */
+void crmpi_win_shm_free(struct crmpi_win_shm_s *shm);
 
 /** Delete every attribute of win through its delete callback (MPI_Win_free; callbacks
  *  run unlocked). @return MPI_SUCCESS or the first error a callback returned (the rest

@@ -12,12 +12,18 @@ Open MPI 4.1.4 runs it over vader only (its osc components need a BTL with RDMA,
 tcp is not, and make no window on one process over self), gets the logical accumulate
 ops wrong (OPENMPI_KNOWN_BUGS) and fails now and then on windows over split
 communicators (OPENMPI_FLAKY).
+
+test_checkpoint_refused_with_shared_window: checkpoints around a shared-memory window
+(test/cr/rma_shared.c), refused while it lives.
 """
 
 import os
 import re
+import time
 
 import pytest
+
+import crjob
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RMA_SOURCE = os.path.abspath(os.path.join(HERE, "..", "rma", "rma.c"))
@@ -106,3 +112,70 @@ if os.environ.get("P2P_IMPL") == "openmpi":
         if job.returncode == 0 and ("ok " + name) in job.lines():
             pytest.fail("%s now passes under Open MPI: drop it from OPENMPI_KNOWN_BUGS" % name)
         pytest.xfail(OPENMPI_KNOWN_BUGS[name])
+
+
+def _wait_files(crenv, job, prefix):
+    """Wait until every rank made <prefix>.<rank> in the ready directory."""
+    want = {"%s.%d" % (prefix, r) for r in range(job.np)}
+    deadline = time.monotonic() + 60
+    while not want <= set(os.listdir(crenv.readydir)):
+        assert job.running(), job.finish().report()
+        assert time.monotonic() < deadline, "the ranks did not reach %s" % prefix
+        time.sleep(0.05)
+
+
+def _go(crenv, name):
+    with open("%s.%s" % (crenv.go_file, name), "w"):
+        pass
+
+
+@pytest.fixture(scope="module")
+def rma_shared(tmp_path_factory):
+    return crjob.compile_scenario("rma_shared", tmp_path_factory.mktemp("rma-shared-bin"))
+
+
+@pytest.mark.parametrize("np", [2, 3])
+def test_checkpoint_refused_with_shared_window(mpi, rma_shared, tmp_path, np):
+    """test/cr/rma_shared.c: a checkpoint before the shared window is made succeeds; one
+    while it lives is refused with the reason (exit status 1, no handle), leaves the
+    committed snapshot as it was, and the job goes on; one after MPI_Win_free succeeds
+    again, and the job finishes with its checks passed and nothing left behind."""
+    if not mpi.is_crmpi:
+        pytest.skip("checkpoints are crmpi's")
+    crenv = crjob.CrEnv(tmp_path)
+    job = crjob.CrJob(crenv, rma_shared, np, ["--mca", "btl", "self,sm"])
+    _wait_files(crenv, job, "before")
+    first = crenv.checkpoint(job.jobid)
+    assert first.returncode == 0, first.report("ompi-checkpoint before the window")
+    handle = first.out.strip().splitlines()[-1]
+    tree = crjob.snapshot_tree(handle)
+    seqs = crjob.committed(handle)
+
+    _go(crenv, "before")
+    _wait_files(crenv, job, "shared")
+    refused = crenv.checkpoint(job.jobid)
+    assert refused.returncode == 1 and refused.out.strip() == "", \
+        refused.report("ompi-checkpoint with a live shared window (should fail)")
+    lines = [line for line in refused.err.splitlines() if "MPI_Win_allocate_shared" in line]
+    assert len(lines) == 1 and "aborted" in lines[0] and "shared-memory window" in lines[0] \
+        and "the job goes on" in lines[0], refused.report()
+    assert job.running()
+    assert crjob.committed(handle) == seqs
+    deadline = time.monotonic() + 15
+    while [d for d in os.listdir(handle) if d.endswith(".partial")]:
+        assert time.monotonic() < deadline, os.listdir(handle)
+        time.sleep(0.1)
+    assert {k: v for k, v in crjob.snapshot_tree(handle).items() if k != "snapshot.json"} == \
+        {k: v for k, v in tree.items() if k != "snapshot.json"}, "the snapshot changed"
+
+    _go(crenv, "shared")
+    _wait_files(crenv, job, "freed")
+    after = crenv.checkpoint(job.jobid)
+    assert after.returncode == 0, after.report("ompi-checkpoint after MPI_Win_free")
+    assert len(crjob.committed(handle)) == len(seqs) + 1, crjob.committed(handle)
+    _go(crenv, "freed")
+    result = job.finish()
+    assert result.returncode == 0, result.report()
+    assert re.search(r"^cr rma_shared np=%d checksum=[0-9a-f]{16}: ok$" % np, result.out,
+                     re.M), result.report()
+    crjob.assert_clean(job.jobid)

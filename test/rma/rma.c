@@ -2,7 +2,8 @@
  * rma: one-sided communication conformance (MPI-3.1 chapter 11): window creation and
  * queries, every communication call (with derived datatypes on both sides, every
  * predefined op, MPI_REPLACE and MPI_NO_OP), every synchronisation mode (fence, PSCW,
- * locks, flushes), request forms, dynamic windows and the window error handlers.
+ * locks, flushes), request forms, dynamic windows, shared-memory windows and the window
+ * error handlers.
  *
  * Uses the point-to-point suite's harness (test/p2p/p2p_common.h): one subtest per
  * RMA_TEST line, "ok NAME" per subtest; test/integration/test_rma.py reads the table.
@@ -13,6 +14,8 @@
 #include "../p2p/p2p_common.h"
 
 #include <stdbool.h>
+#include <string.h>
+#include <unistd.h>
 
 #define RMA_N 64 /* ints in the windows of most subtests */
 
@@ -84,6 +87,11 @@ static void win_queries(void)
     CHECK(used != MPI_INFO_NULL, "MPI_Win_get_info gave MPI_INFO_NULL");
     MPI_OK(MPI_Info_get_nkeys(used, &nkeys));
     CHECK(nkeys >= 0, "MPI_Info_get_nkeys of the window's info: %d", nkeys);
+    /* The hints in use include the defaults (section 11.2.1). */
+    char value[MPI_MAX_INFO_VAL + 1];
+    MPI_OK(MPI_Info_get(used, "accumulate_ops", MPI_MAX_INFO_VAL, value, &flag));
+    CHECK(flag && strcmp(value, "same_op_no_op") == 0, "accumulate_ops in use: %s",
+          flag ? value : "(not set)");
     MPI_OK(MPI_Info_free(&used));
     /* Handle conversion (section 17.2.4). */
     CHECK(MPI_Win_f2c(MPI_Win_c2f(win)) == win, "MPI_Win_f2c(MPI_Win_c2f(win)) != win");
@@ -695,6 +703,100 @@ static void large(void)
     free(got);
 }
 
+/* MPI_MAXLOC and MPI_MINLOC on pair types whose size is below their extent (padding
+ * between or after the pair: MPI_DOUBLE_INT, MPI_SHORT_INT, MPI_LONG_DOUBLE_INT), in a
+ * vector (MPICH's acc_pairtype). */
+static void accumulate_pairs(void)
+{
+    enum { N = 15 };
+    struct di {
+        double v;
+        int i;
+    } dmem[N], dsrc[N];
+    struct si {
+        short v;
+        int i;
+    } smem[N], ssrc[N];
+    struct ldi {
+        long double v;
+        int i;
+    } lmem[N], lsrc[N];
+    MPI_Datatype vec[3];
+    MPI_Win win[3];
+
+    for (int k = 0; k < N; k++) {
+        dmem[k] = (struct di){-1.0, -1};
+        smem[k] = (struct si){-1, -1};
+        lmem[k] = (struct ldi){-1.0L, -1};
+        dsrc[k] = (struct di){(double)(p2p_rank + k), p2p_rank};
+        ssrc[k] = (struct si){(short)(p2p_rank + k), p2p_rank};
+        lsrc[k] = (struct ldi){(long double)(p2p_rank + k), p2p_rank};
+    }
+    /* Elements 0-2, 5-7, 10-12: the others stay as they are. */
+    MPI_OK(MPI_Type_vector(3, 3, 5, MPI_DOUBLE_INT, &vec[0]));
+    MPI_OK(MPI_Type_vector(3, 3, 5, MPI_SHORT_INT, &vec[1]));
+    MPI_OK(MPI_Type_vector(3, 3, 5, MPI_LONG_DOUBLE_INT, &vec[2]));
+    for (int t = 0; t < 3; t++)
+        MPI_OK(MPI_Type_commit(&vec[t]));
+    MPI_OK(MPI_Win_create(dmem, sizeof(dmem), sizeof(dmem[0]), MPI_INFO_NULL, MPI_COMM_WORLD,
+                          &win[0]));
+    MPI_OK(MPI_Win_create(smem, sizeof(smem), sizeof(smem[0]), MPI_INFO_NULL, MPI_COMM_WORLD,
+                          &win[1]));
+    MPI_OK(MPI_Win_create(lmem, sizeof(lmem), sizeof(lmem[0]), MPI_INFO_NULL, MPI_COMM_WORLD,
+                          &win[2]));
+    for (int t = 0; t < 3; t++)
+        MPI_OK(MPI_Win_fence(0, win[t]));
+    MPI_OK(MPI_Accumulate(dsrc, 1, vec[0], NEXT, 0, 1, vec[0], MPI_MAXLOC, win[0]));
+    MPI_OK(MPI_Accumulate(ssrc, 1, vec[1], NEXT, 0, 1, vec[1], MPI_MAXLOC, win[1]));
+    MPI_OK(MPI_Accumulate(lsrc, 1, vec[2], NEXT, 0, 1, vec[2], MPI_MAXLOC, win[2]));
+    for (int t = 0; t < 3; t++)
+        MPI_OK(MPI_Win_fence(0, win[t]));
+    for (int k = 0; k < N; k++) {
+        bool hit = k % 5 < 3;
+        int v = hit ? PREV + k : -1, i = hit ? PREV : -1;
+
+        CHECK(dmem[k].v == v && dmem[k].i == i, "MPI_DOUBLE_INT [%d]: (%g, %d), expected (%d, %d)",
+              k, dmem[k].v, dmem[k].i, v, i);
+        CHECK(smem[k].v == v && smem[k].i == i, "MPI_SHORT_INT [%d]: (%d, %d), expected (%d, %d)",
+              k, smem[k].v, smem[k].i, v, i);
+        CHECK(lmem[k].v == v && lmem[k].i == i,
+              "MPI_LONG_DOUBLE_INT [%d]: (%Lg, %d), expected (%d, %d)", k, lmem[k].v, lmem[k].i, v,
+              i);
+    }
+    for (int t = 0; t < 3; t++) {
+        MPI_OK(MPI_Win_free(&win[t]));
+        MPI_OK(MPI_Type_free(&vec[t]));
+    }
+}
+
+/* Every communication call with an MPI_PROC_NULL target does nothing and succeeds (section
+ * 11.3), the request forms giving a request that completes (MPICH's rmanull, reqops). */
+static void proc_null(void)
+{
+    int *mem, val = 1, res = -1, cmp = 0;
+    MPI_Request reqs[4];
+    MPI_Win win = rma_create_ints(&mem, RMA_N);
+
+    MPI_OK(MPI_Win_lock_all(0, win));
+    MPI_OK(MPI_Put(&val, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, win));
+    MPI_OK(MPI_Get(&res, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, win));
+    MPI_OK(MPI_Accumulate(&val, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, MPI_SUM, win));
+    MPI_OK(MPI_Get_accumulate(&val, 1, MPI_INT, &res, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT,
+                              MPI_SUM, win));
+    MPI_OK(MPI_Fetch_and_op(&val, &res, MPI_INT, MPI_PROC_NULL, 0, MPI_SUM, win));
+    MPI_OK(MPI_Compare_and_swap(&val, &cmp, &res, MPI_INT, MPI_PROC_NULL, 0, win));
+    MPI_OK(MPI_Rput(&val, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, win, &reqs[0]));
+    MPI_OK(MPI_Rget(&res, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, win, &reqs[1]));
+    MPI_OK(MPI_Raccumulate(&val, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, MPI_REPLACE, win,
+                           &reqs[2]));
+    MPI_OK(MPI_Rget_accumulate(&val, 1, MPI_INT, &res, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT,
+                               MPI_REPLACE, win, &reqs[3]));
+    MPI_OK(MPI_Waitall(4, reqs, MPI_STATUSES_IGNORE));
+    MPI_OK(MPI_Win_unlock_all(win));
+    CHECK(res == -1, "a get from MPI_PROC_NULL wrote %d", res);
+    rma_free(&win, mem);
+}
+
 /* Several windows over one communicator at once. */
 static void many_windows(void)
 {
@@ -737,6 +839,155 @@ static void split_window(void)
     MPI_OK(MPI_Comm_free(&half));
 }
 
+/* The shared segment of MPI_Win_allocate_shared (sections 11.2.3, 11.2.4): rank r asks for
+ * RMA_N + r ints. Attributes, MPI_Win_shared_query of every rank (contiguous by rank),
+ * direct stores and loads of another rank's part ordered by MPI_Win_sync and a barrier,
+ * and RMA operations into the segment: an accumulate under a lock and puts under fence,
+ * seen by direct loads. */
+static void shared_window(void)
+{
+    int n = RMA_N + p2p_rank, *mine = NULL, *flavor = NULL, *model = NULL, *unit = NULL;
+    int flag = 0, qunit = 0, one = 1, got = -1;
+    MPI_Aint *size = NULL, qsize = 0;
+    void *base = NULL;
+    int **parts = p2p_malloc((size_t)p2p_size * sizeof(int *));
+    MPI_Win win;
+
+    MPI_OK(MPI_Win_allocate_shared((MPI_Aint)n * sizeof(int), sizeof(int), MPI_INFO_NULL,
+                                   MPI_COMM_WORLD, &mine, &win));
+    MPI_OK(MPI_Win_get_attr(win, MPI_WIN_CREATE_FLAVOR, &flavor, &flag));
+    CHECK(flag && *flavor == MPI_WIN_FLAVOR_SHARED, "MPI_WIN_CREATE_FLAVOR is not SHARED");
+    MPI_OK(MPI_Win_get_attr(win, MPI_WIN_MODEL, &model, &flag));
+    CHECK(flag && *model == MPI_WIN_UNIFIED, "MPI_WIN_MODEL is not MPI_WIN_UNIFIED");
+    MPI_OK(MPI_Win_get_attr(win, MPI_WIN_BASE, &base, &flag));
+    CHECK(flag && base == mine, "MPI_WIN_BASE is %p, baseptr %p", base, (void *)mine);
+    MPI_OK(MPI_Win_get_attr(win, MPI_WIN_SIZE, &size, &flag));
+    CHECK(flag && *size == (MPI_Aint)n * (MPI_Aint)sizeof(int), "MPI_WIN_SIZE is wrong");
+    MPI_OK(MPI_Win_get_attr(win, MPI_WIN_DISP_UNIT, &unit, &flag));
+    CHECK(flag && *unit == sizeof(int), "MPI_WIN_DISP_UNIT is wrong");
+    for (int r = 0; r < p2p_size; r++) {
+        MPI_OK(MPI_Win_shared_query(win, r, &qsize, &qunit, &parts[r]));
+        CHECK(qsize == (MPI_Aint)(RMA_N + r) * (MPI_Aint)sizeof(int) && qunit == sizeof(int),
+              "rank %d's part: %td bytes, unit %d", r, qsize, qunit);
+        CHECK(r > 0 || parts[0] != NULL, "rank 0's part is at NULL");
+        CHECK(r == 0 || parts[r] == parts[r - 1] + RMA_N + r - 1,
+              "rank %d's part does not follow rank %d's", r, r - 1);
+    }
+    CHECK(parts[p2p_rank] == mine, "the query of this rank is not its baseptr");
+    MPI_OK(MPI_Win_shared_query(win, MPI_PROC_NULL, &qsize, &qunit, &base));
+    CHECK(base == parts[0] && qsize == RMA_N * (MPI_Aint)sizeof(int),
+          "MPI_PROC_NULL's query is not rank 0's part");
+
+    /* Stores into this rank's part, loads of the previous rank's. */
+    MPI_OK(MPI_Win_lock_all(MPI_MODE_NOCHECK, win));
+    for (int i = 0; i < n; i++)
+        mine[i] = rma_init_value(p2p_rank, i);
+    MPI_OK(MPI_Win_sync(win));
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    MPI_OK(MPI_Win_sync(win));
+    for (int i = 0; i < RMA_N + PREV; i++) {
+        if (parts[PREV][i] != rma_init_value(PREV, i)) {
+            CHECK(0, "load of rank %d's [%d]: %d", PREV, i, parts[PREV][i]);
+            break;
+        }
+    }
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    MPI_OK(MPI_Win_unlock_all(win));
+
+    /* An accumulate into rank 0's part, read by every rank with a load. */
+    MPI_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
+    MPI_OK(MPI_Accumulate(&one, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, win));
+    MPI_OK(MPI_Win_unlock(0, win));
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    MPI_OK(MPI_Win_sync(win));
+    CHECK(parts[0][0] == rma_init_value(0, 0) + p2p_size, "accumulated: %d, expected %d",
+          parts[0][0], rma_init_value(0, 0) + p2p_size);
+
+    /* A put into the next rank's part, a get of it through the window, loads of it. */
+    MPI_OK(MPI_Win_fence(0, win));
+    MPI_OK(MPI_Put(&p2p_rank, 1, MPI_INT, NEXT, 1, 1, MPI_INT, win));
+    MPI_OK(MPI_Win_fence(0, win));
+    MPI_OK(MPI_Get(&got, 1, MPI_INT, NEXT, 1, 1, MPI_INT, win));
+    MPI_OK(MPI_Win_fence(0, win));
+    CHECK(mine[1] == PREV, "put into this rank's part: %d, expected %d", mine[1], PREV);
+    CHECK(parts[NEXT][1] == p2p_rank && got == p2p_rank, "next rank's part: load %d, get %d",
+          parts[NEXT][1], got);
+    MPI_OK(MPI_Win_free(&win));
+    free(parts);
+}
+
+/* alloc_shared_noncontig: every part starts on a page of its own; zero-sized parts, and
+ * MPI_PROC_NULL's query (the lowest rank with memory; section 11.2.3). */
+static void shared_noncontig(void)
+{
+    MPI_Aint want = p2p_rank % 2 ? 0 : 100, qsize = -1;
+    long page = sysconf(_SC_PAGESIZE);
+    char *mine = NULL, *part = NULL;
+    int qunit = 0;
+    MPI_Info info;
+    MPI_Win win;
+
+    MPI_OK(MPI_Info_create(&info));
+    MPI_OK(MPI_Info_set(info, "alloc_shared_noncontig", "true"));
+    MPI_OK(MPI_Win_allocate_shared(want, 1, info, MPI_COMM_WORLD, &mine, &win));
+    MPI_OK(MPI_Info_free(&info));
+    CHECK((mine != NULL) == (want > 0), "baseptr is %p for %td bytes", (void *)mine, want);
+    for (int r = 0; r < p2p_size; r++) {
+        MPI_OK(MPI_Win_shared_query(win, r, &qsize, &qunit, &part));
+        CHECK(qsize == (r % 2 ? 0 : 100) && qunit == 1, "rank %d: %td bytes, unit %d", r, qsize,
+              qunit);
+        CHECK(r % 2 || (uintptr_t)part % (uintptr_t)page == 0,
+              "rank %d's part %p is not on a page of its own", r, (void *)part);
+        CHECK(r % 2 == 0 || part == NULL, "rank %d's empty part is at %p, not NULL", r,
+              (void *)part);
+        CHECK(r != p2p_rank || part == mine, "the query of this rank is not its baseptr");
+        if (r % 2 == 0) {
+            MPI_OK(MPI_Win_lock_all(0, win));
+            if (r == p2p_rank)
+                memset(mine, 'a' + r, 100);
+            MPI_OK(MPI_Win_sync(win));
+            MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+            MPI_OK(MPI_Win_sync(win));
+            CHECK(part[0] == 'a' + r && part[99] == 'a' + r, "load of rank %d's part", r);
+            MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+            MPI_OK(MPI_Win_unlock_all(win));
+        }
+    }
+    MPI_OK(MPI_Win_shared_query(win, MPI_PROC_NULL, &qsize, &qunit, &part));
+    CHECK(qsize == 100, "MPI_PROC_NULL: %td bytes, expected rank 0's 100", qsize);
+    MPI_OK(MPI_Win_free(&win));
+
+    /* Every part empty: size 0 and an address. */
+    MPI_OK(MPI_Win_allocate_shared(0, 4, MPI_INFO_NULL, MPI_COMM_WORLD, &mine, &win));
+    MPI_OK(MPI_Win_shared_query(win, MPI_PROC_NULL, &qsize, &qunit, &part));
+    CHECK(qsize == 0 && part != NULL, "all empty: %td bytes at %p", qsize, (void *)part);
+    MPI_OK(MPI_Win_free(&win));
+}
+
+/* MPI_Win_shared_query on a window of another flavor: MPI_ERR_RMA_FLAVOR (MPI-3.1 section
+ * 11.2.3), and a rank out of range: MPI_ERR_RANK. */
+static void shared_errors(void)
+{
+    int *mem, unit, cls = 0, rc;
+    MPI_Aint size;
+    void *base;
+    MPI_Win win = rma_create_ints(&mem, RMA_N);
+
+    MPI_OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+    rc = MPI_Win_shared_query(win, 0, &size, &unit, &base);
+    MPI_Error_class(rc, &cls);
+    CHECK(rc != MPI_SUCCESS && cls == MPI_ERR_RMA_FLAVOR, "query of a created window: class %d",
+          cls);
+    rma_free(&win, mem);
+    MPI_OK(MPI_Win_allocate_shared(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem,
+                                   &win));
+    MPI_OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+    rc = MPI_Win_shared_query(win, p2p_size, &size, &unit, &base);
+    MPI_Error_class(rc, &cls);
+    CHECK(rc != MPI_SUCCESS && cls == MPI_ERR_RANK, "query of rank %d: class %d", p2p_size, cls);
+    MPI_OK(MPI_Win_free(&win));
+}
+
 /* clang-format off */
 static const p2p_test_t tests[] = {
     P2P_TEST(win_queries, 1),
@@ -759,8 +1010,13 @@ static const p2p_test_t tests[] = {
     P2P_TEST(win_errors, 1),
     P2P_TEST(win_errors_origin, 1),
     P2P_TEST(large, 1),
+    P2P_TEST(proc_null, 1),
+    P2P_TEST(accumulate_pairs, 1),
     P2P_TEST(many_windows, 1),
     P2P_TEST(split_window, 4),
+    P2P_TEST(shared_window, 1),
+    P2P_TEST(shared_noncontig, 1),
+    P2P_TEST(shared_errors, 1),
 };
 /* clang-format on */
 
