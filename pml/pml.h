@@ -109,6 +109,11 @@ struct crmpi_request_s {
     crmpi_request_t *next;      /* in the PML queue the request is on */
     crmpi_request_t *prev;      /* ditto */
     int queue;                  /* which PML queue (pml-private code), 0: none */
+    int cancel_state;           /* sends: where an MPI_Cancel stands (pml-private code) */
+    bool cancel_finished;       /* sends being cancelled: the data is out, only the answer
+                                   to the cancel is missing */
+    bool cancel_reopened;       /* sends: completed, then reopened by a cancel (done_fn has
+                                   run once and does not run again) */
 };
 
 /* A matched probe's message (MPI_Mprobe): the PML's unexpected fragment, opaque to mpi/. */
@@ -257,7 +262,10 @@ int crmpi_pml_imrecv(void *buf, size_t count, MPI_Datatype type, struct crmpi_me
 
 /**
  * Cancel: a receive not yet matched completes as cancelled (status._cancelled = 1); a
- * matched receive or any send completes normally (MPI-3.1 section 3.8.4 allows that).
+ * matched receive completes normally. A send whose message no receive, matched probe or
+ * checkpoint pull has taken yet completes as cancelled; otherwise it completes normally
+ * (MPI-3.1 section 3.8.4). The receiver decides (pml_ob1.h, CANCEL), so the send completes
+ * once the receiver's progress has answered: never later than a posted receive would.
  */
 int crmpi_pml_cancel(crmpi_request_t *req);
 

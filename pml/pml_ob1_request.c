@@ -117,11 +117,18 @@ void pml_ob1_request_release(crmpi_request_t *req)
 
 void pml_ob1_request_complete(crmpi_request_t *req)
 {
+    /* A send being cancelled completes when the receiver has said whether it dropped the
+     * message (CANCEL_REPLY), even once its data is out: only then is its status final,
+     * and until then it keeps its wire id and counts as active (the drain waits for it). */
+    if (req->kind == CRMPI_REQUEST_SEND && req->cancel_state != PML_OB1_CANCEL_NONE) {
+        req->cancel_finished = true;
+        return;
+    }
     if (req->kind == CRMPI_REQUEST_SEND)
         pml_ob1.active_sends--;
     req->complete = true;
     pml_ob1_request_wire_forget(req);
-    if (req->done_fn)
+    if (req->done_fn && !req->cancel_reopened)
         req->done_fn(req);
     if (req->free_when_complete)
         pml_ob1_request_release(req);
@@ -188,10 +195,48 @@ void crmpi_pml_request_set_complete(crmpi_request_t *req, int error)
     pml_ob1_request_complete(req);
 }
 
+/*
+ * Cancel a send (MPI-3.1 section 3.8.4): either it is not received (cancelled) or it
+ * completes normally, and waiting for it never depends on a receive being posted.
+ */
+static void pml_ob1_cancel_send(crmpi_request_t *req)
+{
+    if (req->status._cancelled || req->cancel_state != PML_OB1_CANCEL_NONE ||
+        req->peer == MPI_PROC_NULL || !req->comm)
+        return;
+    if (req->queue == PML_OB1_QUEUE_HELD) {
+        /* Held by a checkpoint before it was numbered or counted active: nothing of it
+         * exists elsewhere. */
+        pml_ob1_req_queue_remove(&pml_ob1.cr_held, req);
+        req->status._cancelled = 1;
+        pml_ob1.active_sends++; /* as if started: completion counts it down */
+        pml_ob1_request_complete(req);
+        return;
+    }
+    if (req->queue == PML_OB1_QUEUE_SEND_START) {
+        /* Numbered but not handed to the BTL: the CANCEL must not pass its message. */
+        req->cancel_state = PML_OB1_CANCEL_ASKED;
+        return;
+    }
+    if (req->complete) {
+        /* An eager send whose data is out: the receiver may still hold it unmatched. Active
+         * again until the answer (the drain waits for it); done_fn has run already. */
+        req->complete = false;
+        req->cancel_reopened = true;
+        req->cancel_finished = true;
+        pml_ob1.active_sends++;
+    }
+    pml_ob1_send_cancel(req);
+}
+
 int crmpi_pml_cancel(crmpi_request_t *req)
 {
     pml_ob1_comm_t *pcomm;
 
+    if (req->kind == CRMPI_REQUEST_SEND) {
+        pml_ob1_cancel_send(req);
+        return CRMPI_OK;
+    }
     /* Only a receive still waiting in a posted queue can be taken back; anything else has
      * a message committed to it and completes normally (MPI-3.1 section 3.8.4). */
     if (req->kind != CRMPI_REQUEST_RECV || req->complete || req->queue != PML_OB1_QUEUE_POSTED)

@@ -445,6 +445,49 @@ static void cancel_send_consistent(void)
     }
 }
 
+/*
+ * A send no receive has matched is cancelled, whatever its protocol: MPI_Wait returns
+ * although its receiver posts nothing (MPI-3.1 section 3.8.4: waiting for a cancelled
+ * communication is local), and MPI_Test_cancelled says so (the standard would also allow a
+ * normal completion, but that needs a receive; crmpi takes back any message its receiver
+ * holds unmatched). The receiver then gets the next message on that tag, not this one.
+ */
+static void cancel_unmatched_send(void)
+{
+    static const struct {
+        int len, synchronous;
+    } kinds[] = {{16, 0}, {100000, 0}, {16, 1}, {100000, 1}};
+    for (int k = 0; k < 4; k++) {
+        int len = kinds[k].len, cancelled = -1, out = 500 + k;
+        unsigned char *sbuf = p2p_malloc((size_t)len), *rbuf = p2p_malloc(100000);
+        MPI_Request sreq, rreq;
+        MPI_Status st;
+
+        p2p_fill(sbuf, (size_t)len, p2p_seed((uint32_t)p2p_rank, (uint32_t)k, 33));
+        if (kinds[k].synchronous)
+            MPI_OK(MPI_Issend(sbuf, len, MPI_BYTE, NEXT, TAG(0), MPI_COMM_WORLD, &sreq));
+        else
+            MPI_OK(MPI_Isend(sbuf, len, MPI_BYTE, NEXT, TAG(0), MPI_COMM_WORLD, &sreq));
+        MPI_OK(MPI_Cancel(&sreq));
+        MPI_OK(MPI_Wait(&sreq, &st));
+        MPI_OK(MPI_Test_cancelled(&st, &cancelled));
+        CHECK(cancelled == 1, "%s of %d bytes to rank %d, unmatched: not cancelled",
+              kinds[k].synchronous ? "MPI_Issend" : "MPI_Isend", len, NEXT);
+        /* Every rank has cancelled before any receive on TAG(0) is posted. */
+        p2p_handshake(NEXT, PREV, TAG(5));
+        MPI_OK(MPI_Irecv(rbuf, 100000, MPI_BYTE, PREV, TAG(0), MPI_COMM_WORLD, &rreq));
+        MPI_OK(MPI_Send(&out, 1, MPI_INT, NEXT, TAG(0), MPI_COMM_WORLD));
+        MPI_OK(MPI_Wait(&rreq, &st));
+        int marker = -99;
+        memcpy(&marker, rbuf, sizeof(int));
+        CHECK(p2p_count(&st, MPI_BYTE) == (int)sizeof(int) && marker == 500 + k,
+              "after a cancelled send of %d bytes: got %d bytes (%d), not the next message", len,
+              p2p_count(&st, MPI_BYTE), marker);
+        free(sbuf);
+        free(rbuf);
+    }
+}
+
 /* One subtest a line, as test_p2p.py reads them. */
 /* clang-format off */
 static const p2p_test_t tests[] = {
@@ -461,6 +504,7 @@ static const p2p_test_t tests[] = {
     P2P_TEST(cancel_completed_receive, 1),
     P2P_TEST(cancel_racing_receive, 1),
     P2P_TEST(cancel_send_consistent, 1),
+    P2P_TEST(cancel_unmatched_send, 1),
 };
 /* clang-format on */
 
