@@ -96,8 +96,27 @@ crmpi_request_t *pml_ob1_request_wire_find(uint64_t id, uint32_t peer_world,
     return slot->req;
 }
 
+void crmpi_pml_request_carry(crmpi_request_t *proxy, crmpi_request_t *carrier)
+{
+    proxy->carrier = carrier;
+    carrier->proxy = proxy;
+}
+
+/* The application is done with a buffered send's request: its carrier goes when complete. */
+static void pml_ob1_request_drop_carrier(crmpi_request_t *proxy)
+{
+    crmpi_request_t *carrier = proxy->carrier;
+
+    if (!carrier)
+        return;
+    proxy->carrier = NULL;
+    carrier->proxy = NULL;
+    crmpi_pml_request_free(carrier);
+}
+
 void pml_ob1_request_release(crmpi_request_t *req)
 {
+    pml_ob1_request_drop_carrier(req);
     pml_ob1_request_wire_forget(req);
     /* Recycled, never unmapped: a stale handle then fails the magic check (MPI_ERR_REQUEST)
      * instead of reading freed memory. */
@@ -130,8 +149,20 @@ void pml_ob1_request_complete(crmpi_request_t *req)
     pml_ob1_request_wire_forget(req);
     if (req->done_fn && !req->cancel_reopened)
         req->done_fn(req);
-    if (req->free_when_complete)
+    if (req->free_when_complete) {
         pml_ob1_request_release(req);
+        return;
+    }
+    if (req->proxy && !req->proxy->complete) {
+        /* The carrier of a buffered send whose request a cancel reopened: that request
+         * completes now, cancelled or not as its message. */
+        crmpi_request_t *proxy = req->proxy;
+
+        proxy->status._cancelled = req->status._cancelled;
+        proxy->complete = true;
+        if (proxy->free_when_complete)
+            pml_ob1_request_release(proxy);
+    }
 }
 
 void crmpi_pml_wait_turn(void)
@@ -160,6 +191,7 @@ int crmpi_pml_request_finish(crmpi_request_t *req, MPI_Status *status_out)
         *status_out = req->status;
     if (req->persistent) {
         req->active = false;
+        pml_ob1_request_drop_carrier(req); /* the next start ties another */
     } else {
         pml_ob1_request_release(req);
     }
@@ -201,6 +233,18 @@ void crmpi_pml_request_set_complete(crmpi_request_t *req, int error)
  */
 static void pml_ob1_cancel_send(crmpi_request_t *req)
 {
+    crmpi_request_t *carrier = req->carrier;
+
+    if (carrier) {
+        /* A buffered send's request: the message is its carrier's. The request is open
+         * again until the carrier completes (pml_ob1_request_complete). */
+        if (!req->complete || carrier->status._cancelled ||
+            carrier->cancel_state != PML_OB1_CANCEL_NONE)
+            return;
+        req->complete = false;
+        pml_ob1_cancel_send(carrier);
+        return;
+    }
     if (req->status._cancelled || req->cancel_state != PML_OB1_CANCEL_NONE ||
         req->peer == MPI_PROC_NULL || !req->comm)
         return;
