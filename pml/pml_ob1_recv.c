@@ -221,6 +221,7 @@ static pml_ob1_msg_t *pml_ob1_msg_copy(const pml_ob1_match_hdr_t *match, uint32_
     msg->pulled = NULL;
     msg->taker = NULL;
     msg->dropped = false;
+    msg->cancelled = false;
     memcpy(msg->data, data, nbytes);
     return msg;
 }
