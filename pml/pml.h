@@ -109,6 +109,14 @@ struct crmpi_request_s {
     crmpi_request_t *next;      /* in the PML queue the request is on */
     crmpi_request_t *prev;      /* ditto */
     int queue;                  /* which PML queue (pml-private code), 0: none */
+    int cancel_state;           /* sends: where an MPI_Cancel stands (pml-private code) */
+    bool cancel_finished;       /* sends being cancelled: the data is out, only the answer
+                                   to the cancel is missing */
+    bool cancel_reopened;       /* sends: completed, then reopened by a cancel (done_fn has
+                                   run once and does not run again) */
+    crmpi_request_t *carrier;   /* a buffered send's request: the send moving its message
+                                   (crmpi_pml_request_carry), NULL once released */
+    crmpi_request_t *proxy;     /* that send: the request it is tied to, or NULL */
 };
 
 /* A matched probe's message (MPI_Mprobe): the PML's unexpected fragment, opaque to mpi/. */
@@ -257,9 +265,21 @@ int crmpi_pml_imrecv(void *buf, size_t count, MPI_Datatype type, struct crmpi_me
 
 /**
  * Cancel: a receive not yet matched completes as cancelled (status._cancelled = 1); a
- * matched receive or any send completes normally (MPI-3.1 section 3.8.4 allows that).
+ * matched receive completes normally. A send whose message no receive, matched probe or
+ * checkpoint pull has taken yet completes as cancelled; otherwise it completes normally
+ * (MPI-3.1 section 3.8.4). The receiver decides (pml_ob1.h, CANCEL), so the send completes
+ * once the receiver's progress has answered: never later than a posted receive would.
  */
 int crmpi_pml_cancel(crmpi_request_t *req);
+
+/**
+ * Tie `carrier`, the PML send that moves a buffered message from the attached buffer, to
+ * `proxy`, the request MPI_Ibsend or MPI_Start of an MPI_Bsend_init request gives the
+ * application (complete at once: the message is buffered). A cancel of the proxy cancels
+ * the carrier, and the proxy completes again when the carrier has (cancelled or sent).
+ * The carrier is freed (when complete) once the proxy is finished, freed or started again.
+ */
+void crmpi_pml_request_carry(crmpi_request_t *proxy, crmpi_request_t *carrier);
 
 /**
  * Block until `req` is complete: loops of progress, dropping the library lock between two

@@ -22,7 +22,7 @@ static int pml_ob1_progress(void)
 {
     int events = crmpi_bml_progress();
 
-    if (pml_ob1.acks_head || pml_ob1.send_frags.head || pml_ob1.sends_waiting)
+    if (pml_ob1.ctl_head || pml_ob1.send_frags.head || pml_ob1.sends_waiting)
         events += pml_ob1_send_progress();
     return events;
 }
@@ -61,11 +61,13 @@ int crmpi_pml_init(char **unreach_msg_out)
     int rc;
 
     memset(&pml_ob1, 0, sizeof(pml_ob1));
-    pml_ob1.acks_tail = &pml_ob1.acks_head;
+    pml_ob1.ctl_tail = &pml_ob1.ctl_head;
     crmpi_btl_register_recv(PML_OB1_TAG_MATCH, pml_ob1_recv_cb_match);
     crmpi_btl_register_recv(PML_OB1_TAG_RNDV, pml_ob1_recv_cb_rndv);
     crmpi_btl_register_recv(PML_OB1_TAG_ACK, pml_ob1_recv_cb_ack);
     crmpi_btl_register_recv(PML_OB1_TAG_FRAG, pml_ob1_recv_cb_frag);
+    crmpi_btl_register_recv(PML_OB1_TAG_CANCEL, pml_ob1_recv_cb_cancel);
+    crmpi_btl_register_recv(PML_OB1_TAG_CANCEL_REPLY, pml_ob1_recv_cb_cancel_reply);
     crmpi_btl_register_place(PML_OB1_TAG_FRAG, sizeof(pml_ob1_frag_hdr_t), pml_ob1_recv_place_frag,
                              pml_ob1_recv_placed_frag);
 

@@ -13,6 +13,15 @@
  * The receiver sends ACK only when the RNDV matched a receive, so a synchronous send
  * completes exactly when its receive has matched (MPI-3.1 section 3.4).
  *
+ *   cancel of a send whose MATCH or RNDV has left (MPI_Cancel):
+ *       CANCEL{send_req, match}                         -->   unmatched: dropped
+ *                                                       <--   CANCEL_REPLY{send_req, cancelled}
+ *
+ * The receiver drops the message only while no receive, matched probe or checkpoint pull has
+ * taken it, so "cancelled" means that it will never be received and "not cancelled" that
+ * the send completes normally (MPI-3.1 section 3.8.4). A dropped message still counts as
+ * sent and arrived (it used its sequence number on both sides): the bookmarks stay equal.
+ *
  * Ordering: each sender numbers its MATCH and RNDV fragments per destination (all
  * communicators together); a receiver matches them strictly in that order, holding early
  * arrivals aside. Together with MPI's matching rules this gives non-overtaking per (source,
@@ -33,6 +42,8 @@ enum {
     PML_OB1_TAG_RNDV,
     PML_OB1_TAG_ACK,
     PML_OB1_TAG_FRAG,
+    PML_OB1_TAG_CANCEL,
+    PML_OB1_TAG_CANCEL_REPLY,
 };
 
 /* Matching part of MATCH and RNDV. */
@@ -60,6 +71,17 @@ typedef struct pml_ob1_frag_hdr {
     uint64_t offset;   /* position of this data in the message */
 } pml_ob1_frag_hdr_t;
 
+typedef struct pml_ob1_cancel_hdr {
+    uint64_t send_req;         /* the sender's request, echoed in CANCEL_REPLY */
+    pml_ob1_match_hdr_t match; /* the message: its context, source and seq find it */
+} pml_ob1_cancel_hdr_t;
+
+typedef struct pml_ob1_cancel_reply_hdr {
+    uint64_t send_req;  /* the sender's request */
+    uint32_t cancelled; /* 1: the message was dropped; 0: it is (or will be) received */
+    uint32_t pad;       /* zero */
+} pml_ob1_cancel_reply_hdr_t;
+
 /*
  * A message that arrived before its receive was posted (the unexpected queue), or that a
  * matched probe took out of matching (MPI_Message). For a rendezvous it holds the RNDV
@@ -80,6 +102,8 @@ struct crmpi_message_s {
                                      the pull receives (rndv still set), the message waits: */
     crmpi_request_t *taker;       /* the receive that took it meanwhile, or NULL */
     bool dropped;                 /* freed meanwhile (pml_ob1_msg_free): the pull frees it */
+    bool cancelled;               /* early arrival whose sender cancelled it: dropped when
+                                     its turn to match comes (its seq still counts) */
     char data[];                  /* the data that came with the header */
 };
 typedef struct crmpi_message_s pml_ob1_msg_t;
@@ -103,6 +127,14 @@ enum {
     PML_OB1_QUEUE_SEND_START, /* a send whose first fragment the BTL refused (busy) */
     PML_OB1_QUEUE_SEND_FRAGS, /* an acknowledged rendezvous with data left to push */
     PML_OB1_QUEUE_HELD,       /* a send posted while a checkpoint holds new sends */
+};
+
+/* Where the cancel of a send stands (crmpi_request_s.cancel_state). */
+enum {
+    PML_OB1_CANCEL_NONE = 0,
+    PML_OB1_CANCEL_ASKED,   /* asked while its first fragment waited for the BTL: CANCEL
+                               goes right after that fragment, never before it */
+    PML_OB1_CANCEL_WAITING, /* CANCEL sent: completion waits for CANCEL_REPLY */
 };
 
 /*
@@ -131,12 +163,19 @@ struct crmpi_pml_comm {
 };
 typedef struct crmpi_pml_comm pml_ob1_comm_t;
 
-/* An acknowledgement the BTL refused; sent again from progress. */
-typedef struct pml_ob1_pending_ack {
-    struct pml_ob1_pending_ack *next; /* FIFO */
+/* A control fragment (ACK, CANCEL, CANCEL_REPLY) the BTL refused; sent again from
+ * progress, in order. */
+typedef struct pml_ob1_pending_ctl {
+    struct pml_ob1_pending_ctl *next; /* FIFO */
     uint32_t peer_world;              /* destination */
-    pml_ob1_ack_hdr_t hdr;            /* the header to send */
-} pml_ob1_pending_ack_t;
+    uint8_t tag;                      /* its BTL tag */
+    size_t len;                       /* bytes of hdr */
+    union {
+        pml_ob1_ack_hdr_t ack;
+        pml_ob1_cancel_hdr_t cancel;
+        pml_ob1_cancel_reply_hdr_t reply;
+    } hdr; /* the header to send */
+} pml_ob1_pending_ctl_t;
 
 /* Per peer (rank in MPI_COMM_WORLD). */
 typedef struct pml_ob1_peer {
@@ -164,25 +203,25 @@ typedef struct pml_ob1_wire_slot {
 
 /* Process-wide state. */
 typedef struct pml_ob1_state {
-    pml_ob1_peer_t *peers;             /* per world rank */
-    uint32_t num_peers;                /* world size */
-    pml_ob1_comm_t **comms;            /* by context id; NULL where none */
-    uint32_t num_comms;                /* entries in comms */
-    pml_ob1_msg_queue_t orphans;       /* messages for contexts not created here yet */
-    pml_ob1_req_queue_t send_frags;    /* rendezvous sends with data left to push */
-    pml_ob1_pending_ack_t *acks_head;  /* acknowledgements waiting for the BTL */
-    pml_ob1_pending_ack_t **acks_tail; /* where the next one goes */
-    size_t sends_waiting;              /* requests on send_start queues */
-    size_t active_sends;               /* send requests not yet complete */
-    uint64_t post_counter;             /* posting order of receives */
-    uint64_t arrival_counter;          /* arrival order of unexpected messages */
-    crmpi_request_t *free_requests;    /* recycled requests */
-    pml_ob1_wire_slot_t *wire_slots;   /* requests the wire may name (pml_ob1_request.c) */
-    uint32_t num_wire_slots;           /* entries in wire_slots */
-    uint32_t free_wire_slot;           /* first free slot + 1, chained through `next_free` */
-    bool yield_when_idle;              /* more ranks than cores here: yield while waiting */
-    size_t rndv_recvs;                 /* matched rendezvous receives still getting data */
-    pml_ob1_msg_queue_t probed;        /* messages taken by matched probes, not received yet */
+    pml_ob1_peer_t *peers;            /* per world rank */
+    uint32_t num_peers;               /* world size */
+    pml_ob1_comm_t **comms;           /* by context id; NULL where none */
+    uint32_t num_comms;               /* entries in comms */
+    pml_ob1_msg_queue_t orphans;      /* messages for contexts not created here yet */
+    pml_ob1_req_queue_t send_frags;   /* rendezvous sends with data left to push */
+    pml_ob1_pending_ctl_t *ctl_head;  /* control fragments waiting for the BTL */
+    pml_ob1_pending_ctl_t **ctl_tail; /* where the next one goes */
+    size_t sends_waiting;             /* requests on send_start queues */
+    size_t active_sends;              /* send requests not yet complete */
+    uint64_t post_counter;            /* posting order of receives */
+    uint64_t arrival_counter;         /* arrival order of unexpected messages */
+    crmpi_request_t *free_requests;   /* recycled requests */
+    pml_ob1_wire_slot_t *wire_slots;  /* requests the wire may name (pml_ob1_request.c) */
+    uint32_t num_wire_slots;          /* entries in wire_slots */
+    uint32_t free_wire_slot;          /* first free slot + 1, chained through `next_free` */
+    bool yield_when_idle;             /* more ranks than cores here: yield while waiting */
+    size_t rndv_recvs;                /* matched rendezvous receives still getting data */
+    pml_ob1_msg_queue_t probed;       /* messages taken by matched probes, not received yet */
     /* Checkpoint (pml_ob1_cr.c) */
     bool cr_quiescing;             /* new sends are held; rendezvous arrivals are pulled */
     size_t cr_pulls;               /* pulls still receiving data */
@@ -231,6 +270,14 @@ int pml_ob1_send_start(crmpi_request_t *req);
 int pml_ob1_send_progress(void);
 /** Send (or queue) the ACK of a matched rendezvous. */
 void pml_ob1_send_ack(uint32_t peer_world, uint64_t send_req, uint64_t recv_req, uint64_t offset);
+/** Send (or queue) a control fragment, after every control fragment queued before it. */
+void pml_ob1_send_ctl(uint32_t peer_world, uint8_t tag, const void *hdr, size_t len);
+/** Ask the receiver of a send whose first fragment has left to drop it (CANCEL). */
+void pml_ob1_send_cancel(crmpi_request_t *req);
+void pml_ob1_recv_cb_cancel(crmpi_btl_module_t *module, uint32_t peer_rank, const void *data,
+                            size_t len);
+void pml_ob1_recv_cb_cancel_reply(crmpi_btl_module_t *module, uint32_t peer_rank, const void *data,
+                                  size_t len);
 
 /* Receives (pml_ob1_recv.c) */
 int pml_ob1_recv_start(crmpi_request_t *req);

@@ -99,7 +99,7 @@ void crmpi_pml_cr_bookmark(uint32_t peer, uint32_t *sent_out, uint32_t *arrived_
 
 bool crmpi_pml_cr_quiet(void)
 {
-    return pml_ob1.active_sends == 0 && pml_ob1.rndv_recvs == 0 && !pml_ob1.acks_head &&
+    return pml_ob1.active_sends == 0 && pml_ob1.rndv_recvs == 0 && !pml_ob1.ctl_head &&
            !pml_ob1.send_frags.head && pml_ob1.sends_waiting == 0;
 }
 

@@ -221,6 +221,7 @@ static pml_ob1_msg_t *pml_ob1_msg_copy(const pml_ob1_match_hdr_t *match, uint32_
     msg->pulled = NULL;
     msg->taker = NULL;
     msg->dropped = false;
+    msg->cancelled = false;
     memcpy(msg->data, data, nbytes);
     return msg;
 }
@@ -293,11 +294,72 @@ static void pml_ob1_recv_arrival(uint32_t src_world, const pml_ob1_match_hdr_t *
         pml_ob1_msg_t *msg = peer->early;
 
         peer->early = msg->next;
-        pml_ob1_recv_match(&msg->match, msg->src_world, msg->rndv, msg->msg_len, msg->send_req,
-                           msg->data, msg->data_len);
+        /* A cancelled one uses its turn, unmatched: it arrived, for the bookmarks. */
+        if (!msg->cancelled)
+            pml_ob1_recv_match(&msg->match, msg->src_world, msg->rndv, msg->msg_len, msg->send_req,
+                               msg->data, msg->data_len);
         free(msg); /* an early arrival is never pulled: it has not reached matching */
         peer->recv_seq++;
     }
+}
+
+/*
+ * Drop the message `match` names from `src_world` if nothing has taken it: still early,
+ * or waiting in an unexpected or orphan queue without a pull. @return whether it was.
+ */
+static bool pml_ob1_recv_cancel_message(uint32_t src_world, const pml_ob1_match_hdr_t *match)
+{
+    pml_ob1_peer_t *peer = &pml_ob1.peers[src_world];
+    pml_ob1_comm_t *pcomm = match->ctx < pml_ob1.num_comms ? pml_ob1.comms[match->ctx] : NULL;
+    pml_ob1_msg_queue_t *queue;
+
+    if ((int32_t)(match->seq - peer->recv_seq) >= 0) {
+        /* Not matched yet: it waits among the early arrivals (the BTL delivered it before
+         * the CANCEL), and its turn must still come for later ones to match. */
+        for (pml_ob1_msg_t *msg = peer->early; msg; msg = msg->next) {
+            if (msg->match.seq == match->seq && !msg->cancelled) {
+                msg->cancelled = true;
+                return true;
+            }
+        }
+        return false;
+    }
+    if (pcomm)
+        queue = match->src >= 0 && match->src < pcomm->size ? &pcomm->unexpected[match->src] : NULL;
+    else
+        queue = &pml_ob1.orphans;
+    for (pml_ob1_msg_t *msg = queue ? queue->head : NULL; msg; msg = msg->next) {
+        if (msg->src_world != src_world || msg->match.seq != match->seq ||
+            msg->match.ctx != match->ctx)
+            continue;
+        /* Pulled for a checkpoint: its sender has been acknowledged and completes. */
+        if (msg->pulled)
+            return false;
+        if (pcomm)
+            pml_ob1_unexpected_remove(pcomm, msg);
+        else
+            pml_ob1_msg_queue_remove(queue, msg);
+        pml_ob1_msg_free(msg);
+        return true;
+    }
+    /* Matched (a receive or a matched probe has it): the send completes normally. */
+    return false;
+}
+
+void pml_ob1_recv_cb_cancel(crmpi_btl_module_t *module, uint32_t peer_rank, const void *data,
+                            size_t len)
+{
+    pml_ob1_cancel_hdr_t cancel;
+    pml_ob1_cancel_reply_hdr_t reply = {0};
+
+    if (len < sizeof(cancel)) {
+        crmpi_log_error("pml: short CANCEL (%zu bytes) from rank %u; ignored", len, peer_rank);
+        return;
+    }
+    memcpy(&cancel, data, sizeof(cancel));
+    reply.send_req = cancel.send_req;
+    reply.cancelled = pml_ob1_recv_cancel_message(peer_rank, &cancel.match);
+    pml_ob1_send_ctl(peer_rank, PML_OB1_TAG_CANCEL_REPLY, &reply, sizeof(reply));
 }
 
 void pml_ob1_recv_cb_match(crmpi_btl_module_t *module, uint32_t peer_rank, const void *data,

@@ -96,8 +96,27 @@ crmpi_request_t *pml_ob1_request_wire_find(uint64_t id, uint32_t peer_world,
     return slot->req;
 }
 
+void crmpi_pml_request_carry(crmpi_request_t *proxy, crmpi_request_t *carrier)
+{
+    proxy->carrier = carrier;
+    carrier->proxy = proxy;
+}
+
+/* The application is done with a buffered send's request: its carrier goes when complete. */
+static void pml_ob1_request_drop_carrier(crmpi_request_t *proxy)
+{
+    crmpi_request_t *carrier = proxy->carrier;
+
+    if (!carrier)
+        return;
+    proxy->carrier = NULL;
+    carrier->proxy = NULL;
+    crmpi_pml_request_free(carrier);
+}
+
 void pml_ob1_request_release(crmpi_request_t *req)
 {
+    pml_ob1_request_drop_carrier(req);
     pml_ob1_request_wire_forget(req);
     /* Recycled, never unmapped: a stale handle then fails the magic check (MPI_ERR_REQUEST)
      * instead of reading freed memory. */
@@ -117,14 +136,33 @@ void pml_ob1_request_release(crmpi_request_t *req)
 
 void pml_ob1_request_complete(crmpi_request_t *req)
 {
+    /* A send being cancelled completes when the receiver has said whether it dropped the
+     * message (CANCEL_REPLY), even once its data is out: only then is its status final,
+     * and until then it keeps its wire id and counts as active (the drain waits for it). */
+    if (req->kind == CRMPI_REQUEST_SEND && req->cancel_state != PML_OB1_CANCEL_NONE) {
+        req->cancel_finished = true;
+        return;
+    }
     if (req->kind == CRMPI_REQUEST_SEND)
         pml_ob1.active_sends--;
     req->complete = true;
     pml_ob1_request_wire_forget(req);
-    if (req->done_fn)
+    if (req->done_fn && !req->cancel_reopened)
         req->done_fn(req);
-    if (req->free_when_complete)
+    if (req->free_when_complete) {
         pml_ob1_request_release(req);
+        return;
+    }
+    if (req->proxy && !req->proxy->complete) {
+        /* The carrier of a buffered send whose request a cancel reopened: that request
+         * completes now, cancelled or not as its message. */
+        crmpi_request_t *proxy = req->proxy;
+
+        proxy->status._cancelled = req->status._cancelled;
+        proxy->complete = true;
+        if (proxy->free_when_complete)
+            pml_ob1_request_release(proxy);
+    }
 }
 
 void crmpi_pml_wait_turn(void)
@@ -153,6 +191,7 @@ int crmpi_pml_request_finish(crmpi_request_t *req, MPI_Status *status_out)
         *status_out = req->status;
     if (req->persistent) {
         req->active = false;
+        pml_ob1_request_drop_carrier(req); /* the next start ties another */
     } else {
         pml_ob1_request_release(req);
     }
@@ -188,10 +227,60 @@ void crmpi_pml_request_set_complete(crmpi_request_t *req, int error)
     pml_ob1_request_complete(req);
 }
 
+/*
+ * Cancel a send (MPI-3.1 section 3.8.4): either it is not received (cancelled) or it
+ * completes normally, and waiting for it never depends on a receive being posted.
+ */
+static void pml_ob1_cancel_send(crmpi_request_t *req)
+{
+    crmpi_request_t *carrier = req->carrier;
+
+    if (carrier) {
+        /* A buffered send's request: the message is its carrier's. The request is open
+         * again until the carrier completes (pml_ob1_request_complete). */
+        if (!req->complete || carrier->status._cancelled ||
+            carrier->cancel_state != PML_OB1_CANCEL_NONE)
+            return;
+        req->complete = false;
+        pml_ob1_cancel_send(carrier);
+        return;
+    }
+    if (req->status._cancelled || req->cancel_state != PML_OB1_CANCEL_NONE ||
+        req->peer == MPI_PROC_NULL || !req->comm)
+        return;
+    if (req->queue == PML_OB1_QUEUE_HELD) {
+        /* Held by a checkpoint before it was numbered or counted active: nothing of it
+         * exists elsewhere. */
+        pml_ob1_req_queue_remove(&pml_ob1.cr_held, req);
+        req->status._cancelled = 1;
+        pml_ob1.active_sends++; /* as if started: completion counts it down */
+        pml_ob1_request_complete(req);
+        return;
+    }
+    if (req->queue == PML_OB1_QUEUE_SEND_START) {
+        /* Numbered but not handed to the BTL: the CANCEL must not pass its message. */
+        req->cancel_state = PML_OB1_CANCEL_ASKED;
+        return;
+    }
+    if (req->complete) {
+        /* An eager send whose data is out: the receiver may still hold it unmatched. Active
+         * again until the answer (the drain waits for it); done_fn has run already. */
+        req->complete = false;
+        req->cancel_reopened = true;
+        req->cancel_finished = true;
+        pml_ob1.active_sends++;
+    }
+    pml_ob1_send_cancel(req);
+}
+
 int crmpi_pml_cancel(crmpi_request_t *req)
 {
     pml_ob1_comm_t *pcomm;
 
+    if (req->kind == CRMPI_REQUEST_SEND) {
+        pml_ob1_cancel_send(req);
+        return CRMPI_OK;
+    }
     /* Only a receive still waiting in a posted queue can be taken back; anything else has
      * a message committed to it and completes normally (MPI-3.1 section 3.8.4). */
     if (req->kind != CRMPI_REQUEST_RECV || req->complete || req->queue != PML_OB1_QUEUE_POSTED)

@@ -11,10 +11,12 @@
 #include "log.h"
 #include "pml_ob1.h"
 
-/* A BTL error other than "busy": the peer is gone; the request ends with an error. */
+/* A BTL error other than "busy": the peer is gone; the request ends with an error (and
+ * no CANCEL_REPLY is waited for: none may come). */
 static void pml_ob1_send_fail(crmpi_request_t *req)
 {
     req->status.MPI_ERROR = MPI_ERR_OTHER;
+    req->cancel_state = PML_OB1_CANCEL_NONE;
     pml_ob1_request_complete(req);
 }
 
@@ -85,6 +87,7 @@ int pml_ob1_send_start(crmpi_request_t *req)
     req->bytes_done = 0;
     req->remote_req = 0; /* a persistent send's last receiver is not this one's */
     req->status.MPI_ERROR = MPI_SUCCESS;
+    req->cancel_finished = req->cancel_reopened = false; /* nor its last cancel */
     /* Numbered now, in the order the application posted its sends: that is the order the
      * receiver matches them in. */
     req->seq = peer->send_seq++;
@@ -171,40 +174,99 @@ void pml_ob1_recv_cb_ack(crmpi_btl_module_t *module, uint32_t peer_rank, const v
     pml_ob1_send_frags(req);
 }
 
-void pml_ob1_send_ack(uint32_t peer_world, uint64_t send_req, uint64_t recv_req, uint64_t offset)
+void pml_ob1_send_ctl(uint32_t peer_world, uint8_t tag, const void *hdr, size_t len)
 {
-    pml_ob1_ack_hdr_t hdr = {.send_req = send_req, .recv_req = recv_req, .offset = offset};
-    pml_ob1_pending_ack_t *pending;
+    pml_ob1_pending_ctl_t *pending;
 
-    if (!pml_ob1.acks_head && pml_ob1_btl_send(peer_world, PML_OB1_TAG_ACK, &hdr, sizeof(hdr), NULL,
-                                               0) != CRMPI_ERR_RESOURCE_BUSY)
+    if (!pml_ob1.ctl_head &&
+        pml_ob1_btl_send(peer_world, tag, hdr, len, NULL, 0) != CRMPI_ERR_RESOURCE_BUSY)
         return;
     pending = malloc(sizeof(*pending));
-    if (!pending) {
-        /* Without the ACK the sender would wait forever: nothing sensible is left. */
-        crmpi_log_error("pml: out of memory queueing an ACK to rank %u", peer_world);
+    if (!pending || len > sizeof(pending->hdr)) {
+        /* Without it the peer would wait forever (for an ACK or a CANCEL_REPLY): nothing
+         * sensible is left. */
+        crmpi_log_error("pml: out of memory queueing a control fragment to rank %u", peer_world);
         abort();
     }
     pending->next = NULL;
     pending->peer_world = peer_world;
-    pending->hdr = hdr;
-    *pml_ob1.acks_tail = pending;
-    pml_ob1.acks_tail = &pending->next;
+    pending->tag = tag;
+    pending->len = len;
+    memcpy(&pending->hdr, hdr, len);
+    *pml_ob1.ctl_tail = pending;
+    pml_ob1.ctl_tail = &pending->next;
+}
+
+void pml_ob1_send_ack(uint32_t peer_world, uint64_t send_req, uint64_t recv_req, uint64_t offset)
+{
+    pml_ob1_ack_hdr_t hdr = {.send_req = send_req, .recv_req = recv_req, .offset = offset};
+
+    pml_ob1_send_ctl(peer_world, PML_OB1_TAG_ACK, &hdr, sizeof(hdr));
+}
+
+void pml_ob1_send_cancel(crmpi_request_t *req)
+{
+    pml_ob1_cancel_hdr_t hdr = {
+        .send_req = pml_ob1_request_wire_name(req, req->peer_world),
+        .match = {.ctx = req->comm->ctx, .src = req->comm->rank, .tag = req->tag, .seq = req->seq},
+    };
+
+    if (!hdr.send_req) {
+        /* No id for the reply (out of memory): the cancel fails, the send completes. */
+        req->cancel_state = PML_OB1_CANCEL_NONE;
+        if (req->cancel_finished)
+            pml_ob1_request_complete(req);
+        return;
+    }
+    req->cancel_state = PML_OB1_CANCEL_WAITING;
+    /* Queued behind earlier control fragments, and the BTL delivers in order: the CANCEL
+     * reaches the peer after the message it names. */
+    pml_ob1_send_ctl(req->peer_world, PML_OB1_TAG_CANCEL, &hdr, sizeof(hdr));
+}
+
+void pml_ob1_recv_cb_cancel_reply(crmpi_btl_module_t *module, uint32_t peer_rank, const void *data,
+                                  size_t len)
+{
+    pml_ob1_cancel_reply_hdr_t reply;
+    crmpi_request_t *req;
+
+    if (len < sizeof(reply)) {
+        crmpi_log_error("pml: short CANCEL_REPLY (%zu bytes) from rank %u; ignored", len,
+                        peer_rank);
+        return;
+    }
+    memcpy(&reply, data, sizeof(reply));
+    req = pml_ob1_request_wire_find(reply.send_req, peer_rank, CRMPI_REQUEST_SEND);
+    if (!req || req->cancel_state != PML_OB1_CANCEL_WAITING) {
+        crmpi_log_error("pml: CANCEL_REPLY from rank %u names no send being cancelled; ignored",
+                        peer_rank);
+        return;
+    }
+    req->cancel_state = PML_OB1_CANCEL_NONE;
+    if (reply.cancelled) {
+        /* The receiver dropped it unmatched: no ACK came or will come for a rendezvous. */
+        req->status._cancelled = 1;
+        req->cancel_finished = true;
+    }
+    /* Not cancelled: the send completes normally, now if its data is all out, else when
+     * the receiver's ACK has let the rest go. */
+    if (req->cancel_finished)
+        pml_ob1_request_complete(req);
 }
 
 int pml_ob1_send_progress(void)
 {
     int events = 0;
 
-    while (pml_ob1.acks_head) {
-        pml_ob1_pending_ack_t *pending = pml_ob1.acks_head;
+    while (pml_ob1.ctl_head) {
+        pml_ob1_pending_ctl_t *pending = pml_ob1.ctl_head;
 
-        if (pml_ob1_btl_send(pending->peer_world, PML_OB1_TAG_ACK, &pending->hdr,
-                             sizeof(pending->hdr), NULL, 0) == CRMPI_ERR_RESOURCE_BUSY)
+        if (pml_ob1_btl_send(pending->peer_world, pending->tag, &pending->hdr, pending->len, NULL,
+                             0) == CRMPI_ERR_RESOURCE_BUSY)
             break;
-        pml_ob1.acks_head = pending->next;
-        if (!pml_ob1.acks_head)
-            pml_ob1.acks_tail = &pml_ob1.acks_head;
+        pml_ob1.ctl_head = pending->next;
+        if (!pml_ob1.ctl_head)
+            pml_ob1.ctl_tail = &pml_ob1.ctl_head;
         free(pending);
         events++;
     }
@@ -224,8 +286,11 @@ int pml_ob1_send_progress(void)
             crmpi_request_t *next = req->next;
             int rc;
 
+            bool cancel_asked = req->cancel_state == PML_OB1_CANCEL_ASKED;
+
             /* Unlinked first: send_first may complete an eager request, and a request freed
-             * at completion (a buffered send's) is gone when it returns. */
+             * at completion (a buffered send's) is gone when it returns. One whose cancel
+             * was asked is not completed (cancel_state defers it) until CANCEL_REPLY. */
             req->queue = PML_OB1_QUEUE_NONE;
             rc = pml_ob1_send_first(req);
             if (rc == CRMPI_ERR_RESOURCE_BUSY) {
@@ -241,6 +306,8 @@ int pml_ob1_send_progress(void)
             events++;
             if (rc != CRMPI_OK)
                 pml_ob1_send_fail(req);
+            else if (cancel_asked)
+                pml_ob1_send_cancel(req);
         }
     }
     return events;

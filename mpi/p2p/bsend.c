@@ -164,7 +164,7 @@ CRMPI_P2P_COLD static int bsend_raise_no_room(MPI_Comm comm, size_t nbytes, cons
 }
 
 int crmpi_p2p_bsend_start(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
-                          MPI_Comm comm, const char *func_name)
+                          MPI_Comm comm, crmpi_request_t *proxy, const char *func_name)
 {
     size_t nbytes = (size_t)count * type->size;
     crmpi_convertor_t conv;
@@ -201,6 +201,11 @@ int crmpi_p2p_bsend_start(const void *buf, MPI_Count count, MPI_Datatype type, i
     } else {
         req->done_fn = bsend_block_done;
         req->done_arg = data;
+    }
+    if (proxy) {
+        /* The proxy frees it (at once, or at completion) when the application is done. */
+        crmpi_pml_request_carry(proxy, req);
+        return MPI_SUCCESS;
     }
     /* Nobody waits for it: the PML frees it at completion (or now, if complete). */
     crmpi_pml_request_free(req);
@@ -292,7 +297,7 @@ static int bsend_body(const void *buf, MPI_Count count, MPI_Datatype datatype, i
             func_name,
             &(crmpi_p2p_args_t){CRMPI_P2P_ARGS_SEND, "", buf, count, datatype, dest, tag, comm});
     }
-    rc = crmpi_p2p_bsend_start(buf, count, datatype, dest, tag, comm, func_name);
+    rc = crmpi_p2p_bsend_start(buf, count, datatype, dest, tag, comm, NULL, func_name);
     if (rc != MPI_SUCCESS) {
         return rc;
     }
@@ -323,17 +328,19 @@ static int ibsend_body(const void *buf, MPI_Count count, MPI_Datatype datatype, 
             return crmpi_p2p_raise_arg(comm, func_name, "request is NULL");
         }
     }
-    rc = crmpi_p2p_bsend_start(buf, count, datatype, dest, tag, comm, func_name);
-    if (rc != MPI_SUCCESS) {
-        return rc;
-    }
+    /* The request first, so that the message's send can be tied to it (for MPI_Cancel). */
     rc = crmpi_pml_isend(NULL, 0, MPI_BYTE, MPI_PROC_NULL, tag, CRMPI_PML_SEND_BUFFERED, comm->pml,
                          &req);
     if (rc != CRMPI_OK) {
         return crmpi_p2p_raise_pml(comm, rc, func_name,
-                                   "the message to rank %d is buffered, but its request cannot be "
-                                   "made",
-                                   dest);
+                                   "cannot make the request of a message to rank %d", dest);
+    }
+    rc = crmpi_p2p_bsend_start(buf, count, datatype, dest, tag, comm, req, func_name);
+    if (rc != MPI_SUCCESS) {
+        crmpi_lock();
+        crmpi_pml_request_free(req);
+        crmpi_unlock();
+        return rc;
     }
     *request = req;
     crmpi_unlock();
@@ -395,7 +402,7 @@ int crmpi_p2p_bsend_init_start(crmpi_request_t *req, const char *func_name)
     int rc;
 
     rc = crmpi_p2p_bsend_start(args->buf, args->count, args->type, args->dest, args->tag,
-                               args->comm, func_name);
+                               args->comm, req, func_name);
     if (rc != MPI_SUCCESS) {
         return rc;
     }

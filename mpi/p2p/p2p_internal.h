@@ -402,12 +402,14 @@ static inline void crmpi_p2p_wait_turn(void)
  * The buffered send of MPI_Bsend, MPI_Ibsend and a started MPI_Bsend_init (MPI-3.1 section
  * 3.6): pack the message into a block of the attached buffer and send it from there, the
  * block going back to the buffer when the PML has sent it. The caller's buffer is free again
- * at return. Arguments were checked.
+ * at return. Arguments were checked. With `proxy`, the application's request of an
+ * MPI_Ibsend or MPI_Bsend_init, the PML's send is tied to it (crmpi_pml_request_carry), so
+ * that MPI_Cancel of the proxy reaches the message.
  * @return MPI_SUCCESS with the lock held, or the raised error (MPI_ERR_BUFFER when no buffer
  *         is attached or it has no room) with the lock released
  */
 int crmpi_p2p_bsend_start(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
-                          MPI_Comm comm, const char *func_name);
+                          MPI_Comm comm, crmpi_request_t *proxy, const char *func_name);
 
 /** Marks a request made by MPI_Bsend_init (its done_fn); does nothing when called. */
 void crmpi_p2p_bsend_init_done(crmpi_request_t *req);

@@ -1,10 +1,10 @@
 /*
  * test_pml_match.c: MPI matching in the ob1 PML, driven through pml.h in a singleton (one
  * rank, the self BTL): sequence order, posted-versus-unexpected, wildcards and their
- * posting order, tags the library reserves, truncation, probes and matched probes, cancel,
- * synchronous sends, persistent requests, messages for a communicator created later, the
- * ranks of an intercommunicator, and the live requests of a communicator that
- * MPI_Comm_free waits for.
+ * posting order, tags the library reserves, truncation, probes and matched probes, cancel
+ * (of receives, of sends, of an early arrival), synchronous sends, persistent requests,
+ * messages for a communicator created later, the ranks of an intercommunicator, and the
+ * live requests of a communicator that MPI_Comm_free waits for.
  *
  * MPI_Init brings the PML up; the tests use communicators of their own, made with
  * crmpi_pml_add_comm, as the MPI layer makes its own. The PML runs with the library lock
@@ -251,6 +251,68 @@ static void test_cancel(void **state)
     assert_int_equal(got, 1);
 }
 
+/* A send is cancelled while its message waits unmatched at the receiver, eager or not,
+ * and completes normally once a receive has matched it (MPI-3.1 section 3.8.4). */
+static void test_cancel_send(void **state)
+{
+    static const crmpi_pml_send_mode_t modes[] = {CRMPI_PML_SEND_STANDARD,
+                                                  CRMPI_PML_SEND_SYNCHRONOUS};
+    int got = -1, flag = 1;
+    MPI_Status status;
+
+    (void)state;
+    for (int m = 0; m < 2; m++) {
+        crmpi_request_t *send = isend_int(40 + m, 79, modes[m]);
+
+        crmpi_pml_cancel(send);
+        status = wait_finish(send);
+        assert_int_equal(status._cancelled, 1);
+        crmpi_pml_iprobe(0, 79, pml_comm, &flag, NULL);
+        assert_false(flag); /* dropped: nothing left to receive */
+    }
+    crmpi_request_t *recv = irecv_int(&got, 0, 80);
+    crmpi_request_t *send = isend_int(42, 80, CRMPI_PML_SEND_SYNCHRONOUS);
+
+    crmpi_pml_cancel(send);
+    status = wait_finish(send);
+    assert_int_equal(status._cancelled, 0);
+    wait_finish(recv);
+    assert_int_equal(got, 42);
+}
+
+/* A cancelled message that arrived ahead of its turn is dropped when its turn comes; it
+ * still counts as arrived, as its sender counts it as sent (the checkpoint's bookmarks). */
+static void test_cancel_early_arrival(void **state)
+{
+    pml_ob1_match_hdr_t first = {.ctx = 5, .src = 0, .tag = 81, .seq = 0};
+    pml_ob1_match_hdr_t early = {.ctx = 5, .src = 0, .tag = 82, .seq = 1};
+    pml_ob1_cancel_hdr_t cancel = {.send_req = 0, .match = early};
+    char frag[sizeof(pml_ob1_match_hdr_t) + sizeof(int)];
+    int value = 7, got = -1, flag = 1;
+    uint32_t sent, arrived;
+
+    (void)state;
+    /* Numbers from 0 again (nothing is in flight), as after a restart: the two messages
+     * below come from a made-up sender, which is this rank. */
+    assert_int_equal(crmpi_pml_cr_reset_sequences(), CRMPI_OK);
+    memcpy(frag, &early, sizeof(early));
+    memcpy(frag + sizeof(early), &value, sizeof(value));
+    crmpi_btl_recv_table[PML_OB1_TAG_MATCH](NULL, 0, frag, sizeof(frag));
+    crmpi_btl_recv_table[PML_OB1_TAG_CANCEL](NULL, 0, &cancel, sizeof(cancel));
+    memcpy(frag, &first, sizeof(first));
+    crmpi_btl_recv_table[PML_OB1_TAG_MATCH](NULL, 0, frag, sizeof(frag));
+    crmpi_pml_cr_bookmark(0, &sent, &arrived);
+    assert_int_equal(arrived, 2);
+    crmpi_pml_iprobe(0, 82, pml_comm, &flag, NULL);
+    assert_false(flag);
+    wait_finish(irecv_int(&got, 0, 81));
+    assert_int_equal(got, 7);
+    for (int i = 0; i < 100; i++)
+        crmpi_progress(); /* the CANCEL_REPLY, to no request of this rank, is dropped */
+    /* Nothing is left out of order, and this rank's own numbering agrees again. */
+    assert_int_equal(crmpi_pml_cr_reset_sequences(), CRMPI_OK);
+}
+
 /* A synchronous send does not complete before its receive is posted, even when small. */
 static void test_synchronous_send(void **state)
 {
@@ -471,6 +533,8 @@ int main(void)
         cmocka_unit_test(test_truncation),
         cmocka_unit_test(test_probe_and_matched_probe),
         cmocka_unit_test(test_cancel),
+        cmocka_unit_test(test_cancel_send),
+        cmocka_unit_test(test_cancel_early_arrival),
         cmocka_unit_test(test_synchronous_send),
         cmocka_unit_test(test_forged_fragments),
         cmocka_unit_test(test_persistent),

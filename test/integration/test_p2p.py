@@ -43,6 +43,12 @@ OPENMPI_KNOWN_BUGS = {
             "a restarted MPI_Bsend_init request resends the first start's data "
             "(open-mpi/ompi#12797, fixed after 4.1.4; v4.1.x backport open-mpi/ompi#14366)",
     },
+    "requests": {
+        "cancel_unmatched_send":
+            "Open MPI's ob1 does not cancel sends: an eager one completes normally, and the "
+            "wait for a cancelled rendezvous or synchronous send hangs until a receive is "
+            "posted (MPI-3.1 section 3.8.4 makes that wait local)",
+    },
 }
 
 

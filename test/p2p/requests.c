@@ -2,7 +2,8 @@
  * requests.c: many outstanding requests and every completion call (MPI-3.1 section 3.7):
  * 1000 MPI_Isend and 1000 MPI_Irecv per pair completed by MPI_Waitall, MPI_Waitany,
  * MPI_Waitsome, MPI_Testall, MPI_Testany and MPI_Testsome loops; MPI_Request_get_status;
- * null requests; MPI_Cancel (section 3.8.4) of unmatched and matched receives and of sends.
+ * null requests; MPI_Cancel (section 3.8.4) of unmatched and matched receives and of sends
+ * of every mode.
  *
  * Every rank sends to NEXT and receives from PREV (itself with one rank).
  *   mpicc -O2 requests.c -o requests && mpirun -np 3 ./requests
@@ -445,6 +446,63 @@ static void cancel_send_consistent(void)
     }
 }
 
+/*
+ * A send no receive has matched is cancelled, whatever its mode and protocol: MPI_Wait
+ * returns although its receiver posts nothing (MPI-3.1 section 3.8.4: waiting for a
+ * cancelled communication is local), and MPI_Test_cancelled says so (the standard would
+ * also allow a normal completion, but that needs a receive; crmpi takes back any message
+ * its receiver holds unmatched, buffered ones too). The receiver then gets the next
+ * message on that tag, not this one.
+ */
+static void cancel_unmatched_send(void)
+{
+    static const char *const modes[] = {"MPI_Isend", "MPI_Issend", "MPI_Ibsend", "MPI_Bsend_init"};
+    int attached_size = 2 * (100000 + MPI_BSEND_OVERHEAD), detached_size;
+    void *attached = p2p_malloc((size_t)attached_size), *detached;
+
+    MPI_OK(MPI_Buffer_attach(attached, attached_size));
+    for (int k = 0; k < 8; k++) {
+        int len = k % 2 ? 100000 : 16, mode = k / 2, cancelled = -1, out = 500 + k;
+        unsigned char *sbuf = p2p_malloc((size_t)len), *rbuf = p2p_malloc(100000);
+        MPI_Request sreq, rreq;
+        MPI_Status st;
+
+        p2p_fill(sbuf, (size_t)len, p2p_seed((uint32_t)p2p_rank, (uint32_t)k, 33));
+        if (mode == 0)
+            MPI_OK(MPI_Isend(sbuf, len, MPI_BYTE, NEXT, TAG(0), MPI_COMM_WORLD, &sreq));
+        else if (mode == 1)
+            MPI_OK(MPI_Issend(sbuf, len, MPI_BYTE, NEXT, TAG(0), MPI_COMM_WORLD, &sreq));
+        else if (mode == 2)
+            MPI_OK(MPI_Ibsend(sbuf, len, MPI_BYTE, NEXT, TAG(0), MPI_COMM_WORLD, &sreq));
+        else
+            MPI_OK(MPI_Bsend_init(sbuf, len, MPI_BYTE, NEXT, TAG(0), MPI_COMM_WORLD, &sreq));
+        if (mode == 3)
+            MPI_OK(MPI_Start(&sreq));
+        MPI_OK(MPI_Cancel(&sreq));
+        MPI_OK(MPI_Wait(&sreq, &st));
+        MPI_OK(MPI_Test_cancelled(&st, &cancelled));
+        CHECK(cancelled == 1, "%s of %d bytes to rank %d, unmatched: not cancelled", modes[mode],
+              len, NEXT);
+        if (mode == 3)
+            MPI_OK(MPI_Request_free(&sreq));
+        /* Every rank has cancelled before any receive on TAG(0) is posted. */
+        p2p_handshake(NEXT, PREV, TAG(5));
+        MPI_OK(MPI_Irecv(rbuf, 100000, MPI_BYTE, PREV, TAG(0), MPI_COMM_WORLD, &rreq));
+        MPI_OK(MPI_Send(&out, 1, MPI_INT, NEXT, TAG(0), MPI_COMM_WORLD));
+        MPI_OK(MPI_Wait(&rreq, &st));
+        int marker = -99;
+        memcpy(&marker, rbuf, sizeof(int));
+        CHECK(p2p_count(&st, MPI_BYTE) == (int)sizeof(int) && marker == 500 + k,
+              "after a cancelled %s of %d bytes: got %d bytes (%d), not the next message",
+              modes[mode], len, p2p_count(&st, MPI_BYTE), marker);
+        free(sbuf);
+        free(rbuf);
+    }
+    /* Detach waits for buffered messages: a cancelled one must not keep its block. */
+    MPI_OK(MPI_Buffer_detach(&detached, &detached_size));
+    free(attached);
+}
+
 /* One subtest a line, as test_p2p.py reads them. */
 /* clang-format off */
 static const p2p_test_t tests[] = {
@@ -461,6 +519,7 @@ static const p2p_test_t tests[] = {
     P2P_TEST(cancel_completed_receive, 1),
     P2P_TEST(cancel_racing_receive, 1),
     P2P_TEST(cancel_send_consistent, 1),
+    P2P_TEST(cancel_unmatched_send, 1),
 };
 /* clang-format on */
 
