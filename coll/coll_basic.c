@@ -123,8 +123,9 @@ int coll_basic_gather(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, crmpi
         return crmpi_coll_sched_round(s);
     }
     for (int r = 0; r < comm->size; r++) {
-        size_t count = a->rcounts ? (size_t)a->rcounts[r] : a->rcount;
-        MPI_Aint displ = a->rdispls ? (MPI_Aint)a->rdispls[r] : (MPI_Aint)r * (MPI_Aint)a->rcount;
+        size_t count = (size_t)crmpi_coll_vec_or(a->rcounts, r, (MPI_Count)a->rcount);
+        MPI_Aint displ =
+            (MPI_Aint)crmpi_coll_vec_or(a->rdispls, r, (MPI_Count)r * (MPI_Count)a->rcount);
         void *slot = (char *)a->rbuf + displ * a->rtype->extent;
 
         if (r == me) {
@@ -147,8 +148,9 @@ int coll_basic_scatter(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, crmp
         return crmpi_coll_sched_round(s);
     }
     for (int r = 0; r < comm->size; r++) {
-        size_t count = a->scounts ? (size_t)a->scounts[r] : a->scount;
-        MPI_Aint displ = a->sdispls ? (MPI_Aint)a->sdispls[r] : (MPI_Aint)r * (MPI_Aint)a->scount;
+        size_t count = (size_t)crmpi_coll_vec_or(a->scounts, r, (MPI_Count)a->scount);
+        MPI_Aint displ =
+            (MPI_Aint)crmpi_coll_vec_or(a->sdispls, r, (MPI_Count)r * (MPI_Count)a->scount);
         const void *slot = (const char *)a->sbuf + displ * a->stype->extent;
 
         if (r == me) {
@@ -161,12 +163,12 @@ int coll_basic_scatter(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, crmp
     return crmpi_coll_sched_round(s);
 }
 
-/* The receive block of rank r in an allgather(v): where, and how many. */
-static void *allgather_slot(const crmpi_coll_args_t *a, int r, size_t *count_out)
+void *coll_basic_allgather_slot(const crmpi_coll_args_t *a, int r, size_t *count_out)
 {
-    MPI_Aint displ = a->rdispls ? (MPI_Aint)a->rdispls[r] : (MPI_Aint)r * (MPI_Aint)a->rcount;
+    MPI_Aint displ =
+        (MPI_Aint)crmpi_coll_vec_or(a->rdispls, r, (MPI_Count)r * (MPI_Count)a->rcount);
 
-    *count_out = a->rcounts ? (size_t)a->rcounts[r] : a->rcount;
+    *count_out = (size_t)crmpi_coll_vec_or(a->rcounts, r, (MPI_Count)a->rcount);
     return (char *)a->rbuf + displ * a->rtype->extent;
 }
 
@@ -176,7 +178,7 @@ int coll_basic_allgatherv(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
 {
     int me = comm->rank;
     size_t my_count;
-    void *my_slot = allgather_slot(a, me, &my_count);
+    void *my_slot = coll_basic_allgather_slot(a, me, &my_count);
     const void *mine = a->in_place ? my_slot : a->sbuf;
     size_t mine_count = a->in_place ? my_count : a->scount;
     MPI_Datatype mine_type = a->in_place ? a->rtype : a->stype;
@@ -187,7 +189,7 @@ int coll_basic_allgatherv(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
         int to = (me + k) % comm->size;
         int from = (me - k + comm->size) % comm->size;
         size_t count;
-        void *slot = allgather_slot(a, from, &count);
+        void *slot = coll_basic_allgather_slot(a, from, &count);
 
         TRY(crmpi_coll_sched_recv(s, slot, count, a->rtype, from));
         TRY(crmpi_coll_sched_send(s, mine, mine_count, mine_type, to));
@@ -204,20 +206,20 @@ void coll_basic_alltoall_slot(const crmpi_coll_args_t *a, int r, bool is_send, v
                               size_t *count_out, MPI_Datatype *type_out)
 {
     const void *buf = is_send ? a->sbuf : a->rbuf;
-    const int *counts = is_send ? a->scounts : a->rcounts;
-    const int *displs = is_send ? a->sdispls : a->rdispls;
+    crmpi_coll_vec_t counts = is_send ? a->scounts : a->rcounts;
+    crmpi_coll_vec_t displs = is_send ? a->sdispls : a->rdispls;
     const MPI_Datatype *types = is_send ? a->stypes : a->rtypes;
     MPI_Datatype type = is_send ? a->stype : a->rtype;
     size_t count = is_send ? a->scount : a->rcount;
 
     if (types) { /* alltoallw: byte displacements, a type per peer */
         *type_out = types[r];
-        *count_out = (size_t)counts[r];
-        *buf_out = (char *)buf + displs[r];
-    } else if (counts) {
+        *count_out = (size_t)crmpi_coll_vec_at(counts, r);
+        *buf_out = (char *)buf + crmpi_coll_vec_at(displs, r);
+    } else if (counts.base) {
         *type_out = type;
-        *count_out = (size_t)counts[r];
-        *buf_out = (char *)buf + (MPI_Aint)displs[r] * type->extent;
+        *count_out = (size_t)crmpi_coll_vec_at(counts, r);
+        *buf_out = (char *)buf + (MPI_Aint)crmpi_coll_vec_at(displs, r) * type->extent;
     } else {
         *type_out = type;
         *count_out = count;
@@ -279,6 +281,28 @@ int coll_basic_alltoall(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, crm
     return crmpi_coll_sched_round(s);
 }
 
+int coll_basic_reduce_scatter_blocks(const crmpi_coll_args_t *a, int n, crmpi_coll_sched_t *s,
+                                     MPI_Count **counts_out, MPI_Count **displs_out,
+                                     size_t *total_out)
+{
+    MPI_Count *counts = crmpi_coll_sched_tmp(s, (size_t)n, MPI_COUNT);
+    MPI_Count *displs = crmpi_coll_sched_tmp(s, (size_t)n, MPI_COUNT);
+    MPI_Count total = 0;
+
+    if (!counts || !displs)
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    for (int r = 0; r < n; r++) {
+        /* Reduce_scatter_block: the same count everywhere. */
+        counts[r] = crmpi_coll_vec_or(a->rcounts, r, (MPI_Count)a->rcount);
+        displs[r] = total;
+        total += counts[r];
+    }
+    *counts_out = counts;
+    *displs_out = displs;
+    *total_out = (size_t)total;
+    return CRMPI_OK;
+}
+
 /*
  * Reduce_scatter (rcounts: every rank's count) and Reduce_scatter_block (rcounts NULL,
  * rcount the count of every rank): the whole
@@ -287,22 +311,12 @@ int coll_basic_alltoall(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, crm
 int coll_basic_reduce_scatter(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
                               crmpi_coll_sched_t *s)
 {
-    int n = comm->size;
-    size_t total = 0;
-    int *displs, *counts;
+    size_t total;
+    MPI_Count *displs, *counts;
     void *result = NULL;
     crmpi_coll_args_t reduce = {0}, scatter = {0};
 
-    displs = crmpi_coll_sched_tmp(s, (size_t)n, MPI_INT);
-    counts = crmpi_coll_sched_tmp(s, (size_t)n, MPI_INT);
-    if (!displs || !counts)
-        return CRMPI_ERR_OUT_OF_RESOURCE;
-    for (int r = 0; r < n; r++) {
-        /* Reduce_scatter_block: the same count everywhere. */
-        counts[r] = a->rcounts ? a->rcounts[r] : (int)a->rcount;
-        displs[r] = (int)total;
-        total += (size_t)counts[r];
-    }
+    TRY(coll_basic_reduce_scatter_blocks(a, comm->size, s, &counts, &displs, &total));
     if (comm->rank == 0) {
         result = crmpi_coll_sched_tmp(s, total, a->rtype);
         if (!result)
@@ -316,8 +330,8 @@ int coll_basic_reduce_scatter(const crmpi_coll_args_t *a, crmpi_coll_comm_t *com
     reduce.root = 0;
     TRY(coll_basic_reduce(&reduce, comm, s));
     scatter.sbuf = result;
-    scatter.scounts = counts;
-    scatter.sdispls = displs;
+    scatter.scounts = crmpi_coll_vec_count(counts);
+    scatter.sdispls = crmpi_coll_vec_count(displs);
     scatter.stype = a->rtype;
     scatter.rbuf = a->rbuf;
     scatter.rcount = (size_t)counts[comm->rank];

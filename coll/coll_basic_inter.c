@@ -163,8 +163,9 @@ static int inter_gather(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, crm
         return crmpi_coll_sched_round(s);
     }
     for (int r = 0; r < comm->remote_size; r++) {
-        size_t count = a->rcounts ? (size_t)a->rcounts[r] : a->rcount;
-        size_t displ = a->rdispls ? (size_t)a->rdispls[r] : (size_t)r * a->rcount;
+        size_t count = (size_t)crmpi_coll_vec_or(a->rcounts, r, (MPI_Count)a->rcount);
+        size_t displ =
+            (size_t)crmpi_coll_vec_or(a->rdispls, r, (MPI_Count)r * (MPI_Count)a->rcount);
 
         TRY(crmpi_coll_sched_recv(s, elem_at(a->rbuf, displ, a->rtype), count, a->rtype, r));
     }
@@ -182,8 +183,9 @@ static int inter_scatter(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, cr
         return crmpi_coll_sched_round(s);
     }
     for (int r = 0; r < comm->remote_size; r++) {
-        size_t count = a->scounts ? (size_t)a->scounts[r] : a->scount;
-        size_t displ = a->sdispls ? (size_t)a->sdispls[r] : (size_t)r * a->scount;
+        size_t count = (size_t)crmpi_coll_vec_or(a->scounts, r, (MPI_Count)a->scount);
+        size_t displ =
+            (size_t)crmpi_coll_vec_or(a->sdispls, r, (MPI_Count)r * (MPI_Count)a->scount);
 
         TRY(crmpi_coll_sched_send(s, elem_at(a->sbuf, displ, a->stype), count, a->stype, r));
     }
@@ -239,8 +241,9 @@ static int inter_allgatherv(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
                             crmpi_coll_sched_t *s)
 {
     for (int r = 0; r < comm->remote_size; r++) {
-        TRY(crmpi_coll_sched_recv(s, elem_at(a->rbuf, (size_t)a->rdispls[r], a->rtype),
-                                  (size_t)a->rcounts[r], a->rtype, r));
+        TRY(crmpi_coll_sched_recv(
+            s, elem_at(a->rbuf, (size_t)crmpi_coll_vec_at(a->rdispls, r), a->rtype),
+            (size_t)crmpi_coll_vec_at(a->rcounts, r), a->rtype, r));
         TRY(crmpi_coll_sched_send(s, a->sbuf, a->scount, a->stype, r));
     }
     return crmpi_coll_sched_round(s);
@@ -275,20 +278,12 @@ static int inter_reduce_scatter(const crmpi_coll_args_t *a, crmpi_coll_comm_t *c
 {
     crmpi_coll_comm_t *local = comm->local;
     int n = local->size;
-    size_t total = 0;
-    int *counts, *displs;
+    size_t total;
+    MPI_Count *counts, *displs;
     void *result, *theirs = NULL;
     crmpi_coll_args_t scatter = {0};
 
-    counts = crmpi_coll_sched_tmp(s, (size_t)n, MPI_INT);
-    displs = crmpi_coll_sched_tmp(s, (size_t)n, MPI_INT);
-    if (!counts || !displs)
-        return CRMPI_ERR_OUT_OF_RESOURCE;
-    for (int r = 0; r < n; r++) {
-        counts[r] = a->rcounts ? a->rcounts[r] : (int)a->rcount;
-        displs[r] = (int)total;
-        total += (size_t)counts[r];
-    }
+    TRY(coll_basic_reduce_scatter_blocks(a, n, s, &counts, &displs, &total));
     TRY(inter_reduce_local(a, a->sbuf, total, comm, s, &result));
     if (local->rank == INTER_LEADER) {
         theirs = crmpi_coll_sched_tmp(s, total, a->rtype);
@@ -301,8 +296,8 @@ static int inter_reduce_scatter(const crmpi_coll_args_t *a, crmpi_coll_comm_t *c
         crmpi_coll_sched_target(s, local);
     }
     scatter.sbuf = theirs;
-    scatter.scounts = counts;
-    scatter.sdispls = displs;
+    scatter.scounts = crmpi_coll_vec_count(counts);
+    scatter.sdispls = crmpi_coll_vec_count(displs);
     scatter.stype = a->rtype;
     scatter.rbuf = a->rbuf;
     scatter.rcount = (size_t)counts[local->rank];

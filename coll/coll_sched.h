@@ -158,8 +158,16 @@ int coll_basic_allgatherv(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
 int coll_basic_alltoall(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, crmpi_coll_sched_t *s);
 int coll_basic_reduce_scatter(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
                               crmpi_coll_sched_t *s);
+/* Reduce_scatter's blocks (Reduce_scatter_block's, all rcount long) among n ranks: each
+ * rank's count and displacement, temporaries of s, and their total. @return CRMPI_OK or
+ * CRMPI_ERR_OUT_OF_RESOURCE */
+int coll_basic_reduce_scatter_blocks(const crmpi_coll_args_t *a, int n, crmpi_coll_sched_t *s,
+                                     MPI_Count **counts_out, MPI_Count **displs_out,
+                                     size_t *total_out);
 int coll_basic_scan(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, crmpi_coll_sched_t *s);
 /** The block of peer r in an alltoall(v,w) send (is_send) or receive buffer. */
+/* The receive block of rank r in an allgather(v): where, and how many. */
+void *coll_basic_allgather_slot(const crmpi_coll_args_t *a, int r, size_t *count_out);
 void coll_basic_alltoall_slot(const crmpi_coll_args_t *a, int r, bool is_send, void **buf_out,
                               size_t *count_out, MPI_Datatype *type_out);
 

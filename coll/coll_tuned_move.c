@@ -97,22 +97,13 @@ int coll_tuned_bcast_scatter_allgather(const crmpi_coll_args_t *a, crmpi_coll_co
     return CRMPI_OK;
 }
 
-/* The block of rank r in an allgather(v) receive buffer. */
-static void *allgather_slot(const crmpi_coll_args_t *a, int r, size_t *count_out)
-{
-    MPI_Aint displ = a->rdispls ? (MPI_Aint)a->rdispls[r] : (MPI_Aint)r * (MPI_Aint)a->rcount;
-
-    *count_out = a->rcounts ? (size_t)a->rcounts[r] : a->rcount;
-    return (char *)a->rbuf + displ * a->rtype->extent;
-}
-
 /* Allgather(v): ring; in step k each rank forwards the block it received in step k - 1. */
 int coll_tuned_allgather_ring(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
                               crmpi_coll_sched_t *s)
 {
     int n = comm->size, me = comm->rank;
     size_t count;
-    void *slot = allgather_slot(a, me, &count);
+    void *slot = coll_basic_allgather_slot(a, me, &count);
 
     if (!a->in_place)
         COLL_TUNED_TRY(
@@ -121,9 +112,9 @@ int coll_tuned_allgather_ring(const crmpi_coll_args_t *a, crmpi_coll_comm_t *com
     for (int k = 0; k < n - 1; k++) {
         int send_block = (me - k + n) % n, recv_block = (me - k - 1 + n) % n;
 
-        slot = allgather_slot(a, recv_block, &count);
+        slot = coll_basic_allgather_slot(a, recv_block, &count);
         COLL_TUNED_TRY(crmpi_coll_sched_recv(s, slot, count, a->rtype, (me - 1 + n) % n));
-        slot = allgather_slot(a, send_block, &count);
+        slot = coll_basic_allgather_slot(a, send_block, &count);
         COLL_TUNED_TRY(crmpi_coll_sched_send(s, slot, count, a->rtype, (me + 1) % n));
         COLL_TUNED_TRY(crmpi_coll_sched_round(s));
     }
@@ -136,7 +127,7 @@ int coll_tuned_allgather_recdbl(const crmpi_coll_args_t *a, crmpi_coll_comm_t *c
 {
     int n = comm->size, me = comm->rank;
     size_t count;
-    void *slot = allgather_slot(a, me, &count);
+    void *slot = coll_basic_allgather_slot(a, me, &count);
 
     if (!coll_tuned_is_pow2(n))
         return coll_tuned_allgather_ring(a, comm, s);
@@ -148,9 +139,9 @@ int coll_tuned_allgather_recdbl(const crmpi_coll_args_t *a, crmpi_coll_comm_t *c
         int peer = me ^ mask;
         int my_first = me & ~(mask - 1), peer_first = peer & ~(mask - 1);
 
-        COLL_TUNED_TRY(crmpi_coll_sched_recv(s, allgather_slot(a, peer_first, &count),
+        COLL_TUNED_TRY(crmpi_coll_sched_recv(s, coll_basic_allgather_slot(a, peer_first, &count),
                                              (size_t)mask * a->rcount, a->rtype, peer));
-        COLL_TUNED_TRY(crmpi_coll_sched_send(s, allgather_slot(a, my_first, &count),
+        COLL_TUNED_TRY(crmpi_coll_sched_send(s, coll_basic_allgather_slot(a, my_first, &count),
                                              (size_t)mask * a->rcount, a->rtype, peer));
         COLL_TUNED_TRY(crmpi_coll_sched_round(s));
     }
@@ -168,20 +159,18 @@ int coll_tuned_alltoall_pairwise(const crmpi_coll_args_t *a, crmpi_coll_comm_t *
         return coll_basic_alltoall(a, comm, s);
     for (int k = 0; k < n; k++) {
         int to = (me + k) % n, from = (me - k + n) % n;
-        size_t scount = a->scounts ? (size_t)a->scounts[to] : a->scount;
-        size_t rcount = a->rcounts ? (size_t)a->rcounts[from] : a->rcount;
-        MPI_Aint sdispl = a->sdispls ? a->sdispls[to] : (MPI_Aint)to * (MPI_Aint)a->scount;
-        MPI_Aint rdispl = a->rdispls ? a->rdispls[from] : (MPI_Aint)from * (MPI_Aint)a->rcount;
-        void *sslot = coll_tuned_elem_at(a->sbuf, sdispl, a->stype);
-        void *rslot = coll_tuned_elem_at(a->rbuf, rdispl, a->rtype);
+        void *sslot, *rslot;
+        size_t scount, rcount;
+        MPI_Datatype stype, rtype;
 
+        coll_basic_alltoall_slot(a, to, true, &sslot, &scount, &stype);
+        coll_basic_alltoall_slot(a, from, false, &rslot, &rcount, &rtype);
         if (k == 0) {
-            COLL_TUNED_TRY(
-                crmpi_coll_sched_copy(s, sslot, scount, a->stype, rslot, rcount, a->rtype));
+            COLL_TUNED_TRY(crmpi_coll_sched_copy(s, sslot, scount, stype, rslot, rcount, rtype));
             continue;
         }
-        COLL_TUNED_TRY(crmpi_coll_sched_recv(s, rslot, rcount, a->rtype, from));
-        COLL_TUNED_TRY(crmpi_coll_sched_send(s, sslot, scount, a->stype, to));
+        COLL_TUNED_TRY(crmpi_coll_sched_recv(s, rslot, rcount, rtype, from));
+        COLL_TUNED_TRY(crmpi_coll_sched_send(s, sslot, scount, stype, to));
         COLL_TUNED_TRY(crmpi_coll_sched_round(s));
     }
     return crmpi_coll_sched_round(s);

@@ -1,6 +1,7 @@
 /*
- * alltoall.c: MPI_Alltoall, MPI_Alltoallv, MPI_Alltoallw (MPI-3.1 section 5.8) and their
- * non-blocking forms (5.12.6). With MPI_IN_PLACE as sendbuf, the send arguments are
+ * alltoall.c: MPI_Alltoall, MPI_Alltoallv, MPI_Alltoallw (MPI-3.1 section 5.8), their
+ * non-blocking (5.12.6) and persistent (MPI-4.0 section 6.13) forms, and the large-count
+ * "_c" form of each. With MPI_IN_PLACE as sendbuf, the send arguments are
  * ignored and the blocks are taken from, and replaced in, recvbuf. On an
  * intercommunicator, block r goes to and comes from rank r of the remote group, and
  * MPI_IN_PLACE is not allowed (coll_mpi.h).
@@ -9,27 +10,35 @@
 
 #pragma weak MPI_Alltoall = PMPI_Alltoall
 #pragma weak MPI_Ialltoall = PMPI_Ialltoall
-#pragma weak MPI_Alltoallv = PMPI_Alltoallv
-#pragma weak MPI_Ialltoallv = PMPI_Ialltoallv
-#pragma weak MPI_Alltoallw = PMPI_Alltoallw
-#pragma weak MPI_Ialltoallw = PMPI_Ialltoallw
 #pragma weak MPI_Alltoall_init = PMPI_Alltoall_init
-#pragma weak MPI_Alltoallv_init = PMPI_Alltoallv_init
-#pragma weak MPI_Alltoallw_init = PMPI_Alltoallw_init
 #pragma weak MPI_Alltoall_c = PMPI_Alltoall_c
 #pragma weak MPI_Ialltoall_c = PMPI_Ialltoall_c
+#pragma weak MPI_Alltoall_init_c = PMPI_Alltoall_init_c
+#pragma weak MPI_Alltoallv = PMPI_Alltoallv
+#pragma weak MPI_Ialltoallv = PMPI_Ialltoallv
+#pragma weak MPI_Alltoallv_init = PMPI_Alltoallv_init
+#pragma weak MPI_Alltoallv_c = PMPI_Alltoallv_c
+#pragma weak MPI_Ialltoallv_c = PMPI_Ialltoallv_c
+#pragma weak MPI_Alltoallv_init_c = PMPI_Alltoallv_init_c
+#pragma weak MPI_Alltoallw = PMPI_Alltoallw
+#pragma weak MPI_Ialltoallw = PMPI_Ialltoallw
+#pragma weak MPI_Alltoallw_init = PMPI_Alltoallw_init
+#pragma weak MPI_Alltoallw_c = PMPI_Alltoallw_c
+#pragma weak MPI_Ialltoallw_c = PMPI_Ialltoallw_c
+#pragma weak MPI_Alltoallw_init_c = PMPI_Alltoallw_init_c
 
 /* Check one side of an alltoallw: arrays present, every count and type usable. */
-static int alltoallw_check_side(const void *buf, const int counts[], const int displs[],
+static int alltoallw_check_side(const void *buf, crmpi_coll_vec_t counts, crmpi_coll_vec_t displs,
                                 const MPI_Datatype types[], int size, const char *which,
                                 const char **detail_out)
 {
-    if (counts == NULL || displs == NULL || types == NULL) {
+    if (counts.base == NULL || displs.base == NULL || types == NULL) {
         *detail_out = "a counts, displacements or types array is NULL";
         return MPI_ERR_ARG;
     }
     for (int r = 0; r < size; r++) {
-        int rc = crmpi_mpi_coll_check_buffer(buf, counts[r], types[r], which, detail_out);
+        int rc = crmpi_mpi_coll_check_buffer(buf, crmpi_coll_vec_at(counts, r), types[r], which,
+                                             detail_out);
         if (rc != MPI_SUCCESS)
             return rc;
     }
@@ -87,8 +96,8 @@ static int alltoall_body(crmpi_coll_kind_t kind, const crmpi_coll_args_t *in, MP
     args.in_place = in_place;
     if (in_place) {
         args.sbuf = NULL;
-        args.scounts = NULL;
-        args.sdispls = NULL;
+        args.scounts = CRMPI_COLL_VEC_NONE;
+        args.sdispls = CRMPI_COLL_VEC_NONE;
         args.stypes = NULL;
         args.stype = in->rtype;
     }
@@ -97,85 +106,62 @@ static int alltoall_body(crmpi_coll_kind_t kind, const crmpi_coll_args_t *in, MP
     return crmpi_mpi_coll_call_mode(comm, kind, &args, request, mode, func_name);
 }
 
+static int alltoall_fixed(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                          MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request,
+                          crmpi_mpi_coll_mode_t mode, const char *func_name)
+{
+    crmpi_coll_args_t a = {.sbuf = sbuf, .stype = stype, .rbuf = rbuf, .rtype = rtype};
+
+    return alltoall_body(CRMPI_COLL_ALLTOALL, &a, scount, rcount, comm, request, mode, func_name);
+}
+
+static int alltoall_v(const void *sbuf, crmpi_coll_vec_t scounts, crmpi_coll_vec_t sdispls,
+                      MPI_Datatype stype, void *rbuf, crmpi_coll_vec_t rcounts,
+                      crmpi_coll_vec_t rdispls, MPI_Datatype rtype, MPI_Comm comm,
+                      MPI_Request *request, crmpi_mpi_coll_mode_t mode, const char *func_name)
+{
+    crmpi_coll_args_t a = {.sbuf = sbuf,
+                           .scounts = scounts,
+                           .sdispls = sdispls,
+                           .stype = stype,
+                           .rbuf = rbuf,
+                           .rcounts = rcounts,
+                           .rdispls = rdispls,
+                           .rtype = rtype};
+
+    return alltoall_body(CRMPI_COLL_ALLTOALLV, &a, 0, 0, comm, request, mode, func_name);
+}
+
+/* The displacements of Alltoallw are in bytes. */
+static int alltoall_w(const void *sbuf, crmpi_coll_vec_t scounts, crmpi_coll_vec_t sdispls,
+                      const MPI_Datatype stypes[], void *rbuf, crmpi_coll_vec_t rcounts,
+                      crmpi_coll_vec_t rdispls, const MPI_Datatype rtypes[], MPI_Comm comm,
+                      MPI_Request *request, crmpi_mpi_coll_mode_t mode, const char *func_name)
+{
+    crmpi_coll_args_t a = {.sbuf = sbuf,
+                           .scounts = scounts,
+                           .sdispls = sdispls,
+                           .stypes = stypes,
+                           .rbuf = rbuf,
+                           .rcounts = rcounts,
+                           .rdispls = rdispls,
+                           .rtypes = rtypes};
+
+    return alltoall_body(CRMPI_COLL_ALLTOALLW, &a, 0, 0, comm, request, mode, func_name);
+}
+
 int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    crmpi_coll_args_t a = {.sbuf = sendbuf, .stype = sendtype, .rbuf = recvbuf, .rtype = recvtype};
-    return alltoall_body(CRMPI_COLL_ALLTOALL, &a, sendcount, recvcount, comm, NULL,
-                         CRMPI_MPI_COLL_BLOCKING, "MPI_Alltoall");
+    return alltoall_fixed(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NULL,
+                          CRMPI_MPI_COLL_BLOCKING, "MPI_Alltoall");
 }
 
 int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    crmpi_coll_args_t a = {.sbuf = sendbuf, .stype = sendtype, .rbuf = recvbuf, .rtype = recvtype};
-    return alltoall_body(CRMPI_COLL_ALLTOALL, &a, sendcount, recvcount, comm, request,
-                         CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ialltoall");
-}
-
-int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
-{
-    crmpi_coll_args_t a = {.sbuf = sendbuf,
-                           .scounts = sendcounts,
-                           .sdispls = sdispls,
-                           .stype = sendtype,
-                           .rbuf = recvbuf,
-                           .rcounts = recvcounts,
-                           .rdispls = rdispls,
-                           .rtype = recvtype};
-    return alltoall_body(CRMPI_COLL_ALLTOALLV, &a, 0, 0, comm, NULL, CRMPI_MPI_COLL_BLOCKING,
-                         "MPI_Alltoallv");
-}
-
-int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    crmpi_coll_args_t a = {.sbuf = sendbuf,
-                           .scounts = sendcounts,
-                           .sdispls = sdispls,
-                           .stype = sendtype,
-                           .rbuf = recvbuf,
-                           .rcounts = recvcounts,
-                           .rdispls = rdispls,
-                           .rtype = recvtype};
-    return alltoall_body(CRMPI_COLL_ALLTOALLV, &a, 0, 0, comm, request, CRMPI_MPI_COLL_NONBLOCKING,
-                         "MPI_Ialltoallv");
-}
-
-int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
-{
-    crmpi_coll_args_t a = {.sbuf = sendbuf,
-                           .scounts = sendcounts,
-                           .sdispls = sdispls,
-                           .stypes = sendtypes,
-                           .rbuf = recvbuf,
-                           .rcounts = recvcounts,
-                           .rdispls = rdispls,
-                           .rtypes = recvtypes};
-    return alltoall_body(CRMPI_COLL_ALLTOALLW, &a, 0, 0, comm, NULL, CRMPI_MPI_COLL_BLOCKING,
-                         "MPI_Alltoallw");
-}
-
-int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                    MPI_Request *request)
-{
-    crmpi_coll_args_t a = {.sbuf = sendbuf,
-                           .scounts = sendcounts,
-                           .sdispls = sdispls,
-                           .stypes = sendtypes,
-                           .rbuf = recvbuf,
-                           .rcounts = recvcounts,
-                           .rdispls = rdispls,
-                           .rtypes = recvtypes};
-    return alltoall_body(CRMPI_COLL_ALLTOALLW, &a, 0, 0, comm, request, CRMPI_MPI_COLL_NONBLOCKING,
-                         "MPI_Ialltoallw");
+    return alltoall_fixed(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
+                          CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ialltoall");
 }
 
 int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -183,9 +169,52 @@ int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype
                        MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    crmpi_coll_args_t a = {.sbuf = sendbuf, .stype = sendtype, .rbuf = recvbuf, .rtype = recvtype};
-    return alltoall_body(CRMPI_COLL_ALLTOALL, &a, sendcount, recvcount, comm, request,
-                         CRMPI_MPI_COLL_PERSISTENT, "MPI_Alltoall_init");
+    return alltoall_fixed(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
+                          CRMPI_MPI_COLL_PERSISTENT, "MPI_Alltoall_init");
+}
+
+int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return alltoall_fixed(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NULL,
+                          CRMPI_MPI_COLL_BLOCKING, "MPI_Alltoall_c");
+}
+
+int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                     MPI_Request *request)
+{
+    return alltoall_fixed(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
+                          CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ialltoall_c");
+}
+
+int PMPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                         void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                         MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    return alltoall_fixed(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
+                          CRMPI_MPI_COLL_PERSISTENT, "MPI_Alltoall_init_c");
+}
+
+int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return alltoall_v(sendbuf, crmpi_coll_vec_int(sendcounts), crmpi_coll_vec_int(sdispls),
+                      sendtype, recvbuf, crmpi_coll_vec_int(recvcounts),
+                      crmpi_coll_vec_int(rdispls), recvtype, comm, NULL, CRMPI_MPI_COLL_BLOCKING,
+                      "MPI_Alltoallv");
+}
+
+int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    return alltoall_v(sendbuf, crmpi_coll_vec_int(sendcounts), crmpi_coll_vec_int(sdispls),
+                      sendtype, recvbuf, crmpi_coll_vec_int(recvcounts),
+                      crmpi_coll_vec_int(rdispls), recvtype, comm, request,
+                      CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ialltoallv");
 }
 
 int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -194,16 +223,64 @@ int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
                         MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    crmpi_coll_args_t a = {.sbuf = sendbuf,
-                           .scounts = sendcounts,
-                           .sdispls = sdispls,
-                           .stype = sendtype,
-                           .rbuf = recvbuf,
-                           .rcounts = recvcounts,
-                           .rdispls = rdispls,
-                           .rtype = recvtype};
-    return alltoall_body(CRMPI_COLL_ALLTOALLV, &a, 0, 0, comm, request, CRMPI_MPI_COLL_PERSISTENT,
-                         "MPI_Alltoallv_init");
+    return alltoall_v(sendbuf, crmpi_coll_vec_int(sendcounts), crmpi_coll_vec_int(sdispls),
+                      sendtype, recvbuf, crmpi_coll_vec_int(recvcounts),
+                      crmpi_coll_vec_int(rdispls), recvtype, comm, request,
+                      CRMPI_MPI_COLL_PERSISTENT, "MPI_Alltoallv_init");
+}
+
+int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                     MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                     const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return alltoall_v(sendbuf, crmpi_coll_vec_count(sendcounts), crmpi_coll_vec_aint(sdispls),
+                      sendtype, recvbuf, crmpi_coll_vec_count(recvcounts),
+                      crmpi_coll_vec_aint(rdispls), recvtype, comm, NULL, CRMPI_MPI_COLL_BLOCKING,
+                      "MPI_Alltoallv_c");
+}
+
+int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                      MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                      const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                      MPI_Request *request)
+{
+    return alltoall_v(sendbuf, crmpi_coll_vec_count(sendcounts), crmpi_coll_vec_aint(sdispls),
+                      sendtype, recvbuf, crmpi_coll_vec_count(recvcounts),
+                      crmpi_coll_vec_aint(rdispls), recvtype, comm, request,
+                      CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ialltoallv_c");
+}
+
+int PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                          const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                          const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    return alltoall_v(sendbuf, crmpi_coll_vec_count(sendcounts), crmpi_coll_vec_aint(sdispls),
+                      sendtype, recvbuf, crmpi_coll_vec_count(recvcounts),
+                      crmpi_coll_vec_aint(rdispls), recvtype, comm, request,
+                      CRMPI_MPI_COLL_PERSISTENT, "MPI_Alltoallv_init_c");
+}
+
+int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    return alltoall_w(sendbuf, crmpi_coll_vec_int(sendcounts), crmpi_coll_vec_int(sdispls),
+                      sendtypes, recvbuf, crmpi_coll_vec_int(recvcounts),
+                      crmpi_coll_vec_int(rdispls), recvtypes, comm, NULL, CRMPI_MPI_COLL_BLOCKING,
+                      "MPI_Alltoallw");
+}
+
+int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                    MPI_Request *request)
+{
+    return alltoall_w(sendbuf, crmpi_coll_vec_int(sendcounts), crmpi_coll_vec_int(sdispls),
+                      sendtypes, recvbuf, crmpi_coll_vec_int(recvcounts),
+                      crmpi_coll_vec_int(rdispls), recvtypes, comm, request,
+                      CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ialltoallw");
 }
 
 int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -212,32 +289,42 @@ int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int s
                         MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    crmpi_coll_args_t a = {.sbuf = sendbuf,
-                           .scounts = sendcounts,
-                           .sdispls = sdispls,
-                           .stypes = sendtypes,
-                           .rbuf = recvbuf,
-                           .rcounts = recvcounts,
-                           .rdispls = rdispls,
-                           .rtypes = recvtypes};
-    return alltoall_body(CRMPI_COLL_ALLTOALLW, &a, 0, 0, comm, request, CRMPI_MPI_COLL_PERSISTENT,
-                         "MPI_Alltoallw_init");
+    return alltoall_w(sendbuf, crmpi_coll_vec_int(sendcounts), crmpi_coll_vec_int(sdispls),
+                      sendtypes, recvbuf, crmpi_coll_vec_int(recvcounts),
+                      crmpi_coll_vec_int(rdispls), recvtypes, comm, request,
+                      CRMPI_MPI_COLL_PERSISTENT, "MPI_Alltoallw_init");
 }
 
-/* The large-count forms (MPI-4.0): the same calls with MPI_Count counts. */
-int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                     const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+                     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    crmpi_coll_args_t a = {.sbuf = sendbuf, .stype = sendtype, .rbuf = recvbuf, .rtype = recvtype};
-    return alltoall_body(CRMPI_COLL_ALLTOALL, &a, sendcount, recvcount, comm, NULL,
-                         CRMPI_MPI_COLL_BLOCKING, "MPI_Alltoall_c");
+    return alltoall_w(sendbuf, crmpi_coll_vec_count(sendcounts), crmpi_coll_vec_aint(sdispls),
+                      sendtypes, recvbuf, crmpi_coll_vec_count(recvcounts),
+                      crmpi_coll_vec_aint(rdispls), recvtypes, comm, NULL, CRMPI_MPI_COLL_BLOCKING,
+                      "MPI_Alltoallw_c");
 }
 
-int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                     MPI_Request *request)
+int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                      const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                      MPI_Request *request)
 {
-    crmpi_coll_args_t a = {.sbuf = sendbuf, .stype = sendtype, .rbuf = recvbuf, .rtype = recvtype};
-    return alltoall_body(CRMPI_COLL_ALLTOALL, &a, sendcount, recvcount, comm, request,
-                         CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ialltoall_c");
+    return alltoall_w(sendbuf, crmpi_coll_vec_count(sendcounts), crmpi_coll_vec_aint(sdispls),
+                      sendtypes, recvbuf, crmpi_coll_vec_count(recvcounts),
+                      crmpi_coll_vec_aint(rdispls), recvtypes, comm, request,
+                      CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ialltoallw_c");
+}
+
+int PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                          const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
+                          const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                          const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
+                          MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    return alltoall_w(sendbuf, crmpi_coll_vec_count(sendcounts), crmpi_coll_vec_aint(sdispls),
+                      sendtypes, recvbuf, crmpi_coll_vec_count(recvcounts),
+                      crmpi_coll_vec_aint(rdispls), recvtypes, comm, request,
+                      CRMPI_MPI_COLL_PERSISTENT, "MPI_Alltoallw_init_c");
 }

@@ -1,6 +1,7 @@
 /*
- * bcast.c: MPI_Bcast and MPI_Ibcast (MPI-3.1 sections 5.4 and 5.12.2), on intra- and
- * intercommunicators (coll_mpi.h).
+ * bcast.c: MPI_Bcast, MPI_Ibcast and MPI_Bcast_init (MPI-3.1 sections 5.4 and 5.12.2,
+ * MPI-4.0 section 6.13) and their large-count "_c" forms, on intra- and intercommunicators
+ * (coll_mpi.h).
  */
 #include "coll_mpi.h"
 
@@ -9,6 +10,7 @@
 #pragma weak MPI_Bcast_init = PMPI_Bcast_init
 #pragma weak MPI_Bcast_c = PMPI_Bcast_c
 #pragma weak MPI_Ibcast_c = PMPI_Ibcast_c
+#pragma weak MPI_Bcast_init_c = PMPI_Bcast_init_c
 
 static int bcast_body(void *buffer, MPI_Count count, MPI_Datatype type, int root, MPI_Comm comm,
                       MPI_Request *request, crmpi_mpi_coll_mode_t mode, const char *func_name)
@@ -63,7 +65,6 @@ int PMPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MP
                       "MPI_Bcast_init");
 }
 
-/* The large-count forms (MPI-4.0): the same calls with MPI_Count counts. */
 int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
     return bcast_body(buffer, count, datatype, root, comm, NULL, CRMPI_MPI_COLL_BLOCKING,
@@ -75,4 +76,12 @@ int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root
 {
     return bcast_body(buffer, count, datatype, root, comm, request, CRMPI_MPI_COLL_NONBLOCKING,
                       "MPI_Ibcast_c");
+}
+
+int PMPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                      MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    return bcast_body(buffer, count, datatype, root, comm, request, CRMPI_MPI_COLL_PERSISTENT,
+                      "MPI_Bcast_init_c");
 }

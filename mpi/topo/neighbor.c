@@ -2,9 +2,9 @@
  * neighbor.c: the neighbourhood collectives (MPI-3.1 section 7.6): MPI_Neighbor_allgather,
  * _allgatherv, _alltoall, _alltoallv and _alltoallw, their non-blocking forms (section
  * 7.7, MPI_Ineighbor_*) and their persistent forms (MPI-4.0 section 7.8,
- * MPI_Neighbor_*_init). Each checks its arguments, lists this process's neighbours, and
- * hands the collective to coll/ (coll_neighbor.c: one round of messages on the
- * communicator's collective tags).
+ * MPI_Neighbor_*_init), and the large-count "_c" form of each. Each checks its arguments, lists
+ * this process's neighbours, and hands the collective to coll/ (coll_neighbor.c: one round of
+ * messages on the communicator's collective tags).
  *
  * Neighbour order (7.6): Cartesian, per dimension the rank at -1 then the one at +1 (both
  * for sends and receives; MPI_PROC_NULL at a non-periodic border, whose block is left
@@ -17,20 +17,35 @@
 #include "topo.h"
 
 #pragma weak MPI_Neighbor_allgather = PMPI_Neighbor_allgather
-#pragma weak MPI_Neighbor_allgatherv = PMPI_Neighbor_allgatherv
-#pragma weak MPI_Neighbor_alltoall = PMPI_Neighbor_alltoall
-#pragma weak MPI_Neighbor_alltoallv = PMPI_Neighbor_alltoallv
-#pragma weak MPI_Neighbor_alltoallw = PMPI_Neighbor_alltoallw
 #pragma weak MPI_Ineighbor_allgather = PMPI_Ineighbor_allgather
-#pragma weak MPI_Ineighbor_allgatherv = PMPI_Ineighbor_allgatherv
-#pragma weak MPI_Ineighbor_alltoall = PMPI_Ineighbor_alltoall
-#pragma weak MPI_Ineighbor_alltoallv = PMPI_Ineighbor_alltoallv
-#pragma weak MPI_Ineighbor_alltoallw = PMPI_Ineighbor_alltoallw
 #pragma weak MPI_Neighbor_allgather_init = PMPI_Neighbor_allgather_init
+#pragma weak MPI_Neighbor_allgather_c = PMPI_Neighbor_allgather_c
+#pragma weak MPI_Ineighbor_allgather_c = PMPI_Ineighbor_allgather_c
+#pragma weak MPI_Neighbor_allgather_init_c = PMPI_Neighbor_allgather_init_c
+#pragma weak MPI_Neighbor_allgatherv = PMPI_Neighbor_allgatherv
+#pragma weak MPI_Ineighbor_allgatherv = PMPI_Ineighbor_allgatherv
 #pragma weak MPI_Neighbor_allgatherv_init = PMPI_Neighbor_allgatherv_init
+#pragma weak MPI_Neighbor_allgatherv_c = PMPI_Neighbor_allgatherv_c
+#pragma weak MPI_Ineighbor_allgatherv_c = PMPI_Ineighbor_allgatherv_c
+#pragma weak MPI_Neighbor_allgatherv_init_c = PMPI_Neighbor_allgatherv_init_c
+#pragma weak MPI_Neighbor_alltoall = PMPI_Neighbor_alltoall
+#pragma weak MPI_Ineighbor_alltoall = PMPI_Ineighbor_alltoall
 #pragma weak MPI_Neighbor_alltoall_init = PMPI_Neighbor_alltoall_init
+#pragma weak MPI_Neighbor_alltoall_c = PMPI_Neighbor_alltoall_c
+#pragma weak MPI_Ineighbor_alltoall_c = PMPI_Ineighbor_alltoall_c
+#pragma weak MPI_Neighbor_alltoall_init_c = PMPI_Neighbor_alltoall_init_c
+#pragma weak MPI_Neighbor_alltoallv = PMPI_Neighbor_alltoallv
+#pragma weak MPI_Ineighbor_alltoallv = PMPI_Ineighbor_alltoallv
 #pragma weak MPI_Neighbor_alltoallv_init = PMPI_Neighbor_alltoallv_init
+#pragma weak MPI_Neighbor_alltoallv_c = PMPI_Neighbor_alltoallv_c
+#pragma weak MPI_Ineighbor_alltoallv_c = PMPI_Ineighbor_alltoallv_c
+#pragma weak MPI_Neighbor_alltoallv_init_c = PMPI_Neighbor_alltoallv_init_c
+#pragma weak MPI_Neighbor_alltoallw = PMPI_Neighbor_alltoallw
+#pragma weak MPI_Ineighbor_alltoallw = PMPI_Ineighbor_alltoallw
 #pragma weak MPI_Neighbor_alltoallw_init = PMPI_Neighbor_alltoallw_init
+#pragma weak MPI_Neighbor_alltoallw_c = PMPI_Neighbor_alltoallw_c
+#pragma weak MPI_Ineighbor_alltoallw_c = PMPI_Ineighbor_alltoallw_c
+#pragma weak MPI_Neighbor_alltoallw_init_c = PMPI_Neighbor_alltoallw_init_c
 
 int crmpi_topo_neighbors(MPI_Comm comm, int *indegree_out, int **sources_out, int *outdegree_out,
                          int **dests_out)
@@ -90,8 +105,8 @@ int crmpi_topo_neighbors(MPI_Comm comm, int *indegree_out, int **sources_out, in
 
 /* The checks of one side: a buffer of `count` (allgather, alltoall), per-neighbour counts
  * and displacements (v), or counts and types (w), for `n` neighbours. */
-static int neighbor_check_side(crmpi_coll_kind_t kind, const void *buf, int count,
-                               MPI_Datatype type, const int counts[], const void *displs,
+static int neighbor_check_side(crmpi_coll_kind_t kind, const void *buf, MPI_Count count,
+                               MPI_Datatype type, crmpi_coll_vec_t counts, crmpi_coll_vec_t displs,
                                const MPI_Datatype types[], int n, const char *which,
                                const char **detail_out)
 {
@@ -99,16 +114,17 @@ static int neighbor_check_side(crmpi_coll_kind_t kind, const void *buf, int coun
 
     switch (kind) {
     case CRMPI_COLL_NEIGHBOR_ALLTOALLW:
-        if (counts == NULL || displs == NULL || types == NULL) {
+        if (counts.base == NULL || displs.base == NULL || types == NULL) {
             *detail_out = "a counts, displacements or types array is NULL";
             return MPI_ERR_ARG;
         }
         for (int i = 0; i < n && rc == MPI_SUCCESS; i++)
-            rc = crmpi_mpi_coll_check_buffer(buf, counts[i], types[i], which, detail_out);
+            rc = crmpi_mpi_coll_check_buffer(buf, crmpi_coll_vec_at(counts, i), types[i], which,
+                                             detail_out);
         return rc;
     case CRMPI_COLL_NEIGHBOR_ALLTOALLV:
     case CRMPI_COLL_NEIGHBOR_ALLGATHERV:
-        if (counts != NULL || displs != NULL)
+        if (counts.base != NULL || displs.base != NULL)
             return crmpi_mpi_coll_check_vector(buf, counts, displs, type, n, which, detail_out);
         /* allgatherv's send side has a plain count */
         return crmpi_mpi_coll_check_buffer(buf, count, type, which, detail_out);
@@ -121,9 +137,9 @@ static int neighbor_check_side(crmpi_coll_kind_t kind, const void *buf, int coun
  * `rcount` the plain counts (those of the v and w forms are in the arrays). Returns with
  * the lock released.
  */
-static int neighbor_call(crmpi_coll_kind_t kind, crmpi_coll_args_t *a, int scount, int rcount,
-                         MPI_Comm comm, MPI_Request *request, crmpi_mpi_coll_mode_t mode,
-                         const char *func_name)
+static int neighbor_call(crmpi_coll_kind_t kind, crmpi_coll_args_t *a, MPI_Count scount,
+                         MPI_Count rcount, MPI_Comm comm, MPI_Request *request,
+                         crmpi_mpi_coll_mode_t mode, const char *func_name)
 {
     const char *detail = NULL;
     int *sources = NULL, *dests = NULL;
@@ -148,15 +164,10 @@ static int neighbor_call(crmpi_coll_kind_t kind, crmpi_coll_args_t *a, int scoun
         rc = neighbor_check_side(send_plain && kind != CRMPI_COLL_NEIGHBOR_ALLTOALL
                                      ? CRMPI_COLL_NEIGHBOR_ALLGATHER
                                      : kind,
-                                 a->sbuf, scount, a->stype, a->scounts,
-                                 kind == CRMPI_COLL_NEIGHBOR_ALLTOALLW ? (const void *)a->sbdispls
-                                                                       : (const void *)a->sdispls,
-                                 a->stypes, nout, "the send", &detail);
+                                 a->sbuf, scount, a->stype, a->scounts, a->sdispls, a->stypes, nout,
+                                 "the send", &detail);
         if (rc == MPI_SUCCESS)
-            rc = neighbor_check_side(kind, a->rbuf, rcount, a->rtype, a->rcounts,
-                                     kind == CRMPI_COLL_NEIGHBOR_ALLTOALLW
-                                         ? (const void *)a->rbdispls
-                                         : (const void *)a->rdispls,
+            rc = neighbor_check_side(kind, a->rbuf, rcount, a->rtype, a->rcounts, a->rdispls,
                                      a->rtypes, nin, "the receive", &detail);
         if (rc == MPI_SUCCESS && (a->sbuf == MPI_IN_PLACE || a->rbuf == MPI_IN_PLACE)) {
             rc = MPI_ERR_BUFFER;
@@ -187,64 +198,131 @@ static int neighbor_call(crmpi_coll_kind_t kind, crmpi_coll_args_t *a, int scoun
     return rc;
 }
 
-/* allgather */
-static int neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                              void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+/* Allgather and alltoall: one count on each side. */
+static int neighbor_fixed(crmpi_coll_kind_t kind, const void *sbuf, MPI_Count scount,
+                          MPI_Datatype stype, void *rbuf, MPI_Count rcount, MPI_Datatype rtype,
+                          MPI_Comm comm, MPI_Request *request, crmpi_mpi_coll_mode_t mode,
+                          const char *func_name)
+{
+    crmpi_coll_args_t a = {.sbuf = sbuf, .stype = stype, .rbuf = rbuf, .rtype = rtype};
+
+    return neighbor_call(kind, &a, scount, rcount, comm, request, mode, func_name);
+}
+
+static int neighbor_allgatherv(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                               crmpi_coll_vec_t rcounts, crmpi_coll_vec_t rdispls,
+                               MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request,
+                               crmpi_mpi_coll_mode_t mode, const char *func_name)
+{
+    crmpi_coll_args_t a = {.sbuf = sbuf,
+                           .stype = stype,
+                           .rbuf = rbuf,
+                           .rcounts = rcounts,
+                           .rdispls = rdispls,
+                           .rtype = rtype};
+
+    return neighbor_call(CRMPI_COLL_NEIGHBOR_ALLGATHERV, &a, scount, 0, comm, request, mode,
+                         func_name);
+}
+
+static int neighbor_alltoallv(const void *sbuf, crmpi_coll_vec_t scounts, crmpi_coll_vec_t sdispls,
+                              MPI_Datatype stype, void *rbuf, crmpi_coll_vec_t rcounts,
+                              crmpi_coll_vec_t rdispls, MPI_Datatype rtype, MPI_Comm comm,
                               MPI_Request *request, crmpi_mpi_coll_mode_t mode,
                               const char *func_name)
 {
-    crmpi_coll_args_t a = {.sbuf = sendbuf, .stype = sendtype, .rbuf = recvbuf, .rtype = recvtype};
+    crmpi_coll_args_t a = {.sbuf = sbuf,
+                           .scounts = scounts,
+                           .sdispls = sdispls,
+                           .stype = stype,
+                           .rbuf = rbuf,
+                           .rcounts = rcounts,
+                           .rdispls = rdispls,
+                           .rtype = rtype};
 
-    return neighbor_call(CRMPI_COLL_NEIGHBOR_ALLGATHER, &a, sendcount, recvcount, comm, request,
-                         mode, func_name);
+    return neighbor_call(CRMPI_COLL_NEIGHBOR_ALLTOALLV, &a, 0, 0, comm, request, mode, func_name);
+}
+
+/* Alltoallw: byte displacements (MPI_Aint) and a type per neighbour. */
+static int neighbor_alltoallw(const void *sbuf, crmpi_coll_vec_t scounts, crmpi_coll_vec_t sdispls,
+                              const MPI_Datatype stypes[], void *rbuf, crmpi_coll_vec_t rcounts,
+                              crmpi_coll_vec_t rdispls, const MPI_Datatype rtypes[], MPI_Comm comm,
+                              MPI_Request *request, crmpi_mpi_coll_mode_t mode,
+                              const char *func_name)
+{
+    crmpi_coll_args_t a = {.sbuf = sbuf,
+                           .scounts = scounts,
+                           .sdispls = sdispls,
+                           .stypes = stypes,
+                           .rbuf = rbuf,
+                           .rcounts = rcounts,
+                           .rdispls = rdispls,
+                           .rtypes = rtypes};
+
+    return neighbor_call(CRMPI_COLL_NEIGHBOR_ALLTOALLW, &a, 0, 0, comm, request, mode, func_name);
 }
 
 int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                              NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Neighbor_allgather");
+    return neighbor_fixed(CRMPI_COLL_NEIGHBOR_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf,
+                          recvcount, recvtype, comm, NULL, CRMPI_MPI_COLL_BLOCKING,
+                          "MPI_Neighbor_allgather");
 }
 
 int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                              void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                              MPI_Request *request)
 {
-    return neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                              request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ineighbor_allgather");
+    return neighbor_fixed(CRMPI_COLL_NEIGHBOR_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf,
+                          recvcount, recvtype, comm, request, CRMPI_MPI_COLL_NONBLOCKING,
+                          "MPI_Ineighbor_allgather");
 }
 
 int PMPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                  void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                                  MPI_Info info, MPI_Request *request)
 {
-    (void)info;
-    return neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                              request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Neighbor_allgather_init");
+    (void)info; /* no hints are used */
+    return neighbor_fixed(CRMPI_COLL_NEIGHBOR_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf,
+                          recvcount, recvtype, comm, request, CRMPI_MPI_COLL_PERSISTENT,
+                          "MPI_Neighbor_allgather_init");
 }
 
-/* allgatherv */
-static int neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                               void *recvbuf, const int recvcounts[], const int displs[],
-                               MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request,
-                               crmpi_mpi_coll_mode_t mode, const char *func_name)
+int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                              MPI_Comm comm)
 {
-    crmpi_coll_args_t a = {.sbuf = sendbuf,
-                           .stype = sendtype,
-                           .rbuf = recvbuf,
-                           .rcounts = recvcounts,
-                           .rdispls = displs,
-                           .rtype = recvtype};
+    return neighbor_fixed(CRMPI_COLL_NEIGHBOR_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf,
+                          recvcount, recvtype, comm, NULL, CRMPI_MPI_COLL_BLOCKING,
+                          "MPI_Neighbor_allgather_c");
+}
 
-    return neighbor_call(CRMPI_COLL_NEIGHBOR_ALLGATHERV, &a, sendcount, 0, comm, request, mode,
-                         func_name);
+int PMPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                               MPI_Comm comm, MPI_Request *request)
+{
+    return neighbor_fixed(CRMPI_COLL_NEIGHBOR_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf,
+                          recvcount, recvtype, comm, request, CRMPI_MPI_COLL_NONBLOCKING,
+                          "MPI_Ineighbor_allgather_c");
+}
+
+int PMPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                   void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                                   MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    return neighbor_fixed(CRMPI_COLL_NEIGHBOR_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf,
+                          recvcount, recvtype, comm, request, CRMPI_MPI_COLL_PERSISTENT,
+                          "MPI_Neighbor_allgather_init_c");
 }
 
 int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                              void *recvbuf, const int recvcounts[], const int displs[],
                              MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+    return neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
+                               crmpi_coll_vec_int(recvcounts), crmpi_coll_vec_int(displs), recvtype,
                                comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Neighbor_allgatherv");
 }
 
@@ -252,7 +330,8 @@ int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype s
                               void *recvbuf, const int recvcounts[], const int displs[],
                               MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    return neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+    return neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
+                               crmpi_coll_vec_int(recvcounts), crmpi_coll_vec_int(displs), recvtype,
                                comm, request, CRMPI_MPI_COLL_NONBLOCKING,
                                "MPI_Ineighbor_allgatherv");
 }
@@ -262,74 +341,109 @@ int PMPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Dataty
                                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
                                   MPI_Request *request)
 {
-    (void)info;
-    return neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+    (void)info; /* no hints are used */
+    return neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
+                               crmpi_coll_vec_int(recvcounts), crmpi_coll_vec_int(displs), recvtype,
                                comm, request, CRMPI_MPI_COLL_PERSISTENT,
                                "MPI_Neighbor_allgatherv_init");
 }
 
-/* alltoall */
-static int neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                             MPI_Request *request, crmpi_mpi_coll_mode_t mode,
-                             const char *func_name)
+int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                               MPI_Datatype recvtype, MPI_Comm comm)
 {
-    crmpi_coll_args_t a = {.sbuf = sendbuf, .stype = sendtype, .rbuf = recvbuf, .rtype = recvtype};
+    return neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
+                               crmpi_coll_vec_count(recvcounts), crmpi_coll_vec_aint(displs),
+                               recvtype, comm, NULL, CRMPI_MPI_COLL_BLOCKING,
+                               "MPI_Neighbor_allgatherv_c");
+}
 
-    return neighbor_call(CRMPI_COLL_NEIGHBOR_ALLTOALL, &a, sendcount, recvcount, comm, request,
-                         mode, func_name);
+int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                void *recvbuf, const MPI_Count recvcounts[],
+                                const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                                MPI_Request *request)
+{
+    return neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
+                               crmpi_coll_vec_count(recvcounts), crmpi_coll_vec_aint(displs),
+                               recvtype, comm, request, CRMPI_MPI_COLL_NONBLOCKING,
+                               "MPI_Ineighbor_allgatherv_c");
+}
+
+int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                    void *recvbuf, const MPI_Count recvcounts[],
+                                    const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                                    MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    return neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
+                               crmpi_coll_vec_count(recvcounts), crmpi_coll_vec_aint(displs),
+                               recvtype, comm, request, CRMPI_MPI_COLL_PERSISTENT,
+                               "MPI_Neighbor_allgatherv_init_c");
 }
 
 int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                            int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NULL,
-                             CRMPI_MPI_COLL_BLOCKING, "MPI_Neighbor_alltoall");
+    return neighbor_fixed(CRMPI_COLL_NEIGHBOR_ALLTOALL, sendbuf, sendcount, sendtype, recvbuf,
+                          recvcount, recvtype, comm, NULL, CRMPI_MPI_COLL_BLOCKING,
+                          "MPI_Neighbor_alltoall");
 }
 
 int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                             MPI_Request *request)
 {
-    return neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                             request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ineighbor_alltoall");
+    return neighbor_fixed(CRMPI_COLL_NEIGHBOR_ALLTOALL, sendbuf, sendcount, sendtype, recvbuf,
+                          recvcount, recvtype, comm, request, CRMPI_MPI_COLL_NONBLOCKING,
+                          "MPI_Ineighbor_alltoall");
 }
 
 int PMPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                 void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                                 MPI_Info info, MPI_Request *request)
 {
-    (void)info;
-    return neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                             request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Neighbor_alltoall_init");
+    (void)info; /* no hints are used */
+    return neighbor_fixed(CRMPI_COLL_NEIGHBOR_ALLTOALL, sendbuf, sendcount, sendtype, recvbuf,
+                          recvcount, recvtype, comm, request, CRMPI_MPI_COLL_PERSISTENT,
+                          "MPI_Neighbor_alltoall_init");
 }
 
-/* alltoallv */
-static int neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                              MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                              const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                              MPI_Request *request, crmpi_mpi_coll_mode_t mode,
-                              const char *func_name)
+int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                             MPI_Comm comm)
 {
-    crmpi_coll_args_t a = {.sbuf = sendbuf,
-                           .scounts = sendcounts,
-                           .sdispls = sdispls,
-                           .stype = sendtype,
-                           .rbuf = recvbuf,
-                           .rcounts = recvcounts,
-                           .rdispls = rdispls,
-                           .rtype = recvtype};
+    return neighbor_fixed(CRMPI_COLL_NEIGHBOR_ALLTOALL, sendbuf, sendcount, sendtype, recvbuf,
+                          recvcount, recvtype, comm, NULL, CRMPI_MPI_COLL_BLOCKING,
+                          "MPI_Neighbor_alltoall_c");
+}
 
-    return neighbor_call(CRMPI_COLL_NEIGHBOR_ALLTOALLV, &a, 0, 0, comm, request, mode, func_name);
+int PMPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                              MPI_Comm comm, MPI_Request *request)
+{
+    return neighbor_fixed(CRMPI_COLL_NEIGHBOR_ALLTOALL, sendbuf, sendcount, sendtype, recvbuf,
+                          recvcount, recvtype, comm, request, CRMPI_MPI_COLL_NONBLOCKING,
+                          "MPI_Ineighbor_alltoall_c");
+}
+
+int PMPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                  void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                                  MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    return neighbor_fixed(CRMPI_COLL_NEIGHBOR_ALLTOALL, sendbuf, sendcount, sendtype, recvbuf,
+                          recvcount, recvtype, comm, request, CRMPI_MPI_COLL_PERSISTENT,
+                          "MPI_Neighbor_alltoall_init_c");
 }
 
 int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                              recvtype, comm, NULL, CRMPI_MPI_COLL_BLOCKING,
-                              "MPI_Neighbor_alltoallv");
+    return neighbor_alltoallv(sendbuf, crmpi_coll_vec_int(sendcounts), crmpi_coll_vec_int(sdispls),
+                              sendtype, recvbuf, crmpi_coll_vec_int(recvcounts),
+                              crmpi_coll_vec_int(rdispls), recvtype, comm, NULL,
+                              CRMPI_MPI_COLL_BLOCKING, "MPI_Neighbor_alltoallv");
 }
 
 int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -337,9 +451,10 @@ int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const 
                              const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                              MPI_Request *request)
 {
-    return neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                              recvtype, comm, request, CRMPI_MPI_COLL_NONBLOCKING,
-                              "MPI_Ineighbor_alltoallv");
+    return neighbor_alltoallv(sendbuf, crmpi_coll_vec_int(sendcounts), crmpi_coll_vec_int(sdispls),
+                              sendtype, recvbuf, crmpi_coll_vec_int(recvcounts),
+                              crmpi_coll_vec_int(rdispls), recvtype, comm, request,
+                              CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ineighbor_alltoallv");
 }
 
 int PMPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -347,38 +462,56 @@ int PMPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], co
                                  const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                                  MPI_Info info, MPI_Request *request)
 {
-    (void)info;
-    return neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                              recvtype, comm, request, CRMPI_MPI_COLL_PERSISTENT,
-                              "MPI_Neighbor_alltoallv_init");
+    (void)info; /* no hints are used */
+    return neighbor_alltoallv(sendbuf, crmpi_coll_vec_int(sendcounts), crmpi_coll_vec_int(sdispls),
+                              sendtype, recvbuf, crmpi_coll_vec_int(recvcounts),
+                              crmpi_coll_vec_int(rdispls), recvtype, comm, request,
+                              CRMPI_MPI_COLL_PERSISTENT, "MPI_Neighbor_alltoallv_init");
 }
 
-/* alltoallw: byte displacements (MPI_Aint) and a type per neighbour */
-static int neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-                              const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                              const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                              MPI_Comm comm, MPI_Request *request, crmpi_mpi_coll_mode_t mode,
-                              const char *func_name)
+int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                              const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                              const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                              MPI_Datatype recvtype, MPI_Comm comm)
 {
-    crmpi_coll_args_t a = {.sbuf = sendbuf,
-                           .scounts = sendcounts,
-                           .sbdispls = sdispls,
-                           .stypes = sendtypes,
-                           .rbuf = recvbuf,
-                           .rcounts = recvcounts,
-                           .rbdispls = rdispls,
-                           .rtypes = recvtypes};
+    return neighbor_alltoallv(
+        sendbuf, crmpi_coll_vec_count(sendcounts), crmpi_coll_vec_aint(sdispls), sendtype, recvbuf,
+        crmpi_coll_vec_count(recvcounts), crmpi_coll_vec_aint(rdispls), recvtype, comm, NULL,
+        CRMPI_MPI_COLL_BLOCKING, "MPI_Neighbor_alltoallv_c");
+}
 
-    return neighbor_call(CRMPI_COLL_NEIGHBOR_ALLTOALLW, &a, 0, 0, comm, request, mode, func_name);
+int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                               const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                               const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                               MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    return neighbor_alltoallv(
+        sendbuf, crmpi_coll_vec_count(sendcounts), crmpi_coll_vec_aint(sdispls), sendtype, recvbuf,
+        crmpi_coll_vec_count(recvcounts), crmpi_coll_vec_aint(rdispls), recvtype, comm, request,
+        CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ineighbor_alltoallv_c");
+}
+
+int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                   const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                   const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                   MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    return neighbor_alltoallv(
+        sendbuf, crmpi_coll_vec_count(sendcounts), crmpi_coll_vec_aint(sdispls), sendtype, recvbuf,
+        crmpi_coll_vec_count(recvcounts), crmpi_coll_vec_aint(rdispls), recvtype, comm, request,
+        CRMPI_MPI_COLL_PERSISTENT, "MPI_Neighbor_alltoallv_init_c");
 }
 
 int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
                             const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    return neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                              recvtypes, comm, NULL, CRMPI_MPI_COLL_BLOCKING,
-                              "MPI_Neighbor_alltoallw");
+    return neighbor_alltoallw(sendbuf, crmpi_coll_vec_int(sendcounts), crmpi_coll_vec_aint(sdispls),
+                              sendtypes, recvbuf, crmpi_coll_vec_int(recvcounts),
+                              crmpi_coll_vec_aint(rdispls), recvtypes, comm, NULL,
+                              CRMPI_MPI_COLL_BLOCKING, "MPI_Neighbor_alltoallw");
 }
 
 int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
@@ -386,9 +519,10 @@ int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const 
                              const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
                              MPI_Comm comm, MPI_Request *request)
 {
-    return neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                              recvtypes, comm, request, CRMPI_MPI_COLL_NONBLOCKING,
-                              "MPI_Ineighbor_alltoallw");
+    return neighbor_alltoallw(sendbuf, crmpi_coll_vec_int(sendcounts), crmpi_coll_vec_aint(sdispls),
+                              sendtypes, recvbuf, crmpi_coll_vec_int(recvcounts),
+                              crmpi_coll_vec_aint(rdispls), recvtypes, comm, request,
+                              CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ineighbor_alltoallw");
 }
 
 int PMPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
@@ -397,8 +531,45 @@ int PMPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
                                  const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
                                  MPI_Request *request)
 {
-    (void)info;
-    return neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                              recvtypes, comm, request, CRMPI_MPI_COLL_PERSISTENT,
-                              "MPI_Neighbor_alltoallw_init");
+    (void)info; /* no hints are used */
+    return neighbor_alltoallw(sendbuf, crmpi_coll_vec_int(sendcounts), crmpi_coll_vec_aint(sdispls),
+                              sendtypes, recvbuf, crmpi_coll_vec_int(recvcounts),
+                              crmpi_coll_vec_aint(rdispls), recvtypes, comm, request,
+                              CRMPI_MPI_COLL_PERSISTENT, "MPI_Neighbor_alltoallw_init");
+}
+
+int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
+                              const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                              void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                              const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    return neighbor_alltoallw(
+        sendbuf, crmpi_coll_vec_count(sendcounts), crmpi_coll_vec_aint(sdispls), sendtypes, recvbuf,
+        crmpi_coll_vec_count(recvcounts), crmpi_coll_vec_aint(rdispls), recvtypes, comm, NULL,
+        CRMPI_MPI_COLL_BLOCKING, "MPI_Neighbor_alltoallw_c");
+}
+
+int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
+                               const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                               void *recvbuf, const MPI_Count recvcounts[],
+                               const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                               MPI_Comm comm, MPI_Request *request)
+{
+    return neighbor_alltoallw(
+        sendbuf, crmpi_coll_vec_count(sendcounts), crmpi_coll_vec_aint(sdispls), sendtypes, recvbuf,
+        crmpi_coll_vec_count(recvcounts), crmpi_coll_vec_aint(rdispls), recvtypes, comm, request,
+        CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ineighbor_alltoallw_c");
+}
+
+int PMPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                   const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                   void *recvbuf, const MPI_Count recvcounts[],
+                                   const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                   MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info; /* no hints are used */
+    return neighbor_alltoallw(
+        sendbuf, crmpi_coll_vec_count(sendcounts), crmpi_coll_vec_aint(sdispls), sendtypes, recvbuf,
+        crmpi_coll_vec_count(recvcounts), crmpi_coll_vec_aint(rdispls), recvtypes, comm, request,
+        CRMPI_MPI_COLL_PERSISTENT, "MPI_Neighbor_alltoallw_init_c");
 }

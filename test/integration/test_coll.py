@@ -321,3 +321,19 @@ def test_persistent_collectives(mpi, coll_binaries, np):
         assert all(not l.startswith("done persistent: rank 0: 0 checks") for l in done), \
             job.report()
     mpi.assert_clean(job)
+
+
+@pytest.mark.parametrize("np", [1, 2, 3, 4])
+def test_large_count_collectives(mpi, coll_binaries, np):
+    """Every collective's MPI-4.0 large-count ("_c") form, blocking, non-blocking and
+    persistent, gives what its int form gives; displacements past INT_MAX put the blocks
+    there; counts past INT_MAX are accepted (test/coll/large_count.c)."""
+    job = mpi.run(mpi.launch_args(np), coll_binaries("large_count"))
+    lines = job.lines()
+    assert job.returncode == 0 and not [l for l in lines if l.startswith("FAIL")], job.report()
+    done = [l for l in lines if re.match(r"^done large_count: rank \d+: \d+ checks, 0 failed$", l)]
+    assert len(done) == np, job.report()
+    if mpi.is_crmpi:
+        assert all(not l.startswith("done large_count: rank 0: 0 checks") for l in done), \
+            job.report()
+    mpi.assert_clean(job)
