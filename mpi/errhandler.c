@@ -1,9 +1,11 @@
 /*
- * errhandler.c: the predefined error handlers, how an MPI call raises an error (MPI-3.1
- * section 8.3), and how a rank ends the whole job.
+ * errhandler.c: the predefined error handlers, the making of user ones (for communicators,
+ * windows, files and sessions alike), how an MPI call raises an error (MPI-3.1 section 8.3),
+ * and how a rank ends the whole job.
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -47,6 +49,19 @@ __attribute__((noreturn)) static void errhandler_fatal(MPI_Comm comm, int errcod
     crmpi_rte_abort_job(errcode,
                         "%s; the error handler of %s is MPI_ERRORS_ARE_FATAL, so the job aborts",
                         message, who);
+}
+
+MPI_Errhandler crmpi_errhandler_new_user(const struct crmpi_errhandler_s *slots)
+{
+    struct crmpi_errhandler_s *handler = malloc(sizeof(*handler));
+
+    if (!handler)
+        return NULL;
+    *handler = *slots;
+    handler->kind = CRMPI_ERRHANDLER_USER;
+    handler->refcount = 1;
+    handler->predefined = false;
+    return handler;
 }
 
 int crmpi_mpi_errhandler_invoke(MPI_Comm comm, int errcode, const char *func_name,

@@ -12,14 +12,11 @@
 int crmpi_mpi_file_errhandler_create(crmpi_file_errhandler_fn_t *file_fn,
                                      MPI_Errhandler *errhandler_out)
 {
-    struct crmpi_errhandler_s *handler = calloc(1, sizeof(*handler));
+    MPI_Errhandler handler = crmpi_errhandler_new_user(
+        &(struct crmpi_errhandler_s){.file_fn = file_fn, .name = "a user file error handler"});
 
     if (!handler)
         return MPI_ERR_NO_MEM;
-    handler->kind = CRMPI_ERRHANDLER_USER;
-    handler->file_fn = file_fn;
-    handler->name = "a user file error handler";
-    handler->refcount = 1;
     *errhandler_out = handler;
     return MPI_SUCCESS;
 }

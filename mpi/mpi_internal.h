@@ -57,6 +57,14 @@ struct crmpi_errhandler_s {
     bool predefined; /* MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN: never freed */
 };
 
+/**
+ * A user error handler (errhandler.c), for MPI_Comm/Win/File/Session_create_errhandler:
+ * a copy of `slots`, which sets the function of its kind and the name, made
+ * CRMPI_ERRHANDLER_USER with one reference (the handle returned).
+ * @return the handler, or NULL when out of memory
+ */
+MPI_Errhandler crmpi_errhandler_new_user(const struct crmpi_errhandler_s *slots);
+
 /*
  * Communicators
  */
