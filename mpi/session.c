@@ -69,20 +69,8 @@ static const char *const session_thread_levels[] = {"MPI_THREAD_SINGLE", "MPI_TH
 static int session_raise_with(MPI_Errhandler handler, MPI_Session session, int errcode,
                               const char *func_name, const char *detail)
 {
-    const char *name, *text;
-
     switch (handler ? handler->kind : CRMPI_ERRHANDLER_FATAL) {
-    case CRMPI_ERRHANDLER_FATAL:
-        name = crmpi_mpi_error_name(errcode);
-        text = crmpi_mpi_error_text(errcode);
-        if (name == NULL) {
-            name = "user-defined error code";
-            text = "error";
-        }
-        crmpi_rte_abort_job(errcode,
-                            "%s: %s%s%s (%s); the error handler is MPI_ERRORS_ARE_FATAL, so the "
-                            "job aborts",
-                            func_name, text, detail ? ": " : "", detail ? detail : "", name);
+    case CRMPI_ERRHANDLER_FATAL: crmpi_mpi_errors_are_fatal_abort(errcode, func_name, detail, NULL);
     case CRMPI_ERRHANDLER_RETURN: break;
     case CRMPI_ERRHANDLER_USER:
         /* Unlocked first: the handler may call MPI. */
