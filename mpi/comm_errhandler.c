@@ -34,20 +34,17 @@ int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn
                                 MPI_Errhandler *errhandler)
 {
     static const char func_name[] = "MPI_Comm_create_errhandler";
-    struct crmpi_errhandler_s *handler;
+    MPI_Errhandler handler;
 
     crmpi_lock();
     crmpi_mpi_require_active(func_name);
     if (comm_errhandler_fn == NULL || errhandler == NULL)
         return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_ARG, func_name,
                                            "comm_errhandler_fn or errhandler is NULL");
-    handler = calloc(1, sizeof(*handler));
+    handler = crmpi_errhandler_new_user(&(struct crmpi_errhandler_s){
+        .comm_fn = comm_errhandler_fn, .name = "a user error handler"});
     if (!handler)
         return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_NO_MEM, func_name, NULL);
-    handler->kind = CRMPI_ERRHANDLER_USER;
-    handler->comm_fn = comm_errhandler_fn;
-    handler->name = "a user error handler";
-    handler->refcount = 1;
     *errhandler = handler;
     crmpi_unlock();
     return MPI_SUCCESS;

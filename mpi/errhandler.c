@@ -1,9 +1,11 @@
 /*
- * errhandler.c: the predefined error handlers, how an MPI call raises an error (MPI-3.1
- * section 8.3), and how a rank ends the whole job.
+ * errhandler.c: the predefined error handlers, the making of user ones (for communicators,
+ * windows, files and sessions alike), how an MPI call raises an error (MPI-3.1 section 8.3),
+ * and how a rank ends the whole job.
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -22,21 +24,28 @@ struct crmpi_errhandler_s crmpi_mpi_errors_return = {
     .predefined = true,
 };
 
-/* MPI_ERRORS_ARE_FATAL: say what failed, where and why, then take the job down. */
-__attribute__((noreturn)) static void errhandler_fatal(MPI_Comm comm, int errcode,
-                                                       const char *func_name, const char *detail)
+void crmpi_mpi_errors_are_fatal_abort(int errcode, const char *func_name, const char *detail,
+                                      const char *handler_of)
 {
     const char *name = crmpi_mpi_error_name(errcode);
     const char *text = crmpi_mpi_error_text(errcode);
-    char message[512];
 
     /* Codes beyond the predefined classes (MPI_Add_error_code) have no text of ours. */
     if (name == NULL) {
         name = "user-defined error code";
         text = "error";
     }
-    snprintf(message, sizeof(message), "%s: %s%s%s (%s)", func_name, text, detail ? ": " : "",
-             detail ? detail : "", name);
+    crmpi_rte_abort_job(errcode,
+                        "%s: %s%s%s (%s); the error handler%s%s is MPI_ERRORS_ARE_FATAL, so the "
+                        "job aborts",
+                        func_name, text, detail ? ": " : "", detail ? detail : "", name,
+                        handler_of ? " of " : "", handler_of ? handler_of : "");
+}
+
+/* MPI_ERRORS_ARE_FATAL on a communicator: the message names it. */
+__attribute__((noreturn)) static void errhandler_fatal(MPI_Comm comm, int errcode,
+                                                       const char *func_name, const char *detail)
+{
     /* A communicator made by the application has no name until MPI_Comm_set_name. */
     char who[MPI_MAX_OBJECT_NAME + 64];
     if (comm->name[0])
@@ -44,9 +53,20 @@ __attribute__((noreturn)) static void errhandler_fatal(MPI_Comm comm, int errcod
     else
         snprintf(who, sizeof(who), "an unnamed communicator of %d ranks (context id %u)",
                  comm->size, comm->context_id);
-    crmpi_rte_abort_job(errcode,
-                        "%s; the error handler of %s is MPI_ERRORS_ARE_FATAL, so the job aborts",
-                        message, who);
+    crmpi_mpi_errors_are_fatal_abort(errcode, func_name, detail, who);
+}
+
+MPI_Errhandler crmpi_errhandler_new_user(const struct crmpi_errhandler_s *slots)
+{
+    struct crmpi_errhandler_s *handler = malloc(sizeof(*handler));
+
+    if (!handler)
+        return NULL;
+    *handler = *slots;
+    handler->kind = CRMPI_ERRHANDLER_USER;
+    handler->refcount = 1;
+    handler->predefined = false;
+    return handler;
 }
 
 int crmpi_mpi_errhandler_invoke(MPI_Comm comm, int errcode, const char *func_name,

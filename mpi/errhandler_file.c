@@ -12,14 +12,11 @@
 int crmpi_mpi_file_errhandler_create(crmpi_file_errhandler_fn_t *file_fn,
                                      MPI_Errhandler *errhandler_out)
 {
-    struct crmpi_errhandler_s *handler = calloc(1, sizeof(*handler));
+    MPI_Errhandler handler = crmpi_errhandler_new_user(
+        &(struct crmpi_errhandler_s){.file_fn = file_fn, .name = "a user file error handler"});
 
     if (!handler)
         return MPI_ERR_NO_MEM;
-    handler->kind = CRMPI_ERRHANDLER_USER;
-    handler->file_fn = file_fn;
-    handler->name = "a user file error handler";
-    handler->refcount = 1;
     *errhandler_out = handler;
     return MPI_SUCCESS;
 }
@@ -42,19 +39,8 @@ int crmpi_mpi_file_errhandler_invoke(MPI_Errhandler handler, void *file, int err
                                      const char *func_name, const char *detail)
 {
     switch (handler->kind) {
-    case CRMPI_ERRHANDLER_FATAL: {
-        const char *name = crmpi_mpi_error_name(errcode);
-        const char *text = crmpi_mpi_error_text(errcode);
-
-        if (name == NULL) {
-            name = "user-defined error code";
-            text = "error";
-        }
-        crmpi_rte_abort_job(errcode,
-                            "%s: %s%s%s (%s); the error handler of the file is "
-                            "MPI_ERRORS_ARE_FATAL, so the job aborts",
-                            func_name, text, detail ? ": " : "", detail ? detail : "", name);
-    }
+    case CRMPI_ERRHANDLER_FATAL:
+        crmpi_mpi_errors_are_fatal_abort(errcode, func_name, detail, "the file");
     case CRMPI_ERRHANDLER_RETURN: return errcode;
     case CRMPI_ERRHANDLER_USER:
         /* MPI passes both by reference; the handler may change the code. */

@@ -57,6 +57,14 @@ struct crmpi_errhandler_s {
     bool predefined; /* MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN: never freed */
 };
 
+/**
+ * A user error handler (errhandler.c), for MPI_Comm/Win/File/Session_create_errhandler:
+ * a copy of `slots`, which sets the function of its kind and the name, made
+ * CRMPI_ERRHANDLER_USER with one reference (the handle returned).
+ * @return the handler, or NULL when out of memory
+ */
+MPI_Errhandler crmpi_errhandler_new_user(const struct crmpi_errhandler_s *slots);
+
 /*
  * Communicators
  */
@@ -186,6 +194,17 @@ int crmpi_mpi_error_last_used(void);
  */
 int crmpi_mpi_errhandler_invoke(MPI_Comm comm, int errcode, const char *func_name,
                                 const char *detail);
+
+/**
+ * MPI_ERRORS_ARE_FATAL, for every object's handler (errhandler.c): abort the job with
+ * "<func_name>: <text>[: <detail>] (<MPI_ERR_X>); the error handler[ of <handler_of>] is
+ * MPI_ERRORS_ARE_FATAL, so the job aborts".
+ * @param detail      what exactly was wrong, or NULL
+ * @param handler_of  whose handler it is ("the file", a communicator's name), or NULL
+ */
+__attribute__((noreturn)) void crmpi_mpi_errors_are_fatal_abort(int errcode, const char *func_name,
+                                                                const char *detail,
+                                                                const char *handler_of);
 
 /** The MPI layer's checkpoint veto (inc.h; mpi/osc/win_shared.c): why this process cannot
  *  be checkpointed while it has a shared-memory window, or NULL when it has none. */

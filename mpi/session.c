@@ -69,20 +69,8 @@ static const char *const session_thread_levels[] = {"MPI_THREAD_SINGLE", "MPI_TH
 static int session_raise_with(MPI_Errhandler handler, MPI_Session session, int errcode,
                               const char *func_name, const char *detail)
 {
-    const char *name, *text;
-
     switch (handler ? handler->kind : CRMPI_ERRHANDLER_FATAL) {
-    case CRMPI_ERRHANDLER_FATAL:
-        name = crmpi_mpi_error_name(errcode);
-        text = crmpi_mpi_error_text(errcode);
-        if (name == NULL) {
-            name = "user-defined error code";
-            text = "error";
-        }
-        crmpi_rte_abort_job(errcode,
-                            "%s: %s%s%s (%s); the error handler is MPI_ERRORS_ARE_FATAL, so the "
-                            "job aborts",
-                            func_name, text, detail ? ": " : "", detail ? detail : "", name);
+    case CRMPI_ERRHANDLER_FATAL: crmpi_mpi_errors_are_fatal_abort(errcode, func_name, detail, NULL);
     case CRMPI_ERRHANDLER_RETURN: break;
     case CRMPI_ERRHANDLER_USER:
         /* Unlocked first: the handler may call MPI. */
@@ -439,20 +427,17 @@ int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errh
                                    MPI_Errhandler *errhandler)
 {
     static const char func_name[] = "MPI_Session_create_errhandler";
-    struct crmpi_errhandler_s *handler;
+    MPI_Errhandler handler;
 
     /* MPI-4.0 section 11.4.1 allows it before MPI is initialized. */
     crmpi_lock();
     if (session_errhandler_fn == NULL || errhandler == NULL)
         return session_raise(MPI_SESSION_NULL, MPI_ERR_ARG, func_name,
                              "session_errhandler_fn or errhandler is NULL");
-    handler = calloc(1, sizeof(*handler));
+    handler = crmpi_errhandler_new_user(&(struct crmpi_errhandler_s){
+        .session_fn = session_errhandler_fn, .name = "a user session error handler"});
     if (!handler)
         return session_raise(MPI_SESSION_NULL, MPI_ERR_NO_MEM, func_name, NULL);
-    handler->kind = CRMPI_ERRHANDLER_USER;
-    handler->session_fn = session_errhandler_fn;
-    handler->name = "a user session error handler";
-    handler->refcount = 1;
     *errhandler = handler;
     crmpi_unlock();
     return MPI_SUCCESS;

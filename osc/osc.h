@@ -71,7 +71,8 @@ typedef struct crmpi_osc_win_params {
     int size;                /* its number of ranks */
     void *base;              /* this process's window memory (unused when dynamic) */
     size_t nbytes;           /* its size in bytes */
-    int disp_unit;           /* bytes per unit of a target displacement (> 0) */
+    MPI_Aint disp_unit;      /* bytes per unit of a target displacement (> 0; an MPI_Aint
+                                since MPI_Win_create_c, MPI-4.0 section 12.2.1) */
     bool dynamic;            /* MPI_Win_create_dynamic: displacements are addresses in
                                 the memory attached with crmpi_osc_attach */
 } crmpi_osc_win_params_t;
@@ -85,7 +86,7 @@ int crmpi_osc_win_destroy(crmpi_osc_win_t *win);
 
 /** Size in bytes and displacement unit of rank `target`'s window (as it created it). */
 void crmpi_osc_win_target(const crmpi_osc_win_t *win, int target, size_t *nbytes_out,
-                          int *disp_unit_out);
+                          MPI_Aint *disp_unit_out);
 
 /** Dynamic windows: memory the other ranks may access from now on / no longer. @return
  *  CRMPI_OK, CRMPI_ERR_OUT_OF_RESOURCE, CRMPI_ERR_NOT_FOUND (detach of unattached memory) */

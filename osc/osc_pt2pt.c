@@ -74,7 +74,7 @@ int crmpi_osc_win_create(const crmpi_osc_win_params_t *params, crmpi_osc_win_t *
         goto err_free_win;
     for (int r = 0; r < size; r++) {
         win->sizes[r] = (size_t)all[r].nbytes;
-        win->units[r] = (int)all[r].disp_unit;
+        win->units[r] = (MPI_Aint)all[r].disp_unit;
     }
     free(all);
     if (!osc_pt2pt_windows)
@@ -140,7 +140,7 @@ int crmpi_osc_win_destroy(crmpi_osc_win_t *win)
 }
 
 void crmpi_osc_win_target(const crmpi_osc_win_t *win, int target, size_t *nbytes_out,
-                          int *disp_unit_out)
+                          MPI_Aint *disp_unit_out)
 {
     *nbytes_out = win->sizes[target];
     *disp_unit_out = win->units[target];

@@ -96,7 +96,7 @@ typedef struct osc_region {
 struct crmpi_osc_win {
     crmpi_osc_win_params_t params; /* as created */
     size_t *sizes;                 /* each rank's window bytes */
-    int *units;                    /* each rank's displacement unit */
+    MPI_Aint *units;               /* each rank's displacement unit */
     bool *dirty;                   /* per target: operations sent that no reply covers */
     osc_incoming_t *in_head;       /* requests received, oldest first */
     osc_incoming_t *in_tail;       /* the newest */

@@ -8,6 +8,7 @@
  */
 #include "osc_pt2pt.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -146,6 +147,7 @@ static char *osc_pt2pt_target_addr(crmpi_osc_win_t *win, const osc_am_hdr_t *hdr
                                    const osc_run_t *runs, int source)
 {
     ptrdiff_t lo = 0, hi = 0;
+    int64_t offset;
     char *addr;
 
     for (uint64_t r = 0; r < hdr->num_runs; r++) {
@@ -176,7 +178,16 @@ static char *osc_pt2pt_target_addr(crmpi_osc_win_t *win, const osc_am_hdr_t *hdr
                         source, (void *)addr, lo, hi);
         return NULL;
     }
-    addr = (char *)win->params.base + hdr->disp * win->params.disp_unit;
+    /* The origin checked the range of every access that moves data; an empty one may carry
+     * any displacement, which a unit wider than an int can overflow with. */
+    if (__builtin_mul_overflow(hdr->disp, (int64_t)win->params.disp_unit, &offset)) {
+        if (hdr->num_runs)
+            crmpi_log_error("osc: rank %d's displacement %" PRId64 " overflows in units of %td "
+                            "bytes; ignored",
+                            source, hdr->disp, win->params.disp_unit);
+        return hdr->num_runs ? NULL : win->params.base;
+    }
+    addr = (char *)win->params.base + offset;
     if (hdr->num_runs && (addr + lo < (char *)win->params.base ||
                           addr + hi > (char *)win->params.base + win->params.nbytes)) {
         crmpi_log_error("osc: rank %d accessed bytes %td..%td of a %zu-byte window; ignored",

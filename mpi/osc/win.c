@@ -7,6 +7,7 @@
  * no attributes): its RMA messages can then never meet the application's, nor those of
  * another window over the same group.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,9 @@
 #include "win_internal.h"
 
 #pragma weak MPI_Win_create = PMPI_Win_create
+#pragma weak MPI_Win_create_c = PMPI_Win_create_c
 #pragma weak MPI_Win_allocate = PMPI_Win_allocate
+#pragma weak MPI_Win_allocate_c = PMPI_Win_allocate_c
 #pragma weak MPI_Win_create_dynamic = PMPI_Win_create_dynamic
 #pragma weak MPI_Win_attach = PMPI_Win_attach
 #pragma weak MPI_Win_detach = PMPI_Win_detach
@@ -103,7 +106,7 @@ static void win_comm_free(MPI_Comm comm)
         crmpi_comm_destroy(comm);
 }
 
-int crmpi_win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+int crmpi_win_create(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
                      int flavor, bool shm_noncontig, MPI_Win *win_out, const char *func_name)
 {
     struct crmpi_win_s *win;
@@ -149,6 +152,7 @@ int crmpi_win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MP
     win->base = base;
     win->size = size;
     win->disp_unit = disp_unit;
+    win->disp_unit_attr = disp_unit <= INT_MAX ? (int)disp_unit : 0;
     win->flavor = flavor;
     win->errhandler = MPI_ERRORS_ARE_FATAL;
     rc = win_comm_make(comm, &win->comm);
@@ -191,19 +195,32 @@ err_free_win:
                                        "cannot make the window");
 }
 
+/* MPI_Win_create and MPI_Win_create_c: the int form widens its disp_unit. */
+static int win_create_user(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
+                           MPI_Comm comm, MPI_Win *win, const char *func_name)
+{
+    crmpi_lock();
+    crmpi_mpi_require_active(func_name);
+    return crmpi_win_create(base, size, disp_unit, info, comm, MPI_WIN_FLAVOR_CREATE, false, win,
+                            func_name);
+}
+
 int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                     MPI_Win *win)
 {
-    crmpi_lock();
-    crmpi_mpi_require_active("MPI_Win_create");
-    return crmpi_win_create(base, size, disp_unit, info, comm, MPI_WIN_FLAVOR_CREATE, false, win,
-                            "MPI_Win_create");
+    return win_create_user(base, size, disp_unit, info, comm, win, "MPI_Win_create");
 }
 
-int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+int PMPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
                       MPI_Win *win)
 {
-    static const char func_name[] = "MPI_Win_allocate";
+    return win_create_user(base, size, disp_unit, info, comm, win, "MPI_Win_create_c");
+}
+
+/* MPI_Win_allocate and MPI_Win_allocate_c. */
+static int win_allocate(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+                        void *baseptr, MPI_Win *win, const char *func_name)
+{
     int err;
 
     crmpi_lock();
@@ -215,6 +232,18 @@ int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm
     if (err == MPI_SUCCESS)
         *(void **)baseptr = (*win)->base;
     return err;
+}
+
+int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                      MPI_Win *win)
+{
+    return win_allocate(size, disp_unit, info, comm, baseptr, win, "MPI_Win_allocate");
+}
+
+int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+                        void *baseptr, MPI_Win *win)
+{
+    return win_allocate(size, disp_unit, info, comm, baseptr, win, "MPI_Win_allocate_c");
 }
 
 int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
@@ -358,20 +387,17 @@ int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn,
                                MPI_Errhandler *errhandler)
 {
     static const char func_name[] = "MPI_Win_create_errhandler";
-    struct crmpi_errhandler_s *handler;
+    MPI_Errhandler handler;
 
     crmpi_lock();
     crmpi_mpi_require_active(func_name);
     if (win_errhandler_fn == NULL || errhandler == NULL)
         return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_ARG, func_name,
                                            "win_errhandler_fn or errhandler is NULL");
-    handler = calloc(1, sizeof(*handler));
+    handler = crmpi_errhandler_new_user(&(struct crmpi_errhandler_s){
+        .win_fn = win_errhandler_fn, .name = "a user window error handler"});
     if (!handler)
         return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_NO_MEM, func_name, NULL);
-    handler->kind = CRMPI_ERRHANDLER_USER;
-    handler->win_fn = win_errhandler_fn;
-    handler->name = "a user window error handler";
-    handler->refcount = 1;
     *errhandler = handler;
     crmpi_unlock();
     return MPI_SUCCESS;

@@ -13,6 +13,7 @@
  * Callbacks are the application's code and may call MPI: they run with the lock released.
  * Errors of the keyval calls belong to no window: MPI_COMM_WORLD's handler decides.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -267,7 +268,13 @@ int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *fla
     switch (win_keyval) {
     case MPI_WIN_BASE: value = win->base; break;
     case MPI_WIN_SIZE: value = &win->size; break;
-    case MPI_WIN_DISP_UNIT: value = &win->disp_unit; break;
+    case MPI_WIN_DISP_UNIT:
+        /* An int in C: a unit of MPI_Win_create_c beyond INT_MAX cannot be given. */
+        if (win->disp_unit > INT_MAX)
+            return crmpi_win_raise(win, MPI_ERR_ARG, func_name,
+                                   "the window's disp_unit does not fit MPI_WIN_DISP_UNIT's int");
+        value = &win->disp_unit_attr;
+        break;
     case MPI_WIN_CREATE_FLAVOR: value = &win->flavor; break;
     /* Unified: a put lands in the window's one copy of the memory, which the target's
      * loads see once the put is complete (there is no separate public copy). */

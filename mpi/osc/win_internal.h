@@ -30,7 +30,10 @@ struct crmpi_win_s {
     int flavor;                     /* MPI_WIN_FLAVOR_CREATE, _ALLOCATE, _DYNAMIC, _SHARED */
     void *base;                     /* this process's memory (MPI_BOTTOM when dynamic) */
     MPI_Aint size;                  /* its bytes */
-    int disp_unit;                  /* its displacement unit */
+    MPI_Aint disp_unit;             /* its displacement unit (an MPI_Aint since
+                                       MPI_Win_create_c, MPI-4.0 section 12.2.1) */
+    int disp_unit_attr;             /* MPI_WIN_DISP_UNIT's value, an int in C (section
+                                       12.2.6): disp_unit when it fits (win_attr.c) */
     bool owns_base;                 /* MPI_Win_allocate's memory: freed with the window */
     struct crmpi_win_shm_s *shm;    /* MPI_Win_allocate_shared's segment (win_shared.c),
                                        unmapped with the window; NULL for other flavors */
@@ -60,7 +63,7 @@ int crmpi_win_raise(MPI_Win win, int errcode, const char *func_name, const char 
  * MPI_WIN_FLAVOR_ALLOCATE and _SHARED, `shm_noncontig` used for _SHARED only (the info key
  * alloc_shared_noncontig). @return MPI_SUCCESS, or the error raised on comm
  */
-int crmpi_win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+int crmpi_win_create(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
                      int flavor, bool shm_noncontig, MPI_Win *win_out, const char *func_name);
 
 /**
@@ -70,7 +73,7 @@ int crmpi_win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MP
  * CRMPI_ERR_OUT_OF_RESOURCE, CRMPI_ERR_IO or the PML's error (a rank's own failure is
  * logged; every rank fails when one does)
  */
-int crmpi_win_shm_alloc(MPI_Comm comm, MPI_Aint size, int disp_unit, bool noncontig,
+int crmpi_win_shm_alloc(MPI_Comm comm, MPI_Aint size, MPI_Aint disp_unit, bool noncontig,
                         struct crmpi_win_shm_s **shm_out, void **base_out);
 /** Unmap the segment (the memory goes with the last rank's mapping). */
 void crmpi_win_shm_free(struct crmpi_win_shm_s *shm);

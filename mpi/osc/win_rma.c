@@ -4,7 +4,13 @@
  * epoch that must cover the target (MPI_ERR_RMA_SYNC), the target's window bounds
  * (MPI_ERR_RMA_RANGE) and, for accumulates, the one predefined type both sides are made
  * of (section 11.3.4); osc does the rest.
+ *
+ * The large-count forms (MPI_Put_c ..., MPI-4.0 section 12.3) share each body with their
+ * int form, which widens its counts: counts are MPI_Count here and size_t in osc and on
+ * the wire (64 bits, osc_pt2pt.h), so the only limit is the address space; a count whose
+ * bytes, or an access whose span, overflow it is refused (MPI_ERR_COUNT, MPI_ERR_RMA_RANGE).
  */
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "crmpi_status.h"
@@ -21,6 +27,14 @@
 #pragma weak MPI_Rget = PMPI_Rget
 #pragma weak MPI_Raccumulate = PMPI_Raccumulate
 #pragma weak MPI_Rget_accumulate = PMPI_Rget_accumulate
+#pragma weak MPI_Put_c = PMPI_Put_c
+#pragma weak MPI_Get_c = PMPI_Get_c
+#pragma weak MPI_Accumulate_c = PMPI_Accumulate_c
+#pragma weak MPI_Get_accumulate_c = PMPI_Get_accumulate_c
+#pragma weak MPI_Rput_c = PMPI_Rput_c
+#pragma weak MPI_Rget_c = PMPI_Rget_c
+#pragma weak MPI_Raccumulate_c = PMPI_Raccumulate_c
+#pragma weak MPI_Rget_accumulate_c = PMPI_Rget_accumulate_c
 
 /* The predefined type `type` is made of, or NULL when it mixes several (the markers MPI_LB
  * and MPI_UB hold no data and do not count). */
@@ -43,12 +57,32 @@ static MPI_Datatype rma_basic_type(MPI_Datatype type)
     return found;
 }
 
+/* The bytes [lo, hi) an access of count > 0 elements of type at displacement disp (in units
+ * of unit) touches, relative to the target's window base. @return false when they do not
+ * fit in an MPI_Aint (no window holds them) */
+static bool rma_target_span(MPI_Aint disp, MPI_Aint unit, MPI_Count count, MPI_Datatype type,
+                            MPI_Aint *lo_out, MPI_Aint *hi_out)
+{
+    MPI_Aint start, span, lo, hi;
+
+    if (__builtin_mul_overflow(disp, unit, &start) ||
+        __builtin_add_overflow(start, type->true_lb, &start) ||
+        __builtin_mul_overflow((MPI_Aint)(count - 1), type->extent, &span) ||
+        __builtin_add_overflow(start, span < 0 ? span : 0, &lo) ||
+        __builtin_add_overflow(start, span > 0 ? span : 0, &hi) ||
+        __builtin_add_overflow(hi, type->true_extent, &hi))
+        return false;
+    *lo_out = lo;
+    *hi_out = hi;
+    return true;
+}
+
 /* What every communication call checks. @return MPI_SUCCESS, or the class with *detail */
-static int rma_check_target(MPI_Win win, int target, MPI_Aint target_disp, int target_count,
+static int rma_check_target(MPI_Win win, int target, MPI_Aint target_disp, MPI_Count target_count,
                             MPI_Datatype target_type, const char **detail)
 {
     size_t nbytes;
-    int unit;
+    MPI_Aint unit, lo, hi;
 
     if (target == MPI_PROC_NULL)
         return MPI_SUCCESS;
@@ -71,19 +105,16 @@ static int rma_check_target(MPI_Win win, int target, MPI_Aint target_disp, int t
     if (win->flavor == MPI_WIN_FLAVOR_DYNAMIC || target_count == 0 || target_type->size == 0)
         return MPI_SUCCESS;
     crmpi_osc_win_target(win->osc, target, &nbytes, &unit);
-    /* The bytes the access touches, relative to the target's window base. */
-    MPI_Aint start = target_disp * unit + target_type->true_lb;
-    MPI_Aint span = (MPI_Aint)(target_count - 1) * target_type->extent;
-    MPI_Aint lo = start + (span < 0 ? span : 0);
-    MPI_Aint hi = start + (span > 0 ? span : 0) + target_type->true_extent;
-    if (lo < 0 || hi > (MPI_Aint)nbytes) {
+    if (!rma_target_span(target_disp, unit, target_count, target_type, &lo, &hi) || lo < 0 ||
+        hi > (MPI_Aint)nbytes) {
         *detail = "the access lies outside the target's window";
         return MPI_ERR_RMA_RANGE;
     }
     return MPI_SUCCESS;
 }
 
-static int rma_check_origin(const void *buf, int count, MPI_Datatype type, const char **detail)
+static int rma_check_origin(const void *buf, MPI_Count count, MPI_Datatype type,
+                            const char **detail)
 {
     (void)buf;
     if (count < 0) {
@@ -97,11 +128,20 @@ static int rma_check_origin(const void *buf, int count, MPI_Datatype type, const
     return MPI_SUCCESS;
 }
 
-/* Both sides carry the same number of bytes (the type signatures must match). */
-static int rma_check_match(int count, MPI_Datatype type, int target_count, MPI_Datatype target_type,
-                           const char **detail)
+/* Both sides carry the same number of bytes (the type signatures must match), which fits
+ * in memory. */
+static int rma_check_match(MPI_Count count, MPI_Datatype type, MPI_Count target_count,
+                           MPI_Datatype target_type, const char **detail)
 {
-    if ((size_t)count * type->size != (size_t)target_count * target_type->size) {
+    size_t nbytes, target_nbytes;
+
+    if (__builtin_mul_overflow((size_t)count, type->size, &nbytes) ||
+        __builtin_mul_overflow((size_t)target_count, target_type->size, &target_nbytes) ||
+        nbytes > PTRDIFF_MAX) {
+        *detail = "the count's bytes exceed the address space";
+        return MPI_ERR_COUNT;
+    }
+    if (nbytes != target_nbytes) {
         *detail = "the origin and target type signatures differ in size";
         return MPI_ERR_TYPE;
     }
@@ -109,9 +149,9 @@ static int rma_check_match(int count, MPI_Datatype type, int target_count, MPI_D
 }
 
 /* The arguments of a put or a get (and of their request forms). */
-static int rma_check_transfer(const void *origin_addr, int origin_count,
+static int rma_check_transfer(const void *origin_addr, MPI_Count origin_count,
                               MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
-                              int target_count, MPI_Datatype target_datatype, MPI_Win win,
+                              MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win,
                               const MPI_Request *request, bool request_form, const char **detail)
 {
     int err = rma_check_origin(origin_addr, origin_count, origin_datatype, detail);
@@ -128,8 +168,8 @@ static int rma_check_transfer(const void *origin_addr, int origin_count,
     return err;
 }
 
-static int rma_put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                   int target_rank, MPI_Aint target_disp, int target_count,
+static int rma_put(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                   int target_rank, MPI_Aint target_disp, MPI_Count target_count,
                    MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request,
                    bool request_form, const char *func_name)
 {
@@ -168,8 +208,24 @@ int PMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_dat
                    target_count, target_datatype, win, request, true, "MPI_Rput");
 }
 
-static int rma_get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                   int target_rank, MPI_Aint target_disp, int target_count,
+int PMPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+               int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+               MPI_Datatype target_datatype, MPI_Win win)
+{
+    return rma_put(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                   target_count, target_datatype, win, NULL, false, "MPI_Put_c");
+}
+
+int PMPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+{
+    return rma_put(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                   target_count, target_datatype, win, request, true, "MPI_Rput_c");
+}
+
+static int rma_get(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                   int target_rank, MPI_Aint target_disp, MPI_Count target_count,
                    MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request,
                    bool request_form, const char *func_name)
 {
@@ -207,12 +263,29 @@ int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
                    target_count, target_datatype, win, request, true, "MPI_Rget");
 }
 
+int PMPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+               int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+               MPI_Datatype target_datatype, MPI_Win win)
+{
+    return rma_get(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                   target_count, target_datatype, win, NULL, false, "MPI_Get_c");
+}
+
+int PMPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+{
+    return rma_get(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                   target_count, target_datatype, win, request, true, "MPI_Rget_c");
+}
+
 /* The body of the accumulate family; result_addr is NULL for Accumulate/Raccumulate. */
-static int rma_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                          void *result_addr, int result_count, MPI_Datatype result_datatype,
-                          int target_rank, MPI_Aint target_disp, int target_count,
-                          MPI_Datatype target_datatype, MPI_Op op, bool fetch, MPI_Win win,
-                          MPI_Request *request, bool request_form, const char *func_name)
+static int rma_accumulate(const void *origin_addr, MPI_Count origin_count,
+                          MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count,
+                          MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                          MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
+                          bool fetch, MPI_Win win, MPI_Request *request, bool request_form,
+                          const char *func_name)
 {
     const char *detail = NULL;
     MPI_Datatype basic = NULL;
@@ -309,6 +382,47 @@ int PMPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype
     return rma_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
                           result_datatype, target_rank, target_disp, target_count, target_datatype,
                           op, true, win, request, true, "MPI_Rget_accumulate");
+}
+
+int PMPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                      int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                      MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+{
+    return rma_accumulate(origin_addr, origin_count, origin_datatype, NULL, 0, MPI_BYTE,
+                          target_rank, target_disp, target_count, target_datatype, op, false, win,
+                          NULL, false, "MPI_Accumulate_c");
+}
+
+int PMPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count,
+                       MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                       MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                       MPI_Request *request)
+{
+    return rma_accumulate(origin_addr, origin_count, origin_datatype, NULL, 0, MPI_BYTE,
+                          target_rank, target_disp, target_count, target_datatype, op, false, win,
+                          request, true, "MPI_Raccumulate_c");
+}
+
+int PMPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count,
+                          MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count,
+                          MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                          MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
+                          MPI_Win win)
+{
+    return rma_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
+                          result_datatype, target_rank, target_disp, target_count, target_datatype,
+                          op, true, win, NULL, false, "MPI_Get_accumulate_c");
+}
+
+int PMPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count,
+                           MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count,
+                           MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                           MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
+                           MPI_Win win, MPI_Request *request)
+{
+    return rma_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
+                          result_datatype, target_rank, target_disp, target_count, target_datatype,
+                          op, true, win, request, true, "MPI_Rget_accumulate_c");
 }
 
 int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype,

@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,7 +44,9 @@
 #include "win_internal.h"
 
 #pragma weak MPI_Win_allocate_shared = PMPI_Win_allocate_shared
+#pragma weak MPI_Win_allocate_shared_c = PMPI_Win_allocate_shared_c
 #pragma weak MPI_Win_shared_query = PMPI_Win_shared_query
+#pragma weak MPI_Win_shared_query_c = PMPI_Win_shared_query_c
 
 /* The /dev/shm name of a segment: the job's prefix (see above), the creator, a count. */
 enum { WIN_SHM_NAME_MAX = 80 };
@@ -186,7 +189,7 @@ static bool win_shm_layout(struct crmpi_win_shm_s *shm, bool noncontig)
     return true;
 }
 
-int crmpi_win_shm_alloc(MPI_Comm comm, MPI_Aint size, int disp_unit, bool noncontig,
+int crmpi_win_shm_alloc(MPI_Comm comm, MPI_Aint size, MPI_Aint disp_unit, bool noncontig,
                         struct crmpi_win_shm_s **shm_out, void **base_out)
 {
     crmpi_comm_xchg_set_t set = crmpi_comm_xchg_all(comm, CRMPI_COMM_TAG_WIN_SHARED);
@@ -265,10 +268,10 @@ static bool win_shm_local(MPI_Comm comm)
     return true;
 }
 
-int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
-                             void *baseptr, MPI_Win *win)
+/* MPI_Win_allocate_shared and its large-count form: the int form widens its disp_unit. */
+static int win_allocate_shared(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+                               void *baseptr, MPI_Win *win, const char *func_name)
 {
-    static const char func_name[] = "MPI_Win_allocate_shared";
     char value[MPI_MAX_INFO_VAL + 1] = "";
     bool noncontig = false;
     int flag = 0, err;
@@ -296,10 +299,28 @@ int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Co
     return err;
 }
 
-int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
+int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                             void *baseptr, MPI_Win *win)
 {
-    static const char func_name[] = "MPI_Win_shared_query";
+    return win_allocate_shared(size, disp_unit, info, comm, baseptr, win,
+                               "MPI_Win_allocate_shared");
+}
+
+int PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+                               void *baseptr, MPI_Win *win)
+{
+    return win_allocate_shared(size, disp_unit, info, comm, baseptr, win,
+                               "MPI_Win_allocate_shared_c");
+}
+
+/* The body of MPI_Win_shared_query (int_unit: disp_unit is an int *, which the unit must
+ * fit) and of its large-count form (an MPI_Aint *). */
+static int win_shared_query(MPI_Win win, int rank, MPI_Aint *size, void *disp_unit, bool int_unit,
+                            void *baseptr, const char *func_name)
+{
     const struct crmpi_win_shm_s *shm;
+    MPI_Aint part_size = 0, unit;
+    void *part_base;
 
     crmpi_lock();
     crmpi_mpi_require_active(func_name);
@@ -324,19 +345,38 @@ int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
                 break;
             }
         }
-        if (rank == MPI_PROC_NULL) {
-            *size = 0;
-            *disp_unit = (int)shm->parts[0].disp_unit;
-            *(void **)baseptr = shm->map;
-            crmpi_unlock();
-            return MPI_SUCCESS;
-        }
     }
-    *size = (MPI_Aint)shm->parts[rank].size;
-    *disp_unit = (int)shm->parts[rank].disp_unit;
-    /* An empty part is at NULL (what MPICH gives, and its test win_shared_noncontig_put
-     * checks): its address would be the next part's. */
-    *(void **)baseptr = *size > 0 ? shm->map + shm->offsets[rank] : NULL;
+    if (rank == MPI_PROC_NULL) {
+        unit = (MPI_Aint)shm->parts[0].disp_unit;
+        part_base = shm->map;
+    } else {
+        part_size = (MPI_Aint)shm->parts[rank].size;
+        unit = (MPI_Aint)shm->parts[rank].disp_unit;
+        /* An empty part is at NULL (what MPICH gives, and its test win_shared_noncontig_put
+         * checks): its address would be the next part's. */
+        part_base = part_size > 0 ? shm->map + shm->offsets[rank] : NULL;
+    }
+    /* A unit given to MPI_Win_allocate_shared_c may not fit the int form's output. */
+    if (int_unit && unit > INT_MAX)
+        return crmpi_win_raise(win, MPI_ERR_ARG, func_name,
+                               "the disp_unit does not fit an int; use MPI_Win_shared_query_c");
+    *size = part_size;
+    if (int_unit)
+        *(int *)disp_unit = (int)unit;
+    else
+        *(MPI_Aint *)disp_unit = unit;
+    *(void **)baseptr = part_base;
     crmpi_unlock();
     return MPI_SUCCESS;
+}
+
+int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
+{
+    return win_shared_query(win, rank, size, disp_unit, true, baseptr, "MPI_Win_shared_query");
+}
+
+int PMPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit,
+                            void *baseptr)
+{
+    return win_shared_query(win, rank, size, disp_unit, false, baseptr, "MPI_Win_shared_query_c");
 }

@@ -13,6 +13,9 @@ tcp is not, and make no window on one process over self), gets the logical accum
 ops wrong (OPENMPI_KNOWN_BUGS) and fails now and then on windows over split
 communicators (OPENMPI_FLAKY).
 
+test_rma_large_count: test/rma/rma_large_count.c, the MPI-4.0 "_c" forms of the one-sided
+calls mixed with the int forms, in the same harness (crmpi only: Open MPI 4.1.4 has none).
+
 test_checkpoint_refused_with_shared_window: checkpoints around a shared-memory window
 (test/cr/rma_shared.c), refused while it lives.
 """
@@ -27,6 +30,7 @@ import crjob
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RMA_SOURCE = os.path.abspath(os.path.join(HERE, "..", "rma", "rma.c"))
+RMA_LC_SOURCE = os.path.abspath(os.path.join(HERE, "..", "rma", "rma_large_count.c"))
 
 BTL_COMBINATIONS = ["self,sm", "self,tcp", "self,ofi"]
 RANK_COUNTS = [2, 3, 4]
@@ -45,13 +49,13 @@ OPENMPI_FLAKY = {
 }
 
 
-def subtests():
-    """[(name, min_ranks)] from the P2P_TEST lines of rma.c."""
-    with open(RMA_SOURCE) as f:
+def subtests(source=RMA_SOURCE):
+    """[(name, min_ranks)] from the P2P_TEST lines of source (rma.c by default)."""
+    with open(source) as f:
         text = f.read()
     found = [(m.group(1), int(m.group(2)))
              for m in re.finditer(r"^\s*P2P_TEST\((\w+),\s*(\d+)\),", text, re.M)]
-    assert found, "no P2P_TEST lines in rma.c"
+    assert found, "no P2P_TEST lines in %s" % os.path.basename(source)
     return found
 
 
@@ -60,13 +64,13 @@ def rma_binary(mpi, tmp_path_factory):
     return mpi.compile(RMA_SOURCE, str(tmp_path_factory.mktemp("rma-bin") / "rma"))
 
 
-def check_rma_job(job, np, excluded):
+def check_rma_job(job, np, excluded, source=RMA_SOURCE):
     """Exit 0, no FAIL line, ok (or skip, below min_ranks) for every subtest, a summary."""
     lines = job.lines()
     failures = [line for line in lines if line.startswith("FAIL")]
     assert job.returncode == 0 and not failures, job.report()
     missing, expected_ok, expected_skip = [], 0, 0
-    for name, min_ranks in subtests():
+    for name, min_ranks in subtests(source):
         if name in excluded:
             continue
         if np >= min_ranks:
@@ -100,6 +104,23 @@ def test_rma(mpi, rma_binary, btls, np):
     excluded = set() if mpi.is_crmpi else set(OPENMPI_KNOWN_BUGS) | set(OPENMPI_FLAKY)
     job = mpi.run(mpi.launch_args(np, btls), rma_binary, ["^" + name for name in sorted(excluded)])
     check_rma_job(job, np, excluded)
+    mpi.assert_clean(job)
+
+
+@pytest.fixture(scope="module")
+def rma_lc_binary(mpi, tmp_path_factory):
+    if not mpi.is_crmpi:
+        pytest.skip("Open MPI 4.1.4 has no large-count one-sided calls")
+    return mpi.compile(RMA_LC_SOURCE, str(tmp_path_factory.mktemp("rma-lc-bin") / "rma_lc"))
+
+
+@pytest.mark.parametrize("btls, np", [("self", 1), ("self,sm", 2), ("self,sm", 3),
+                                      ("self,tcp", 2), ("self,tcp", 3)],
+                         ids=["self-np1", "self,sm-np2", "self,sm-np3", "self,tcp-np2",
+                              "self,tcp-np3"])
+def test_rma_large_count(mpi, rma_lc_binary, btls, np):
+    job = mpi.run(mpi.launch_args(np, btls), rma_lc_binary)
+    check_rma_job(job, np, set(), RMA_LC_SOURCE)
     mpi.assert_clean(job)
 
 
