@@ -310,21 +310,28 @@ static int rma_accumulate(const void *origin_addr, MPI_Count origin_count,
         err =
             rma_check_target(win, target_rank, target_disp, target_count, target_datatype, &detail);
     if (err == MPI_SUCCESS && target_rank != MPI_PROC_NULL) {
+        /* An access of no bytes has an empty type signature, which matches the other sides'
+         * empty signatures whatever types carry them (MPI-3.1 section 11.3.4): only the
+         * sizes are checked then, and the op is applied to nothing. */
+        bool empty = target_count == 0 || target_datatype->size == 0;
+
         basic = rma_basic_type(target_datatype);
-        if (!basic) {
+        if (empty) {
+            basic = basic ? basic : MPI_BYTE;
+        } else if (!basic) {
             err = MPI_ERR_TYPE;
             detail = "the target datatype is not made of one predefined type";
         } else if (op != MPI_NO_OP && rma_basic_type(origin_datatype) != basic) {
             err = MPI_ERR_TYPE;
             detail = "the origin and target datatypes are made of different predefined types";
-        } else if (op != MPI_NO_OP) {
+        }
+        if (err == MPI_SUCCESS && op != MPI_NO_OP)
             err = rma_check_match(origin_count, origin_datatype, target_count, target_datatype,
                                   &detail);
-        }
         if (err == MPI_SUCCESS && fetch)
             err = rma_check_match(result_count, result_datatype, target_count, target_datatype,
                                   &detail);
-        if (err == MPI_SUCCESS && op != MPI_REPLACE && op != MPI_NO_OP &&
+        if (err == MPI_SUCCESS && !empty && op != MPI_REPLACE && op != MPI_NO_OP &&
             !crmpi_coll_op_defined(&op->coll, basic)) {
             err = MPI_ERR_OP;
             detail = "the op is not defined on the datatype";

@@ -797,6 +797,45 @@ static void proc_null(void)
     rma_free(&win, mem);
 }
 
+/* Accesses of no bytes (count 0, or a type of size 0) have empty type signatures, which
+ * match whatever types carry them (section 11.3.4): accepted, and nothing changes at the
+ * target (MPICH's badrma). A non-empty origin against an empty target is still refused. */
+static void empty_accesses(void)
+{
+    int *mem, val[2] = {5, 6}, res[2] = {-1, -1}, cls = 0, rc;
+    double dval = 1.5;
+    MPI_Datatype empty;
+    MPI_Request req;
+    MPI_Win win = rma_create_ints(&mem, RMA_N);
+
+    MPI_OK(MPI_Type_contiguous(0, MPI_INT, &empty));
+    MPI_OK(MPI_Type_commit(&empty));
+    MPI_OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+    MPI_OK(MPI_Win_lock_all(0, win));
+    MPI_OK(MPI_Accumulate(&dval, 0, MPI_DOUBLE, NEXT, 0, 0, MPI_INT, MPI_SUM, win));
+    MPI_OK(MPI_Accumulate(val, 1, empty, NEXT, 0, 0, MPI_DOUBLE, MPI_SUM, win));
+    MPI_OK(MPI_Accumulate(val, 2, empty, NEXT, 0, 1, empty, MPI_PROD, win));
+    MPI_OK(
+        MPI_Get_accumulate(&dval, 0, MPI_DOUBLE, res, 1, empty, NEXT, 0, 0, MPI_INT, MPI_SUM, win));
+    MPI_OK(
+        MPI_Get_accumulate(NULL, 1, empty, NULL, 0, MPI_DOUBLE, NEXT, 0, 3, empty, MPI_SUM, win));
+    MPI_OK(MPI_Raccumulate(val, 0, MPI_INT, NEXT, 0, 1, empty, MPI_MAX, win, &req));
+    MPI_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    MPI_OK(MPI_Put(&dval, 0, MPI_DOUBLE, NEXT, 0, 1, empty, win));
+    MPI_OK(MPI_Get(res, 1, empty, NEXT, 0, 0, MPI_DOUBLE, win));
+    rc = MPI_Accumulate(val, 1, MPI_INT, NEXT, 0, 1, empty, MPI_SUM, win);
+    MPI_Error_class(rc, &cls);
+    CHECK(rc != MPI_SUCCESS && cls == MPI_ERR_TYPE,
+          "an int accumulated into an empty target type: %d (class %d)", rc, cls);
+    MPI_OK(MPI_Win_unlock_all(win));
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    for (int i = 0; i < RMA_N; i++)
+        CHECK(mem[i] == rma_init_value(p2p_rank, i), "an empty access changed [%d]: %d", i, mem[i]);
+    CHECK(res[0] == -1 && res[1] == -1, "an empty get wrote %d %d", res[0], res[1]);
+    MPI_OK(MPI_Type_free(&empty));
+    rma_free(&win, mem);
+}
+
 /* Several windows over one communicator at once. */
 static void many_windows(void)
 {
@@ -1011,6 +1050,7 @@ static const p2p_test_t tests[] = {
     P2P_TEST(win_errors_origin, 1),
     P2P_TEST(large, 1),
     P2P_TEST(proc_null, 1),
+    P2P_TEST(empty_accesses, 1),
     P2P_TEST(accumulate_pairs, 1),
     P2P_TEST(many_windows, 1),
     P2P_TEST(split_window, 4),
