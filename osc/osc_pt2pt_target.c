@@ -141,6 +141,30 @@ int osc_pt2pt_send(crmpi_osc_win_t *win, void *buf, size_t nbytes, int dest, int
     return CRMPI_OK;
 }
 
+/* Whether every byte of [start, end) is attached memory: an access may span regions
+ * attached one after the other (MPI asks only that it touch no memory that is not
+ * attached, MPI-3.1 section 11.2.4). */
+static bool osc_pt2pt_attached(const crmpi_osc_win_t *win, const char *start, const char *end)
+{
+    const char *cursor = start;
+
+    while (cursor < end) {
+        const char *next = cursor;
+
+        for (size_t i = 0; i < win->num_regions; i++) {
+            const osc_region_t *region = &win->regions[i];
+            const char *region_end = (const char *)region->base + region->nbytes;
+
+            if (cursor >= (const char *)region->base && cursor < region_end && region_end > next)
+                next = region_end;
+        }
+        if (next == cursor)
+            return false;
+        cursor = next;
+    }
+    return true;
+}
+
 /* The target memory of a request: base + disp * unit, or the address itself in a dynamic
  * window, which must lie in attached memory with the whole span the type covers. */
 static char *osc_pt2pt_target_addr(crmpi_osc_win_t *win, const osc_am_hdr_t *hdr,
@@ -166,12 +190,7 @@ static char *osc_pt2pt_target_addr(crmpi_osc_win_t *win, const osc_am_hdr_t *hdr
     }
     if (win->params.dynamic) {
         addr = (char *)(intptr_t)hdr->disp;
-        for (size_t i = 0; i < win->num_regions; i++) {
-            osc_region_t *region = &win->regions[i];
-            if (addr + lo >= region->base && addr + hi <= region->base + region->nbytes)
-                return addr;
-        }
-        if (hdr->num_runs == 0)
+        if (hdr->num_runs == 0 || osc_pt2pt_attached(win, addr + lo, addr + hi))
             return addr;
         crmpi_log_error("osc: rank %d accessed address %p (bytes %td..%td), which is not "
                         "attached to the dynamic window here; ignored",

@@ -597,13 +597,17 @@ static void request_forms(void)
 static void dynamic_window(void)
 {
     MPI_Win win;
-    int *mem = p2p_malloc(RMA_N * sizeof(int)), val[2] = {-1, -2}, got[2] = {0, 0};
+    int *mem = p2p_malloc(RMA_N * sizeof(int)), val[2] = {-1, -2}, got[2] = {0, 0}, across[4];
+    int half = RMA_N / 2;
     MPI_Aint mine, *addrs = p2p_malloc((size_t)p2p_size * sizeof(MPI_Aint));
 
     for (int i = 0; i < RMA_N; i++)
         mem[i] = rma_init_value(p2p_rank, i);
     MPI_OK(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win));
-    MPI_OK(MPI_Win_attach(win, mem, RMA_N * sizeof(int)));
+    /* Two attachments, one after the other in memory (MPICH's win_dynamic_rma_flush_get
+     * spans two this way). */
+    MPI_OK(MPI_Win_attach(win, mem, (MPI_Aint)half * sizeof(int)));
+    MPI_OK(MPI_Win_attach(win, mem + half, (MPI_Aint)half * sizeof(int)));
     MPI_OK(MPI_Get_address(mem, &mine));
     MPI_Allgather(&mine, 1, MPI_AINT, addrs, 1, MPI_AINT, MPI_COMM_WORLD);
     MPI_OK(MPI_Win_fence(0, win));
@@ -611,11 +615,22 @@ static void dynamic_window(void)
                    win));
     MPI_OK(MPI_Get(got, 2, MPI_INT, NEXT, MPI_Aint_add(addrs[NEXT], 12 * sizeof(int)), 2, MPI_INT,
                    win));
+    MPI_OK(MPI_Put(val, 2, MPI_INT, NEXT, MPI_Aint_add(addrs[NEXT], (half - 1) * sizeof(int)), 2,
+                   MPI_INT, win));
     MPI_OK(MPI_Win_fence(0, win));
     CHECK(mem[8] == -1 && mem[9] == -2, "put into attached memory: %d %d", mem[8], mem[9]);
     CHECK(got[0] == rma_init_value(NEXT, 12) && got[1] == rma_init_value(NEXT, 13),
           "get from attached memory: %d %d", got[0], got[1]);
+    CHECK(mem[half - 1] == -1 && mem[half] == -2, "put across two attachments: %d %d",
+          mem[half - 1], mem[half]);
+    MPI_OK(MPI_Get(across, 4, MPI_INT, NEXT, MPI_Aint_add(addrs[NEXT], (half - 2) * sizeof(int)), 4,
+                   MPI_INT, win));
+    MPI_OK(MPI_Win_fence(0, win));
+    CHECK(across[0] == rma_init_value(NEXT, half - 2) && across[1] == -1 && across[2] == -2 &&
+              across[3] == rma_init_value(NEXT, half + 1),
+          "get across two attachments: %d %d %d %d", across[0], across[1], across[2], across[3]);
     MPI_OK(MPI_Win_detach(win, mem));
+    MPI_OK(MPI_Win_detach(win, mem + half));
     MPI_OK(MPI_Win_free(&win));
     free(addrs);
     free(mem);
