@@ -56,12 +56,14 @@ int crmpi_osc_win_create(const crmpi_osc_win_params_t *params, crmpi_osc_win_t *
     win->sizes = calloc((size_t)size, sizeof(win->sizes[0]));
     win->units = calloc((size_t)size, sizeof(win->units[0]));
     win->dirty = calloc((size_t)size, sizeof(win->dirty[0]));
+    win->replies = calloc((size_t)size, sizeof(win->replies[0]));
+    win->sends = calloc((size_t)size, sizeof(win->sends[0]));
     win->completes = calloc((size_t)size, sizeof(win->completes[0]));
     win->post_group = calloc((size_t)size, sizeof(win->post_group[0]));
     win->start_group = calloc((size_t)size, sizeof(win->start_group[0]));
     all = calloc((size_t)size, sizeof(*all));
-    if (!win->sizes || !win->units || !win->dirty || !win->completes || !win->post_group ||
-        !win->start_group || !all)
+    if (!win->sizes || !win->units || !win->dirty || !win->replies || !win->sends ||
+        !win->completes || !win->post_group || !win->start_group || !all)
         goto err_free_win;
     mine.nbytes = params->nbytes;
     mine.disp_unit = params->disp_unit;
@@ -89,6 +91,8 @@ err_free_win:
     free(win->sizes);
     free(win->units);
     free(win->dirty);
+    free(win->replies);
+    free(win->sends);
     free(win->completes);
     free(win->post_group);
     free(win->start_group);
@@ -102,7 +106,7 @@ err_log:
 static bool osc_pt2pt_quiet(crmpi_osc_win_t *win, int unused)
 {
     (void)unused;
-    return !win->replies && !win->sent && !win->in_head;
+    return !win->replies_pending && !win->sends_pending && !win->in_head;
 }
 
 int crmpi_osc_win_destroy(crmpi_osc_win_t *win)
@@ -132,6 +136,8 @@ int crmpi_osc_win_destroy(crmpi_osc_win_t *win)
     free(win->sizes);
     free(win->units);
     free(win->dirty);
+    free(win->replies);
+    free(win->sends);
     free(win->completes);
     free(win->post_group);
     free(win->start_group);
@@ -209,23 +215,20 @@ static osc_am_hdr_t *osc_pt2pt_am_new(osc_am_kind_t kind, MPI_Aint target_disp, 
 static int osc_pt2pt_expect_reply(crmpi_osc_win_t *win, void *buf, size_t count, MPI_Datatype type,
                                   int target, crmpi_request_t *user)
 {
-    osc_reply_t *reply = calloc(1, sizeof(*reply)), **tail;
+    osc_pending_t *reply = calloc(1, sizeof(*reply));
     int rc;
 
     if (!reply) {
         crmpi_log_error("osc: out of memory expecting a reply from rank %d", target);
         return CRMPI_ERR_OUT_OF_RESOURCE;
     }
-    rc = crmpi_pml_irecv(buf, count, type, target, OSC_TAG_REPLY, win->params.pml, &reply->recv);
+    rc = crmpi_pml_irecv(buf, count, type, target, OSC_TAG_REPLY, win->params.pml, &reply->req);
     if (rc != CRMPI_OK) {
         free(reply);
         return rc;
     }
     reply->user = user;
-    reply->target = target;
-    for (tail = &win->replies; *tail; tail = &(*tail)->next) {
-    }
-    *tail = reply;
+    osc_queue_push(&win->replies[target], reply, &win->replies_pending);
     return CRMPI_OK;
 }
 
@@ -392,11 +395,7 @@ static int osc_pt2pt_control(crmpi_osc_win_t *win, osc_am_kind_t kind, int targe
 /* No reply from `target` (MPI_PROC_NULL: from anyone) is outstanding. */
 static bool osc_pt2pt_answered(crmpi_osc_win_t *win, int target)
 {
-    for (osc_reply_t *reply = win->replies; reply; reply = reply->next) {
-        if (target == MPI_PROC_NULL || reply->target == target)
-            return false;
-    }
-    return true;
+    return target == MPI_PROC_NULL ? win->replies_pending == 0 : win->replies[target].head == NULL;
 }
 
 int crmpi_osc_flush(crmpi_osc_win_t *win, int target)

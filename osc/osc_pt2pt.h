@@ -65,20 +65,37 @@ typedef struct osc_incoming {
     struct osc_incoming *next; /* the next in arrival order */
 } osc_incoming_t;
 
-/* A reply this origin expects. */
-typedef struct osc_reply {
-    crmpi_request_t *recv;  /* the receive posted for it */
-    crmpi_request_t *user;  /* the request form's request completed with it, or NULL */
-    int target;             /* who answers */
-    struct osc_reply *next; /* the next posted */
-} osc_reply_t;
+/*
+ * A PML request of the window's to finish once it completes: the receive of a reply this
+ * origin expects (with the request form's request it completes), or a send (with its
+ * buffer, freed then).
+ */
+typedef struct osc_pending {
+    crmpi_request_t *req;     /* the PML's request */
+    crmpi_request_t *user;    /* completed with it, or NULL */
+    void *buf;                /* freed with it, or NULL */
+    struct osc_pending *next; /* the next posted to the same peer */
+} osc_pending_t;
 
-/* A send whose buffer is freed once it completes. */
-typedef struct osc_sent {
-    crmpi_request_t *send; /* the PML's request */
-    void *buf;             /* malloc'd message, or NULL */
-    struct osc_sent *next; /* the next */
-} osc_sent_t;
+/* The pending requests with one peer, in posting order. Replies match in this order (the
+ * target answers in the order it received the requests, and the PML does not overtake),
+ * and a peer's sends complete in this order too. */
+typedef struct osc_queue {
+    osc_pending_t *head; /* the oldest */
+    osc_pending_t *tail; /* the newest */
+} osc_queue_t;
+
+/* Append `pending` to `queue`, counted in *count. */
+static inline void osc_queue_push(osc_queue_t *queue, osc_pending_t *pending, size_t *count)
+{
+    pending->next = NULL;
+    if (queue->tail)
+        queue->tail->next = pending;
+    else
+        queue->head = pending;
+    queue->tail = pending;
+    (*count)++;
+}
 
 /* A lock request the target could not grant yet. */
 typedef struct osc_lock_waiter {
@@ -100,8 +117,10 @@ struct crmpi_osc_win {
     bool *dirty;                   /* per target: operations sent that no reply covers */
     osc_incoming_t *in_head;       /* requests received, oldest first */
     osc_incoming_t *in_tail;       /* the newest */
-    osc_reply_t *replies;          /* replies expected (posting order) */
-    osc_sent_t *sent;              /* sends in flight */
+    osc_queue_t *replies;          /* per target: the replies expected */
+    osc_queue_t *sends;            /* per destination: the sends in flight */
+    size_t replies_pending;        /* in all the reply queues */
+    size_t sends_pending;          /* in all the send queues */
     /* Target side of passive synchronisation */
     int lock_exclusive;         /* the origin holding it exclusively, or -1 */
     int lock_shared;            /* origins holding it shared */

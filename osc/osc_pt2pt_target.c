@@ -118,9 +118,41 @@ static MPI_Datatype osc_pt2pt_basic_type(int index)
     return index >= 0 && (size_t)index < count ? table[index] : NULL;
 }
 
+/*
+ * Finish the completed requests of each peer's queue in posting order, up to the first not
+ * complete: one that completed behind it (a small reply behind a large one) is finished
+ * with those, which the peer sent first and are on their way. A scan of every request at
+ * every progress turn would cost as much as the requests in flight, and a window can have
+ * a hundred thousand (MPICH's manyget). @return how many were finished
+ */
+static int osc_queue_drain(osc_queue_t *queues, int npeers, size_t *count)
+{
+    int events = 0;
+
+    for (int peer = 0; *count && peer < npeers; peer++) {
+        osc_queue_t *queue = &queues[peer];
+
+        while (queue->head && queue->head->req->complete) {
+            osc_pending_t *done = queue->head;
+
+            queue->head = done->next;
+            if (!queue->head)
+                queue->tail = NULL;
+            (*count)--;
+            crmpi_pml_request_finish(done->req, NULL);
+            if (done->user)
+                crmpi_pml_request_set_complete(done->user, MPI_SUCCESS);
+            free(done->buf);
+            free(done);
+            events++;
+        }
+    }
+    return events;
+}
+
 int osc_pt2pt_send(crmpi_osc_win_t *win, void *buf, size_t nbytes, int dest, int tag)
 {
-    osc_sent_t *sent = malloc(sizeof(*sent));
+    osc_pending_t *sent = calloc(1, sizeof(*sent));
     int rc;
 
     if (!sent) {
@@ -129,15 +161,14 @@ int osc_pt2pt_send(crmpi_osc_win_t *win, void *buf, size_t nbytes, int dest, int
         return CRMPI_ERR_OUT_OF_RESOURCE;
     }
     rc = crmpi_pml_isend(buf, nbytes, MPI_BYTE, dest, tag, CRMPI_PML_SEND_STANDARD, win->params.pml,
-                         &sent->send);
+                         &sent->req);
     if (rc != CRMPI_OK) {
         free(buf);
         free(sent);
         return rc;
     }
     sent->buf = buf;
-    sent->next = win->sent;
-    win->sent = sent;
+    osc_queue_push(&win->sends[dest], sent, &win->sends_pending);
     return CRMPI_OK;
 }
 
@@ -495,31 +526,8 @@ static int osc_pt2pt_win_progress(crmpi_osc_win_t *win)
         free(in);
         events++;
     }
-    for (osc_reply_t **link = &win->replies; *link;) {
-        osc_reply_t *reply = *link;
-        if (!reply->recv->complete) {
-            link = &reply->next;
-            continue;
-        }
-        *link = reply->next;
-        crmpi_pml_request_finish(reply->recv, NULL);
-        if (reply->user)
-            crmpi_pml_request_set_complete(reply->user, MPI_SUCCESS);
-        free(reply);
-        events++;
-    }
-    for (osc_sent_t **link = &win->sent; *link;) {
-        osc_sent_t *sent = *link;
-        if (!sent->send->complete) {
-            link = &sent->next;
-            continue;
-        }
-        *link = sent->next;
-        crmpi_pml_request_finish(sent->send, NULL);
-        free(sent->buf);
-        free(sent);
-        events++;
-    }
+    events += osc_queue_drain(win->replies, win->params.size, &win->replies_pending);
+    events += osc_queue_drain(win->sends, win->params.size, &win->sends_pending);
     return events;
 }
 
