@@ -100,7 +100,7 @@ typedef enum {
 
 /* Which operation an op object is. */
 typedef enum {
-    CRMPI_COLL_OP_USER,    /* MPI_Op_create's: user_fn */
+    CRMPI_COLL_OP_USER,    /* MPI_Op_create's (user_fn) or MPI_Op_create_c's (user_fn_c) */
     CRMPI_COLL_OP_MAX,     /* MPI_MAX */
     CRMPI_COLL_OP_MIN,     /* MPI_MIN */
     CRMPI_COLL_OP_SUM,     /* MPI_SUM */
@@ -121,9 +121,11 @@ typedef enum {
 /* An operation as the collectives see it: the MPI layer's op object holds one (its
  * predefined ops are constant; a user op's lives until MPI_Op_free). */
 typedef struct crmpi_coll_op {
-    crmpi_coll_op_kind_t kind;  /* which operation */
-    bool commutative;           /* a op b == b op a, so reductions may reorder operands */
-    MPI_User_function *user_fn; /* CRMPI_COLL_OP_USER: the application's function */
+    crmpi_coll_op_kind_t kind;      /* which operation */
+    bool commutative;               /* a op b == b op a, so reductions may reorder operands */
+    MPI_User_function *user_fn;     /* CRMPI_COLL_OP_USER: the application's function */
+    MPI_User_function_c *user_fn_c; /* CRMPI_COLL_OP_USER when user_fn is NULL: the
+                                       application's MPI_Count one (MPI_Op_create_c) */
 } crmpi_coll_op_t;
 
 /*

@@ -319,6 +319,16 @@ int crmpi_coll_op_reduce(const crmpi_coll_op_t *op, const void *in, void *inout,
 {
     if (count == 0)
         return CRMPI_OK;
+    if (op->kind == CRMPI_COLL_OP_USER && op->user_fn_c != NULL) {
+        MPI_Count len = (MPI_Count)count;
+        MPI_Datatype dt = type;
+
+        /* An MPI_Count length takes every count at once; unlocked as below. */
+        crmpi_unlock();
+        op->user_fn_c((void *)in, inout, &len, &dt);
+        crmpi_lock();
+        return CRMPI_OK;
+    }
     if (op->kind == CRMPI_COLL_OP_USER) {
         /* The user function takes an int count: call it in pieces that fit. */
         while (count > 0) {

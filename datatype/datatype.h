@@ -73,9 +73,12 @@ typedef struct crmpi_datatype_args {
     int constructor;                 /* the maker's code for the constructor; not read here */
     size_t num_ints;                 /* entries in ints */
     size_t num_disps;                /* entries in disps */
+    size_t num_counts;               /* entries in counts (0 unless the maker asked for some) */
     size_t num_types;                /* entries in types */
     int *ints;                       /* integer arguments, as given; not read here */
     ptrdiff_t *disps;                /* byte displacements, strides, bounds; not read here */
+    int64_t *counts;                 /* counts too large for ints (the maker's "large
+                                        counts"); not read here */
     struct crmpi_datatype_s **types; /* the old types, in argument order; each referenced */
 } crmpi_datatype_args_t;
 
@@ -151,6 +154,11 @@ void crmpi_datatype_typemap_init(crmpi_datatype_typemap_t *map);
 crmpi_datatype_args_t *crmpi_datatype_typemap_keep_args(crmpi_datatype_typemap_t *map,
                                                         int constructor, size_t num_ints,
                                                         size_t num_disps, size_t num_types);
+/** As crmpi_datatype_typemap_keep_args, with room for `num_counts` 64-bit counts too. */
+crmpi_datatype_args_t *crmpi_datatype_typemap_keep_args_counts(crmpi_datatype_typemap_t *map,
+                                                               int constructor, size_t num_ints,
+                                                               size_t num_disps, size_t num_counts,
+                                                               size_t num_types);
 
 /**
  * Append `ncopies` copies of `old` to the typemap, copy i at byte displacement

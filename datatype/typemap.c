@@ -34,10 +34,19 @@ crmpi_datatype_args_t *crmpi_datatype_typemap_keep_args(crmpi_datatype_typemap_t
                                                         int constructor, size_t num_ints,
                                                         size_t num_disps, size_t num_types)
 {
+    return crmpi_datatype_typemap_keep_args_counts(map, constructor, num_ints, num_disps, 0,
+                                                   num_types);
+}
+
+crmpi_datatype_args_t *crmpi_datatype_typemap_keep_args_counts(crmpi_datatype_typemap_t *map,
+                                                               int constructor, size_t num_ints,
+                                                               size_t num_disps, size_t num_counts,
+                                                               size_t num_types)
+{
     crmpi_datatype_args_t *args;
 
-    /* Displacements and type pointers first: both are pointer-aligned, the ints are not. */
-    args = malloc(sizeof(*args) + num_disps * sizeof(ptrdiff_t) +
+    /* Displacements, counts and type pointers first: all are 8-byte aligned, the ints not. */
+    args = malloc(sizeof(*args) + num_disps * sizeof(ptrdiff_t) + num_counts * sizeof(int64_t) +
                   num_types * sizeof(struct crmpi_datatype_s *) + num_ints * sizeof(int));
     if (args == NULL) {
         crmpi_datatype_typemap_fail(map, CRMPI_ERR_OUT_OF_RESOURCE,
@@ -47,9 +56,11 @@ crmpi_datatype_args_t *crmpi_datatype_typemap_keep_args(crmpi_datatype_typemap_t
     args->constructor = constructor;
     args->num_ints = num_ints;
     args->num_disps = num_disps;
+    args->num_counts = num_counts;
     args->num_types = num_types;
     args->disps = (ptrdiff_t *)(args + 1);
-    args->types = (struct crmpi_datatype_s **)(args->disps + num_disps);
+    args->counts = (int64_t *)(args->disps + num_disps);
+    args->types = (struct crmpi_datatype_s **)(args->counts + num_counts);
     args->ints = (int *)(args->types + num_types);
     map->args = args;
     return args;

@@ -1,6 +1,7 @@
 /*
  * op.c: user-defined reductions and local reduction (MPI-3.1 sections 5.9.5 to 5.9.7):
- * MPI_Op_create, MPI_Op_free, MPI_Op_commutative, MPI_Reduce_local.
+ * MPI_Op_create, MPI_Op_free, MPI_Op_commutative, MPI_Reduce_local, and the large-count
+ * forms MPI_Op_create_c and MPI_Reduce_local_c (MPI-4.0).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -9,20 +10,22 @@
 #include "log.h"
 
 #pragma weak MPI_Op_create = PMPI_Op_create
+#pragma weak MPI_Op_create_c = PMPI_Op_create_c
 #pragma weak MPI_Op_free = PMPI_Op_free
 #pragma weak MPI_Op_commutative = PMPI_Op_commutative
 #pragma weak MPI_Reduce_local = PMPI_Reduce_local
 #pragma weak MPI_Reduce_local_c = PMPI_Reduce_local_c
 
-int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
+/* The body of both forms of MPI_Op_create: exactly one of user_fn and user_fn_c is set. */
+static int op_create(MPI_User_function *user_fn, MPI_User_function_c *user_fn_c, int commute,
+                     MPI_Op *op, const char *func_name)
 {
-    static const char func_name[] = "MPI_Op_create";
     struct crmpi_op_s *created;
 
     crmpi_lock();
     crmpi_mpi_require_active(func_name);
     if (crmpi_mpi_state.param_check) {
-        if (user_fn == NULL)
+        if (user_fn == NULL && user_fn_c == NULL)
             COLL_FAIL(MPI_COMM_NULL, MPI_ERR_ARG, "user_fn is NULL");
         if (op == NULL)
             COLL_FAIL(MPI_COMM_NULL, MPI_ERR_ARG, "op is NULL");
@@ -34,9 +37,22 @@ int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
     created->coll.kind = CRMPI_COLL_OP_USER;
     created->coll.commutative = commute != 0;
     created->coll.user_fn = user_fn;
+    created->coll.user_fn_c = user_fn_c;
     *op = created;
     crmpi_unlock();
     return MPI_SUCCESS;
+}
+
+int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
+{
+    return op_create(user_fn, NULL, commute, op, "MPI_Op_create");
+}
+
+/* MPI-4.0 section 6.9.5: the function gets an MPI_Count length, so a reduction calls it
+ * once for any count (coll_op.c). */
+int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op)
+{
+    return op_create(NULL, user_fn, commute, op, "MPI_Op_create_c");
 }
 
 /* MPI-3.1 section 5.9.5 lets MPI_Op_free only mark an op that pending operations still use;

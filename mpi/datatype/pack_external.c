@@ -17,7 +17,8 @@
  *   (complex)     two of those             two binary128
  *
  * Open MPI packs MPI_LONG in 8 bytes here; crmpi follows the standard's table.
- * Positions and sizes are MPI_Aint. A buffer too small is MPI_ERR_TRUNCATE, as for
+ * Positions and sizes are MPI_Aint, MPI_Count in the "_c" forms of MPI-4.0 (as wide; both
+ * forms share one body). A buffer too small is MPI_ERR_TRUNCATE, as for
  * MPI_Pack, and the position is then unchanged. Errors belong to no communicator.
  */
 #include <limits.h>
@@ -29,6 +30,9 @@
 #pragma weak MPI_Pack_external = PMPI_Pack_external
 #pragma weak MPI_Unpack_external = PMPI_Unpack_external
 #pragma weak MPI_Pack_external_size = PMPI_Pack_external_size
+#pragma weak MPI_Pack_external_c = PMPI_Pack_external_c
+#pragma weak MPI_Unpack_external_c = PMPI_Unpack_external_c
+#pragma weak MPI_Pack_external_size_c = PMPI_Pack_external_size_c
 
 /* The one data representation MPI defines for these calls. */
 static const char external32_name[] = "external32";
@@ -188,8 +192,8 @@ int crmpi_type_external32_pack(const void *buf, size_t count, const struct crmpi
 }
 
 /* The checks Pack_external and Unpack_external share (`packed`: outbuf, or inbuf). */
-static bool pack_external_check(const char *datarep, MPI_Aint count, MPI_Datatype datatype,
-                                const void *packed, MPI_Aint bufsize, const MPI_Aint *position,
+static bool pack_external_check(const char *datarep, MPI_Count count, MPI_Datatype datatype,
+                                const void *packed, MPI_Count bufsize, const MPI_Count *position,
                                 crmpi_type_check_t *check)
 {
     if (datarep == NULL || strcmp(datarep, external32_name) != 0) {
@@ -212,8 +216,8 @@ static bool pack_external_check(const char *datarep, MPI_Aint count, MPI_Datatyp
     }
     if (bufsize < 0 || *position < 0) {
         return crmpi_type_check_failf(check, MPI_ERR_ARG,
-                                      "the buffer size (%ld) or position (%ld) is negative",
-                                      (long)bufsize, (long)*position);
+                                      "the buffer size (%lld) or position (%lld) is negative",
+                                      bufsize, *position);
     }
     if (packed == NULL && bufsize > 0) {
         return crmpi_type_check_fail(check, MPI_ERR_BUFFER, "the packed buffer is NULL");
@@ -221,10 +225,14 @@ static bool pack_external_check(const char *datarep, MPI_Aint count, MPI_Datatyp
     return false;
 }
 
-/* The body of both calls: checks, room, conversion. Returns with the lock released. */
-static int pack_external_run(const char *datarep, const void *mem, MPI_Aint count,
-                             MPI_Datatype datatype, void *packed, MPI_Aint bufsize,
-                             MPI_Aint *position, bool pack, const char *func_name)
+/*
+ * The body of both calls and both their forms: checks, room, conversion. The int forms'
+ * MPI_Aint sizes and positions are as wide as MPI_Count, so every form passes its values
+ * through. Returns with the lock released.
+ */
+static int pack_external_run(const char *datarep, const void *mem, MPI_Count count,
+                             MPI_Datatype datatype, void *packed, MPI_Count bufsize,
+                             MPI_Count *position, bool pack, const char *func_name)
 {
     crmpi_type_check_t check;
     size_t nbytes;
@@ -239,10 +247,9 @@ static int pack_external_run(const char *datarep, const void *mem, MPI_Aint coun
     if (__builtin_mul_overflow((size_t)count, crmpi_type_external32_size(datatype), &nbytes) ||
         *position > bufsize || nbytes > (size_t)(bufsize - *position)) {
         crmpi_type_check_failf(&check, MPI_ERR_TRUNCATE,
-                               "%ld elements of %zu bytes in external32 do not fit in a buffer "
-                               "of %ld bytes from position %ld",
-                               (long)count, crmpi_type_external32_size(datatype), (long)bufsize,
-                               (long)*position);
+                               "%lld elements of %zu bytes in external32 do not fit in a buffer "
+                               "of %lld bytes from position %lld",
+                               count, crmpi_type_external32_size(datatype), bufsize, *position);
         return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, check.errclass, func_name, check.detail);
     }
     err =
@@ -252,30 +259,61 @@ static int pack_external_run(const char *datarep, const void *mem, MPI_Aint coun
             MPI_COMM_NULL, err, func_name,
             "a C long or unsigned long does not fit the 4 bytes external32 gives it");
     }
-    *position += (MPI_Aint)nbytes;
+    *position += (MPI_Count)nbytes;
     crmpi_unlock();
     return MPI_SUCCESS;
+}
+
+/* An int form's MPI_Aint position, through an MPI_Count, written back only on success. */
+static int pack_external_run_aint(const char *datarep, const void *mem, MPI_Count count,
+                                  MPI_Datatype datatype, void *packed, MPI_Aint bufsize,
+                                  MPI_Aint *position, bool pack, const char *func_name)
+{
+    MPI_Count wide_position = position ? *position : 0;
+    int err = pack_external_run(datarep, mem, count, datatype, packed, bufsize,
+                                position ? &wide_position : NULL, pack, func_name);
+
+    if (err == MPI_SUCCESS) {
+        *position = (MPI_Aint)wide_position;
+    }
+    return err;
 }
 
 int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI_Datatype datatype,
                        void *outbuf, MPI_Aint outsize, MPI_Aint *position)
 {
-    return pack_external_run(datarep, inbuf, incount, datatype, outbuf, outsize, position, true,
-                             "MPI_Pack_external");
+    return pack_external_run_aint(datarep, inbuf, incount, datatype, outbuf, outsize, position,
+                                  true, "MPI_Pack_external");
 }
 
+int PMPI_Pack_external_c(const char datarep[], const void *inbuf, MPI_Count incount,
+                         MPI_Datatype datatype, void *outbuf, MPI_Count outsize,
+                         MPI_Count *position)
+{
+    return pack_external_run(datarep, inbuf, incount, datatype, outbuf, outsize, position, true,
+                             "MPI_Pack_external_c");
+}
+
+/* The packed side is read only; the conversion writes through `mem`, the user's buffer. */
 int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
                          MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype)
 {
-    /* The packed side is read only; the conversion writes through `mem`, the user's buffer. */
-    return pack_external_run(datarep, outbuf, outcount, datatype, (void *)(uintptr_t)inbuf, insize,
-                             position, false, "MPI_Unpack_external");
+    return pack_external_run_aint(datarep, outbuf, outcount, datatype, (void *)(uintptr_t)inbuf,
+                                  insize, position, false, "MPI_Unpack_external");
 }
 
-int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype,
-                            MPI_Aint *size)
+int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize,
+                           MPI_Count *position, void *outbuf, MPI_Count outcount,
+                           MPI_Datatype datatype)
 {
-    static const char func_name[] = "MPI_Pack_external_size";
+    return pack_external_run(datarep, outbuf, outcount, datatype, (void *)(uintptr_t)inbuf, insize,
+                             position, false, "MPI_Unpack_external_c");
+}
+
+/* The body of both forms of Pack_external_size. Returns with the lock released. */
+static int pack_external_size_run(const char *datarep, MPI_Count incount, MPI_Datatype datatype,
+                                  bool size_null, MPI_Count *size_out, const char *func_name)
+{
     size_t nbytes;
 
     crmpi_lock();
@@ -293,7 +331,7 @@ int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype data
             return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_TYPE, func_name,
                                                "datatype is MPI_DATATYPE_NULL");
         }
-        if (size == NULL) {
+        if (size_null) {
             return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_ARG, func_name,
                                                "size is NULL");
         }
@@ -303,7 +341,27 @@ int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype data
         return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_COUNT, func_name,
                                            "the packed size overflows MPI_Aint");
     }
-    *size = (MPI_Aint)nbytes;
+    *size_out = (MPI_Count)nbytes;
     crmpi_unlock();
     return MPI_SUCCESS;
+}
+
+int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype,
+                            MPI_Aint *size)
+{
+    MPI_Count wide_size;
+    int err = pack_external_size_run(datarep, incount, datatype, size == NULL, &wide_size,
+                                     "MPI_Pack_external_size");
+
+    if (err == MPI_SUCCESS) {
+        *size = (MPI_Aint)wide_size;
+    }
+    return err;
+}
+
+int PMPI_Pack_external_size_c(const char datarep[], MPI_Count incount, MPI_Datatype datatype,
+                              MPI_Count *size)
+{
+    return pack_external_size_run(datarep, incount, datatype, size == NULL, size,
+                                  "MPI_Pack_external_size_c");
 }

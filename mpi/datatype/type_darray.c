@@ -17,7 +17,9 @@
  * increasing order, as the standard's construction from cyclic(k) types lists them; its
  * lb is 0 and its extent the whole array's, so that consecutive darrays tile a file or a
  * buffer. The record for MPI_Type_get_contents is the table's: size, rank, ndims, gsizes,
- * distribs, dargs, psizes, order (4 * ndims + 4 integers) and oldtype.
+ * distribs, dargs, psizes, order (4 * ndims + 4 integers) and oldtype; for
+ * MPI_Type_create_darray_c (MPI-4.0), whose gsizes are MPI_Count, the same but the gsizes
+ * in ndims large counts when one does not fit an int (type_create.c says why).
  */
 #include <stdlib.h>
 
@@ -25,18 +27,19 @@
 #include "type_internal.h"
 
 #pragma weak MPI_Type_create_darray = PMPI_Type_create_darray
+#pragma weak MPI_Type_create_darray_c = PMPI_Type_create_darray_c
 
 /* One dimension's held indices, as runs of consecutive ones. */
 typedef struct darray_dim {
-    int num_blocks; /* runs */
-    int *starts;    /* first global index of each run */
-    int *lengths;   /* indices in each run */
+    MPI_Count num_blocks; /* runs */
+    MPI_Count *starts;    /* first global index of each run */
+    MPI_Count *lengths;   /* indices in each run */
 } darray_dim_t;
 
 /* The checks of MPI_Type_create_darray (section 4.1.4). */
-static bool darray_check(int size, int rank, int ndims, const int gsizes[], const int distribs[],
-                         const int dargs[], const int psizes[], int order, MPI_Datatype oldtype,
-                         MPI_Datatype *newtype, crmpi_type_check_t *check)
+static bool darray_check(int size, int rank, int ndims, crmpi_type_values_t gsizes,
+                         const int distribs[], const int dargs[], const int psizes[], int order,
+                         MPI_Datatype oldtype, MPI_Datatype *newtype, crmpi_type_check_t *check)
 {
     long grid = 1;
 
@@ -48,7 +51,7 @@ static bool darray_check(int size, int rank, int ndims, const int gsizes[], cons
         return crmpi_type_check_failf(check, MPI_ERR_ARG, "ndims is %d; it must be positive",
                                       ndims);
     }
-    if (gsizes == NULL || distribs == NULL || dargs == NULL || psizes == NULL) {
+    if (crmpi_type_values_null(gsizes) || distribs == NULL || dargs == NULL || psizes == NULL) {
         return crmpi_type_check_fail(check, MPI_ERR_ARG,
                                      "array_of_gsizes, _distribs, _dargs or _psizes is NULL");
     }
@@ -63,11 +66,13 @@ static bool darray_check(int size, int rank, int ndims, const int gsizes[], cons
         return crmpi_type_check_fail(check, MPI_ERR_ARG, "newtype is NULL");
     }
     for (int d = 0; d < ndims; d++) {
-        if (gsizes[d] < 1 || psizes[d] < 1) {
+        MPI_Count gsize = crmpi_type_value_at(gsizes, d);
+
+        if (gsize < 1 || psizes[d] < 1) {
             return crmpi_type_check_failf(check, MPI_ERR_ARG,
-                                          "dimension %d has gsize %d and psize %d; both must be "
+                                          "dimension %d has gsize %lld and psize %d; both must be "
                                           "positive",
-                                          d, gsizes[d], psizes[d]);
+                                          d, gsize, psizes[d]);
         }
         grid *= psizes[d];
         if (grid > size) {
@@ -84,11 +89,11 @@ static bool darray_check(int size, int rank, int ndims, const int gsizes[], cons
             break;
         case MPI_DISTRIBUTE_BLOCK:
             if (dargs[d] != MPI_DISTRIBUTE_DFLT_DARG &&
-                (dargs[d] < 1 || (long)dargs[d] * psizes[d] < gsizes[d])) {
+                (dargs[d] < 1 || (MPI_Count)dargs[d] * psizes[d] < gsize)) {
                 return crmpi_type_check_failf(
                     check, MPI_ERR_ARG,
-                    "dimension %d: blocks of %d over %d processes cannot hold %d elements", d,
-                    dargs[d], psizes[d], gsizes[d]);
+                    "dimension %d: blocks of %d over %d processes cannot hold %lld elements", d,
+                    dargs[d], psizes[d], gsize);
             }
             break;
         case MPI_DISTRIBUTE_CYCLIC:
@@ -120,11 +125,11 @@ static void darray_dim_free(darray_dim_t *dim)
 }
 
 /* The indices grid coordinate `coord` holds in one dimension. @return false: no memory. */
-static bool darray_dim_make(int gsize, int distrib, int darg, int psize, int coord,
+static bool darray_dim_make(MPI_Count gsize, int distrib, int darg, int psize, int coord,
                             darray_dim_t *dim)
 {
-    int block = darg;
-    int max_blocks;
+    MPI_Count block = darg;
+    MPI_Count max_blocks;
 
     if (distrib == MPI_DISTRIBUTE_NONE) {
         block = gsize;
@@ -136,17 +141,17 @@ static bool darray_dim_make(int gsize, int distrib, int darg, int psize, int coo
     /* A block distribution is a cyclic one whose first round covers the array. */
     max_blocks = gsize / block + 1;
     dim->num_blocks = 0;
-    dim->starts = malloc((size_t)max_blocks * sizeof(int));
-    dim->lengths = malloc((size_t)max_blocks * sizeof(int));
+    dim->starts = malloc((size_t)max_blocks * sizeof(MPI_Count));
+    dim->lengths = malloc((size_t)max_blocks * sizeof(MPI_Count));
     if (dim->starts == NULL || dim->lengths == NULL) {
         darray_dim_free(dim);
         return false;
     }
-    for (long start = (long)coord * block; start < gsize; start += (long)psize * block) {
-        long end = start + block < gsize ? start + block : gsize;
+    for (MPI_Count start = coord * block; start < gsize; start += psize * block) {
+        MPI_Count end = start + block < gsize ? start + block : gsize;
 
-        dim->starts[dim->num_blocks] = (int)start;
-        dim->lengths[dim->num_blocks] = (int)(end - start);
+        dim->starts[dim->num_blocks] = start;
+        dim->lengths[dim->num_blocks] = end - start;
         dim->num_blocks++;
         if (distrib != MPI_DISTRIBUTE_CYCLIC) {
             break;
@@ -162,14 +167,14 @@ static int darray_level_dim(int level, int ndims, int order)
 }
 
 /* Append the held elements in the array's order, then the array's bounds. */
-static void darray_append(crmpi_datatype_typemap_t *map, int ndims, const int gsizes[],
+static void darray_append(crmpi_datatype_typemap_t *map, int ndims, crmpi_type_values_t gsizes,
                           const darray_dim_t dims[], int order, MPI_Datatype oldtype)
 {
     /* Per level: bytes between consecutive indices, and the odometer over held indices
      * (block and index within it) of the slower levels. */
     MPI_Aint *strides = malloc((size_t)ndims * sizeof(MPI_Aint));
-    int *block = calloc((size_t)ndims, sizeof(int));
-    int *within = calloc((size_t)ndims, sizeof(int));
+    MPI_Count *block = calloc((size_t)ndims, sizeof(MPI_Count));
+    MPI_Count *within = calloc((size_t)ndims, sizeof(MPI_Count));
     int fastest = darray_level_dim(ndims - 1, ndims, order);
     MPI_Aint extent;
 
@@ -181,9 +186,11 @@ static void darray_append(crmpi_datatype_typemap_t *map, int ndims, const int gs
     strides[ndims - 1] = oldtype->extent;
     for (int level = ndims - 2; level >= 0; level--) {
         strides[level] = crmpi_datatype_typemap_mul(
-            map, strides[level + 1], gsizes[darray_level_dim(level + 1, ndims, order)]);
+            map, strides[level + 1],
+            (MPI_Aint)crmpi_type_value_at(gsizes, darray_level_dim(level + 1, ndims, order)));
     }
-    extent = crmpi_datatype_typemap_mul(map, strides[0], gsizes[darray_level_dim(0, ndims, order)]);
+    extent = crmpi_datatype_typemap_mul(
+        map, strides[0], (MPI_Aint)crmpi_type_value_at(gsizes, darray_level_dim(0, ndims, order)));
     for (int level = 0; level < ndims; level++) {
         if (dims[darray_level_dim(level, ndims, order)].num_blocks == 0) {
             goto bounds; /* nothing held in some dimension: no data */
@@ -198,7 +205,7 @@ static void darray_append(crmpi_datatype_typemap_t *map, int ndims, const int gs
 
             base += (MPI_Aint)(dim->starts[block[level]] + within[level]) * strides[level];
         }
-        for (int b = 0; b < dims[fastest].num_blocks; b++) {
+        for (MPI_Count b = 0; b < dims[fastest].num_blocks; b++) {
             crmpi_datatype_typemap_append(
                 map, base + (MPI_Aint)dims[fastest].starts[b] * strides[ndims - 1],
                 (size_t)dims[fastest].lengths[b], oldtype->extent, oldtype);
@@ -229,14 +236,13 @@ out:
     free(within);
 }
 
-int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
-                            const int array_of_distribs[], const int array_of_dargs[],
-                            const int array_of_psizes[], int order, MPI_Datatype oldtype,
-                            MPI_Datatype *newtype)
+static int darray_create(int size, int rank, int ndims, crmpi_type_values_t array_of_gsizes,
+                         const int array_of_distribs[], const int array_of_dargs[],
+                         const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                         MPI_Datatype *newtype, const char *func_name)
 {
-    static const char func_name[] = "MPI_Type_create_darray";
     crmpi_datatype_typemap_t map;
-    crmpi_datatype_args_t *record;
+    crmpi_type_record_t rec;
     crmpi_type_check_t check;
     darray_dim_t *dims;
     MPI_Datatype type;
@@ -260,8 +266,8 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gs
         int coord = coord_rest % array_of_psizes[d];
 
         coord_rest /= array_of_psizes[d];
-        if (!darray_dim_make(array_of_gsizes[d], array_of_distribs[d], array_of_dargs[d],
-                             array_of_psizes[d], coord, &dims[d])) {
+        if (!darray_dim_make(crmpi_type_value_at(array_of_gsizes, d), array_of_distribs[d],
+                             array_of_dargs[d], array_of_psizes[d], coord, &dims[d])) {
             for (int done = ndims - 1; done > d; done--) {
                 darray_dim_free(&dims[done]);
             }
@@ -270,21 +276,26 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gs
                                                "out of memory for the new type");
         }
     }
-    crmpi_datatype_typemap_init(&map);
-    record =
-        crmpi_datatype_typemap_keep_args(&map, MPI_COMBINER_DARRAY, 4 * (size_t)ndims + 4, 0, 1);
-    if (record != NULL) {
-        record->ints[0] = size;
-        record->ints[1] = rank;
-        record->ints[2] = ndims;
+    if (crmpi_type_record_start(&map, MPI_COMBINER_DARRAY,
+                                !crmpi_type_values_fit_int(array_of_gsizes, ndims),
+                                3 * (size_t)ndims + 4, (size_t)ndims, 0, 1, &rec)) {
+        crmpi_type_record_int(&rec, size);
+        crmpi_type_record_int(&rec, rank);
+        crmpi_type_record_int(&rec, ndims);
         for (int d = 0; d < ndims; d++) {
-            record->ints[3 + d] = array_of_gsizes[d];
-            record->ints[3 + ndims + d] = array_of_distribs[d];
-            record->ints[3 + 2 * ndims + d] = array_of_dargs[d];
-            record->ints[3 + 3 * ndims + d] = array_of_psizes[d];
+            crmpi_type_record_count(&rec, crmpi_type_value_at(array_of_gsizes, d));
         }
-        record->ints[3 + 4 * ndims] = order;
-        record->types[0] = oldtype;
+        for (int d = 0; d < ndims; d++) {
+            crmpi_type_record_int(&rec, array_of_distribs[d]);
+        }
+        for (int d = 0; d < ndims; d++) {
+            crmpi_type_record_int(&rec, array_of_dargs[d]);
+        }
+        for (int d = 0; d < ndims; d++) {
+            crmpi_type_record_int(&rec, array_of_psizes[d]);
+        }
+        crmpi_type_record_int(&rec, order);
+        rec.args->types[0] = oldtype;
         darray_append(&map, ndims, array_of_gsizes, dims, order, oldtype);
     }
     for (int d = 0; d < ndims; d++) {
@@ -299,4 +310,24 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gs
     *newtype = type;
     crmpi_unlock();
     return MPI_SUCCESS;
+}
+
+int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
+                            const int array_of_distribs[], const int array_of_dargs[],
+                            const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                            MPI_Datatype *newtype)
+{
+    return darray_create(size, rank, ndims, CRMPI_TYPE_INTS(array_of_gsizes), array_of_distribs,
+                         array_of_dargs, array_of_psizes, order, oldtype, newtype,
+                         "MPI_Type_create_darray");
+}
+
+int PMPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[],
+                              const int array_of_distribs[], const int array_of_dargs[],
+                              const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                              MPI_Datatype *newtype)
+{
+    return darray_create(size, rank, ndims, CRMPI_TYPE_COUNTS(array_of_gsizes), array_of_distribs,
+                         array_of_dargs, array_of_psizes, order, oldtype, newtype,
+                         "MPI_Type_create_darray_c");
 }

@@ -63,17 +63,107 @@ __attribute__((format(printf, 3, 4))) bool
 crmpi_type_check_failf(crmpi_type_check_t *check, int errclass, const char *fmt, ...);
 
 /*
- * The bodies of the constructors MPI-1 had under other names (type_mpi1.c): the same call,
- * errors raised in the name of `func_name`. Each takes the library lock and returns with it
- * released, as an MPI call.
+ * An array argument of a constructor as either of its forms passes it: the int form's
+ * `int` or `MPI_Aint` array, or the large-count ("_c", MPI-4.0 section 5.1) form's
+ * `MPI_Count` array. Exactly one pointer is set (or none, for an array the caller gave as
+ * NULL). One body per constructor reads both forms through it, so the typemap is built
+ * from values as wide as MPI_Count whichever form was called.
  */
-int crmpi_type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
-                              MPI_Datatype *newtype, const char *func_name);
-int crmpi_type_create_hindexed(int count, const int array_of_blocklengths[],
-                               const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+typedef struct crmpi_type_values {
+    const int *ints;         /* the int form's int array, or NULL */
+    const MPI_Aint *aints;   /* the int form's MPI_Aint array (h-displacements), or NULL */
+    const MPI_Count *counts; /* the _c form's array, or NULL */
+} crmpi_type_values_t;
+
+#define CRMPI_TYPE_INTS(array)   ((crmpi_type_values_t){.ints = (array)})
+#define CRMPI_TYPE_AINTS(array)  ((crmpi_type_values_t){.aints = (array)})
+#define CRMPI_TYPE_COUNTS(array) ((crmpi_type_values_t){.counts = (array)})
+
+/** Entry `i` of the array. */
+static inline MPI_Count crmpi_type_value_at(crmpi_type_values_t values, MPI_Count i)
+{
+    if (values.ints != NULL) {
+        return values.ints[i];
+    }
+    return values.aints != NULL ? (MPI_Count)values.aints[i] : values.counts[i];
+}
+
+/** The caller passed NULL for the array. */
+static inline bool crmpi_type_values_null(crmpi_type_values_t values)
+{
+    return values.ints == NULL && values.aints == NULL && values.counts == NULL;
+}
+
+/** Every one of the first `n` entries fits an int (always true of an int array). */
+bool crmpi_type_values_fit_int(crmpi_type_values_t values, MPI_Count n);
+
+/*
+ * The record MPI_Type_get_envelope(_c) and MPI_Type_get_contents(_c) answer from, in one of
+ * the two layouts of MPI-4.0 section 5.1.13's table. The int layout is the int form's
+ * (counts are integers, byte displacements addresses); the large layout, for a type a
+ * "_c" constructor made with a value an int cannot hold, puts both into large counts.
+ * Integers that are never counts (ndims, order, size, rank, distribs...) stay integers in
+ * both. The constructor writes its arguments in the order of its parameter list; each
+ * array keeps that order, which is the table's in both layouts.
+ */
+typedef struct crmpi_type_record {
+    crmpi_datatype_args_t *args; /* the engine's record being filled */
+    bool large;                  /* the large layout */
+    size_t next_int;             /* next free entry of args->ints */
+    size_t next_disp;            /* next free entry of args->disps */
+    size_t next_count;           /* next free entry of args->counts */
+} crmpi_type_record_t;
+
+/**
+ * Start the typemap of a type made by `combiner` with a record for `num_ints` plain
+ * integers, `num_counts` count arguments (integers or large counts), `num_disps` byte
+ * displacements (addresses or large counts) and `num_types` old types.
+ * @return false when memory ran out: the map is failed then and holds nothing
+ */
+bool crmpi_type_record_start(crmpi_datatype_typemap_t *map, int combiner, bool large,
+                             size_t num_ints, size_t num_counts, size_t num_disps, size_t num_types,
+                             crmpi_type_record_t *rec_out);
+
+/** Record an integer that is never a count (ndims, order, size, rank, a distribution). */
+static inline void crmpi_type_record_int(crmpi_type_record_t *rec, int value)
+{
+    rec->args->ints[rec->next_int++] = value;
+}
+
+/** Record a count (in elements): an integer, or a large count in the large layout. */
+static inline void crmpi_type_record_count(crmpi_type_record_t *rec, MPI_Count value)
+{
+    if (rec->large) {
+        rec->args->counts[rec->next_count++] = value;
+    } else {
+        rec->args->ints[rec->next_int++] = (int)value;
+    }
+}
+
+/** Record a byte displacement: an address, or a large count in the large layout. */
+static inline void crmpi_type_record_disp(crmpi_type_record_t *rec, MPI_Count value)
+{
+    if (rec->large) {
+        rec->args->counts[rec->next_count++] = value;
+    } else {
+        rec->args->disps[rec->next_disp++] = (MPI_Aint)value;
+    }
+}
+
+/*
+ * The bodies of the constructors both forms share (the int form, MPI-1's names of
+ * type_mpi1.c, and the "_c" form): the same call, errors raised in the name of
+ * `func_name`. The record takes the large layout when a count does not fit an int, which
+ * only a "_c" form can pass. Each takes the library lock and returns with it released, as
+ * an MPI call.
+ */
+int crmpi_type_create_hvector(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
+                              MPI_Datatype oldtype, MPI_Datatype *newtype, const char *func_name);
+int crmpi_type_create_hindexed(MPI_Count count, crmpi_type_values_t array_of_blocklengths,
+                               crmpi_type_values_t array_of_displacements, MPI_Datatype oldtype,
                                MPI_Datatype *newtype, const char *func_name);
-int crmpi_type_create_struct(int count, const int array_of_blocklengths[],
-                             const MPI_Aint array_of_displacements[],
+int crmpi_type_create_struct(MPI_Count count, crmpi_type_values_t array_of_blocklengths,
+                             crmpi_type_values_t array_of_displacements,
                              const MPI_Datatype array_of_types[], MPI_Datatype *newtype,
                              const char *func_name);
 

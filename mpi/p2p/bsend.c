@@ -21,6 +21,7 @@
  * Lifetime: a block belongs to its message from MPI_Bsend until the PML completes the
  * internal request; MPI_Buffer_detach waits for every block to come back (section 3.6.1).
  */
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,6 +31,8 @@
 
 #pragma weak MPI_Buffer_attach = PMPI_Buffer_attach
 #pragma weak MPI_Buffer_detach = PMPI_Buffer_detach
+#pragma weak MPI_Buffer_attach_c = PMPI_Buffer_attach_c
+#pragma weak MPI_Buffer_detach_c = PMPI_Buffer_detach_c
 #pragma weak MPI_Bsend = PMPI_Bsend
 #pragma weak MPI_Ibsend = PMPI_Ibsend
 #pragma weak MPI_Bsend_c = PMPI_Bsend_c
@@ -61,7 +64,7 @@ _Static_assert(BSEND_HEADER_SIZE + 3 * (_Alignof(max_align_t) - 1) <= MPI_BSEND_
 static struct bsend_state {
     bool attached;            /* MPI_Buffer_attach was called, without detach since */
     void *user_addr;          /* the buffer as attached; MPI_Buffer_detach gives it back */
-    int user_size;            /* its size as attached */
+    MPI_Count user_size;      /* its size as attached (MPI_Buffer_attach_c's may exceed INT_MAX) */
     bsend_block_t *free_list; /* free blocks by increasing address */
     size_t blocks_in_use;     /* blocks of messages the PML has not finished sending */
 } bsend;
@@ -154,7 +157,7 @@ CRMPI_P2P_COLD static int bsend_raise_no_room(MPI_Comm comm, size_t nbytes, cons
         }
     }
     snprintf(detail, sizeof(detail),
-             "the attached buffer (%d bytes) has no room for a message of %zu bytes: %zu bytes "
+             "the attached buffer (%lld bytes) has no room for a message of %zu bytes: %zu bytes "
              "are free, the largest free piece holds %zu, and %zu buffered messages are still "
              "being sent; attach a larger buffer (each message needs its size plus "
              "MPI_BSEND_OVERHEAD, %d bytes)",
@@ -212,9 +215,9 @@ int crmpi_p2p_bsend_start(const void *buf, MPI_Count count, MPI_Datatype type, i
     return MPI_SUCCESS;
 }
 
-int PMPI_Buffer_attach(void *buffer, int size)
+/* The body of both forms of MPI_Buffer_attach. */
+static int bsend_buffer_attach(void *buffer, MPI_Count size, const char *func_name)
 {
-    static const char func_name[] = "MPI_Buffer_attach";
     char detail[256];
     uintptr_t start, end;
 
@@ -222,18 +225,18 @@ int PMPI_Buffer_attach(void *buffer, int size)
     crmpi_mpi_require_active(func_name);
     if (crmpi_mpi_state.param_check) {
         if (size < 0) {
-            snprintf(detail, sizeof(detail), "size %d is negative", size);
+            snprintf(detail, sizeof(detail), "size %lld is negative", size);
             return crmpi_p2p_raise_arg(MPI_COMM_NULL, func_name, detail);
         }
         if (buffer == NULL && size > 0) {
-            snprintf(detail, sizeof(detail), "buffer is NULL with size %d", size);
+            snprintf(detail, sizeof(detail), "buffer is NULL with size %lld", size);
             return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_BUFFER, func_name, detail);
         }
     }
     /* Checked even without mpi_param_check: a second buffer would lose the first's blocks. */
     if (bsend.attached) {
         snprintf(detail, sizeof(detail),
-                 "a buffer of %d bytes is attached already; MPI_Buffer_detach it first (one "
+                 "a buffer of %lld bytes is attached already; MPI_Buffer_detach it first (one "
                  "buffer at a time, MPI-3.1 section 3.6.1)",
                  bsend.user_size);
         return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_BUFFER, func_name, detail);
@@ -251,10 +254,27 @@ int PMPI_Buffer_attach(void *buffer, int size)
     return MPI_SUCCESS;
 }
 
-/* buffer_addr is really a void **, as in every MPI implementation (MPI-3.1 section 3.6.1). */
-int PMPI_Buffer_detach(void *buffer_addr, int *size)
+int PMPI_Buffer_attach(void *buffer, int size)
 {
-    static const char func_name[] = "MPI_Buffer_detach";
+    return bsend_buffer_attach(buffer, size, "MPI_Buffer_attach");
+}
+
+int PMPI_Buffer_attach_c(void *buffer, MPI_Count size)
+{
+    return bsend_buffer_attach(buffer, size, "MPI_Buffer_attach_c");
+}
+
+/*
+ * The body of both forms of MPI_Buffer_detach; `max_size` is the largest size the form can
+ * return. An int cannot say the size of a buffer MPI_Buffer_attach_c attached beyond
+ * INT_MAX: the int form raises MPI_ERR_COUNT then and leaves the buffer attached, so that
+ * MPI_Buffer_detach_c can still give it back. buffer_addr is really a void **, as in every
+ * MPI implementation (MPI-3.1 section 3.6.1).
+ */
+static int bsend_buffer_detach(void *buffer_addr, bool size_null, MPI_Count max_size,
+                               MPI_Count *size_out, const char *func_name)
+{
+    char detail[160];
 
     crmpi_lock();
     crmpi_mpi_require_active(func_name);
@@ -262,9 +282,16 @@ int PMPI_Buffer_detach(void *buffer_addr, int *size)
         if (buffer_addr == NULL) {
             return crmpi_p2p_raise_arg(MPI_COMM_NULL, func_name, "buffer_addr is NULL");
         }
-        if (size == NULL) {
+        if (size_null) {
             return crmpi_p2p_raise_arg(MPI_COMM_NULL, func_name, "size is NULL");
         }
+    }
+    if (bsend.attached && bsend.user_size > max_size) {
+        snprintf(detail, sizeof(detail),
+                 "the attached buffer has %lld bytes, more than an int holds; it stays attached: "
+                 "detach it with MPI_Buffer_detach_c",
+                 bsend.user_size);
+        return crmpi_mpi_errhandler_invoke(MPI_COMM_NULL, MPI_ERR_COUNT, func_name, detail);
     }
     /* Every buffered message must be out before the application gets its memory back. */
     while (bsend.attached && bsend.blocks_in_use > 0) {
@@ -273,15 +300,32 @@ int PMPI_Buffer_detach(void *buffer_addr, int *size)
     /* With none attached (MPI-3.1 leaves it open): no buffer, as MPICH does, not an error. */
     if (!bsend.attached) {
         *(void **)buffer_addr = NULL;
-        *size = 0;
+        *size_out = 0;
         crmpi_unlock();
         return MPI_SUCCESS;
     }
     *(void **)buffer_addr = bsend.user_addr;
-    *size = bsend.user_size;
+    *size_out = bsend.user_size;
     bsend = (struct bsend_state){.attached = false};
     crmpi_unlock();
     return MPI_SUCCESS;
+}
+
+int PMPI_Buffer_detach(void *buffer_addr, int *size)
+{
+    MPI_Count wide_size;
+    int err =
+        bsend_buffer_detach(buffer_addr, size == NULL, INT_MAX, &wide_size, "MPI_Buffer_detach");
+
+    if (err == MPI_SUCCESS) {
+        *size = (int)wide_size;
+    }
+    return err;
+}
+
+int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
+{
+    return bsend_buffer_detach(buffer_addr, size == NULL, LLONG_MAX, size, "MPI_Buffer_detach_c");
 }
 
 static int bsend_body(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,

@@ -121,3 +121,26 @@ def test_sessions(mpi, tmp_path, np, world):
     done = [l for l in lines if re.match(r"^done sessions: rank \d+: \d+ checks, 0 failed$", l)]
     assert len(done) == np, job.report()
     mpi.assert_clean(job)
+
+
+LARGE_COUNT_TYPES = os.path.abspath(os.path.join(HERE, "..", "misc", "large_count_types.c"))
+
+
+@pytest.mark.parametrize("np", [1, 2, 3])
+def test_large_count_types(mpi, tmp_path, np):
+    """MPI-4.0's large-count "_c" constructors against their int forms, their records through
+    MPI_Type_get_envelope_c/get_contents_c (values beyond INT_MAX; the int calls then fail
+    with MPI_ERR_TYPE), MPI_Pack_c and the other pack calls, MPI_Op_create_c's reduction in
+    MPI_Reduce_local, MPI_Reduce and MPI_Allreduce, and MPI_Buffer_attach_c/detach_c around
+    MPI_Bsend, and a ROMIO file view made by MPI_Type_vector_c (test/misc/large_count_types.c)."""
+    if not mpi.is_crmpi:
+        pytest.skip("Open MPI 4.1 has no large-count calls")
+    binary = mpi.compile(LARGE_COUNT_TYPES, str(tmp_path / "large_count_types"))
+    job = mpi.run(mpi.launch_args(np), binary, [str(tmp_path)])
+    lines = job.lines()
+    assert job.returncode == 0 and not [l for l in lines if l.startswith("FAIL")], job.report()
+    done = [
+        l for l in lines if re.match(r"^done large_count_types: rank \d+: \d+ checks, 0 failed$", l)
+    ]
+    assert len(done) == np, job.report()
+    mpi.assert_clean(job)
