@@ -344,20 +344,21 @@ extern struct crmpi_predefined_datatype_s crmpi_mpi_2int;
 extern struct crmpi_predefined_datatype_s crmpi_mpi_short_int;
 extern struct crmpi_predefined_datatype_s crmpi_mpi_long_double_int;
 
-extern struct crmpi_op_s crmpi_mpi_op_max;
-extern struct crmpi_op_s crmpi_mpi_op_min;
-extern struct crmpi_op_s crmpi_mpi_op_sum;
-extern struct crmpi_op_s crmpi_mpi_op_prod;
-extern struct crmpi_op_s crmpi_mpi_op_land;
-extern struct crmpi_op_s crmpi_mpi_op_band;
-extern struct crmpi_op_s crmpi_mpi_op_lor;
-extern struct crmpi_op_s crmpi_mpi_op_bor;
-extern struct crmpi_op_s crmpi_mpi_op_lxor;
-extern struct crmpi_op_s crmpi_mpi_op_bxor;
-extern struct crmpi_op_s crmpi_mpi_op_maxloc;
-extern struct crmpi_op_s crmpi_mpi_op_minloc;
-extern struct crmpi_op_s crmpi_mpi_op_replace;
-extern struct crmpi_op_s crmpi_mpi_op_no_op;
+struct crmpi_predefined_op_s;
+extern struct crmpi_predefined_op_s crmpi_mpi_op_max;
+extern struct crmpi_predefined_op_s crmpi_mpi_op_min;
+extern struct crmpi_predefined_op_s crmpi_mpi_op_sum;
+extern struct crmpi_predefined_op_s crmpi_mpi_op_prod;
+extern struct crmpi_predefined_op_s crmpi_mpi_op_land;
+extern struct crmpi_predefined_op_s crmpi_mpi_op_band;
+extern struct crmpi_predefined_op_s crmpi_mpi_op_lor;
+extern struct crmpi_predefined_op_s crmpi_mpi_op_bor;
+extern struct crmpi_predefined_op_s crmpi_mpi_op_lxor;
+extern struct crmpi_predefined_op_s crmpi_mpi_op_bxor;
+extern struct crmpi_predefined_op_s crmpi_mpi_op_maxloc;
+extern struct crmpi_predefined_op_s crmpi_mpi_op_minloc;
+extern struct crmpi_predefined_op_s crmpi_mpi_op_replace;
+extern struct crmpi_predefined_op_s crmpi_mpi_op_no_op;
 
 /* Communicators */
 #define MPI_COMM_WORLD ((MPI_Comm)&crmpi_mpi_comm_world)
@@ -485,20 +486,20 @@ extern struct crmpi_predefined_datatype_s crmpi_mpi_ub;
 #define MPI_UB ((MPI_Datatype)&crmpi_mpi_ub)
 
 /* Reduction operations (MPI-3.1 sections 5.9.2 and 11.3.4) */
-#define MPI_MAX     (&crmpi_mpi_op_max)
-#define MPI_MIN     (&crmpi_mpi_op_min)
-#define MPI_SUM     (&crmpi_mpi_op_sum)
-#define MPI_PROD    (&crmpi_mpi_op_prod)
-#define MPI_LAND    (&crmpi_mpi_op_land)
-#define MPI_BAND    (&crmpi_mpi_op_band)
-#define MPI_LOR     (&crmpi_mpi_op_lor)
-#define MPI_BOR     (&crmpi_mpi_op_bor)
-#define MPI_LXOR    (&crmpi_mpi_op_lxor)
-#define MPI_BXOR    (&crmpi_mpi_op_bxor)
-#define MPI_MAXLOC  (&crmpi_mpi_op_maxloc)
-#define MPI_MINLOC  (&crmpi_mpi_op_minloc)
-#define MPI_REPLACE (&crmpi_mpi_op_replace)
-#define MPI_NO_OP   (&crmpi_mpi_op_no_op)
+#define MPI_MAX     ((MPI_Op)&crmpi_mpi_op_max)
+#define MPI_MIN     ((MPI_Op)&crmpi_mpi_op_min)
+#define MPI_SUM     ((MPI_Op)&crmpi_mpi_op_sum)
+#define MPI_PROD    ((MPI_Op)&crmpi_mpi_op_prod)
+#define MPI_LAND    ((MPI_Op)&crmpi_mpi_op_land)
+#define MPI_BAND    ((MPI_Op)&crmpi_mpi_op_band)
+#define MPI_LOR     ((MPI_Op)&crmpi_mpi_op_lor)
+#define MPI_BOR     ((MPI_Op)&crmpi_mpi_op_bor)
+#define MPI_LXOR    ((MPI_Op)&crmpi_mpi_op_lxor)
+#define MPI_BXOR    ((MPI_Op)&crmpi_mpi_op_bxor)
+#define MPI_MAXLOC  ((MPI_Op)&crmpi_mpi_op_maxloc)
+#define MPI_MINLOC  ((MPI_Op)&crmpi_mpi_op_minloc)
+#define MPI_REPLACE ((MPI_Op)&crmpi_mpi_op_replace)
+#define MPI_NO_OP   ((MPI_Op)&crmpi_mpi_op_no_op)
 
 /*
  * Environment: initialisation, finalisation, threads (MPI-3.1 sections 8 and 12.4)

@@ -152,6 +152,15 @@ struct crmpi_op_s {
     char name[MPI_MAX_OBJECT_NAME]; /* "MPI_SUM"; for messages */
 };
 
+/* The predefined ops in blocks of a fixed size, for the reason of the communicators'. */
+#define CRMPI_PREDEFINED_OP_BYTES 256
+struct crmpi_predefined_op_s {
+    struct crmpi_op_s op;
+    char reserved[CRMPI_PREDEFINED_OP_BYTES - sizeof(struct crmpi_op_s)];
+};
+_Static_assert(sizeof(struct crmpi_predefined_op_s) == CRMPI_PREDEFINED_OP_BYTES,
+               "a predefined op outgrew its fixed size");
+
 /*
  * Global state of the library in this process
  */

@@ -7,9 +7,12 @@
 #include "mpi_internal.h"
 
 #define OP_PREDEFINED(object, mpi_name, op_kind, is_commutative)                                   \
-    struct crmpi_op_s object = {                                                                   \
-        .coll = {.kind = op_kind, .commutative = is_commutative, .user_fn = NULL},                 \
-        .name = mpi_name,                                                                          \
+    struct crmpi_predefined_op_s object = {                                                        \
+        .op =                                                                                      \
+            {                                                                                      \
+                .coll = {.kind = op_kind, .commutative = is_commutative, .user_fn = NULL},         \
+                .name = mpi_name,                                                                  \
+            },                                                                                     \
     }
 
 OP_PREDEFINED(crmpi_mpi_op_max, "MPI_MAX", CRMPI_COLL_OP_MAX, true);

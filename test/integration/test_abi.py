@@ -1,5 +1,5 @@
-"""The predefined communicators' and datatypes' sizes in libmpi are fixed (1024 and 512
-bytes, mpi_internal.h), so that a program linked against one libmpi keeps working with a
+"""The predefined communicators', datatypes' and ops' sizes in libmpi are fixed (1024, 512
+and 256 bytes, mpi_internal.h), so that a program linked against one libmpi keeps working with a
 later one: the linker copies MPI_COMM_WORLD, MPI_INT, ... into the program at the size it
 sees at link time, and an object that grew would be written past the program's copy."""
 import os
@@ -35,3 +35,11 @@ def test_predefined_communicators_have_a_fixed_size():
                                   "crmpi_mpi_ub"])
 def test_predefined_datatypes_have_a_fixed_size(name):
     assert object_sizes().get(name) == 512
+
+
+@pytest.mark.parametrize("name", ["crmpi_mpi_op_sum", "crmpi_mpi_op_maxloc", "crmpi_mpi_op_replace",
+                                  "crmpi_mpi_op_no_op"])
+def test_predefined_ops_have_a_fixed_size(name):
+    """The op object grew once (MPI_Op_create_c's function) and programs linked before
+    warned "Symbol `crmpi_mpi_op_land' has different size"; they are in 256-byte blocks."""
+    assert object_sizes().get(name) == 256
