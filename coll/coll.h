@@ -68,6 +68,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "datatype.h"
 #include "mpi.h"
 #include "pml.h"
 
@@ -129,58 +130,6 @@ typedef struct crmpi_coll_op {
 } crmpi_coll_op_t;
 
 /*
- * A per-rank array of counts or displacements as the application passed it: int elements
- * from the MPI-3.1 calls, MPI_Count counts and MPI_Aint displacements from the MPI-4.0
- * large-count ("_c") calls and MPI_Neighbor_alltoallw. It is read where it lies, never
- * converted into a copy: a non-blocking or persistent collective reads the application's
- * arrays, which MPI keeps valid, and a copy would have to live as long.
- */
-typedef enum {
-    CRMPI_COLL_VEC_INT,   /* const int[] */
-    CRMPI_COLL_VEC_COUNT, /* const MPI_Count[] */
-    CRMPI_COLL_VEC_AINT,  /* const MPI_Aint[] */
-} crmpi_coll_vec_width_t;
-
-typedef struct crmpi_coll_vec {
-    const void *base;             /* the array; NULL when the call has none */
-    crmpi_coll_vec_width_t width; /* its element type */
-} crmpi_coll_vec_t;
-
-/* No array (the call's counts are one number). */
-#define CRMPI_COLL_VEC_NONE ((crmpi_coll_vec_t){NULL, CRMPI_COLL_VEC_INT})
-
-static inline crmpi_coll_vec_t crmpi_coll_vec_int(const int *base)
-{
-    return (crmpi_coll_vec_t){base, CRMPI_COLL_VEC_INT};
-}
-
-static inline crmpi_coll_vec_t crmpi_coll_vec_count(const MPI_Count *base)
-{
-    return (crmpi_coll_vec_t){base, CRMPI_COLL_VEC_COUNT};
-}
-
-static inline crmpi_coll_vec_t crmpi_coll_vec_aint(const MPI_Aint *base)
-{
-    return (crmpi_coll_vec_t){base, CRMPI_COLL_VEC_AINT};
-}
-
-/* Element i of v (which must have an array). */
-static inline MPI_Count crmpi_coll_vec_at(crmpi_coll_vec_t v, int i)
-{
-    switch (v.width) {
-    case CRMPI_COLL_VEC_INT: return ((const int *)v.base)[i];
-    case CRMPI_COLL_VEC_COUNT: return ((const MPI_Count *)v.base)[i];
-    default: return ((const MPI_Aint *)v.base)[i];
-    }
-}
-
-/* Element i of v, or `absent` when the call has no such array (the non-v variants). */
-static inline MPI_Count crmpi_coll_vec_or(crmpi_coll_vec_t v, int i, MPI_Count absent)
-{
-    return v.base ? crmpi_coll_vec_at(v, i) : absent;
-}
-
-/*
  * The arguments of any collective, already checked by mpi/coll/ and with MPI_IN_PLACE
  * resolved into `in_place` (sbuf is then unused: the data are where MPI-3.1 says, in rbuf
  * at this rank's place; never on an intercommunicator). Fields a collective does not have
@@ -191,24 +140,24 @@ static inline MPI_Count crmpi_coll_vec_or(crmpi_coll_vec_t v, int i, MPI_Count a
  * relies on.
  */
 typedef struct crmpi_coll_args {
-    const void *sbuf;           /* send buffer */
-    void *rbuf;                 /* receive buffer (bcast: the buffer) */
-    size_t scount;              /* send count (per rank for the *all* / scatter kinds) */
-    size_t rcount;              /* receive count (per rank likewise; reduce: count) */
-    MPI_Datatype stype;         /* send type */
-    MPI_Datatype rtype;         /* receive type (reductions: the one type) */
-    crmpi_coll_vec_t scounts;   /* v/w variants: per-rank send counts */
-    crmpi_coll_vec_t sdispls;   /* v variants: displacements in stype extents; w: bytes */
-    crmpi_coll_vec_t rcounts;   /* v/w variants and reduce_scatter: per-rank counts */
-    crmpi_coll_vec_t rdispls;   /* v variants: displacements in rtype extents; w: bytes */
-    const MPI_Datatype *stypes; /* alltoallw: per-rank send types */
-    const MPI_Datatype *rtypes; /* alltoallw: per-rank receive types */
-    const crmpi_coll_op_t *op;  /* reductions: the operation */
-    int root;                   /* rooted collectives: the root's rank; on an
-                                   intercommunicator MPI_ROOT (this process is the root),
-                                   MPI_PROC_NULL (another process of the root's group is)
-                                   or the root's rank in the remote group */
-    bool in_place;              /* MPI_IN_PLACE was given (see above) */
+    const void *sbuf;            /* send buffer */
+    void *rbuf;                  /* receive buffer (bcast: the buffer) */
+    size_t scount;               /* send count (per rank for the *all* / scatter kinds) */
+    size_t rcount;               /* receive count (per rank likewise; reduce: count) */
+    MPI_Datatype stype;          /* send type */
+    MPI_Datatype rtype;          /* receive type (reductions: the one type) */
+    crmpi_count_array_t scounts; /* v/w variants: per-rank send counts */
+    crmpi_count_array_t sdispls; /* v variants: displacements in stype extents; w: bytes */
+    crmpi_count_array_t rcounts; /* v/w variants and reduce_scatter: per-rank counts */
+    crmpi_count_array_t rdispls; /* v variants: displacements in rtype extents; w: bytes */
+    const MPI_Datatype *stypes;  /* alltoallw: per-rank send types */
+    const MPI_Datatype *rtypes;  /* alltoallw: per-rank receive types */
+    const crmpi_coll_op_t *op;   /* reductions: the operation */
+    int root;                    /* rooted collectives: the root's rank; on an
+                                    intercommunicator MPI_ROOT (this process is the root),
+                                    MPI_PROC_NULL (another process of the root's group is)
+                                    or the root's rank in the remote group */
+    bool in_place;               /* MPI_IN_PLACE was given (see above) */
     /* Neighbourhood collectives: block i of the receive side comes from sources[i], block i
      * of the send side goes to dests[i] (MPI_PROC_NULL: no message, the block is left
      * alone), in the order of MPI-3.1 section 7.6. Only read while the schedule is built. */

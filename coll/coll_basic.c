@@ -123,9 +123,9 @@ int coll_basic_gather(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, crmpi
         return crmpi_coll_sched_round(s);
     }
     for (int r = 0; r < comm->size; r++) {
-        size_t count = (size_t)crmpi_coll_vec_or(a->rcounts, r, (MPI_Count)a->rcount);
+        size_t count = (size_t)crmpi_count_array_or(a->rcounts, r, (MPI_Count)a->rcount);
         MPI_Aint displ =
-            (MPI_Aint)crmpi_coll_vec_or(a->rdispls, r, (MPI_Count)r * (MPI_Count)a->rcount);
+            (MPI_Aint)crmpi_count_array_or(a->rdispls, r, (MPI_Count)r * (MPI_Count)a->rcount);
         void *slot = (char *)a->rbuf + displ * a->rtype->extent;
 
         if (r == me) {
@@ -148,9 +148,9 @@ int coll_basic_scatter(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, crmp
         return crmpi_coll_sched_round(s);
     }
     for (int r = 0; r < comm->size; r++) {
-        size_t count = (size_t)crmpi_coll_vec_or(a->scounts, r, (MPI_Count)a->scount);
+        size_t count = (size_t)crmpi_count_array_or(a->scounts, r, (MPI_Count)a->scount);
         MPI_Aint displ =
-            (MPI_Aint)crmpi_coll_vec_or(a->sdispls, r, (MPI_Count)r * (MPI_Count)a->scount);
+            (MPI_Aint)crmpi_count_array_or(a->sdispls, r, (MPI_Count)r * (MPI_Count)a->scount);
         const void *slot = (const char *)a->sbuf + displ * a->stype->extent;
 
         if (r == me) {
@@ -166,9 +166,9 @@ int coll_basic_scatter(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, crmp
 void *coll_basic_allgather_slot(const crmpi_coll_args_t *a, int r, size_t *count_out)
 {
     MPI_Aint displ =
-        (MPI_Aint)crmpi_coll_vec_or(a->rdispls, r, (MPI_Count)r * (MPI_Count)a->rcount);
+        (MPI_Aint)crmpi_count_array_or(a->rdispls, r, (MPI_Count)r * (MPI_Count)a->rcount);
 
-    *count_out = (size_t)crmpi_coll_vec_or(a->rcounts, r, (MPI_Count)a->rcount);
+    *count_out = (size_t)crmpi_count_array_or(a->rcounts, r, (MPI_Count)a->rcount);
     return (char *)a->rbuf + displ * a->rtype->extent;
 }
 
@@ -206,20 +206,20 @@ void coll_basic_alltoall_slot(const crmpi_coll_args_t *a, int r, bool is_send, v
                               size_t *count_out, MPI_Datatype *type_out)
 {
     const void *buf = is_send ? a->sbuf : a->rbuf;
-    crmpi_coll_vec_t counts = is_send ? a->scounts : a->rcounts;
-    crmpi_coll_vec_t displs = is_send ? a->sdispls : a->rdispls;
+    crmpi_count_array_t counts = is_send ? a->scounts : a->rcounts;
+    crmpi_count_array_t displs = is_send ? a->sdispls : a->rdispls;
     const MPI_Datatype *types = is_send ? a->stypes : a->rtypes;
     MPI_Datatype type = is_send ? a->stype : a->rtype;
     size_t count = is_send ? a->scount : a->rcount;
 
     if (types) { /* alltoallw: byte displacements, a type per peer */
         *type_out = types[r];
-        *count_out = (size_t)crmpi_coll_vec_at(counts, r);
-        *buf_out = (char *)buf + crmpi_coll_vec_at(displs, r);
+        *count_out = (size_t)crmpi_count_array_at(counts, r);
+        *buf_out = (char *)buf + crmpi_count_array_at(displs, r);
     } else if (counts.base) {
         *type_out = type;
-        *count_out = (size_t)crmpi_coll_vec_at(counts, r);
-        *buf_out = (char *)buf + (MPI_Aint)crmpi_coll_vec_at(displs, r) * type->extent;
+        *count_out = (size_t)crmpi_count_array_at(counts, r);
+        *buf_out = (char *)buf + (MPI_Aint)crmpi_count_array_at(displs, r) * type->extent;
     } else {
         *type_out = type;
         *count_out = count;
@@ -293,7 +293,7 @@ int coll_basic_reduce_scatter_blocks(const crmpi_coll_args_t *a, int n, crmpi_co
         return CRMPI_ERR_OUT_OF_RESOURCE;
     for (int r = 0; r < n; r++) {
         /* Reduce_scatter_block: the same count everywhere. */
-        counts[r] = crmpi_coll_vec_or(a->rcounts, r, (MPI_Count)a->rcount);
+        counts[r] = crmpi_count_array_or(a->rcounts, r, (MPI_Count)a->rcount);
         displs[r] = total;
         total += counts[r];
     }
@@ -330,8 +330,8 @@ int coll_basic_reduce_scatter(const crmpi_coll_args_t *a, crmpi_coll_comm_t *com
     reduce.root = 0;
     TRY(coll_basic_reduce(&reduce, comm, s));
     scatter.sbuf = result;
-    scatter.scounts = crmpi_coll_vec_count(counts);
-    scatter.sdispls = crmpi_coll_vec_count(displs);
+    scatter.scounts = crmpi_count_array_count(counts);
+    scatter.sdispls = crmpi_count_array_count(displs);
     scatter.stype = a->rtype;
     scatter.rbuf = a->rbuf;
     scatter.rcount = (size_t)counts[comm->rank];

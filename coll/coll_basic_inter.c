@@ -163,9 +163,9 @@ static int inter_gather(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, crm
         return crmpi_coll_sched_round(s);
     }
     for (int r = 0; r < comm->remote_size; r++) {
-        size_t count = (size_t)crmpi_coll_vec_or(a->rcounts, r, (MPI_Count)a->rcount);
+        size_t count = (size_t)crmpi_count_array_or(a->rcounts, r, (MPI_Count)a->rcount);
         size_t displ =
-            (size_t)crmpi_coll_vec_or(a->rdispls, r, (MPI_Count)r * (MPI_Count)a->rcount);
+            (size_t)crmpi_count_array_or(a->rdispls, r, (MPI_Count)r * (MPI_Count)a->rcount);
 
         TRY(crmpi_coll_sched_recv(s, elem_at(a->rbuf, displ, a->rtype), count, a->rtype, r));
     }
@@ -183,9 +183,9 @@ static int inter_scatter(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm, cr
         return crmpi_coll_sched_round(s);
     }
     for (int r = 0; r < comm->remote_size; r++) {
-        size_t count = (size_t)crmpi_coll_vec_or(a->scounts, r, (MPI_Count)a->scount);
+        size_t count = (size_t)crmpi_count_array_or(a->scounts, r, (MPI_Count)a->scount);
         size_t displ =
-            (size_t)crmpi_coll_vec_or(a->sdispls, r, (MPI_Count)r * (MPI_Count)a->scount);
+            (size_t)crmpi_count_array_or(a->sdispls, r, (MPI_Count)r * (MPI_Count)a->scount);
 
         TRY(crmpi_coll_sched_send(s, elem_at(a->sbuf, displ, a->stype), count, a->stype, r));
     }
@@ -242,8 +242,8 @@ static int inter_allgatherv(const crmpi_coll_args_t *a, crmpi_coll_comm_t *comm,
 {
     for (int r = 0; r < comm->remote_size; r++) {
         TRY(crmpi_coll_sched_recv(
-            s, elem_at(a->rbuf, (size_t)crmpi_coll_vec_at(a->rdispls, r), a->rtype),
-            (size_t)crmpi_coll_vec_at(a->rcounts, r), a->rtype, r));
+            s, elem_at(a->rbuf, (size_t)crmpi_count_array_at(a->rdispls, r), a->rtype),
+            (size_t)crmpi_count_array_at(a->rcounts, r), a->rtype, r));
         TRY(crmpi_coll_sched_send(s, a->sbuf, a->scount, a->stype, r));
     }
     return crmpi_coll_sched_round(s);
@@ -296,8 +296,8 @@ static int inter_reduce_scatter(const crmpi_coll_args_t *a, crmpi_coll_comm_t *c
         crmpi_coll_sched_target(s, local);
     }
     scatter.sbuf = theirs;
-    scatter.scounts = crmpi_coll_vec_count(counts);
-    scatter.sdispls = crmpi_coll_vec_count(displs);
+    scatter.scounts = crmpi_count_array_count(counts);
+    scatter.sdispls = crmpi_count_array_count(displs);
     scatter.stype = a->rtype;
     scatter.rbuf = a->rbuf;
     scatter.rcount = (size_t)counts[local->rank];

@@ -37,19 +37,19 @@ static void neighbor_block(const crmpi_coll_args_t *a, crmpi_coll_kind_t kind, i
         break;
     case CRMPI_COLL_NEIGHBOR_ALLGATHERV:
         if (!send) {
-            count = (size_t)crmpi_coll_vec_at(a->rcounts, i);
-            buf += (MPI_Aint)crmpi_coll_vec_at(a->rdispls, i) * type->extent;
+            count = (size_t)crmpi_count_array_at(a->rcounts, i);
+            buf += (MPI_Aint)crmpi_count_array_at(a->rdispls, i) * type->extent;
         }
         break;
     case CRMPI_COLL_NEIGHBOR_ALLTOALL: buf += (MPI_Aint)i * (MPI_Aint)count * type->extent; break;
     case CRMPI_COLL_NEIGHBOR_ALLTOALLV:
-        count = (size_t)crmpi_coll_vec_at(send ? a->scounts : a->rcounts, i);
-        buf += (MPI_Aint)crmpi_coll_vec_at(send ? a->sdispls : a->rdispls, i) * type->extent;
+        count = (size_t)crmpi_count_array_at(send ? a->scounts : a->rcounts, i);
+        buf += (MPI_Aint)crmpi_count_array_at(send ? a->sdispls : a->rdispls, i) * type->extent;
         break;
     default: /* CRMPI_COLL_NEIGHBOR_ALLTOALLW: a type each, byte displacements */
         type = send ? a->stypes[i] : a->rtypes[i];
-        count = (size_t)crmpi_coll_vec_at(send ? a->scounts : a->rcounts, i);
-        buf += crmpi_coll_vec_at(send ? a->sdispls : a->rdispls, i);
+        count = (size_t)crmpi_count_array_at(send ? a->scounts : a->rcounts, i);
+        buf += crmpi_count_array_at(send ? a->sdispls : a->rdispls, i);
         break;
     }
     *buf_out = buf;

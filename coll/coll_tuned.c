@@ -208,7 +208,7 @@ static int tuned_reduce_scatter(const crmpi_coll_args_t *a, crmpi_coll_comm_t *c
     if (a->rcounts.base) {
         total = 0;
         for (int r = 0; r < comm->size; r++)
-            total += (size_t)crmpi_coll_vec_at(a->rcounts, r);
+            total += (size_t)crmpi_count_array_at(a->rcounts, r);
     }
     if (alg == 0)
         alg = msg_bytes(total, a->rtype) >= TUNED_REDUCE_SCATTER_RING ? 2 : 1;

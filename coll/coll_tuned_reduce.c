@@ -281,7 +281,7 @@ int coll_tuned_reduce_scatter_ring(const crmpi_coll_args_t *a, crmpi_coll_comm_t
     if (!first)
         return CRMPI_ERR_OUT_OF_RESOURCE;
     for (int r = 0; r < n; r++) {
-        size_t count = (size_t)crmpi_coll_vec_or(a->rcounts, r, (MPI_Count)a->rcount);
+        size_t count = (size_t)crmpi_count_array_or(a->rcounts, r, (MPI_Count)a->rcount);
 
         first[r] = total;
         total += count;

@@ -43,6 +43,59 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * An array of counts or displacements as an MPI call's caller passed it: int elements from
+ * the MPI-3.1 calls, MPI_Count (long long) ones from the MPI-4.0 large-count ("_c") calls,
+ * MPI_Aint (ptrdiff_t) ones where either form takes addresses. It is read where it lies,
+ * never converted into a copy: the collectives read the application's arrays through it
+ * for as long as MPI keeps them valid (a non-blocking or persistent collective's whole
+ * life), and the datatype constructors serve the int and "_c" forms with one body.
+ */
+typedef enum {
+    CRMPI_COUNT_ARRAY_INT,   /* const int[] */
+    CRMPI_COUNT_ARRAY_COUNT, /* const MPI_Count[] */
+    CRMPI_COUNT_ARRAY_AINT,  /* const MPI_Aint[] */
+} crmpi_count_array_width_t;
+
+typedef struct crmpi_count_array {
+    const void *base;                /* the array; NULL when the caller gave none */
+    crmpi_count_array_width_t width; /* its element type */
+} crmpi_count_array_t;
+
+/* No array (the call's count is one number). */
+#define CRMPI_COUNT_ARRAY_NONE ((crmpi_count_array_t){NULL, CRMPI_COUNT_ARRAY_INT})
+
+static inline crmpi_count_array_t crmpi_count_array_int(const int *base)
+{
+    return (crmpi_count_array_t){base, CRMPI_COUNT_ARRAY_INT};
+}
+
+static inline crmpi_count_array_t crmpi_count_array_count(const long long *base)
+{
+    return (crmpi_count_array_t){base, CRMPI_COUNT_ARRAY_COUNT};
+}
+
+static inline crmpi_count_array_t crmpi_count_array_aint(const ptrdiff_t *base)
+{
+    return (crmpi_count_array_t){base, CRMPI_COUNT_ARRAY_AINT};
+}
+
+/* Element i of a (which must have an array). */
+static inline long long crmpi_count_array_at(crmpi_count_array_t a, size_t i)
+{
+    switch (a.width) {
+    case CRMPI_COUNT_ARRAY_INT: return ((const int *)a.base)[i];
+    case CRMPI_COUNT_ARRAY_COUNT: return ((const long long *)a.base)[i];
+    default: return ((const ptrdiff_t *)a.base)[i];
+    }
+}
+
+/* Element i of a, or `absent` when there is no array (the non-v collectives). */
+static inline long long crmpi_count_array_or(crmpi_count_array_t a, size_t i, long long absent)
+{
+    return a.base ? crmpi_count_array_at(a, i) : absent;
+}
+
 /* Bytes of a type's name, with its NUL (MPI_MAX_OBJECT_NAME; the MPI layer checks). */
 #define CRMPI_DATATYPE_NAME_MAX 64
 

@@ -28,16 +28,16 @@
 #pragma weak MPI_Alltoallw_init_c = PMPI_Alltoallw_init_c
 
 /* Check one side of an alltoallw: arrays present, every count and type usable. */
-static int alltoallw_check_side(const void *buf, crmpi_coll_vec_t counts, crmpi_coll_vec_t displs,
-                                const MPI_Datatype types[], int size, const char *which,
-                                const char **detail_out)
+static int alltoallw_check_side(const void *buf, crmpi_count_array_t counts,
+                                crmpi_count_array_t displs, const MPI_Datatype types[], int size,
+                                const char *which, const char **detail_out)
 {
     if (counts.base == NULL || displs.base == NULL || types == NULL) {
         *detail_out = "a counts, displacements or types array is NULL";
         return MPI_ERR_ARG;
     }
     for (int r = 0; r < size; r++) {
-        int rc = crmpi_mpi_coll_check_buffer(buf, crmpi_coll_vec_at(counts, r), types[r], which,
+        int rc = crmpi_mpi_coll_check_buffer(buf, crmpi_count_array_at(counts, r), types[r], which,
                                              detail_out);
         if (rc != MPI_SUCCESS)
             return rc;
@@ -96,8 +96,8 @@ static int alltoall_body(crmpi_coll_kind_t kind, const crmpi_coll_args_t *in, MP
     args.in_place = in_place;
     if (in_place) {
         args.sbuf = NULL;
-        args.scounts = CRMPI_COLL_VEC_NONE;
-        args.sdispls = CRMPI_COLL_VEC_NONE;
+        args.scounts = CRMPI_COUNT_ARRAY_NONE;
+        args.sdispls = CRMPI_COUNT_ARRAY_NONE;
         args.stypes = NULL;
         args.stype = in->rtype;
     }
@@ -115,9 +115,9 @@ static int alltoall_fixed(const void *sbuf, MPI_Count scount, MPI_Datatype stype
     return alltoall_body(CRMPI_COLL_ALLTOALL, &a, scount, rcount, comm, request, mode, func_name);
 }
 
-static int alltoall_v(const void *sbuf, crmpi_coll_vec_t scounts, crmpi_coll_vec_t sdispls,
-                      MPI_Datatype stype, void *rbuf, crmpi_coll_vec_t rcounts,
-                      crmpi_coll_vec_t rdispls, MPI_Datatype rtype, MPI_Comm comm,
+static int alltoall_v(const void *sbuf, crmpi_count_array_t scounts, crmpi_count_array_t sdispls,
+                      MPI_Datatype stype, void *rbuf, crmpi_count_array_t rcounts,
+                      crmpi_count_array_t rdispls, MPI_Datatype rtype, MPI_Comm comm,
                       MPI_Request *request, crmpi_mpi_coll_mode_t mode, const char *func_name)
 {
     crmpi_coll_args_t a = {.sbuf = sbuf,
@@ -133,9 +133,9 @@ static int alltoall_v(const void *sbuf, crmpi_coll_vec_t scounts, crmpi_coll_vec
 }
 
 /* The displacements of Alltoallw are in bytes. */
-static int alltoall_w(const void *sbuf, crmpi_coll_vec_t scounts, crmpi_coll_vec_t sdispls,
-                      const MPI_Datatype stypes[], void *rbuf, crmpi_coll_vec_t rcounts,
-                      crmpi_coll_vec_t rdispls, const MPI_Datatype rtypes[], MPI_Comm comm,
+static int alltoall_w(const void *sbuf, crmpi_count_array_t scounts, crmpi_count_array_t sdispls,
+                      const MPI_Datatype stypes[], void *rbuf, crmpi_count_array_t rcounts,
+                      crmpi_count_array_t rdispls, const MPI_Datatype rtypes[], MPI_Comm comm,
                       MPI_Request *request, crmpi_mpi_coll_mode_t mode, const char *func_name)
 {
     crmpi_coll_args_t a = {.sbuf = sbuf,
@@ -201,9 +201,9 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return alltoall_v(sendbuf, crmpi_coll_vec_int(sendcounts), crmpi_coll_vec_int(sdispls),
-                      sendtype, recvbuf, crmpi_coll_vec_int(recvcounts),
-                      crmpi_coll_vec_int(rdispls), recvtype, comm, NULL, CRMPI_MPI_COLL_BLOCKING,
+    return alltoall_v(sendbuf, crmpi_count_array_int(sendcounts), crmpi_count_array_int(sdispls),
+                      sendtype, recvbuf, crmpi_count_array_int(recvcounts),
+                      crmpi_count_array_int(rdispls), recvtype, comm, NULL, CRMPI_MPI_COLL_BLOCKING,
                       "MPI_Alltoallv");
 }
 
@@ -211,9 +211,9 @@ int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdisp
                     MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                     const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    return alltoall_v(sendbuf, crmpi_coll_vec_int(sendcounts), crmpi_coll_vec_int(sdispls),
-                      sendtype, recvbuf, crmpi_coll_vec_int(recvcounts),
-                      crmpi_coll_vec_int(rdispls), recvtype, comm, request,
+    return alltoall_v(sendbuf, crmpi_count_array_int(sendcounts), crmpi_count_array_int(sdispls),
+                      sendtype, recvbuf, crmpi_count_array_int(recvcounts),
+                      crmpi_count_array_int(rdispls), recvtype, comm, request,
                       CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ialltoallv");
 }
 
@@ -223,9 +223,9 @@ int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
                         MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    return alltoall_v(sendbuf, crmpi_coll_vec_int(sendcounts), crmpi_coll_vec_int(sdispls),
-                      sendtype, recvbuf, crmpi_coll_vec_int(recvcounts),
-                      crmpi_coll_vec_int(rdispls), recvtype, comm, request,
+    return alltoall_v(sendbuf, crmpi_count_array_int(sendcounts), crmpi_count_array_int(sdispls),
+                      sendtype, recvbuf, crmpi_count_array_int(recvcounts),
+                      crmpi_count_array_int(rdispls), recvtype, comm, request,
                       CRMPI_MPI_COLL_PERSISTENT, "MPI_Alltoallv_init");
 }
 
@@ -233,10 +233,10 @@ int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
                      MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
                      const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return alltoall_v(sendbuf, crmpi_coll_vec_count(sendcounts), crmpi_coll_vec_aint(sdispls),
-                      sendtype, recvbuf, crmpi_coll_vec_count(recvcounts),
-                      crmpi_coll_vec_aint(rdispls), recvtype, comm, NULL, CRMPI_MPI_COLL_BLOCKING,
-                      "MPI_Alltoallv_c");
+    return alltoall_v(sendbuf, crmpi_count_array_count(sendcounts), crmpi_count_array_aint(sdispls),
+                      sendtype, recvbuf, crmpi_count_array_count(recvcounts),
+                      crmpi_count_array_aint(rdispls), recvtype, comm, NULL,
+                      CRMPI_MPI_COLL_BLOCKING, "MPI_Alltoallv_c");
 }
 
 int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
@@ -244,9 +244,9 @@ int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const M
                       const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                       MPI_Request *request)
 {
-    return alltoall_v(sendbuf, crmpi_coll_vec_count(sendcounts), crmpi_coll_vec_aint(sdispls),
-                      sendtype, recvbuf, crmpi_coll_vec_count(recvcounts),
-                      crmpi_coll_vec_aint(rdispls), recvtype, comm, request,
+    return alltoall_v(sendbuf, crmpi_count_array_count(sendcounts), crmpi_count_array_aint(sdispls),
+                      sendtype, recvbuf, crmpi_count_array_count(recvcounts),
+                      crmpi_count_array_aint(rdispls), recvtype, comm, request,
                       CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ialltoallv_c");
 }
 
@@ -256,9 +256,9 @@ int PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
                           MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    return alltoall_v(sendbuf, crmpi_coll_vec_count(sendcounts), crmpi_coll_vec_aint(sdispls),
-                      sendtype, recvbuf, crmpi_coll_vec_count(recvcounts),
-                      crmpi_coll_vec_aint(rdispls), recvtype, comm, request,
+    return alltoall_v(sendbuf, crmpi_count_array_count(sendcounts), crmpi_count_array_aint(sdispls),
+                      sendtype, recvbuf, crmpi_count_array_count(recvcounts),
+                      crmpi_count_array_aint(rdispls), recvtype, comm, request,
                       CRMPI_MPI_COLL_PERSISTENT, "MPI_Alltoallv_init_c");
 }
 
@@ -266,10 +266,10 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
                    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    return alltoall_w(sendbuf, crmpi_coll_vec_int(sendcounts), crmpi_coll_vec_int(sdispls),
-                      sendtypes, recvbuf, crmpi_coll_vec_int(recvcounts),
-                      crmpi_coll_vec_int(rdispls), recvtypes, comm, NULL, CRMPI_MPI_COLL_BLOCKING,
-                      "MPI_Alltoallw");
+    return alltoall_w(sendbuf, crmpi_count_array_int(sendcounts), crmpi_count_array_int(sdispls),
+                      sendtypes, recvbuf, crmpi_count_array_int(recvcounts),
+                      crmpi_count_array_int(rdispls), recvtypes, comm, NULL,
+                      CRMPI_MPI_COLL_BLOCKING, "MPI_Alltoallw");
 }
 
 int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -277,9 +277,9 @@ int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdisp
                     const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                     MPI_Request *request)
 {
-    return alltoall_w(sendbuf, crmpi_coll_vec_int(sendcounts), crmpi_coll_vec_int(sdispls),
-                      sendtypes, recvbuf, crmpi_coll_vec_int(recvcounts),
-                      crmpi_coll_vec_int(rdispls), recvtypes, comm, request,
+    return alltoall_w(sendbuf, crmpi_count_array_int(sendcounts), crmpi_count_array_int(sdispls),
+                      sendtypes, recvbuf, crmpi_count_array_int(recvcounts),
+                      crmpi_count_array_int(rdispls), recvtypes, comm, request,
                       CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ialltoallw");
 }
 
@@ -289,9 +289,9 @@ int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int s
                         MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    return alltoall_w(sendbuf, crmpi_coll_vec_int(sendcounts), crmpi_coll_vec_int(sdispls),
-                      sendtypes, recvbuf, crmpi_coll_vec_int(recvcounts),
-                      crmpi_coll_vec_int(rdispls), recvtypes, comm, request,
+    return alltoall_w(sendbuf, crmpi_count_array_int(sendcounts), crmpi_count_array_int(sdispls),
+                      sendtypes, recvbuf, crmpi_count_array_int(recvcounts),
+                      crmpi_count_array_int(rdispls), recvtypes, comm, request,
                       CRMPI_MPI_COLL_PERSISTENT, "MPI_Alltoallw_init");
 }
 
@@ -299,10 +299,10 @@ int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
                      const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    return alltoall_w(sendbuf, crmpi_coll_vec_count(sendcounts), crmpi_coll_vec_aint(sdispls),
-                      sendtypes, recvbuf, crmpi_coll_vec_count(recvcounts),
-                      crmpi_coll_vec_aint(rdispls), recvtypes, comm, NULL, CRMPI_MPI_COLL_BLOCKING,
-                      "MPI_Alltoallw_c");
+    return alltoall_w(sendbuf, crmpi_count_array_count(sendcounts), crmpi_count_array_aint(sdispls),
+                      sendtypes, recvbuf, crmpi_count_array_count(recvcounts),
+                      crmpi_count_array_aint(rdispls), recvtypes, comm, NULL,
+                      CRMPI_MPI_COLL_BLOCKING, "MPI_Alltoallw_c");
 }
 
 int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
@@ -310,9 +310,9 @@ int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const M
                       const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                       MPI_Request *request)
 {
-    return alltoall_w(sendbuf, crmpi_coll_vec_count(sendcounts), crmpi_coll_vec_aint(sdispls),
-                      sendtypes, recvbuf, crmpi_coll_vec_count(recvcounts),
-                      crmpi_coll_vec_aint(rdispls), recvtypes, comm, request,
+    return alltoall_w(sendbuf, crmpi_count_array_count(sendcounts), crmpi_count_array_aint(sdispls),
+                      sendtypes, recvbuf, crmpi_count_array_count(recvcounts),
+                      crmpi_count_array_aint(rdispls), recvtypes, comm, request,
                       CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ialltoallw_c");
 }
 
@@ -323,8 +323,8 @@ int PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
                           MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    return alltoall_w(sendbuf, crmpi_coll_vec_count(sendcounts), crmpi_coll_vec_aint(sdispls),
-                      sendtypes, recvbuf, crmpi_coll_vec_count(recvcounts),
-                      crmpi_coll_vec_aint(rdispls), recvtypes, comm, request,
+    return alltoall_w(sendbuf, crmpi_count_array_count(sendcounts), crmpi_count_array_aint(sdispls),
+                      sendtypes, recvbuf, crmpi_count_array_count(recvcounts),
+                      crmpi_count_array_aint(rdispls), recvtypes, comm, request,
                       CRMPI_MPI_COLL_PERSISTENT, "MPI_Alltoallw_init_c");
 }

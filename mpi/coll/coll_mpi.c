@@ -30,9 +30,9 @@ int crmpi_mpi_coll_check_buffer(const void *buf, MPI_Count count, MPI_Datatype t
     return MPI_SUCCESS;
 }
 
-int crmpi_mpi_coll_check_vector(const void *buf, crmpi_coll_vec_t counts, crmpi_coll_vec_t displs,
-                                MPI_Datatype type, int size, const char *which,
-                                const char **detail_out)
+int crmpi_mpi_coll_check_vector(const void *buf, crmpi_count_array_t counts,
+                                crmpi_count_array_t displs, MPI_Datatype type, int size,
+                                const char *which, const char **detail_out)
 {
     static char detail[128];
     int rc;
@@ -44,8 +44,8 @@ int crmpi_mpi_coll_check_vector(const void *buf, crmpi_coll_vec_t counts, crmpi_
         return MPI_ERR_ARG;
     }
     for (int r = 0; r < size; r++) {
-        rc =
-            crmpi_mpi_coll_check_buffer(buf, crmpi_coll_vec_at(counts, r), type, which, detail_out);
+        rc = crmpi_mpi_coll_check_buffer(buf, crmpi_count_array_at(counts, r), type, which,
+                                         detail_out);
         if (rc != MPI_SUCCESS)
             return rc;
     }

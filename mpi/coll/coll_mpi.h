@@ -65,9 +65,9 @@ static inline const char *crmpi_mpi_coll_root_detail(MPI_Comm comm)
 int crmpi_mpi_coll_check_buffer(const void *buf, MPI_Count count, MPI_Datatype type,
                                 const char *which, const char **detail_out);
 /** A v-variant's counts and displacements: non-NULL arrays, counts >= 0, buffers. */
-int crmpi_mpi_coll_check_vector(const void *buf, crmpi_coll_vec_t counts, crmpi_coll_vec_t displs,
-                                MPI_Datatype type, int size, const char *which,
-                                const char **detail_out);
+int crmpi_mpi_coll_check_vector(const void *buf, crmpi_count_array_t counts,
+                                crmpi_count_array_t displs, MPI_Datatype type, int size,
+                                const char *which, const char **detail_out);
 /** A reduction: op non-null and defined on type (MPI_ERR_OP). */
 int crmpi_mpi_coll_check_op(MPI_Op op, MPI_Datatype type, const char **detail_out);
 

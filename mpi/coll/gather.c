@@ -44,18 +44,18 @@
 
 /* The arguments of one gather-family call; the counts/displs arrays only for v forms. */
 typedef struct gather_call {
-    crmpi_coll_kind_t kind;   /* which of the six */
-    const void *sbuf;         /* sendbuf (may be MPI_IN_PLACE) */
-    MPI_Count scount;         /* sendcount (not Scatterv) */
-    crmpi_coll_vec_t scounts; /* Scatterv's sendcounts */
-    crmpi_coll_vec_t sdispls; /* Scatterv's displs */
-    MPI_Datatype stype;       /* sendtype */
-    void *rbuf;               /* recvbuf (may be MPI_IN_PLACE) */
-    MPI_Count rcount;         /* recvcount (not Gatherv, Allgatherv) */
-    crmpi_coll_vec_t rcounts; /* Gatherv's and Allgatherv's recvcounts */
-    crmpi_coll_vec_t rdispls; /* their displs */
-    MPI_Datatype rtype;       /* recvtype */
-    int root;                 /* the root (the allgathers pass -1 and never read it) */
+    crmpi_coll_kind_t kind;      /* which of the six */
+    const void *sbuf;            /* sendbuf (may be MPI_IN_PLACE) */
+    MPI_Count scount;            /* sendcount (not Scatterv) */
+    crmpi_count_array_t scounts; /* Scatterv's sendcounts */
+    crmpi_count_array_t sdispls; /* Scatterv's displs */
+    MPI_Datatype stype;          /* sendtype */
+    void *rbuf;                  /* recvbuf (may be MPI_IN_PLACE) */
+    MPI_Count rcount;            /* recvcount (not Gatherv, Allgatherv) */
+    crmpi_count_array_t rcounts; /* Gatherv's and Allgatherv's recvcounts */
+    crmpi_count_array_t rdispls; /* their displs */
+    MPI_Datatype rtype;          /* recvtype */
+    int root;                    /* the root (the allgathers pass -1 and never read it) */
 } gather_call_t;
 
 /* An allgather has no root: the kind says so, not the root, which may be any bad value. */
@@ -226,8 +226,8 @@ static int gather_fixed(crmpi_coll_kind_t kind, const void *sbuf, MPI_Count scou
 
 /* Gatherv and Allgatherv (root -1): a count and a displacement per rank on the receive side. */
 static int gather_vrecv(crmpi_coll_kind_t kind, const void *sbuf, MPI_Count scount,
-                        MPI_Datatype stype, void *rbuf, crmpi_coll_vec_t rcounts,
-                        crmpi_coll_vec_t rdispls, MPI_Datatype rtype, int root, MPI_Comm comm,
+                        MPI_Datatype stype, void *rbuf, crmpi_count_array_t rcounts,
+                        crmpi_count_array_t rdispls, MPI_Datatype rtype, int root, MPI_Comm comm,
                         MPI_Request *request, crmpi_mpi_coll_mode_t mode, const char *func_name)
 {
     gather_call_t c = {.kind = kind,
@@ -244,7 +244,7 @@ static int gather_vrecv(crmpi_coll_kind_t kind, const void *sbuf, MPI_Count scou
 }
 
 /* Scatterv: a count and a displacement per rank on the send side. */
-static int gather_vsend(const void *sbuf, crmpi_coll_vec_t scounts, crmpi_coll_vec_t sdispls,
+static int gather_vsend(const void *sbuf, crmpi_count_array_t scounts, crmpi_count_array_t sdispls,
                         MPI_Datatype stype, void *rbuf, MPI_Count rcount, MPI_Datatype rtype,
                         int root, MPI_Comm comm, MPI_Request *request, crmpi_mpi_coll_mode_t mode,
                         const char *func_name)
@@ -317,8 +317,8 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  MPI_Comm comm)
 {
     return gather_vrecv(CRMPI_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf,
-                        crmpi_coll_vec_int(recvcounts), crmpi_coll_vec_int(displs), recvtype, root,
-                        comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Gatherv");
+                        crmpi_count_array_int(recvcounts), crmpi_count_array_int(displs), recvtype,
+                        root, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Gatherv");
 }
 
 int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -326,8 +326,8 @@ int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   MPI_Comm comm, MPI_Request *request)
 {
     return gather_vrecv(CRMPI_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf,
-                        crmpi_coll_vec_int(recvcounts), crmpi_coll_vec_int(displs), recvtype, root,
-                        comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Igatherv");
+                        crmpi_count_array_int(recvcounts), crmpi_count_array_int(displs), recvtype,
+                        root, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Igatherv");
 }
 
 int PMPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -336,8 +336,8 @@ int PMPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 {
     (void)info; /* no hints are used */
     return gather_vrecv(CRMPI_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf,
-                        crmpi_coll_vec_int(recvcounts), crmpi_coll_vec_int(displs), recvtype, root,
-                        comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Gatherv_init");
+                        crmpi_count_array_int(recvcounts), crmpi_count_array_int(displs), recvtype,
+                        root, comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Gatherv_init");
 }
 
 int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -345,8 +345,8 @@ int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
                    int root, MPI_Comm comm)
 {
     return gather_vrecv(CRMPI_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf,
-                        crmpi_coll_vec_count(recvcounts), crmpi_coll_vec_aint(displs), recvtype,
-                        root, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Gatherv_c");
+                        crmpi_count_array_count(recvcounts), crmpi_count_array_aint(displs),
+                        recvtype, root, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Gatherv_c");
 }
 
 int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -354,8 +354,9 @@ int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
                     int root, MPI_Comm comm, MPI_Request *request)
 {
     return gather_vrecv(CRMPI_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf,
-                        crmpi_coll_vec_count(recvcounts), crmpi_coll_vec_aint(displs), recvtype,
-                        root, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Igatherv_c");
+                        crmpi_count_array_count(recvcounts), crmpi_count_array_aint(displs),
+                        recvtype, root, comm, request, CRMPI_MPI_COLL_NONBLOCKING,
+                        "MPI_Igatherv_c");
 }
 
 int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
@@ -365,8 +366,9 @@ int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
 {
     (void)info; /* no hints are used */
     return gather_vrecv(CRMPI_COLL_GATHERV, sendbuf, sendcount, sendtype, recvbuf,
-                        crmpi_coll_vec_count(recvcounts), crmpi_coll_vec_aint(displs), recvtype,
-                        root, comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Gatherv_init_c");
+                        crmpi_count_array_count(recvcounts), crmpi_count_array_aint(displs),
+                        recvtype, root, comm, request, CRMPI_MPI_COLL_PERSISTENT,
+                        "MPI_Gatherv_init_c");
 }
 
 int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -424,7 +426,7 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
                   MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                   int root, MPI_Comm comm)
 {
-    return gather_vsend(sendbuf, crmpi_coll_vec_int(sendcounts), crmpi_coll_vec_int(displs),
+    return gather_vsend(sendbuf, crmpi_count_array_int(sendcounts), crmpi_count_array_int(displs),
                         sendtype, recvbuf, recvcount, recvtype, root, comm, NULL,
                         CRMPI_MPI_COLL_BLOCKING, "MPI_Scatterv");
 }
@@ -433,7 +435,7 @@ int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs
                    MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                    int root, MPI_Comm comm, MPI_Request *request)
 {
-    return gather_vsend(sendbuf, crmpi_coll_vec_int(sendcounts), crmpi_coll_vec_int(displs),
+    return gather_vsend(sendbuf, crmpi_count_array_int(sendcounts), crmpi_count_array_int(displs),
                         sendtype, recvbuf, recvcount, recvtype, root, comm, request,
                         CRMPI_MPI_COLL_NONBLOCKING, "MPI_Iscatterv");
 }
@@ -443,7 +445,7 @@ int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int di
                        int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    return gather_vsend(sendbuf, crmpi_coll_vec_int(sendcounts), crmpi_coll_vec_int(displs),
+    return gather_vsend(sendbuf, crmpi_count_array_int(sendcounts), crmpi_count_array_int(displs),
                         sendtype, recvbuf, recvcount, recvtype, root, comm, request,
                         CRMPI_MPI_COLL_PERSISTENT, "MPI_Scatterv_init");
 }
@@ -452,18 +454,18 @@ int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
                     MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
                     MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    return gather_vsend(sendbuf, crmpi_coll_vec_count(sendcounts), crmpi_coll_vec_aint(displs),
-                        sendtype, recvbuf, recvcount, recvtype, root, comm, NULL,
-                        CRMPI_MPI_COLL_BLOCKING, "MPI_Scatterv_c");
+    return gather_vsend(sendbuf, crmpi_count_array_count(sendcounts),
+                        crmpi_count_array_aint(displs), sendtype, recvbuf, recvcount, recvtype,
+                        root, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Scatterv_c");
 }
 
 int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
                      MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
                      MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    return gather_vsend(sendbuf, crmpi_coll_vec_count(sendcounts), crmpi_coll_vec_aint(displs),
-                        sendtype, recvbuf, recvcount, recvtype, root, comm, request,
-                        CRMPI_MPI_COLL_NONBLOCKING, "MPI_Iscatterv_c");
+    return gather_vsend(sendbuf, crmpi_count_array_count(sendcounts),
+                        crmpi_count_array_aint(displs), sendtype, recvbuf, recvcount, recvtype,
+                        root, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Iscatterv_c");
 }
 
 int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
@@ -472,9 +474,9 @@ int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], cons
                          MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    return gather_vsend(sendbuf, crmpi_coll_vec_count(sendcounts), crmpi_coll_vec_aint(displs),
-                        sendtype, recvbuf, recvcount, recvtype, root, comm, request,
-                        CRMPI_MPI_COLL_PERSISTENT, "MPI_Scatterv_init_c");
+    return gather_vsend(sendbuf, crmpi_count_array_count(sendcounts),
+                        crmpi_count_array_aint(displs), sendtype, recvbuf, recvcount, recvtype,
+                        root, comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Scatterv_init_c");
 }
 
 int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -532,8 +534,8 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
                     MPI_Comm comm)
 {
     return gather_vrecv(CRMPI_COLL_ALLGATHERV, sendbuf, sendcount, sendtype, recvbuf,
-                        crmpi_coll_vec_int(recvcounts), crmpi_coll_vec_int(displs), recvtype, -1,
-                        comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Allgatherv");
+                        crmpi_count_array_int(recvcounts), crmpi_count_array_int(displs), recvtype,
+                        -1, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Allgatherv");
 }
 
 int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -541,8 +543,8 @@ int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
                      MPI_Comm comm, MPI_Request *request)
 {
     return gather_vrecv(CRMPI_COLL_ALLGATHERV, sendbuf, sendcount, sendtype, recvbuf,
-                        crmpi_coll_vec_int(recvcounts), crmpi_coll_vec_int(displs), recvtype, -1,
-                        comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Iallgatherv");
+                        crmpi_count_array_int(recvcounts), crmpi_count_array_int(displs), recvtype,
+                        -1, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Iallgatherv");
 }
 
 int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -551,8 +553,8 @@ int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendty
 {
     (void)info; /* no hints are used */
     return gather_vrecv(CRMPI_COLL_ALLGATHERV, sendbuf, sendcount, sendtype, recvbuf,
-                        crmpi_coll_vec_int(recvcounts), crmpi_coll_vec_int(displs), recvtype, -1,
-                        comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Allgatherv_init");
+                        crmpi_count_array_int(recvcounts), crmpi_count_array_int(displs), recvtype,
+                        -1, comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Allgatherv_init");
 }
 
 int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
@@ -560,8 +562,8 @@ int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
                       MPI_Datatype recvtype, MPI_Comm comm)
 {
     return gather_vrecv(CRMPI_COLL_ALLGATHERV, sendbuf, sendcount, sendtype, recvbuf,
-                        crmpi_coll_vec_count(recvcounts), crmpi_coll_vec_aint(displs), recvtype, -1,
-                        comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Allgatherv_c");
+                        crmpi_count_array_count(recvcounts), crmpi_count_array_aint(displs),
+                        recvtype, -1, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Allgatherv_c");
 }
 
 int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
@@ -569,8 +571,9 @@ int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
                        MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     return gather_vrecv(CRMPI_COLL_ALLGATHERV, sendbuf, sendcount, sendtype, recvbuf,
-                        crmpi_coll_vec_count(recvcounts), crmpi_coll_vec_aint(displs), recvtype, -1,
-                        comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Iallgatherv_c");
+                        crmpi_count_array_count(recvcounts), crmpi_count_array_aint(displs),
+                        recvtype, -1, comm, request, CRMPI_MPI_COLL_NONBLOCKING,
+                        "MPI_Iallgatherv_c");
 }
 
 int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
@@ -580,6 +583,7 @@ int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatyp
 {
     (void)info; /* no hints are used */
     return gather_vrecv(CRMPI_COLL_ALLGATHERV, sendbuf, sendcount, sendtype, recvbuf,
-                        crmpi_coll_vec_count(recvcounts), crmpi_coll_vec_aint(displs), recvtype, -1,
-                        comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Allgatherv_init_c");
+                        crmpi_count_array_count(recvcounts), crmpi_count_array_aint(displs),
+                        recvtype, -1, comm, request, CRMPI_MPI_COLL_PERSISTENT,
+                        "MPI_Allgatherv_init_c");
 }

@@ -45,14 +45,14 @@
 
 /* The arguments of one reduction call. */
 typedef struct reduce_call {
-    crmpi_coll_kind_t kind;   /* which reduction */
-    const void *sbuf;         /* sendbuf (may be MPI_IN_PLACE) */
-    void *rbuf;               /* recvbuf */
-    MPI_Count count;          /* count, or recvcount of Reduce_scatter_block */
-    crmpi_coll_vec_t rcounts; /* Reduce_scatter's recvcounts */
-    MPI_Datatype type;        /* datatype */
-    MPI_Op op;                /* op */
-    int root;                 /* Reduce's root; -1 for the others */
+    crmpi_coll_kind_t kind;      /* which reduction */
+    const void *sbuf;            /* sendbuf (may be MPI_IN_PLACE) */
+    void *rbuf;                  /* recvbuf */
+    MPI_Count count;             /* count, or recvcount of Reduce_scatter_block */
+    crmpi_count_array_t rcounts; /* Reduce_scatter's recvcounts */
+    MPI_Datatype type;           /* datatype */
+    MPI_Op op;                   /* op */
+    int root;                    /* Reduce's root; -1 for the others */
 } reduce_call_t;
 
 /* The checks on an intracommunicator; `count` is the number of elements sent. */
@@ -117,7 +117,7 @@ static int reduce_check_inter(const reduce_call_t *c, MPI_Comm comm, MPI_Count c
             return rc;
     }
     if (c->kind == CRMPI_COLL_REDUCE_SCATTER)
-        rcount = crmpi_coll_vec_at(c->rcounts, comm->rank);
+        rcount = crmpi_count_array_at(c->rcounts, comm->rank);
     if (receives) {
         rc = crmpi_mpi_coll_check_buffer(c->rbuf, rcount, c->type, "the receive", detail_out);
         if (rc != MPI_SUCCESS)
@@ -150,9 +150,9 @@ static int reduce_body(const reduce_call_t *c, MPI_Comm comm, MPI_Request *reque
                 COLL_FAIL(comm, MPI_ERR_ARG, "recvcounts is NULL");
             count = 0;
             for (int r = 0; r < comm->size; r++) {
-                if (crmpi_coll_vec_at(c->rcounts, r) < 0)
+                if (crmpi_count_array_at(c->rcounts, r) < 0)
                     COLL_FAIL(comm, MPI_ERR_COUNT, "a receive count is negative");
-                count += crmpi_coll_vec_at(c->rcounts, r);
+                count += crmpi_count_array_at(c->rcounts, r);
             }
         } else if (c->kind == CRMPI_COLL_REDUCE_SCATTER_BLOCK && c->count >= 0) {
             count = c->count * comm->size;
@@ -188,7 +188,7 @@ static int reduce_body(const reduce_call_t *c, MPI_Comm comm, MPI_Request *reque
 
 /* Every reduction: Reduce_scatter's counts in rcounts, the others' in count. */
 static int reduce_run(crmpi_coll_kind_t kind, const void *sbuf, void *rbuf, MPI_Count count,
-                      crmpi_coll_vec_t rcounts, MPI_Datatype type, MPI_Op op, int root,
+                      crmpi_count_array_t rcounts, MPI_Datatype type, MPI_Op op, int root,
                       MPI_Comm comm, MPI_Request *request, crmpi_mpi_coll_mode_t mode,
                       const char *func_name)
 {
@@ -200,81 +200,84 @@ static int reduce_run(crmpi_coll_kind_t kind, const void *sbuf, void *rbuf, MPI_
 int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                 int root, MPI_Comm comm)
 {
-    return reduce_run(CRMPI_COLL_REDUCE, sendbuf, recvbuf, count, CRMPI_COLL_VEC_NONE, datatype, op,
-                      root, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Reduce");
+    return reduce_run(CRMPI_COLL_REDUCE, sendbuf, recvbuf, count, CRMPI_COUNT_ARRAY_NONE, datatype,
+                      op, root, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Reduce");
 }
 
 int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                  int root, MPI_Comm comm, MPI_Request *request)
 {
-    return reduce_run(CRMPI_COLL_REDUCE, sendbuf, recvbuf, count, CRMPI_COLL_VEC_NONE, datatype, op,
-                      root, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ireduce");
+    return reduce_run(CRMPI_COLL_REDUCE, sendbuf, recvbuf, count, CRMPI_COUNT_ARRAY_NONE, datatype,
+                      op, root, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ireduce");
 }
 
 int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                      MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    return reduce_run(CRMPI_COLL_REDUCE, sendbuf, recvbuf, count, CRMPI_COLL_VEC_NONE, datatype, op,
-                      root, comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Reduce_init");
+    return reduce_run(CRMPI_COLL_REDUCE, sendbuf, recvbuf, count, CRMPI_COUNT_ARRAY_NONE, datatype,
+                      op, root, comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Reduce_init");
 }
 
 int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                   MPI_Op op, int root, MPI_Comm comm)
 {
-    return reduce_run(CRMPI_COLL_REDUCE, sendbuf, recvbuf, count, CRMPI_COLL_VEC_NONE, datatype, op,
-                      root, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Reduce_c");
+    return reduce_run(CRMPI_COLL_REDUCE, sendbuf, recvbuf, count, CRMPI_COUNT_ARRAY_NONE, datatype,
+                      op, root, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Reduce_c");
 }
 
 int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                    MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
-    return reduce_run(CRMPI_COLL_REDUCE, sendbuf, recvbuf, count, CRMPI_COLL_VEC_NONE, datatype, op,
-                      root, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ireduce_c");
+    return reduce_run(CRMPI_COLL_REDUCE, sendbuf, recvbuf, count, CRMPI_COUNT_ARRAY_NONE, datatype,
+                      op, root, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ireduce_c");
 }
 
 int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                        MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    return reduce_run(CRMPI_COLL_REDUCE, sendbuf, recvbuf, count, CRMPI_COLL_VEC_NONE, datatype, op,
-                      root, comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Reduce_init_c");
+    return reduce_run(CRMPI_COLL_REDUCE, sendbuf, recvbuf, count, CRMPI_COUNT_ARRAY_NONE, datatype,
+                      op, root, comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Reduce_init_c");
 }
 
 int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                    MPI_Comm comm)
 {
-    return reduce_run(CRMPI_COLL_ALLREDUCE, sendbuf, recvbuf, count, CRMPI_COLL_VEC_NONE, datatype,
-                      op, -1, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Allreduce");
+    return reduce_run(CRMPI_COLL_ALLREDUCE, sendbuf, recvbuf, count, CRMPI_COUNT_ARRAY_NONE,
+                      datatype, op, -1, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Allreduce");
 }
 
 int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                     MPI_Comm comm, MPI_Request *request)
 {
-    return reduce_run(CRMPI_COLL_ALLREDUCE, sendbuf, recvbuf, count, CRMPI_COLL_VEC_NONE, datatype,
-                      op, -1, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Iallreduce");
+    return reduce_run(CRMPI_COLL_ALLREDUCE, sendbuf, recvbuf, count, CRMPI_COUNT_ARRAY_NONE,
+                      datatype, op, -1, comm, request, CRMPI_MPI_COLL_NONBLOCKING,
+                      "MPI_Iallreduce");
 }
 
 int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                         MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    return reduce_run(CRMPI_COLL_ALLREDUCE, sendbuf, recvbuf, count, CRMPI_COLL_VEC_NONE, datatype,
-                      op, -1, comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Allreduce_init");
+    return reduce_run(CRMPI_COLL_ALLREDUCE, sendbuf, recvbuf, count, CRMPI_COUNT_ARRAY_NONE,
+                      datatype, op, -1, comm, request, CRMPI_MPI_COLL_PERSISTENT,
+                      "MPI_Allreduce_init");
 }
 
 int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                      MPI_Op op, MPI_Comm comm)
 {
-    return reduce_run(CRMPI_COLL_ALLREDUCE, sendbuf, recvbuf, count, CRMPI_COLL_VEC_NONE, datatype,
-                      op, -1, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Allreduce_c");
+    return reduce_run(CRMPI_COLL_ALLREDUCE, sendbuf, recvbuf, count, CRMPI_COUNT_ARRAY_NONE,
+                      datatype, op, -1, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Allreduce_c");
 }
 
 int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                       MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    return reduce_run(CRMPI_COLL_ALLREDUCE, sendbuf, recvbuf, count, CRMPI_COLL_VEC_NONE, datatype,
-                      op, -1, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Iallreduce_c");
+    return reduce_run(CRMPI_COLL_ALLREDUCE, sendbuf, recvbuf, count, CRMPI_COUNT_ARRAY_NONE,
+                      datatype, op, -1, comm, request, CRMPI_MPI_COLL_NONBLOCKING,
+                      "MPI_Iallreduce_c");
 }
 
 int PMPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count,
@@ -282,15 +285,16 @@ int PMPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count,
                           MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    return reduce_run(CRMPI_COLL_ALLREDUCE, sendbuf, recvbuf, count, CRMPI_COLL_VEC_NONE, datatype,
-                      op, -1, comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Allreduce_init_c");
+    return reduce_run(CRMPI_COLL_ALLREDUCE, sendbuf, recvbuf, count, CRMPI_COUNT_ARRAY_NONE,
+                      datatype, op, -1, comm, request, CRMPI_MPI_COLL_PERSISTENT,
+                      "MPI_Allreduce_init_c");
 }
 
 int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     return reduce_run(CRMPI_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0,
-                      crmpi_coll_vec_int(recvcounts), datatype, op, -1, comm, NULL,
+                      crmpi_count_array_int(recvcounts), datatype, op, -1, comm, NULL,
                       CRMPI_MPI_COLL_BLOCKING, "MPI_Reduce_scatter");
 }
 
@@ -298,7 +302,7 @@ int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcount
                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     return reduce_run(CRMPI_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0,
-                      crmpi_coll_vec_int(recvcounts), datatype, op, -1, comm, request,
+                      crmpi_count_array_int(recvcounts), datatype, op, -1, comm, request,
                       CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ireduce_scatter");
 }
 
@@ -308,7 +312,7 @@ int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvc
 {
     (void)info; /* no hints are used */
     return reduce_run(CRMPI_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0,
-                      crmpi_coll_vec_int(recvcounts), datatype, op, -1, comm, request,
+                      crmpi_count_array_int(recvcounts), datatype, op, -1, comm, request,
                       CRMPI_MPI_COLL_PERSISTENT, "MPI_Reduce_scatter_init");
 }
 
@@ -316,7 +320,7 @@ int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count re
                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     return reduce_run(CRMPI_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0,
-                      crmpi_coll_vec_count(recvcounts), datatype, op, -1, comm, NULL,
+                      crmpi_count_array_count(recvcounts), datatype, op, -1, comm, NULL,
                       CRMPI_MPI_COLL_BLOCKING, "MPI_Reduce_scatter_c");
 }
 
@@ -324,7 +328,7 @@ int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count r
                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     return reduce_run(CRMPI_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0,
-                      crmpi_coll_vec_count(recvcounts), datatype, op, -1, comm, request,
+                      crmpi_count_array_count(recvcounts), datatype, op, -1, comm, request,
                       CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ireduce_scatter_c");
 }
 
@@ -334,7 +338,7 @@ int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Cou
 {
     (void)info; /* no hints are used */
     return reduce_run(CRMPI_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0,
-                      crmpi_coll_vec_count(recvcounts), datatype, op, -1, comm, request,
+                      crmpi_count_array_count(recvcounts), datatype, op, -1, comm, request,
                       CRMPI_MPI_COLL_PERSISTENT, "MPI_Reduce_scatter_init_c");
 }
 
@@ -342,7 +346,7 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     return reduce_run(CRMPI_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount,
-                      CRMPI_COLL_VEC_NONE, datatype, op, -1, comm, NULL, CRMPI_MPI_COLL_BLOCKING,
+                      CRMPI_COUNT_ARRAY_NONE, datatype, op, -1, comm, NULL, CRMPI_MPI_COLL_BLOCKING,
                       "MPI_Reduce_scatter_block");
 }
 
@@ -351,7 +355,7 @@ int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount
                                MPI_Request *request)
 {
     return reduce_run(CRMPI_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount,
-                      CRMPI_COLL_VEC_NONE, datatype, op, -1, comm, request,
+                      CRMPI_COUNT_ARRAY_NONE, datatype, op, -1, comm, request,
                       CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ireduce_scatter_block");
 }
 
@@ -361,7 +365,7 @@ int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvc
 {
     (void)info; /* no hints are used */
     return reduce_run(CRMPI_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount,
-                      CRMPI_COLL_VEC_NONE, datatype, op, -1, comm, request,
+                      CRMPI_COUNT_ARRAY_NONE, datatype, op, -1, comm, request,
                       CRMPI_MPI_COLL_PERSISTENT, "MPI_Reduce_scatter_block_init");
 }
 
@@ -369,7 +373,7 @@ int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count re
                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     return reduce_run(CRMPI_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount,
-                      CRMPI_COLL_VEC_NONE, datatype, op, -1, comm, NULL, CRMPI_MPI_COLL_BLOCKING,
+                      CRMPI_COUNT_ARRAY_NONE, datatype, op, -1, comm, NULL, CRMPI_MPI_COLL_BLOCKING,
                       "MPI_Reduce_scatter_block_c");
 }
 
@@ -378,7 +382,7 @@ int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count r
                                  MPI_Request *request)
 {
     return reduce_run(CRMPI_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount,
-                      CRMPI_COLL_VEC_NONE, datatype, op, -1, comm, request,
+                      CRMPI_COUNT_ARRAY_NONE, datatype, op, -1, comm, request,
                       CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ireduce_scatter_block_c");
 }
 
@@ -388,94 +392,94 @@ int PMPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Cou
 {
     (void)info; /* no hints are used */
     return reduce_run(CRMPI_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount,
-                      CRMPI_COLL_VEC_NONE, datatype, op, -1, comm, request,
+                      CRMPI_COUNT_ARRAY_NONE, datatype, op, -1, comm, request,
                       CRMPI_MPI_COLL_PERSISTENT, "MPI_Reduce_scatter_block_init_c");
 }
 
 int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
               MPI_Comm comm)
 {
-    return reduce_run(CRMPI_COLL_SCAN, sendbuf, recvbuf, count, CRMPI_COLL_VEC_NONE, datatype, op,
-                      -1, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Scan");
+    return reduce_run(CRMPI_COLL_SCAN, sendbuf, recvbuf, count, CRMPI_COUNT_ARRAY_NONE, datatype,
+                      op, -1, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Scan");
 }
 
 int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                MPI_Comm comm, MPI_Request *request)
 {
-    return reduce_run(CRMPI_COLL_SCAN, sendbuf, recvbuf, count, CRMPI_COLL_VEC_NONE, datatype, op,
-                      -1, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Iscan");
+    return reduce_run(CRMPI_COLL_SCAN, sendbuf, recvbuf, count, CRMPI_COUNT_ARRAY_NONE, datatype,
+                      op, -1, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Iscan");
 }
 
 int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                    MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    return reduce_run(CRMPI_COLL_SCAN, sendbuf, recvbuf, count, CRMPI_COLL_VEC_NONE, datatype, op,
-                      -1, comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Scan_init");
+    return reduce_run(CRMPI_COLL_SCAN, sendbuf, recvbuf, count, CRMPI_COUNT_ARRAY_NONE, datatype,
+                      op, -1, comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Scan_init");
 }
 
 int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                 MPI_Op op, MPI_Comm comm)
 {
-    return reduce_run(CRMPI_COLL_SCAN, sendbuf, recvbuf, count, CRMPI_COLL_VEC_NONE, datatype, op,
-                      -1, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Scan_c");
+    return reduce_run(CRMPI_COLL_SCAN, sendbuf, recvbuf, count, CRMPI_COUNT_ARRAY_NONE, datatype,
+                      op, -1, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Scan_c");
 }
 
 int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                  MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    return reduce_run(CRMPI_COLL_SCAN, sendbuf, recvbuf, count, CRMPI_COLL_VEC_NONE, datatype, op,
-                      -1, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Iscan_c");
+    return reduce_run(CRMPI_COLL_SCAN, sendbuf, recvbuf, count, CRMPI_COUNT_ARRAY_NONE, datatype,
+                      op, -1, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Iscan_c");
 }
 
 int PMPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                      MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    return reduce_run(CRMPI_COLL_SCAN, sendbuf, recvbuf, count, CRMPI_COLL_VEC_NONE, datatype, op,
-                      -1, comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Scan_init_c");
+    return reduce_run(CRMPI_COLL_SCAN, sendbuf, recvbuf, count, CRMPI_COUNT_ARRAY_NONE, datatype,
+                      op, -1, comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Scan_init_c");
 }
 
 int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                 MPI_Comm comm)
 {
-    return reduce_run(CRMPI_COLL_EXSCAN, sendbuf, recvbuf, count, CRMPI_COLL_VEC_NONE, datatype, op,
-                      -1, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Exscan");
+    return reduce_run(CRMPI_COLL_EXSCAN, sendbuf, recvbuf, count, CRMPI_COUNT_ARRAY_NONE, datatype,
+                      op, -1, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Exscan");
 }
 
 int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                  MPI_Comm comm, MPI_Request *request)
 {
-    return reduce_run(CRMPI_COLL_EXSCAN, sendbuf, recvbuf, count, CRMPI_COLL_VEC_NONE, datatype, op,
-                      -1, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Iexscan");
+    return reduce_run(CRMPI_COLL_EXSCAN, sendbuf, recvbuf, count, CRMPI_COUNT_ARRAY_NONE, datatype,
+                      op, -1, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Iexscan");
 }
 
 int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                      MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    return reduce_run(CRMPI_COLL_EXSCAN, sendbuf, recvbuf, count, CRMPI_COLL_VEC_NONE, datatype, op,
-                      -1, comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Exscan_init");
+    return reduce_run(CRMPI_COLL_EXSCAN, sendbuf, recvbuf, count, CRMPI_COUNT_ARRAY_NONE, datatype,
+                      op, -1, comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Exscan_init");
 }
 
 int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                   MPI_Op op, MPI_Comm comm)
 {
-    return reduce_run(CRMPI_COLL_EXSCAN, sendbuf, recvbuf, count, CRMPI_COLL_VEC_NONE, datatype, op,
-                      -1, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Exscan_c");
+    return reduce_run(CRMPI_COLL_EXSCAN, sendbuf, recvbuf, count, CRMPI_COUNT_ARRAY_NONE, datatype,
+                      op, -1, comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Exscan_c");
 }
 
 int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                    MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    return reduce_run(CRMPI_COLL_EXSCAN, sendbuf, recvbuf, count, CRMPI_COLL_VEC_NONE, datatype, op,
-                      -1, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Iexscan_c");
+    return reduce_run(CRMPI_COLL_EXSCAN, sendbuf, recvbuf, count, CRMPI_COUNT_ARRAY_NONE, datatype,
+                      op, -1, comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Iexscan_c");
 }
 
 int PMPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                        MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    return reduce_run(CRMPI_COLL_EXSCAN, sendbuf, recvbuf, count, CRMPI_COLL_VEC_NONE, datatype, op,
-                      -1, comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Exscan_init_c");
+    return reduce_run(CRMPI_COLL_EXSCAN, sendbuf, recvbuf, count, CRMPI_COUNT_ARRAY_NONE, datatype,
+                      op, -1, comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Exscan_init_c");
 }

@@ -6,7 +6,7 @@
  * displacements.
  *
  * Both forms of a constructor share one body, which reads its arrays through
- * crmpi_type_values_t and builds the typemap from MPI_Count values: the engine's counts
+ * crmpi_count_array_t and builds the typemap from MPI_Count values: the engine's counts
  * are size_t and its displacements ptrdiff_t, so a "_c" form takes every value the address
  * space can hold, and an overflowing displacement is the engine's MPI_ERR_ARG as before.
  *
@@ -83,14 +83,14 @@ static bool datatype_check_blocklength(MPI_Count blocklength, crmpi_type_check_t
 }
 
 /* The `count` blocklengths of the indexed and struct constructors: there, none negative. */
-static bool datatype_check_blocklengths(MPI_Count count, crmpi_type_values_t blocklengths,
+static bool datatype_check_blocklengths(MPI_Count count, crmpi_count_array_t blocklengths,
                                         crmpi_type_check_t *check)
 {
-    if (count > 0 && crmpi_type_values_null(blocklengths)) {
+    if (count > 0 && (blocklengths).base == NULL) {
         return crmpi_type_check_fail(check, MPI_ERR_ARG, "array_of_blocklengths is NULL");
     }
     for (MPI_Count i = 0; i < count; i++) {
-        MPI_Count blocklength = crmpi_type_value_at(blocklengths, i);
+        MPI_Count blocklength = crmpi_count_array_at(blocklengths, i);
 
         if (blocklength < 0) {
             return crmpi_type_check_failf(
@@ -101,13 +101,13 @@ static bool datatype_check_blocklengths(MPI_Count count, crmpi_type_values_t blo
     return false;
 }
 
-bool crmpi_type_values_fit_int(crmpi_type_values_t values, MPI_Count n)
+bool crmpi_count_array_fits_int(crmpi_count_array_t values, MPI_Count n)
 {
-    if (values.ints != NULL) {
+    if (values.width == CRMPI_COUNT_ARRAY_INT) {
         return true;
     }
     for (MPI_Count i = 0; i < n; i++) {
-        MPI_Count value = crmpi_type_value_at(values, i);
+        MPI_Count value = crmpi_count_array_at(values, i);
 
         if (value < INT_MIN || value > INT_MAX) {
             return false;
@@ -299,14 +299,14 @@ int PMPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count
 
 /* The checks of the indexed family but their blocklengths: the displacements may be NULL
  * only when there are none. */
-static bool datatype_check_indexed(MPI_Count count, crmpi_type_values_t displacements,
+static bool datatype_check_indexed(MPI_Count count, crmpi_count_array_t displacements,
                                    MPI_Datatype oldtype, MPI_Datatype *newtype,
                                    crmpi_type_check_t *check)
 {
     if (datatype_create_check(count, oldtype, newtype, check)) {
         return true;
     }
-    if (count > 0 && crmpi_type_values_null(displacements)) {
+    if (count > 0 && (displacements).base == NULL) {
         return crmpi_type_check_fail(check, MPI_ERR_ARG, "array_of_displacements is NULL");
     }
     return false;
@@ -314,24 +314,24 @@ static bool datatype_check_indexed(MPI_Count count, crmpi_type_values_t displace
 
 /* Record count, then the count entries of each array, in the int or the large layout. */
 static void datatype_record_arrays(crmpi_type_record_t *rec, MPI_Count count,
-                                   crmpi_type_values_t blocklengths,
-                                   crmpi_type_values_t displacements, bool disps_in_bytes)
+                                   crmpi_count_array_t blocklengths,
+                                   crmpi_count_array_t displacements, bool disps_in_bytes)
 {
     crmpi_type_record_count(rec, count);
     for (MPI_Count i = 0; i < count; i++) {
-        crmpi_type_record_count(rec, crmpi_type_value_at(blocklengths, i));
+        crmpi_type_record_count(rec, crmpi_count_array_at(blocklengths, i));
     }
     for (MPI_Count i = 0; i < count; i++) {
         if (disps_in_bytes) {
-            crmpi_type_record_disp(rec, crmpi_type_value_at(displacements, i));
+            crmpi_type_record_disp(rec, crmpi_count_array_at(displacements, i));
         } else {
-            crmpi_type_record_count(rec, crmpi_type_value_at(displacements, i));
+            crmpi_type_record_count(rec, crmpi_count_array_at(displacements, i));
         }
     }
 }
 
-static int datatype_create_indexed(MPI_Count count, crmpi_type_values_t blocklengths,
-                                   crmpi_type_values_t displacements, MPI_Datatype oldtype,
+static int datatype_create_indexed(MPI_Count count, crmpi_count_array_t blocklengths,
+                                   crmpi_count_array_t displacements, MPI_Datatype oldtype,
                                    MPI_Datatype *newtype, const char *func_name)
 {
     crmpi_datatype_typemap_t map;
@@ -346,8 +346,8 @@ static int datatype_create_indexed(MPI_Count count, crmpi_type_values_t blocklen
          datatype_check_blocklengths(count, blocklengths, &check))) {
         return datatype_create_raise(&check, func_name);
     }
-    large = !datatype_fits_int(count) || !crmpi_type_values_fit_int(blocklengths, count) ||
-            !crmpi_type_values_fit_int(displacements, count);
+    large = !datatype_fits_int(count) || !crmpi_count_array_fits_int(blocklengths, count) ||
+            !crmpi_count_array_fits_int(displacements, count);
     if (!crmpi_type_record_start(&map, MPI_COMBINER_INDEXED, large, 0, 2 * (size_t)count + 1, 0, 1,
                                  &rec)) {
         return datatype_create_fail_record(func_name);
@@ -357,9 +357,9 @@ static int datatype_create_indexed(MPI_Count count, crmpi_type_values_t blocklen
     for (MPI_Count i = 0; i < count; i++) {
         /* Displacements count extents of oldtype (MPI-3.1 section 4.1.2). */
         MPI_Aint disp = crmpi_datatype_typemap_mul(
-            &map, (MPI_Aint)crmpi_type_value_at(displacements, i), oldtype->extent);
+            &map, (MPI_Aint)crmpi_count_array_at(displacements, i), oldtype->extent);
 
-        crmpi_datatype_typemap_append(&map, disp, (size_t)crmpi_type_value_at(blocklengths, i),
+        crmpi_datatype_typemap_append(&map, disp, (size_t)crmpi_count_array_at(blocklengths, i),
                                       oldtype->extent, oldtype);
     }
     return datatype_create_finish(&map, newtype, func_name);
@@ -369,8 +369,8 @@ int PMPI_Type_indexed(int count, const int array_of_blocklengths[],
                       const int array_of_displacements[], MPI_Datatype oldtype,
                       MPI_Datatype *newtype)
 {
-    return datatype_create_indexed(count, CRMPI_TYPE_INTS(array_of_blocklengths),
-                                   CRMPI_TYPE_INTS(array_of_displacements), oldtype, newtype,
+    return datatype_create_indexed(count, crmpi_count_array_int(array_of_blocklengths),
+                                   crmpi_count_array_int(array_of_displacements), oldtype, newtype,
                                    "MPI_Type_indexed");
 }
 
@@ -378,13 +378,13 @@ int PMPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[]
                         const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
                         MPI_Datatype *newtype)
 {
-    return datatype_create_indexed(count, CRMPI_TYPE_COUNTS(array_of_blocklengths),
-                                   CRMPI_TYPE_COUNTS(array_of_displacements), oldtype, newtype,
-                                   "MPI_Type_indexed_c");
+    return datatype_create_indexed(count, crmpi_count_array_count(array_of_blocklengths),
+                                   crmpi_count_array_count(array_of_displacements), oldtype,
+                                   newtype, "MPI_Type_indexed_c");
 }
 
-int crmpi_type_create_hindexed(MPI_Count count, crmpi_type_values_t array_of_blocklengths,
-                               crmpi_type_values_t array_of_displacements, MPI_Datatype oldtype,
+int crmpi_type_create_hindexed(MPI_Count count, crmpi_count_array_t array_of_blocklengths,
+                               crmpi_count_array_t array_of_displacements, MPI_Datatype oldtype,
                                MPI_Datatype *newtype, const char *func_name)
 {
     crmpi_datatype_typemap_t map;
@@ -399,7 +399,7 @@ int crmpi_type_create_hindexed(MPI_Count count, crmpi_type_values_t array_of_blo
          datatype_check_blocklengths(count, array_of_blocklengths, &check))) {
         return datatype_create_raise(&check, func_name);
     }
-    large = !datatype_fits_int(count) || !crmpi_type_values_fit_int(array_of_blocklengths, count);
+    large = !datatype_fits_int(count) || !crmpi_count_array_fits_int(array_of_blocklengths, count);
     if (!crmpi_type_record_start(&map, MPI_COMBINER_HINDEXED, large, 0, (size_t)count + 1,
                                  (size_t)count, 1, &rec)) {
         return datatype_create_fail_record(func_name);
@@ -408,8 +408,8 @@ int crmpi_type_create_hindexed(MPI_Count count, crmpi_type_values_t array_of_blo
     rec.args->types[0] = oldtype;
     for (MPI_Count i = 0; i < count; i++) {
         crmpi_datatype_typemap_append(
-            &map, (MPI_Aint)crmpi_type_value_at(array_of_displacements, i),
-            (size_t)crmpi_type_value_at(array_of_blocklengths, i), oldtype->extent, oldtype);
+            &map, (MPI_Aint)crmpi_count_array_at(array_of_displacements, i),
+            (size_t)crmpi_count_array_at(array_of_blocklengths, i), oldtype->extent, oldtype);
     }
     return datatype_create_finish(&map, newtype, func_name);
 }
@@ -418,23 +418,23 @@ int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
                               const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
                               MPI_Datatype *newtype)
 {
-    return crmpi_type_create_hindexed(count, CRMPI_TYPE_INTS(array_of_blocklengths),
-                                      CRMPI_TYPE_AINTS(array_of_displacements), oldtype, newtype,
-                                      "MPI_Type_create_hindexed");
+    return crmpi_type_create_hindexed(count, crmpi_count_array_int(array_of_blocklengths),
+                                      crmpi_count_array_aint(array_of_displacements), oldtype,
+                                      newtype, "MPI_Type_create_hindexed");
 }
 
 int PMPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
                                 const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
                                 MPI_Datatype *newtype)
 {
-    return crmpi_type_create_hindexed(count, CRMPI_TYPE_COUNTS(array_of_blocklengths),
-                                      CRMPI_TYPE_COUNTS(array_of_displacements), oldtype, newtype,
-                                      "MPI_Type_create_hindexed_c");
+    return crmpi_type_create_hindexed(count, crmpi_count_array_count(array_of_blocklengths),
+                                      crmpi_count_array_count(array_of_displacements), oldtype,
+                                      newtype, "MPI_Type_create_hindexed_c");
 }
 
 /* The body of indexed_block and hindexed_block: displacements in extents or in bytes. */
 static int datatype_create_indexed_block(MPI_Count count, MPI_Count blocklength,
-                                         crmpi_type_values_t displacements, bool in_bytes,
+                                         crmpi_count_array_t displacements, bool in_bytes,
                                          MPI_Datatype oldtype, MPI_Datatype *newtype,
                                          const char *func_name)
 {
@@ -452,7 +452,7 @@ static int datatype_create_indexed_block(MPI_Count count, MPI_Count blocklength,
         return datatype_create_raise(&check, func_name);
     }
     large = !datatype_fits_int(count) || !datatype_fits_int(blocklength) ||
-            (!in_bytes && !crmpi_type_values_fit_int(displacements, count));
+            (!in_bytes && !crmpi_count_array_fits_int(displacements, count));
     if (!crmpi_type_record_start(&map, combiner, large, 0, in_bytes ? 2 : (size_t)count + 2,
                                  in_bytes ? (size_t)count : 0, 1, &rec)) {
         return datatype_create_fail_record(func_name);
@@ -461,14 +461,14 @@ static int datatype_create_indexed_block(MPI_Count count, MPI_Count blocklength,
     crmpi_type_record_count(&rec, blocklength);
     for (MPI_Count i = 0; i < count; i++) {
         if (in_bytes) {
-            crmpi_type_record_disp(&rec, crmpi_type_value_at(displacements, i));
+            crmpi_type_record_disp(&rec, crmpi_count_array_at(displacements, i));
         } else {
-            crmpi_type_record_count(&rec, crmpi_type_value_at(displacements, i));
+            crmpi_type_record_count(&rec, crmpi_count_array_at(displacements, i));
         }
     }
     rec.args->types[0] = oldtype;
     for (MPI_Count i = 0; i < count; i++) {
-        MPI_Aint disp = (MPI_Aint)crmpi_type_value_at(displacements, i);
+        MPI_Aint disp = (MPI_Aint)crmpi_count_array_at(displacements, i);
 
         if (!in_bytes) {
             disp = crmpi_datatype_typemap_mul(&map, disp, oldtype->extent);
@@ -481,8 +481,8 @@ int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_o
                                    MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     return datatype_create_indexed_block(count, blocklength,
-                                         CRMPI_TYPE_INTS(array_of_displacements), false, oldtype,
-                                         newtype, "MPI_Type_create_indexed_block");
+                                         crmpi_count_array_int(array_of_displacements), false,
+                                         oldtype, newtype, "MPI_Type_create_indexed_block");
 }
 
 int PMPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength,
@@ -490,8 +490,8 @@ int PMPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength,
                                      MPI_Datatype *newtype)
 {
     return datatype_create_indexed_block(count, blocklength,
-                                         CRMPI_TYPE_COUNTS(array_of_displacements), false, oldtype,
-                                         newtype, "MPI_Type_create_indexed_block_c");
+                                         crmpi_count_array_count(array_of_displacements), false,
+                                         oldtype, newtype, "MPI_Type_create_indexed_block_c");
 }
 
 int PMPI_Type_create_hindexed_block(int count, int blocklength,
@@ -499,8 +499,8 @@ int PMPI_Type_create_hindexed_block(int count, int blocklength,
                                     MPI_Datatype *newtype)
 {
     return datatype_create_indexed_block(count, blocklength,
-                                         CRMPI_TYPE_AINTS(array_of_displacements), true, oldtype,
-                                         newtype, "MPI_Type_create_hindexed_block");
+                                         crmpi_count_array_aint(array_of_displacements), true,
+                                         oldtype, newtype, "MPI_Type_create_hindexed_block");
 }
 
 int PMPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength,
@@ -508,19 +508,19 @@ int PMPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength,
                                       MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     return datatype_create_indexed_block(count, blocklength,
-                                         CRMPI_TYPE_COUNTS(array_of_displacements), true, oldtype,
-                                         newtype, "MPI_Type_create_hindexed_block_c");
+                                         crmpi_count_array_count(array_of_displacements), true,
+                                         oldtype, newtype, "MPI_Type_create_hindexed_block_c");
 }
 
 /* The checks of MPI_Type_create_struct. */
-static bool datatype_check_struct(MPI_Count count, crmpi_type_values_t blocklengths,
-                                  crmpi_type_values_t displs, const MPI_Datatype types[],
+static bool datatype_check_struct(MPI_Count count, crmpi_count_array_t blocklengths,
+                                  crmpi_count_array_t displs, const MPI_Datatype types[],
                                   MPI_Datatype *newtype, crmpi_type_check_t *check)
 {
     if (count < 0) {
         return crmpi_type_check_fail(check, MPI_ERR_COUNT, "count is negative");
     }
-    if (count > 0 && (crmpi_type_values_null(displs) || types == NULL)) {
+    if (count > 0 && ((displs).base == NULL || types == NULL)) {
         return crmpi_type_check_fail(check, MPI_ERR_ARG,
                                      "array_of_displacements or array_of_types is NULL");
     }
@@ -536,8 +536,8 @@ static bool datatype_check_struct(MPI_Count count, crmpi_type_values_t blockleng
     return datatype_check_blocklengths(count, blocklengths, check);
 }
 
-int crmpi_type_create_struct(MPI_Count count, crmpi_type_values_t array_of_blocklengths,
-                             crmpi_type_values_t array_of_displacements,
+int crmpi_type_create_struct(MPI_Count count, crmpi_count_array_t array_of_blocklengths,
+                             crmpi_count_array_t array_of_displacements,
                              const MPI_Datatype array_of_types[], MPI_Datatype *newtype,
                              const char *func_name)
 {
@@ -553,7 +553,7 @@ int crmpi_type_create_struct(MPI_Count count, crmpi_type_values_t array_of_block
                               newtype, &check)) {
         return datatype_create_raise(&check, func_name);
     }
-    large = !datatype_fits_int(count) || !crmpi_type_values_fit_int(array_of_blocklengths, count);
+    large = !datatype_fits_int(count) || !crmpi_count_array_fits_int(array_of_blocklengths, count);
     if (!crmpi_type_record_start(&map, MPI_COMBINER_STRUCT, large, 0, (size_t)count + 1,
                                  (size_t)count, (size_t)count, &rec)) {
         return datatype_create_fail_record(func_name);
@@ -564,8 +564,8 @@ int crmpi_type_create_struct(MPI_Count count, crmpi_type_values_t array_of_block
 
         rec.args->types[i] = member;
         crmpi_datatype_typemap_append(
-            &map, (MPI_Aint)crmpi_type_value_at(array_of_displacements, i),
-            (size_t)crmpi_type_value_at(array_of_blocklengths, i), member->extent, member);
+            &map, (MPI_Aint)crmpi_count_array_at(array_of_displacements, i),
+            (size_t)crmpi_count_array_at(array_of_blocklengths, i), member->extent, member);
     }
     return datatype_create_finish(&map, newtype, func_name);
 }
@@ -574,8 +574,8 @@ int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
                             const MPI_Aint array_of_displacements[],
                             const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
 {
-    return crmpi_type_create_struct(count, CRMPI_TYPE_INTS(array_of_blocklengths),
-                                    CRMPI_TYPE_AINTS(array_of_displacements), array_of_types,
+    return crmpi_type_create_struct(count, crmpi_count_array_int(array_of_blocklengths),
+                                    crmpi_count_array_aint(array_of_displacements), array_of_types,
                                     newtype, "MPI_Type_create_struct");
 }
 
@@ -583,17 +583,17 @@ int PMPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklen
                               const MPI_Count array_of_displacements[],
                               const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
 {
-    return crmpi_type_create_struct(count, CRMPI_TYPE_COUNTS(array_of_blocklengths),
-                                    CRMPI_TYPE_COUNTS(array_of_displacements), array_of_types,
+    return crmpi_type_create_struct(count, crmpi_count_array_count(array_of_blocklengths),
+                                    crmpi_count_array_count(array_of_displacements), array_of_types,
                                     newtype, "MPI_Type_create_struct_c");
 }
 
 /* The arrays of a subarray, as either form passes them. */
 typedef struct datatype_subarray {
     int ndims;                    /* dimensions */
-    crmpi_type_values_t sizes;    /* the array's size in each dimension */
-    crmpi_type_values_t subsizes; /* the subarray's size in each dimension */
-    crmpi_type_values_t starts;   /* the subarray's first index in each dimension */
+    crmpi_count_array_t sizes;    /* the array's size in each dimension */
+    crmpi_count_array_t subsizes; /* the subarray's size in each dimension */
+    crmpi_count_array_t starts;   /* the subarray's first index in each dimension */
     int order;                    /* MPI_ORDER_C or MPI_ORDER_FORTRAN */
 } datatype_subarray_t;
 
@@ -608,8 +608,7 @@ static bool datatype_check_subarray(const datatype_subarray_t *sub, MPI_Datatype
         return crmpi_type_check_fail(check, MPI_ERR_ARG,
                                      "ndims is 0; an array has at least one dimension");
     }
-    if (crmpi_type_values_null(sub->sizes) || crmpi_type_values_null(sub->subsizes) ||
-        crmpi_type_values_null(sub->starts)) {
+    if ((sub->sizes).base == NULL || (sub->subsizes).base == NULL || (sub->starts).base == NULL) {
         return crmpi_type_check_fail(
             check, MPI_ERR_ARG, "array_of_sizes, array_of_subsizes or array_of_starts is NULL");
     }
@@ -619,9 +618,9 @@ static bool datatype_check_subarray(const datatype_subarray_t *sub, MPI_Datatype
                                       sub->order);
     }
     for (int d = 0; d < sub->ndims; d++) {
-        MPI_Count size = crmpi_type_value_at(sub->sizes, d);
-        MPI_Count subsize = crmpi_type_value_at(sub->subsizes, d);
-        MPI_Count start = crmpi_type_value_at(sub->starts, d);
+        MPI_Count size = crmpi_count_array_at(sub->sizes, d);
+        MPI_Count subsize = crmpi_count_array_at(sub->subsizes, d);
+        MPI_Count start = crmpi_count_array_at(sub->starts, d);
 
         /* Section 4.1.3: sizes >= 1, 1 <= subsizes <= sizes, and the subarray inside the
          * array: 0 <= starts <= sizes - subsizes. */
@@ -643,11 +642,11 @@ static int datatype_subarray_dim(int level, int ndims, int order)
 }
 
 /* Entry of `values` for the dimension at `level`. */
-static MPI_Aint datatype_subarray_at(const datatype_subarray_t *sub, crmpi_type_values_t values,
+static MPI_Aint datatype_subarray_at(const datatype_subarray_t *sub, crmpi_count_array_t values,
                                      int level)
 {
-    return (MPI_Aint)crmpi_type_value_at(values,
-                                         datatype_subarray_dim(level, sub->ndims, sub->order));
+    return (MPI_Aint)crmpi_count_array_at(values,
+                                          datatype_subarray_dim(level, sub->ndims, sub->order));
 }
 
 /*
@@ -725,22 +724,22 @@ static int datatype_create_subarray(const datatype_subarray_t *sub, MPI_Datatype
     if (crmpi_mpi_state.param_check && datatype_check_subarray(sub, oldtype, newtype, &check)) {
         return datatype_create_raise(&check, func_name);
     }
-    large = !crmpi_type_values_fit_int(sub->sizes, ndims) ||
-            !crmpi_type_values_fit_int(sub->subsizes, ndims) ||
-            !crmpi_type_values_fit_int(sub->starts, ndims);
+    large = !crmpi_count_array_fits_int(sub->sizes, ndims) ||
+            !crmpi_count_array_fits_int(sub->subsizes, ndims) ||
+            !crmpi_count_array_fits_int(sub->starts, ndims);
     if (!crmpi_type_record_start(&map, MPI_COMBINER_SUBARRAY, large, 2, 3 * (size_t)ndims, 0, 1,
                                  &rec)) {
         return datatype_create_fail_record(func_name);
     }
     crmpi_type_record_int(&rec, ndims);
     for (int d = 0; d < ndims; d++) {
-        crmpi_type_record_count(&rec, crmpi_type_value_at(sub->sizes, d));
+        crmpi_type_record_count(&rec, crmpi_count_array_at(sub->sizes, d));
     }
     for (int d = 0; d < ndims; d++) {
-        crmpi_type_record_count(&rec, crmpi_type_value_at(sub->subsizes, d));
+        crmpi_type_record_count(&rec, crmpi_count_array_at(sub->subsizes, d));
     }
     for (int d = 0; d < ndims; d++) {
-        crmpi_type_record_count(&rec, crmpi_type_value_at(sub->starts, d));
+        crmpi_type_record_count(&rec, crmpi_count_array_at(sub->starts, d));
     }
     crmpi_type_record_int(&rec, sub->order);
     rec.args->types[0] = oldtype;
@@ -752,9 +751,9 @@ int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int a
                               const int array_of_starts[], int order, MPI_Datatype oldtype,
                               MPI_Datatype *newtype)
 {
-    datatype_subarray_t sub = {ndims, CRMPI_TYPE_INTS(array_of_sizes),
-                               CRMPI_TYPE_INTS(array_of_subsizes), CRMPI_TYPE_INTS(array_of_starts),
-                               order};
+    datatype_subarray_t sub = {ndims, crmpi_count_array_int(array_of_sizes),
+                               crmpi_count_array_int(array_of_subsizes),
+                               crmpi_count_array_int(array_of_starts), order};
 
     return datatype_create_subarray(&sub, oldtype, newtype, "MPI_Type_create_subarray");
 }
@@ -764,9 +763,9 @@ int PMPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[],
                                 const MPI_Count array_of_starts[], int order, MPI_Datatype oldtype,
                                 MPI_Datatype *newtype)
 {
-    datatype_subarray_t sub = {ndims, CRMPI_TYPE_COUNTS(array_of_sizes),
-                               CRMPI_TYPE_COUNTS(array_of_subsizes),
-                               CRMPI_TYPE_COUNTS(array_of_starts), order};
+    datatype_subarray_t sub = {ndims, crmpi_count_array_count(array_of_sizes),
+                               crmpi_count_array_count(array_of_subsizes),
+                               crmpi_count_array_count(array_of_starts), order};
 
     return datatype_create_subarray(&sub, oldtype, newtype, "MPI_Type_create_subarray_c");
 }

@@ -37,7 +37,7 @@ typedef struct darray_dim {
 } darray_dim_t;
 
 /* The checks of MPI_Type_create_darray (section 4.1.4). */
-static bool darray_check(int size, int rank, int ndims, crmpi_type_values_t gsizes,
+static bool darray_check(int size, int rank, int ndims, crmpi_count_array_t gsizes,
                          const int distribs[], const int dargs[], const int psizes[], int order,
                          MPI_Datatype oldtype, MPI_Datatype *newtype, crmpi_type_check_t *check)
 {
@@ -51,7 +51,7 @@ static bool darray_check(int size, int rank, int ndims, crmpi_type_values_t gsiz
         return crmpi_type_check_failf(check, MPI_ERR_ARG, "ndims is %d; it must be positive",
                                       ndims);
     }
-    if (crmpi_type_values_null(gsizes) || distribs == NULL || dargs == NULL || psizes == NULL) {
+    if ((gsizes).base == NULL || distribs == NULL || dargs == NULL || psizes == NULL) {
         return crmpi_type_check_fail(check, MPI_ERR_ARG,
                                      "array_of_gsizes, _distribs, _dargs or _psizes is NULL");
     }
@@ -66,7 +66,7 @@ static bool darray_check(int size, int rank, int ndims, crmpi_type_values_t gsiz
         return crmpi_type_check_fail(check, MPI_ERR_ARG, "newtype is NULL");
     }
     for (int d = 0; d < ndims; d++) {
-        MPI_Count gsize = crmpi_type_value_at(gsizes, d);
+        MPI_Count gsize = crmpi_count_array_at(gsizes, d);
 
         if (gsize < 1 || psizes[d] < 1) {
             return crmpi_type_check_failf(check, MPI_ERR_ARG,
@@ -167,7 +167,7 @@ static int darray_level_dim(int level, int ndims, int order)
 }
 
 /* Append the held elements in the array's order, then the array's bounds. */
-static void darray_append(crmpi_datatype_typemap_t *map, int ndims, crmpi_type_values_t gsizes,
+static void darray_append(crmpi_datatype_typemap_t *map, int ndims, crmpi_count_array_t gsizes,
                           const darray_dim_t dims[], int order, MPI_Datatype oldtype)
 {
     /* Per level: bytes between consecutive indices, and the odometer over held indices
@@ -187,10 +187,10 @@ static void darray_append(crmpi_datatype_typemap_t *map, int ndims, crmpi_type_v
     for (int level = ndims - 2; level >= 0; level--) {
         strides[level] = crmpi_datatype_typemap_mul(
             map, strides[level + 1],
-            (MPI_Aint)crmpi_type_value_at(gsizes, darray_level_dim(level + 1, ndims, order)));
+            (MPI_Aint)crmpi_count_array_at(gsizes, darray_level_dim(level + 1, ndims, order)));
     }
     extent = crmpi_datatype_typemap_mul(
-        map, strides[0], (MPI_Aint)crmpi_type_value_at(gsizes, darray_level_dim(0, ndims, order)));
+        map, strides[0], (MPI_Aint)crmpi_count_array_at(gsizes, darray_level_dim(0, ndims, order)));
     for (int level = 0; level < ndims; level++) {
         if (dims[darray_level_dim(level, ndims, order)].num_blocks == 0) {
             goto bounds; /* nothing held in some dimension: no data */
@@ -236,7 +236,7 @@ out:
     free(within);
 }
 
-static int darray_create(int size, int rank, int ndims, crmpi_type_values_t array_of_gsizes,
+static int darray_create(int size, int rank, int ndims, crmpi_count_array_t array_of_gsizes,
                          const int array_of_distribs[], const int array_of_dargs[],
                          const int array_of_psizes[], int order, MPI_Datatype oldtype,
                          MPI_Datatype *newtype, const char *func_name)
@@ -266,7 +266,7 @@ static int darray_create(int size, int rank, int ndims, crmpi_type_values_t arra
         int coord = coord_rest % array_of_psizes[d];
 
         coord_rest /= array_of_psizes[d];
-        if (!darray_dim_make(crmpi_type_value_at(array_of_gsizes, d), array_of_distribs[d],
+        if (!darray_dim_make(crmpi_count_array_at(array_of_gsizes, d), array_of_distribs[d],
                              array_of_dargs[d], array_of_psizes[d], coord, &dims[d])) {
             for (int done = ndims - 1; done > d; done--) {
                 darray_dim_free(&dims[done]);
@@ -277,13 +277,13 @@ static int darray_create(int size, int rank, int ndims, crmpi_type_values_t arra
         }
     }
     if (crmpi_type_record_start(&map, MPI_COMBINER_DARRAY,
-                                !crmpi_type_values_fit_int(array_of_gsizes, ndims),
+                                !crmpi_count_array_fits_int(array_of_gsizes, ndims),
                                 3 * (size_t)ndims + 4, (size_t)ndims, 0, 1, &rec)) {
         crmpi_type_record_int(&rec, size);
         crmpi_type_record_int(&rec, rank);
         crmpi_type_record_int(&rec, ndims);
         for (int d = 0; d < ndims; d++) {
-            crmpi_type_record_count(&rec, crmpi_type_value_at(array_of_gsizes, d));
+            crmpi_type_record_count(&rec, crmpi_count_array_at(array_of_gsizes, d));
         }
         for (int d = 0; d < ndims; d++) {
             crmpi_type_record_int(&rec, array_of_distribs[d]);
@@ -317,9 +317,9 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gs
                             const int array_of_psizes[], int order, MPI_Datatype oldtype,
                             MPI_Datatype *newtype)
 {
-    return darray_create(size, rank, ndims, CRMPI_TYPE_INTS(array_of_gsizes), array_of_distribs,
-                         array_of_dargs, array_of_psizes, order, oldtype, newtype,
-                         "MPI_Type_create_darray");
+    return darray_create(size, rank, ndims, crmpi_count_array_int(array_of_gsizes),
+                         array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype,
+                         newtype, "MPI_Type_create_darray");
 }
 
 int PMPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[],
@@ -327,7 +327,7 @@ int PMPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count arr
                               const int array_of_psizes[], int order, MPI_Datatype oldtype,
                               MPI_Datatype *newtype)
 {
-    return darray_create(size, rank, ndims, CRMPI_TYPE_COUNTS(array_of_gsizes), array_of_distribs,
-                         array_of_dargs, array_of_psizes, order, oldtype, newtype,
-                         "MPI_Type_create_darray_c");
+    return darray_create(size, rank, ndims, crmpi_count_array_count(array_of_gsizes),
+                         array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype,
+                         newtype, "MPI_Type_create_darray_c");
 }

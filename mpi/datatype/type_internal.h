@@ -62,40 +62,8 @@ bool crmpi_type_check_fail(crmpi_type_check_t *check, int errclass, const char *
 __attribute__((format(printf, 3, 4))) bool
 crmpi_type_check_failf(crmpi_type_check_t *check, int errclass, const char *fmt, ...);
 
-/*
- * An array argument of a constructor as either of its forms passes it: the int form's
- * `int` or `MPI_Aint` array, or the large-count ("_c", MPI-4.0 section 5.1) form's
- * `MPI_Count` array. Exactly one pointer is set (or none, for an array the caller gave as
- * NULL). One body per constructor reads both forms through it, so the typemap is built
- * from values as wide as MPI_Count whichever form was called.
- */
-typedef struct crmpi_type_values {
-    const int *ints;         /* the int form's int array, or NULL */
-    const MPI_Aint *aints;   /* the int form's MPI_Aint array (h-displacements), or NULL */
-    const MPI_Count *counts; /* the _c form's array, or NULL */
-} crmpi_type_values_t;
-
-#define CRMPI_TYPE_INTS(array)   ((crmpi_type_values_t){.ints = (array)})
-#define CRMPI_TYPE_AINTS(array)  ((crmpi_type_values_t){.aints = (array)})
-#define CRMPI_TYPE_COUNTS(array) ((crmpi_type_values_t){.counts = (array)})
-
-/** Entry `i` of the array. */
-static inline MPI_Count crmpi_type_value_at(crmpi_type_values_t values, MPI_Count i)
-{
-    if (values.ints != NULL) {
-        return values.ints[i];
-    }
-    return values.aints != NULL ? (MPI_Count)values.aints[i] : values.counts[i];
-}
-
-/** The caller passed NULL for the array. */
-static inline bool crmpi_type_values_null(crmpi_type_values_t values)
-{
-    return values.ints == NULL && values.aints == NULL && values.counts == NULL;
-}
-
 /** Every one of the first `n` entries fits an int (always true of an int array). */
-bool crmpi_type_values_fit_int(crmpi_type_values_t values, MPI_Count n);
+bool crmpi_count_array_fits_int(crmpi_count_array_t values, MPI_Count n);
 
 /*
  * The record MPI_Type_get_envelope(_c) and MPI_Type_get_contents(_c) answer from, in one of
@@ -159,11 +127,11 @@ static inline void crmpi_type_record_disp(crmpi_type_record_t *rec, MPI_Count va
  */
 int crmpi_type_create_hvector(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
                               MPI_Datatype oldtype, MPI_Datatype *newtype, const char *func_name);
-int crmpi_type_create_hindexed(MPI_Count count, crmpi_type_values_t array_of_blocklengths,
-                               crmpi_type_values_t array_of_displacements, MPI_Datatype oldtype,
+int crmpi_type_create_hindexed(MPI_Count count, crmpi_count_array_t array_of_blocklengths,
+                               crmpi_count_array_t array_of_displacements, MPI_Datatype oldtype,
                                MPI_Datatype *newtype, const char *func_name);
-int crmpi_type_create_struct(MPI_Count count, crmpi_type_values_t array_of_blocklengths,
-                             crmpi_type_values_t array_of_displacements,
+int crmpi_type_create_struct(MPI_Count count, crmpi_count_array_t array_of_blocklengths,
+                             crmpi_count_array_t array_of_displacements,
                              const MPI_Datatype array_of_types[], MPI_Datatype *newtype,
                              const char *func_name);
 

@@ -23,8 +23,8 @@
 int PMPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
                      MPI_Datatype array_of_types[], MPI_Datatype *newtype)
 {
-    return crmpi_type_create_struct(count, CRMPI_TYPE_INTS(array_of_blocklengths),
-                                    CRMPI_TYPE_AINTS(array_of_displacements), array_of_types,
+    return crmpi_type_create_struct(count, crmpi_count_array_int(array_of_blocklengths),
+                                    crmpi_count_array_aint(array_of_displacements), array_of_types,
                                     newtype, "MPI_Type_struct");
 }
 
@@ -38,9 +38,9 @@ int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype 
 int PMPI_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
                        MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    return crmpi_type_create_hindexed(count, CRMPI_TYPE_INTS(array_of_blocklengths),
-                                      CRMPI_TYPE_AINTS(array_of_displacements), oldtype, newtype,
-                                      "MPI_Type_hindexed");
+    return crmpi_type_create_hindexed(count, crmpi_count_array_int(array_of_blocklengths),
+                                      crmpi_count_array_aint(array_of_displacements), oldtype,
+                                      newtype, "MPI_Type_hindexed");
 }
 
 /* Which bound of MPI_Type_extent, _lb and _ub. */

@@ -106,9 +106,9 @@ int crmpi_topo_neighbors(MPI_Comm comm, int *indegree_out, int **sources_out, in
 /* The checks of one side: a buffer of `count` (allgather, alltoall), per-neighbour counts
  * and displacements (v), or counts and types (w), for `n` neighbours. */
 static int neighbor_check_side(crmpi_coll_kind_t kind, const void *buf, MPI_Count count,
-                               MPI_Datatype type, crmpi_coll_vec_t counts, crmpi_coll_vec_t displs,
-                               const MPI_Datatype types[], int n, const char *which,
-                               const char **detail_out)
+                               MPI_Datatype type, crmpi_count_array_t counts,
+                               crmpi_count_array_t displs, const MPI_Datatype types[], int n,
+                               const char *which, const char **detail_out)
 {
     int rc = MPI_SUCCESS;
 
@@ -119,7 +119,7 @@ static int neighbor_check_side(crmpi_coll_kind_t kind, const void *buf, MPI_Coun
             return MPI_ERR_ARG;
         }
         for (int i = 0; i < n && rc == MPI_SUCCESS; i++)
-            rc = crmpi_mpi_coll_check_buffer(buf, crmpi_coll_vec_at(counts, i), types[i], which,
+            rc = crmpi_mpi_coll_check_buffer(buf, crmpi_count_array_at(counts, i), types[i], which,
                                              detail_out);
         return rc;
     case CRMPI_COLL_NEIGHBOR_ALLTOALLV:
@@ -210,7 +210,7 @@ static int neighbor_fixed(crmpi_coll_kind_t kind, const void *sbuf, MPI_Count sc
 }
 
 static int neighbor_allgatherv(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
-                               crmpi_coll_vec_t rcounts, crmpi_coll_vec_t rdispls,
+                               crmpi_count_array_t rcounts, crmpi_count_array_t rdispls,
                                MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request,
                                crmpi_mpi_coll_mode_t mode, const char *func_name)
 {
@@ -225,11 +225,11 @@ static int neighbor_allgatherv(const void *sbuf, MPI_Count scount, MPI_Datatype 
                          func_name);
 }
 
-static int neighbor_alltoallv(const void *sbuf, crmpi_coll_vec_t scounts, crmpi_coll_vec_t sdispls,
-                              MPI_Datatype stype, void *rbuf, crmpi_coll_vec_t rcounts,
-                              crmpi_coll_vec_t rdispls, MPI_Datatype rtype, MPI_Comm comm,
-                              MPI_Request *request, crmpi_mpi_coll_mode_t mode,
-                              const char *func_name)
+static int neighbor_alltoallv(const void *sbuf, crmpi_count_array_t scounts,
+                              crmpi_count_array_t sdispls, MPI_Datatype stype, void *rbuf,
+                              crmpi_count_array_t rcounts, crmpi_count_array_t rdispls,
+                              MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request,
+                              crmpi_mpi_coll_mode_t mode, const char *func_name)
 {
     crmpi_coll_args_t a = {.sbuf = sbuf,
                            .scounts = scounts,
@@ -244,11 +244,11 @@ static int neighbor_alltoallv(const void *sbuf, crmpi_coll_vec_t scounts, crmpi_
 }
 
 /* Alltoallw: byte displacements (MPI_Aint) and a type per neighbour. */
-static int neighbor_alltoallw(const void *sbuf, crmpi_coll_vec_t scounts, crmpi_coll_vec_t sdispls,
-                              const MPI_Datatype stypes[], void *rbuf, crmpi_coll_vec_t rcounts,
-                              crmpi_coll_vec_t rdispls, const MPI_Datatype rtypes[], MPI_Comm comm,
-                              MPI_Request *request, crmpi_mpi_coll_mode_t mode,
-                              const char *func_name)
+static int neighbor_alltoallw(const void *sbuf, crmpi_count_array_t scounts,
+                              crmpi_count_array_t sdispls, const MPI_Datatype stypes[], void *rbuf,
+                              crmpi_count_array_t rcounts, crmpi_count_array_t rdispls,
+                              const MPI_Datatype rtypes[], MPI_Comm comm, MPI_Request *request,
+                              crmpi_mpi_coll_mode_t mode, const char *func_name)
 {
     crmpi_coll_args_t a = {.sbuf = sbuf,
                            .scounts = scounts,
@@ -322,8 +322,9 @@ int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype se
                              MPI_Datatype recvtype, MPI_Comm comm)
 {
     return neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
-                               crmpi_coll_vec_int(recvcounts), crmpi_coll_vec_int(displs), recvtype,
-                               comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Neighbor_allgatherv");
+                               crmpi_count_array_int(recvcounts), crmpi_count_array_int(displs),
+                               recvtype, comm, NULL, CRMPI_MPI_COLL_BLOCKING,
+                               "MPI_Neighbor_allgatherv");
 }
 
 int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -331,8 +332,8 @@ int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype s
                               MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     return neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
-                               crmpi_coll_vec_int(recvcounts), crmpi_coll_vec_int(displs), recvtype,
-                               comm, request, CRMPI_MPI_COLL_NONBLOCKING,
+                               crmpi_count_array_int(recvcounts), crmpi_count_array_int(displs),
+                               recvtype, comm, request, CRMPI_MPI_COLL_NONBLOCKING,
                                "MPI_Ineighbor_allgatherv");
 }
 
@@ -343,8 +344,8 @@ int PMPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Dataty
 {
     (void)info; /* no hints are used */
     return neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
-                               crmpi_coll_vec_int(recvcounts), crmpi_coll_vec_int(displs), recvtype,
-                               comm, request, CRMPI_MPI_COLL_PERSISTENT,
+                               crmpi_count_array_int(recvcounts), crmpi_count_array_int(displs),
+                               recvtype, comm, request, CRMPI_MPI_COLL_PERSISTENT,
                                "MPI_Neighbor_allgatherv_init");
 }
 
@@ -353,7 +354,7 @@ int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
                                MPI_Datatype recvtype, MPI_Comm comm)
 {
     return neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
-                               crmpi_coll_vec_count(recvcounts), crmpi_coll_vec_aint(displs),
+                               crmpi_count_array_count(recvcounts), crmpi_count_array_aint(displs),
                                recvtype, comm, NULL, CRMPI_MPI_COLL_BLOCKING,
                                "MPI_Neighbor_allgatherv_c");
 }
@@ -364,7 +365,7 @@ int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Da
                                 MPI_Request *request)
 {
     return neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
-                               crmpi_coll_vec_count(recvcounts), crmpi_coll_vec_aint(displs),
+                               crmpi_count_array_count(recvcounts), crmpi_count_array_aint(displs),
                                recvtype, comm, request, CRMPI_MPI_COLL_NONBLOCKING,
                                "MPI_Ineighbor_allgatherv_c");
 }
@@ -376,7 +377,7 @@ int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MP
 {
     (void)info; /* no hints are used */
     return neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
-                               crmpi_coll_vec_count(recvcounts), crmpi_coll_vec_aint(displs),
+                               crmpi_count_array_count(recvcounts), crmpi_count_array_aint(displs),
                                recvtype, comm, request, CRMPI_MPI_COLL_PERSISTENT,
                                "MPI_Neighbor_allgatherv_init_c");
 }
@@ -440,10 +441,10 @@ int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const i
                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return neighbor_alltoallv(sendbuf, crmpi_coll_vec_int(sendcounts), crmpi_coll_vec_int(sdispls),
-                              sendtype, recvbuf, crmpi_coll_vec_int(recvcounts),
-                              crmpi_coll_vec_int(rdispls), recvtype, comm, NULL,
-                              CRMPI_MPI_COLL_BLOCKING, "MPI_Neighbor_alltoallv");
+    return neighbor_alltoallv(
+        sendbuf, crmpi_count_array_int(sendcounts), crmpi_count_array_int(sdispls), sendtype,
+        recvbuf, crmpi_count_array_int(recvcounts), crmpi_count_array_int(rdispls), recvtype, comm,
+        NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Neighbor_alltoallv");
 }
 
 int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -451,10 +452,10 @@ int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const 
                              const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                              MPI_Request *request)
 {
-    return neighbor_alltoallv(sendbuf, crmpi_coll_vec_int(sendcounts), crmpi_coll_vec_int(sdispls),
-                              sendtype, recvbuf, crmpi_coll_vec_int(recvcounts),
-                              crmpi_coll_vec_int(rdispls), recvtype, comm, request,
-                              CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ineighbor_alltoallv");
+    return neighbor_alltoallv(
+        sendbuf, crmpi_count_array_int(sendcounts), crmpi_count_array_int(sdispls), sendtype,
+        recvbuf, crmpi_count_array_int(recvcounts), crmpi_count_array_int(rdispls), recvtype, comm,
+        request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ineighbor_alltoallv");
 }
 
 int PMPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -463,10 +464,10 @@ int PMPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], co
                                  MPI_Info info, MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    return neighbor_alltoallv(sendbuf, crmpi_coll_vec_int(sendcounts), crmpi_coll_vec_int(sdispls),
-                              sendtype, recvbuf, crmpi_coll_vec_int(recvcounts),
-                              crmpi_coll_vec_int(rdispls), recvtype, comm, request,
-                              CRMPI_MPI_COLL_PERSISTENT, "MPI_Neighbor_alltoallv_init");
+    return neighbor_alltoallv(
+        sendbuf, crmpi_count_array_int(sendcounts), crmpi_count_array_int(sdispls), sendtype,
+        recvbuf, crmpi_count_array_int(recvcounts), crmpi_count_array_int(rdispls), recvtype, comm,
+        request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Neighbor_alltoallv_init");
 }
 
 int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
@@ -475,9 +476,9 @@ int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
                               MPI_Datatype recvtype, MPI_Comm comm)
 {
     return neighbor_alltoallv(
-        sendbuf, crmpi_coll_vec_count(sendcounts), crmpi_coll_vec_aint(sdispls), sendtype, recvbuf,
-        crmpi_coll_vec_count(recvcounts), crmpi_coll_vec_aint(rdispls), recvtype, comm, NULL,
-        CRMPI_MPI_COLL_BLOCKING, "MPI_Neighbor_alltoallv_c");
+        sendbuf, crmpi_count_array_count(sendcounts), crmpi_count_array_aint(sdispls), sendtype,
+        recvbuf, crmpi_count_array_count(recvcounts), crmpi_count_array_aint(rdispls), recvtype,
+        comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Neighbor_alltoallv_c");
 }
 
 int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
@@ -486,9 +487,9 @@ int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[]
                                MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     return neighbor_alltoallv(
-        sendbuf, crmpi_coll_vec_count(sendcounts), crmpi_coll_vec_aint(sdispls), sendtype, recvbuf,
-        crmpi_coll_vec_count(recvcounts), crmpi_coll_vec_aint(rdispls), recvtype, comm, request,
-        CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ineighbor_alltoallv_c");
+        sendbuf, crmpi_count_array_count(sendcounts), crmpi_count_array_aint(sdispls), sendtype,
+        recvbuf, crmpi_count_array_count(recvcounts), crmpi_count_array_aint(rdispls), recvtype,
+        comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ineighbor_alltoallv_c");
 }
 
 int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
@@ -499,19 +500,19 @@ int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcoun
 {
     (void)info; /* no hints are used */
     return neighbor_alltoallv(
-        sendbuf, crmpi_coll_vec_count(sendcounts), crmpi_coll_vec_aint(sdispls), sendtype, recvbuf,
-        crmpi_coll_vec_count(recvcounts), crmpi_coll_vec_aint(rdispls), recvtype, comm, request,
-        CRMPI_MPI_COLL_PERSISTENT, "MPI_Neighbor_alltoallv_init_c");
+        sendbuf, crmpi_count_array_count(sendcounts), crmpi_count_array_aint(sdispls), sendtype,
+        recvbuf, crmpi_count_array_count(recvcounts), crmpi_count_array_aint(rdispls), recvtype,
+        comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Neighbor_alltoallv_init_c");
 }
 
 int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
                             const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    return neighbor_alltoallw(sendbuf, crmpi_coll_vec_int(sendcounts), crmpi_coll_vec_aint(sdispls),
-                              sendtypes, recvbuf, crmpi_coll_vec_int(recvcounts),
-                              crmpi_coll_vec_aint(rdispls), recvtypes, comm, NULL,
-                              CRMPI_MPI_COLL_BLOCKING, "MPI_Neighbor_alltoallw");
+    return neighbor_alltoallw(
+        sendbuf, crmpi_count_array_int(sendcounts), crmpi_count_array_aint(sdispls), sendtypes,
+        recvbuf, crmpi_count_array_int(recvcounts), crmpi_count_array_aint(rdispls), recvtypes,
+        comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Neighbor_alltoallw");
 }
 
 int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
@@ -519,10 +520,10 @@ int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const 
                              const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
                              MPI_Comm comm, MPI_Request *request)
 {
-    return neighbor_alltoallw(sendbuf, crmpi_coll_vec_int(sendcounts), crmpi_coll_vec_aint(sdispls),
-                              sendtypes, recvbuf, crmpi_coll_vec_int(recvcounts),
-                              crmpi_coll_vec_aint(rdispls), recvtypes, comm, request,
-                              CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ineighbor_alltoallw");
+    return neighbor_alltoallw(
+        sendbuf, crmpi_count_array_int(sendcounts), crmpi_count_array_aint(sdispls), sendtypes,
+        recvbuf, crmpi_count_array_int(recvcounts), crmpi_count_array_aint(rdispls), recvtypes,
+        comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ineighbor_alltoallw");
 }
 
 int PMPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
@@ -532,10 +533,10 @@ int PMPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
                                  MPI_Request *request)
 {
     (void)info; /* no hints are used */
-    return neighbor_alltoallw(sendbuf, crmpi_coll_vec_int(sendcounts), crmpi_coll_vec_aint(sdispls),
-                              sendtypes, recvbuf, crmpi_coll_vec_int(recvcounts),
-                              crmpi_coll_vec_aint(rdispls), recvtypes, comm, request,
-                              CRMPI_MPI_COLL_PERSISTENT, "MPI_Neighbor_alltoallw_init");
+    return neighbor_alltoallw(
+        sendbuf, crmpi_count_array_int(sendcounts), crmpi_count_array_aint(sdispls), sendtypes,
+        recvbuf, crmpi_count_array_int(recvcounts), crmpi_count_array_aint(rdispls), recvtypes,
+        comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Neighbor_alltoallw_init");
 }
 
 int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
@@ -544,9 +545,9 @@ int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
                               const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
     return neighbor_alltoallw(
-        sendbuf, crmpi_coll_vec_count(sendcounts), crmpi_coll_vec_aint(sdispls), sendtypes, recvbuf,
-        crmpi_coll_vec_count(recvcounts), crmpi_coll_vec_aint(rdispls), recvtypes, comm, NULL,
-        CRMPI_MPI_COLL_BLOCKING, "MPI_Neighbor_alltoallw_c");
+        sendbuf, crmpi_count_array_count(sendcounts), crmpi_count_array_aint(sdispls), sendtypes,
+        recvbuf, crmpi_count_array_count(recvcounts), crmpi_count_array_aint(rdispls), recvtypes,
+        comm, NULL, CRMPI_MPI_COLL_BLOCKING, "MPI_Neighbor_alltoallw_c");
 }
 
 int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
@@ -556,9 +557,9 @@ int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[]
                                MPI_Comm comm, MPI_Request *request)
 {
     return neighbor_alltoallw(
-        sendbuf, crmpi_coll_vec_count(sendcounts), crmpi_coll_vec_aint(sdispls), sendtypes, recvbuf,
-        crmpi_coll_vec_count(recvcounts), crmpi_coll_vec_aint(rdispls), recvtypes, comm, request,
-        CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ineighbor_alltoallw_c");
+        sendbuf, crmpi_count_array_count(sendcounts), crmpi_count_array_aint(sdispls), sendtypes,
+        recvbuf, crmpi_count_array_count(recvcounts), crmpi_count_array_aint(rdispls), recvtypes,
+        comm, request, CRMPI_MPI_COLL_NONBLOCKING, "MPI_Ineighbor_alltoallw_c");
 }
 
 int PMPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
@@ -569,7 +570,7 @@ int PMPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcoun
 {
     (void)info; /* no hints are used */
     return neighbor_alltoallw(
-        sendbuf, crmpi_coll_vec_count(sendcounts), crmpi_coll_vec_aint(sdispls), sendtypes, recvbuf,
-        crmpi_coll_vec_count(recvcounts), crmpi_coll_vec_aint(rdispls), recvtypes, comm, request,
-        CRMPI_MPI_COLL_PERSISTENT, "MPI_Neighbor_alltoallw_init_c");
+        sendbuf, crmpi_count_array_count(sendcounts), crmpi_count_array_aint(sdispls), sendtypes,
+        recvbuf, crmpi_count_array_count(recvcounts), crmpi_count_array_aint(rdispls), recvtypes,
+        comm, request, CRMPI_MPI_COLL_PERSISTENT, "MPI_Neighbor_alltoallw_init_c");
 }
