@@ -31,14 +31,18 @@ import crjob
 
 PROGRAM = "unmatched"
 
-# Phase -> the pause point that holds the second checkpoint in it, and the processes that
-# run the point (whose "fault injected" line the test waits for).
+NP = 2
+# Phase -> the pause point that holds the second checkpoint in it, and how many times it
+# fires: in each rank, for each rank's dump or copy (in its agent), or once (in mpirun).
+# Each firing prints a "fault injected" line, and the test waits for all of them: a CRIU
+# killed before its own dump reached the point would be killed mid-dump, its parasite
+# still in the rank, which the rank does not survive.
 PHASES = {
-    "drain": "snapc_drain_pause",      # ranks: expected counts known, drain not done
-    "suspend": "snapc_suspend_pause",  # ranks: transports released, READY not sent
-    "dump": "crs_criu_dump_pause",     # agents: CRIU has written the images, tasks frozen
-    "copy": "filem_copy_pause",        # agents: ranks running again, copy not started
-    "commit": "snapc_commit_pause",    # mpirun: every file durable, commit not written
+    "drain": ("snapc_drain_pause", NP),      # ranks: expected counts known, drain not done
+    "suspend": ("snapc_suspend_pause", NP),  # ranks: transports released, READY not sent
+    "dump": ("crs_criu_dump_pause", NP),     # agents: CRIU wrote the images, tasks frozen
+    "copy": ("filem_copy_pause", NP),        # agents: ranks running again, copy not started
+    "commit": ("snapc_commit_pause", 1),     # mpirun: every file durable, commit not written
 }
 VICTIMS = ("rank", "agent", "mpirun", "ompi-checkpoint", "criu")
 CASES = [(phase, victim) for phase in PHASES for victim in VICTIMS
@@ -56,7 +60,7 @@ def program(tmp_path_factory):
 def expected(program, tmp_path_factory):
     crenv = crjob.CrEnv(tmp_path_factory.mktemp("km-base"))
     crenv.go()
-    result = crjob.CrJob(crenv, program, 2).finish()
+    result = crjob.CrJob(crenv, program, NP).finish()
     assert result.returncode == 0 and crjob.ok_line(result.out), result.report()
     return crjob.ok_line(result.out)
 
@@ -120,11 +124,11 @@ def record(phase, victim, outcome):
 
 @pytest.mark.parametrize("phase, victim", CASES, ids=["%s-%s" % c for c in CASES])
 def test_kill(tmp_path, program, expected, phase, victim):
-    point = PHASES[phase]
+    point, fires = PHASES[phase]
     release = tmp_path / "release"
     crenv = crjob.CrEnv(tmp_path, {"CRMPI_FAULT": "%s:2" % point,
                                    "CRMPI_FAULT_RELEASE": str(release)})
-    job = crjob.CrJob(crenv, program, 2)
+    job = crjob.CrJob(crenv, program, NP)
     follower = job.follow()
     job.ready()
     first = crenv.checkpoint(job.jobid)
@@ -135,8 +139,12 @@ def test_kill(tmp_path, program, expected, phase, victim):
     tool = subprocess.Popen([crjob.tool("ompi-checkpoint"), str(job.jobid)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=crenv.env)
-    fired = follower.wait_for("err", lambda line: "fault injected: " + point in line,
-                              timeout=120)
+    fired = -1
+    for _ in range(fires):
+        fired = follower.wait_for("err", lambda line: "fault injected: " + point in line,
+                                  start=fired + 1, timeout=120)
+        if fired is None:
+            break
     if fired is None:
         tool.kill()
         job.kill()
