@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -30,10 +31,25 @@
     } while (0)
 
 /*
- * The rank wrote its backup (backup() renames a complete file into place) before it asked
- * for the checkpoint, and writes the next one only after this checkpoint ended: a plain
- * copy is consistent.
+ * The rank wrote its backup before it asked for the checkpoint, and backup() never writes
+ * into that file again: the next backup is a new file renamed over its name. So a second
+ * name for the file, in the images directory, holds this backup for good, at no cost; a
+ * copy is made only when the images are on another file system (or links are refused).
  */
+static int crs_pheap_link(const crmpi_crs_ckpt_opts_t *opts, const char *dest, uint64_t *bytes_out)
+{
+    struct stat st;
+
+    if (link(opts->backup_path, dest) != 0)
+        return CRMPI_ERR_NOT_SUPPORTED;
+    if (stat(dest, &st) != 0) {
+        unlink(dest);
+        return CRMPI_ERR_NOT_SUPPORTED;
+    }
+    *bytes_out = (uint64_t)st.st_size;
+    return CRMPI_OK;
+}
+
 static int crs_pheap_checkpoint(const crmpi_crs_ckpt_opts_t *opts,
                                 crmpi_crs_ckpt_result_t *result_out)
 {
@@ -47,13 +63,18 @@ static int crs_pheap_checkpoint(const crmpi_crs_ckpt_opts_t *opts,
                              "taken at the ranks' MPIX_Checkpoint");
         return CRMPI_ERR_NOT_FOUND;
     }
+    snprintf(dest, sizeof(dest), "%s/backup", opts->images_dir);
+    if (crs_pheap_link(opts, dest, &copied) == CRMPI_OK) {
+        *result_out = (crmpi_crs_ckpt_result_t){
+            .dump_seconds = (double)(crmpi_clock_ns() - start) / 1e9, .image_bytes = copied};
+        return CRMPI_OK;
+    }
     src_fd = open(opts->backup_path, O_RDONLY | O_CLOEXEC);
     if (src_fd < 0) {
         CRS_PHEAP_FAIL(opts, "cannot read the backup file %.300s: %s", opts->backup_path,
                        strerror(errno));
         return CRMPI_ERR_IO;
     }
-    snprintf(dest, sizeof(dest), "%s/backup", opts->images_dir);
     dest_fd = open(dest, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (dest_fd < 0) {
         CRS_PHEAP_FAIL(opts, "cannot create %.300s: %s", dest, strerror(errno));

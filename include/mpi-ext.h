@@ -36,6 +36,9 @@ typedef struct MPIX_Checkpoint_info {
     int restarted; /* always 0: MPIX_Checkpoint returns only in the process that took the
                     * checkpoint. A restart starts the program again from main(); ask
                     * MPIX_Restart_status there. */
+    int committed; /* 1: the snapshot was committed before the call returned
+                    * (snapc_base_blocking); 0: every agent holds its rank's backup, and
+                    * the copy to storage and the commit go on in the background */
 } MPIX_Checkpoint_info;
 
 /* When a callback is called (MPIX_CR_register_callback). */

@@ -144,10 +144,15 @@ void crmpi_snapc_app_finalize(void);
  *   crmpi_snapc_app_request(backup file) --CR_APP_CKPT--> agent --> mpirun: once every
  *                                                   rank asked, CKPT_BEGIN{APP}
  *   crmpi_snapc_app_poll() (library lock           the checkpoint, as any other; the agent
- *   dropped between polls) until it ended          stores the backup file, not an image;
- *                                                   at its commit (or refusal, or abort)
- *                                                   mpirun sends CKPT_APP_DONE{status, text}
- *   callbacks(CONTINUE)                             to every rank
+ *   dropped between polls) until this rank's       stores the backup file, not an image.
+ *   part is done                                    The rank's part is done at its
+ *                                                   CKPT_CONTINUE: after the dumps, the copy
+ *                                                   to storage going on in the background,
+ *                                                   or after the commit (snapc_base_blocking).
+ *                                                   A refusal or an abort before then comes
+ *                                                   as CKPT_APP_DONE{status, text}, as does
+ *                                                   the commit (or a later abort), which the
+ *   callbacks(CONTINUE)                             rank then only notes.
  *
  * Around a transparent checkpoint the C/R thread itself runs the PRE callbacks before it
  * takes the library lock, and CONTINUE or RESTART ones after it dropped it.
@@ -196,10 +201,13 @@ bool crmpi_snapc_app_enabled(void);
 int crmpi_snapc_app_request(const char *backup_path, uint64_t *ticket_out);
 
 /**
- * Has the checkpoint asked for with `ticket` ended?
- * @return CRMPI_ERR_RESOURCE_BUSY (not yet), CRMPI_OK (committed: *seq_out is its
- *         sequence), or its error, with `why` (one line) saying why
+ * Is this rank's part of the checkpoint asked for with `ticket` done?
+ * @param committed_out  true when the snapshot was committed before the rank went on,
+ *                       false when its copy to storage goes on in the background
+ * @return CRMPI_ERR_RESOURCE_BUSY (not yet), CRMPI_OK (*seq_out is its sequence), or its
+ *         error, with `why` (one line) saying why
  */
-int crmpi_snapc_app_poll(uint64_t ticket, uint32_t *seq_out, char *why, size_t why_len);
+int crmpi_snapc_app_poll(uint64_t ticket, uint32_t *seq_out, bool *committed_out, char *why,
+                         size_t why_len);
 
 #endif /* CRMPI_SNAPC_H */

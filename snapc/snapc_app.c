@@ -39,10 +39,12 @@ static struct {
     pthread_mutex_t lock;                          /* guards everything below */
     snapc_app_cb_t *cbs[CRMPI_SNAPC_CB_NUM_KINDS]; /* per kind, in registration order */
     size_t num_cbs[CRMPI_SNAPC_CB_NUM_KINDS];      /* entries of cbs[kind] */
-    uint64_t app_ended;                            /* application checkpoints ended */
-    int app_status;                                /* the last one's outcome */
-    uint32_t app_seq;                              /* its sequence (0: refused) */
-    char app_why[256];                             /* on failure, why */
+    uint64_t app_answers;   /* answers to this rank's MPIX_Checkpoint requests so far */
+    int app_status;         /* the last one: CRMPI_OK (the rank's part done), or why not */
+    uint32_t app_seq;       /* its sequence (0: refused before it began) */
+    bool app_committed;     /* CRMPI_OK: committed before the rank went on */
+    char app_why[256];      /* on failure, why */
+    uint32_t app_continued; /* the last application checkpoint this rank went on from */
     bool app_wanted; /* crs pheap: a checkpoint waits for MPIX_Checkpoint (CKPT_APP_WANTED) */
 } snapc_app_shared = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -79,16 +81,28 @@ void crmpi_snapc_app_callbacks_run(crmpi_snapc_cb_kind_t kind)
     }
 }
 
-/* An application checkpoint ended (seq 0: refused before it began). */
-static void snapc_app_ended(uint32_t seq, int status, const char *why)
+/* The answer to this rank's MPIX_Checkpoint (seq 0: refused before it began). */
+static void snapc_app_answered(uint32_t seq, int status, bool committed, const char *why)
 {
     pthread_mutex_lock(&snapc_app_shared.lock);
     snapc_app_shared.app_status = status;
     snapc_app_shared.app_seq = seq;
+    snapc_app_shared.app_committed = committed;
     snprintf(snapc_app_shared.app_why, sizeof(snapc_app_shared.app_why), "%s", why ? why : "");
-    snapc_app_shared.app_ended++;
+    snapc_app_shared.app_answers++;
     snapc_app_shared.app_wanted = false;
     pthread_mutex_unlock(&snapc_app_shared.lock);
+}
+
+/* CKPT_APP_DONE: an application checkpoint ended at mpirun. For one this rank already went
+ * on from, it is no answer: its MPIX_Checkpoint has returned (mpirun reports the end). */
+static void snapc_app_ended(uint32_t seq, int status, const char *why)
+{
+    pthread_mutex_lock(&snapc_app_shared.lock);
+    bool answered = seq != 0 && seq == snapc_app_shared.app_continued;
+    pthread_mutex_unlock(&snapc_app_shared.lock);
+    if (!answered)
+        snapc_app_answered(seq, status, status == CRMPI_OK, why);
 }
 
 /* The sequence a transparent restart restored this process from (0: none). */
@@ -148,7 +162,7 @@ int crmpi_snapc_app_request(const char *backup_path, uint64_t *ticket_out)
     if (!snapc_app_running)
         return CRMPI_ERR_NOT_SUPPORTED;
     pthread_mutex_lock(&snapc_app_shared.lock);
-    ticket = snapc_app_shared.app_ended;
+    ticket = snapc_app_shared.app_answers;
     pthread_mutex_unlock(&snapc_app_shared.lock);
     crmpi_buf_init(&buf);
     crmpi_buf_put_str(&buf, backup_path);
@@ -159,16 +173,18 @@ int crmpi_snapc_app_request(const char *backup_path, uint64_t *ticket_out)
     return rc;
 }
 
-int crmpi_snapc_app_poll(uint64_t ticket, uint32_t *seq_out, char *why, size_t why_len)
+int crmpi_snapc_app_poll(uint64_t ticket, uint32_t *seq_out, bool *committed_out, char *why,
+                         size_t why_len)
 {
     int rc = CRMPI_ERR_RESOURCE_BUSY;
 
     pthread_mutex_lock(&snapc_app_shared.lock);
-    if (snapc_app_shared.app_ended > ticket) {
+    if (snapc_app_shared.app_answers > ticket) {
         rc = snapc_app_shared.app_status;
-        if (rc == CRMPI_OK)
+        if (rc == CRMPI_OK) {
             *seq_out = snapc_app_shared.app_seq;
-        else
+            *committed_out = snapc_app_shared.app_committed;
+        } else
             snprintf(why, why_len, "%s", snapc_app_shared.app_why);
     }
     pthread_mutex_unlock(&snapc_app_shared.lock);
@@ -406,6 +422,13 @@ static void snapc_app_checkpoint(uint32_t seq, uint32_t flags)
     }
     if (!app && rc == CRMPI_OK && end_rc == CRMPI_OK)
         crmpi_snapc_app_callbacks_run(restart ? CRMPI_SNAPC_CB_RESTART : CRMPI_SNAPC_CB_CONTINUE);
+    if (app && rc == CRMPI_OK && end_rc == CRMPI_OK) {
+        /* This rank's part is done: its MPIX_Checkpoint returns (snapc.h). */
+        pthread_mutex_lock(&snapc_app_shared.lock);
+        snapc_app_shared.app_continued = seq;
+        pthread_mutex_unlock(&snapc_app_shared.lock);
+        snapc_app_answered(seq, CRMPI_OK, flags & CRMPI_SNAPC_BLOCKING, NULL);
+    }
     crmpi_unlock();
     crmpi_buf_init(&buf);
     crmpi_buf_put_u64(&buf, crmpi_clock_ns() - start);

@@ -764,7 +764,11 @@ void crmpi_snapc_local_from_hnp(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg
     case CRMPI_CTL_CKPT_APP_WANTED:
     case CRMPI_CTL_CKPT_APP_DONE:
         /* Outside a checkpoint's steps: the news that one waits for MPIX_Checkpoint, and
-         * after its end (or instead of it) the answer to CR_APP_CKPT. */
+         * after its end (or instead of it) the answer to CR_APP_CKPT. Not to a rank that
+         * left checkpoints (CR_STOP): it reads only the replies to its requests now, and
+         * it may finalize while the copy of its last checkpoint goes on. */
+        if (local->rank_stopped)
+            break;
         if (crmpi_ctl_send(local->rank_fd, (crmpi_ctl_type_t)msg->hdr.type, msg->hdr.seq,
                            msg->hdr.status, msg->payload, msg->hdr.len) != CRMPI_OK)
             crmpi_log_warn("snapc: cannot pass %s to rank %d", crmpi_ctl_type_name(msg->hdr.type),

@@ -566,7 +566,9 @@ static void test_app_dump_without_backup_fails(void **state)
     free(text);
 }
 
-/* mpirun's news for MPIX_Checkpoint reach the rank as they are, outside any checkpoint. */
+/* mpirun's news for MPIX_Checkpoint reach the rank as they are, outside any checkpoint;
+ * not once the rank left checkpoints (CR_STOP, in MPI_Finalize), where it would take them
+ * for the reply to its FINALIZE. */
 static void test_app_answers_passed_down(void **state)
 {
     fixture_t *fx = *state;
@@ -581,6 +583,14 @@ static void test_app_answers_passed_down(void **state)
         assert_int_equal(got.hdr.seq, 3);
         crmpi_ctl_msg_free(&got);
     }
+    fx->local.rank_stopped = true;
+    for (size_t i = 0; i < 2; i++) {
+        crmpi_ctl_msg_t msg = {.hdr = {.type = types[i], .seq = 4}};
+
+        crmpi_snapc_local_from_hnp(&fx->local, &msg);
+    }
+    struct pollfd rank = {.fd = fx->rank_peer, .events = POLLIN};
+    assert_int_equal(poll(&rank, 1, 0), 0);
 }
 
 int main(void)

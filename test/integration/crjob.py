@@ -285,6 +285,22 @@ def committed(jobdir):
         return []
 
 
+def wait_committed(job, jobdir, count, deadline_s=150):
+    """Wait until the commit record names checkpoint `count` (or the job ends)."""
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        seqs = committed(jobdir)
+        if seqs and seqs[-1] >= count:
+            return seqs
+        if not job.running():
+            pytest.fail("the job ended before checkpoint %d:\n%s" % (count,
+                                                                     job.finish().report()))
+        time.sleep(0.1)
+    job.kill()
+    pytest.fail("checkpoint %d was not committed within %d s:\n%s" % (
+        count, deadline_s, job.finish().report()))
+
+
 def uninterrupted_line(program, np, mpirun_args, tmpdir):
     """The result line of an uninterrupted run of `program` (its go file made at once):
     what a checkpointed and restarted run must end with."""

@@ -23,22 +23,6 @@ def ticker(tmp_path_factory):
     return crjob.compile_scenario("ticker", tmp_path_factory.mktemp("periodic-ticker"))
 
 
-def wait_committed(job, jobdir, count, deadline_s=150):
-    """Wait until the commit record names checkpoint `count` (or the job ends)."""
-    deadline = time.monotonic() + deadline_s
-    while time.monotonic() < deadline:
-        seqs = crjob.committed(jobdir)
-        if seqs and seqs[-1] >= count:
-            return seqs
-        if not job.running():
-            pytest.fail("the job ended before checkpoint %d:\n%s" % (count,
-                                                                     job.finish().report()))
-        time.sleep(0.1)
-    job.kill()
-    pytest.fail("checkpoint %d was not committed within %d s:\n%s" % (
-        count, deadline_s, job.finish().report()))
-
-
 def created(jobdir, seq):
     """When sequence `seq` was committed (its manifest's creation time)."""
     with open(os.path.join(jobdir, str(seq), "manifest.json")) as f:
@@ -56,7 +40,7 @@ def test_fixed_interval(tmp_path, ticker):
     jobdir = os.path.join(crenv.snapdir, "%d.ckpt" % job.jobid)
     status = crenv.checkpoint(job.jobid, "-s")
     assert "periodic checkpoints every 2.0 s" in status.out, status.report("ompi-checkpoint -s")
-    wait_committed(job, jobdir, 3)
+    crjob.wait_committed(job, jobdir, 3)
     assert created(jobdir, 3) - created(jobdir, 2) >= 2
     result = crjob.finish_clean(crenv, job)
     assert "periodic checkpoint 1 of job" in result.err, result.report()
@@ -71,7 +55,7 @@ def test_restart_keeps_the_period(tmp_path, ticker):
     job = crjob.CrJob(crenv, ticker, 2, mpirun_args=["--ckpt-interval", "1"])
     job.ready()
     jobdir = os.path.join(crenv.snapdir, "%d.ckpt" % job.jobid)
-    wait_committed(job, jobdir, 1)
+    crjob.wait_committed(job, jobdir, 1)
     job.kill()
     restart = subprocess.Popen([crjob.tool("ompi-restart"), jobdir], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, env=crenv.env)
@@ -98,7 +82,7 @@ def test_automatic_interval(tmp_path, ticker):
     jobdir = os.path.join(crenv.snapdir, "%d.ckpt" % job.jobid)
     status = crenv.checkpoint(job.jobid, "-s")
     assert "Daly's interval for an MTBF of 20 s" in status.out, status.report("ompi-checkpoint -s")
-    wait_committed(job, jobdir, 1)
+    crjob.wait_committed(job, jobdir, 1)
     result = crjob.finish_clean(crenv, job)
     assert "periodic checkpoints: the next in" in result.err, result.report()
 

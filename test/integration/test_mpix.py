@@ -6,6 +6,8 @@ MPIX_CR_register_callback run in order around application and transparent checkp
   stencil          examples/pheap_stencil.c, 4 ranks, checkpointed by MPIX_Checkpoint,
                    killed, restarted with another mapping and BTL set: the same last line as
                    an uninterrupted run
+  semi-blocking    MPIX_Checkpoint returns while the copy to storage is held, and the next
+                   one waits for it; with snapc_base_blocking it returns committed
   crs pheap        the same program under --mca crs pheap, calling MPIX_Checkpoint every
                    step: only ompi-checkpoint's request makes one of them a checkpoint;
                    killed, restarted, the same last line
@@ -14,6 +16,7 @@ MPIX_CR_register_callback run in order around application and transparent checkp
                    application checkpoint in the restored job
   bad input        a wrong rank count, a backup file missing from the snapshot, an
                    application checkpoint without --with-ft cr: one clear line, nothing left
+  errors           MPIX_Checkpoint's errors through the communicator's error handler
 """
 
 import os
@@ -83,7 +86,9 @@ def stopped_job(crenv, stencil, files, mpirun_args=()):
     assert follower.wait_for("out", lambda line: line == "stopped\n", timeout=120) is not None, \
         job.kill().report()
     handle = os.path.join(crenv.snapdir, "%d.ckpt" % job.jobid)
-    # MPIX_Checkpoint returns once its sequence is committed.
+    # MPIX_Checkpoint returned once every agent held its rank's backup; the copy to
+    # storage and the commit end in the background.
+    crjob.wait_committed(job, handle, 2)
     assert crjob.committed(handle)[-2:] == [1, 2], crjob.committed(handle)
     job.kill()
     crjob.assert_clean(job.jobid)
@@ -112,6 +117,59 @@ def test_stencil_restarts_on_another_layout(stencil, expected, tmp_path):
     assert "restarted from sequence 2 at step 40" in result.out, result.out
     assert last_line(result.out) == expected, result.report("ompi-restart")
     crjob.assert_clean(result.pid)
+
+
+def test_checkpoint_returns_before_the_commit(stencil, expected, tmp_path):
+    """MPIX_Checkpoint blocks only until every agent holds its rank's backup: with the
+    copy to storage held (filem_copy_pause), the program goes on from its first checkpoint,
+    and its second waits for the first one's end."""
+    release = tmp_path / "release"
+    crenv = crjob.CrEnv(tmp_path, {"CRMPI_FAULT": "filem_copy_pause:1",
+                                   "CRMPI_FAULT_RELEASE": str(release)})
+    files = tmp_path / "files"
+    files.mkdir()
+    job = crjob.CrJob(crenv, stencil, NP, ["--mca", "btl", "self,sm"],
+                      [*STEPS, "-s", "40", "-d", str(files)])
+    follower = job.follow()
+    handle = os.path.join(crenv.snapdir, "%d.ckpt" % job.jobid)
+    returned = follower.wait_for("out", lambda line: line == "checkpoint 1 at step 20\n",
+                                 timeout=120)
+    assert returned is not None, job.kill().report()
+    assert crjob.committed(handle) == [], "committed while its copy was held"
+    release.touch()
+    assert follower.wait_for("out", lambda line: line == "stopped\n", timeout=120), \
+        job.kill().report()
+    crjob.wait_committed(job, handle, 2)
+    assert crjob.committed(handle) == [1, 2], crjob.committed(handle)
+    job.kill()
+    crjob.assert_clean(job.jobid)
+
+    result = crenv.restart(handle)
+    assert result.returncode == 0, result.report("ompi-restart")
+    assert "restarted from sequence 2 at step 40" in result.out, result.out
+    assert last_line(result.out) == expected, result.report("ompi-restart")
+    crjob.assert_clean(result.pid)
+
+
+def test_blocking_checkpoint_returns_committed(stencil, tmp_path):
+    """With snapc_base_blocking, MPIX_Checkpoint returns once its sequence is committed."""
+    crenv = crjob.CrEnv(tmp_path)
+    files = tmp_path / "files"
+    files.mkdir()
+    job = crjob.CrJob(crenv, stencil, NP, ["--mca", "btl", "self,sm", "--mca",
+                                           "snapc_base_blocking", "1"],
+                      [*STEPS, "-s", "40", "-d", str(files)])
+    follower = job.follow()
+    handle = os.path.join(crenv.snapdir, "%d.ckpt" % job.jobid)
+    returned = follower.wait_for("out", lambda line: line == "checkpoint 1 at step 20\n",
+                                 timeout=120)
+    assert returned is not None, job.kill().report()
+    assert 1 in crjob.committed(handle), crjob.committed(handle)
+    assert follower.wait_for("out", lambda line: line == "stopped\n", timeout=120), \
+        job.kill().report()
+    assert crjob.committed(handle) == [1, 2], crjob.committed(handle)
+    job.kill()
+    crjob.assert_clean(job.jobid)
 
 
 def test_wrong_rank_count_refused(stencil, tmp_path):
@@ -206,8 +264,23 @@ def test_needs_with_ft_cr(stencil, tmp_path):
     result = subprocess.run([crjob.tool("mpirun"), "-np", "2", stencil, *STEPS, "-d",
                              str(tmp_path)], capture_output=True, text=True, timeout=120)
     assert result.returncode != 0
-    assert "MPIX_Checkpoint: the job was not started with --with-ft cr" in result.stderr, \
+    assert "MPIX_Checkpoint: operation not supported: the job was not started with --with-ft " \
+        "cr" in result.stderr, \
         result.stderr
+
+
+@pytest.fixture(scope="module")
+def errors(tmp_path_factory):
+    return compile_program(os.path.join(HERE, "mpix_errors.c"), tmp_path_factory.mktemp("mpix"))
+
+
+def test_errors_through_the_errhandler(errors, tmp_path):
+    """With MPI_ERRORS_RETURN, MPIX_Checkpoint returns its error classes (mpix_errors.c
+    checks them), and the job goes on to a checkpoint that works."""
+    crenv = crjob.CrEnv(tmp_path, {"MPIX_DIR": str(tmp_path)})
+    crenv.go()
+    result = crjob.CrJob(crenv, errors, 2, ["--mca", "btl", "self,sm"]).finish()
+    assert result.returncode == 0 and "errors ok" in result.out, result.report()
 
 
 def read_logs(logdir, np):
@@ -225,14 +298,16 @@ def test_callbacks_in_order(callbacks, tmp_path):
     np = 2
     job = crjob.CrJob(crenv, callbacks, np, ["--mca", "btl", "self,sm"])
     job.ready()
-    # Sequence 1 was the application checkpoint; 2 continues, 3 ends the job.
+    handle = os.path.join(crenv.snapdir, "%d.ckpt" % job.jobid)
+    # Sequence 1 was the application checkpoint (its commit may end after the ranks went
+    # on); 2 continues, 3 ends the job.
+    crjob.wait_committed(job, handle, 1)
     for args in ((), ("--term",)):
         ckpt = crenv.checkpoint(job.jobid, *args)
         assert ckpt.returncode == 0, ckpt.report("ompi-checkpoint")
     first = job.finish()
     assert first.returncode == 0, first.report()
     crjob.assert_clean(job.jobid)
-    handle = os.path.join(crenv.snapdir, "%d.ckpt" % job.jobid)
     assert crjob.committed(handle)[-2:] == [2, 3], crjob.committed(handle)
 
     crenv.go()
