@@ -149,10 +149,10 @@ void crmpi_snapc_app_finalize(void);
  *                                                   CKPT_CONTINUE: after the dumps, the copy
  *                                                   to storage going on in the background,
  *                                                   or after the commit (snapc_base_blocking).
- *                                                   A refusal or an abort before then comes
- *                                                   as CKPT_APP_DONE{status, text}, as does
- *                                                   the commit (or a later abort), which the
- *   callbacks(CONTINUE)                             rank then only notes.
+ *                                                   A refusal, or an abort before every rank
+ *                                                   went on, comes as CKPT_APP_DONE{status,
+ *                                                   text} (a rank that already went on
+ *   callbacks(CONTINUE)                             ignores it).
  *
  * Around a transparent checkpoint the C/R thread itself runs the PRE callbacks before it
  * takes the library lock, and CONTINUE or RESTART ones after it dropped it.

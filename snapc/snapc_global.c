@@ -82,6 +82,8 @@ struct crmpi_snapc_global {
     bool *app_asked;                 /* per rank: asked for an application checkpoint */
     int num_app_asked;               /* ranks that did, since the last one began */
     bool app_beginning;              /* an application checkpoint is being begun */
+    bool went_on;                    /* every rank answered the current checkpoint's
+                                        CKPT_CONTINUE: MPIX_Checkpoint has returned */
     bool app_deferred;               /* every rank asked while another checkpoint ran: it
                                         begins when that one has ended (tick) */
     bool pending;                    /* app_only: a tool's checkpoint waits for the ranks */
@@ -377,7 +379,7 @@ static void snapc_global_abort_job(crmpi_snapc_global_t *global, const char *why
         global->params.send_fn(global->params.arg, rank, CRMPI_CTL_CKPT_ABORT, global->seq, NULL);
     if (global->tool_fd >= 0)
         snapc_global_tool_reply(global, global->tool_fd, global->seq, CRMPI_ERR_CKPT_ABORTED, text);
-    if (global->flags & CRMPI_SNAPC_APP)
+    if ((global->flags & CRMPI_SNAPC_APP) && !global->went_on)
         snapc_global_app_done(global, global->seq, CRMPI_ERR_CKPT_ABORTED, text);
     crmpi_filem_seq_abort(global->jobdir, global->seq);
     snapc_global_end_periodic(global, false);
@@ -492,6 +494,7 @@ static bool snapc_global_begin(crmpi_snapc_global_t *global, int fd, uint32_t fl
         global->manifest->crs = strdup("pheap (application checkpoint)");
     }
     global->flags = flags;
+    global->went_on = false;
     global->tool_fd = fd >= 0 ? fd : -1;
     global->periodic_running = fd == -1;
     snapc_global_progress(global, "checkpoint %u of job %llu started", global->seq,
@@ -757,13 +760,12 @@ static void snapc_global_commit(crmpi_snapc_global_t *global)
     snapc_global_done(global, seq);
 }
 
-/* A committed checkpoint is over: the tool, the ranks' MPIX_Checkpoint, --term told. */
+/* A committed checkpoint is over: the tool and --term told. (The ranks' MPIX_Checkpoint
+ * returned at their CKPT_CONTINUE.) */
 static void snapc_global_done(crmpi_snapc_global_t *global, uint32_t seq)
 {
     if (global->tool_fd >= 0)
         snapc_global_tool_reply(global, global->tool_fd, seq, CRMPI_OK, global->jobdir);
-    if (global->flags & CRMPI_SNAPC_APP)
-        snapc_global_app_done(global, seq, CRMPI_OK, global->jobdir);
     if (global->flags & CRMPI_SNAPC_TERM)
         global->params.terminate_fn(global->params.arg);
 }
@@ -899,6 +901,7 @@ static void snapc_global_advance(crmpi_snapc_global_t *global)
             snapc_global_step_all(global, SNAPC_STEP_CONTINUED, CRMPI_CTL_CKPT_CONTINUE, NULL);
         break;
     case SNAPC_STEP_CONTINUED:
+        global->went_on = true;
         if (global->flags & CRMPI_SNAPC_BLOCKING) {
             snapc_global_end(global); /* continued after the commit */
             snapc_global_done(global, global->seq);
