@@ -235,6 +235,10 @@ static int crs_criu_opts_create(const char *binary, int images_fd, const char *l
     /* An ordinary user's CRIU runs with CAP_CHECKPOINT_RESTORE only (docs/design.md,
      * "Ordinary users"): it must be told, or it refuses to start. */
     criu_local_set_unprivileged(opts, geteuid() != 0);
+    /* File locks the rank holds (a persistent heap's, on its file) are dumped and taken
+     * again at the restore, which fails if another process holds a conflicting one then;
+     * without it CRIU refuses a task that holds a lock. */
+    criu_local_set_file_locks(opts, true);
     crs_criu_breakpoints_setup();
     *work_fd_out = work_fd;
     *opts_out = opts;
@@ -404,14 +408,34 @@ static int crs_criu_chain_link(const char *images_dir, const char *const *parent
     return CRMPI_OK;
 }
 
+/* The dump in progress, for its notifications (libcriu's callback takes no argument;
+ * crs.h: calls are not concurrent). */
+typedef struct crs_criu_dump_ctx {
+    const crs_criu_meta_t *meta; /* the record, with the files mapped shared */
+    int images_fd;               /* where their copies go */
+    int rc;                      /* the copies' outcome */
+    char why[CRS_CRIU_MESSAGE_MAX];
+} crs_criu_dump_ctx_t;
+
+static crs_criu_dump_ctx_t *crs_criu_dump_current;
+
 /* CRIU's notifications during a dump. At "post-dump" the images are written and the
- * tasks are still frozen, CRIU waiting for the answer: a test holds it there to act while
- * CRIU runs (fault point crs_criu_dump_pause). */
+ * tasks are still frozen, CRIU waiting for the answer: the files the rank maps shared are
+ * copied then, as its memory is (a failure makes CRIU fail the dump); and a test holds it
+ * there to act while CRIU runs (fault point crs_criu_dump_pause). */
 static int crs_criu_dump_notify(char *action, criu_notify_arg_t na)
 {
+    crs_criu_dump_ctx_t *ctx = crs_criu_dump_current;
+
     (void)na;
-    if (strcmp(action, "post-dump") == 0)
-        crmpi_fault_pause("crs_criu_dump_pause");
+    if (strcmp(action, "post-dump") != 0)
+        return 0;
+    if (ctx) {
+        ctx->rc = crs_criu_mapped_save(ctx->meta, ctx->images_fd, ctx->why, sizeof(ctx->why));
+        if (ctx->rc != CRMPI_OK)
+            return -1;
+    }
+    crmpi_fault_pause("crs_criu_dump_pause");
     return 0;
 }
 
@@ -486,6 +510,8 @@ int crs_criu_checkpoint(const crmpi_crs_ckpt_opts_t *opts, crmpi_crs_ckpt_result
     crs_criu_watch_t *watch = NULL;
     if (!opts->terminate)
         crs_criu_watch_start(opts->init_pid, &watch); /* without it: CRIU unwatched */
+    crs_criu_dump_ctx_t dump_ctx = {.meta = &meta, .images_fd = images_fd, .rc = CRMPI_OK};
+    crs_criu_dump_current = &dump_ctx;
     double start = crs_criu_now();
     int ret = criu_local_dump(copts);
     for (int attempt = 1;
@@ -499,6 +525,7 @@ int crs_criu_checkpoint(const crmpi_crs_ckpt_opts_t *opts, crmpi_crs_ckpt_result
         ret = criu_local_dump(copts);
     }
     result.dump_seconds = crs_criu_now() - start;
+    crs_criu_dump_current = NULL;
     bool rank_died = crs_criu_watch_stop(watch);
     crs_criu_incremental_clean(images_fd);
     if (ret < 0 && rank_died) {
@@ -506,6 +533,13 @@ int crs_criu_checkpoint(const crmpi_crs_ckpt_opts_t *opts, crmpi_crs_ckpt_result
                            "crs:criu: a process of the rank's namespace (init %d) ended during "
                            "its dump (CRIU log: %s)",
                            (int)opts->init_pid, log_path);
+        goto err_free_opts;
+    }
+    if (ret < 0 && dump_ctx.rc != CRMPI_OK) {
+        rc = crs_criu_fail(opts->errbuf, opts->errbuf_len, dump_ctx.rc,
+                           "%s; the dump of the rank's namespace (init %d) failed, the rank "
+                           "keeps running",
+                           dump_ctx.why, (int)opts->init_pid);
         goto err_free_opts;
     }
     if (ret < 0) {
@@ -777,7 +811,8 @@ int crs_criu_restart(const crmpi_crs_restart_opts_t *opts, pid_t *init_pid_out)
                            strerror(errno));
         goto out_close_dups;
     }
-    if ((rc = crs_criu_files_restore(&meta, quoted, sizeof(quoted))) != CRMPI_OK) {
+    if ((rc = crs_criu_mapped_restore(&meta, images_fd, quoted, sizeof(quoted))) != CRMPI_OK ||
+        (rc = crs_criu_files_restore(&meta, quoted, sizeof(quoted))) != CRMPI_OK) {
         rc = crs_criu_fail(opts->errbuf, opts->errbuf_len, rc, "%s", quoted);
         goto out_close_dups;
     }

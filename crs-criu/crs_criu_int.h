@@ -69,11 +69,18 @@ typedef struct crs_criu_thread_rec {
 
 /* The whole record. */
 /* A regular file the rank's tree had open for writing at the checkpoint: CRIU's restore
- * refuses a file whose size changed, and the application expects it as it was then. */
+ * refuses a file whose size changed, and the application expects it as it was then. A
+ * file mapped shared and writable is more: its bytes are the process's memory, which CRIU
+ * does not dump (it maps the file again by name), so the dump keeps a copy of the file
+ * ("mapped.<index>" in the images directory) and the restart puts it back. */
 typedef struct crs_criu_file_rec {
     uint64_t size; /* its size at the checkpoint */
-    char *path;    /* absolute, as /proc/<pid>/fd/<n> named it (malloc'ed) */
+    char *path;    /* absolute, as /proc/<pid>/fd/<n> or /proc/<pid>/maps named it (malloc'ed) */
+    int mapped;    /* mapped MAP_SHARED and writable: its content is in the images */
 } crs_criu_file_rec_t;
+
+/* The copy of mapped file `index` in the images directory. */
+#define CRS_CRIU_MAPPED_FMT "mapped.%zu"
 
 /* Nodes a record can name (OS indices below this): the mempolicy.h limit. */
 #define CRS_CRIU_NUMA_MAX_NODES 64
@@ -144,6 +151,21 @@ void crs_criu_meta_free(crs_criu_meta_t *meta);
  * @return CRMPI_OK, or CRMPI_ERR_NOT_FOUND / CRMPI_ERR_IO with `errbuf` saying which file
  */
 int crs_criu_files_restore(const crs_criu_meta_t *meta, char *errbuf, size_t errbuf_len);
+
+/**
+ * Copy every mapped file of the record into the images directory (dirfd), holes kept, each
+ * fsynced. Called while CRIU holds the rank's tasks frozen, so that the copy is the memory
+ * of the dump. @return CRMPI_OK, or CRMPI_ERR_IO with `errbuf` saying which file
+ */
+int crs_criu_mapped_save(const crs_criu_meta_t *meta, int dirfd, char *errbuf, size_t errbuf_len);
+
+/**
+ * Put every mapped file of the record back at its path from the images directory (dirfd):
+ * a new file renamed over the name, its directory made if it is gone.
+ * @return CRMPI_OK, or CRMPI_ERR_IO / CRMPI_ERR_NOT_FOUND with `errbuf` saying which file
+ */
+int crs_criu_mapped_restore(const crs_criu_meta_t *meta, int dirfd, char *errbuf,
+                            size_t errbuf_len);
 
 /**
  * Give every thread under the (restored, stopped) init its recorded mask, remapped onto

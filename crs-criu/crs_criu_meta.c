@@ -100,24 +100,59 @@ int crs_criu_tree_walk(pid_t host_pid, crs_criu_thread_fn_t fn, void *arg, int d
     return rc;
 }
 
-/* Record `path` (open for writing, `size` bytes now) once. */
-static int crs_criu_file_add(crs_criu_meta_t *meta, const char *path, uint64_t size)
+/* Record `path` (open for writing or mapped, `size` bytes now) once; `mapped` sticks. */
+static int crs_criu_file_add(crs_criu_meta_t *meta, const char *path, uint64_t size, int mapped)
 {
     crs_criu_file_rec_t *grown;
 
-    for (size_t i = 0; i < meta->num_files; i++)
-        if (strcmp(meta->files[i].path, path) == 0)
+    if (strchr(path, '\n'))
+        return CRMPI_OK; /* no line of the record can name it: not brought back */
+    for (size_t i = 0; i < meta->num_files; i++) {
+        if (strcmp(meta->files[i].path, path) == 0) {
+            meta->files[i].mapped |= mapped;
             return CRMPI_OK;
+        }
+    }
     grown = realloc(meta->files, (meta->num_files + 1) * sizeof(meta->files[0]));
     if (!grown)
         return CRMPI_ERR_OUT_OF_RESOURCE;
     meta->files = grown;
-    meta->files[meta->num_files].size = size;
-    meta->files[meta->num_files].path = strdup(path);
+    meta->files[meta->num_files] =
+        (crs_criu_file_rec_t){.size = size, .path = strdup(path), .mapped = mapped};
     if (!meta->files[meta->num_files].path)
         return CRMPI_ERR_OUT_OF_RESOURCE;
     meta->num_files++;
     return CRMPI_OK;
+}
+
+/* The regular files process `host_pid` maps shared and writable ("rw-s" in its maps). */
+static int crs_criu_collect_maps(pid_t host_pid, crs_criu_meta_t *meta)
+{
+    char maps_path[64], *line = NULL;
+    size_t cap = 0;
+    int rc = CRMPI_OK;
+    FILE *f;
+
+    snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", (int)host_pid);
+    f = fopen(maps_path, "re");
+    while (f && rc == CRMPI_OK && getline(&line, &cap, f) > 0) {
+        char perms[8];
+        int path_at = 0;
+        struct stat st;
+
+        if (sscanf(line, "%*x-%*x %7s %*x %*x:%*x %*u %n", perms, &path_at) != 1 || path_at <= 0 ||
+            line[path_at] != '/' || perms[1] != 'w' || perms[3] != 's')
+            continue;
+        line[strcspn(line, "\n")] = '\0';
+        if (strstr(line + path_at, " (deleted)"))
+            continue; /* CRIU dumps the content of what has no name */
+        if (stat(line + path_at, &st) == 0 && S_ISREG(st.st_mode))
+            rc = crs_criu_file_add(meta, line + path_at, (uint64_t)st.st_size, 1);
+    }
+    free(line);
+    if (f)
+        fclose(f);
+    return rc;
 }
 
 /* The regular files process `host_pid` has open for writing. */
@@ -154,7 +189,7 @@ static int crs_criu_collect_files(pid_t host_pid, crs_criu_meta_t *meta)
         if (info)
             fclose(info);
         if ((flags & O_ACCMODE) != O_RDONLY)
-            rc = crs_criu_file_add(meta, target, (uint64_t)st.st_size);
+            rc = crs_criu_file_add(meta, target, (uint64_t)st.st_size, 0);
     }
     if (dir)
         closedir(dir);
@@ -170,6 +205,8 @@ static int crs_criu_collect_thread(pid_t host_pid, pid_t host_tid, void *arg)
     /* The descriptor table is the process's: looked at once, from its first thread. */
     if (host_tid == host_pid) {
         int rc = crs_criu_collect_files(host_pid, meta);
+        if (rc == CRMPI_OK)
+            rc = crs_criu_collect_maps(host_pid, meta);
         if (rc != CRMPI_OK)
             return rc;
     }
@@ -320,6 +357,7 @@ int crs_criu_meta_write(int dirfd, const crs_criu_meta_t *meta)
     fprintf(f, "# fd <number in the init> <inherit key>\n");
     fprintf(f, "# thread <ns pid> <ns tid> <cpus> <mems allowed>\n");
     fprintf(f, "# wfile <size> <path>: a regular file open for writing\n");
+    fprintf(f, "# mfile <size> <path>: one mapped shared and writable, copied as mapped.<n>\n");
     if (meta->num_nodes > 0) {
         fprintf(f, "# numanode <os index> <hwloc logical index> <1: local to the cpuset>\n");
         fprintf(f,
@@ -366,10 +404,10 @@ int crs_criu_meta_write(int dirfd, const crs_criu_meta_t *meta)
         if (vma->num_runs)
             fprintf(f, "\n");
     }
+    /* Every file has a line, in order: mapped.<n> is the n-th. */
     for (size_t i = 0; i < meta->num_files; i++)
-        if (!strchr(meta->files[i].path, '\n'))
-            fprintf(f, "wfile %llu %s\n", (unsigned long long)meta->files[i].size,
-                    meta->files[i].path);
+        fprintf(f, "%s %llu %s\n", meta->files[i].mapped ? "mfile" : "wfile",
+                (unsigned long long)meta->files[i].size, meta->files[i].path);
     if (fflush(f) != 0 || fsync(fd) < 0) {
         fclose(f);
         goto err_report;
@@ -501,10 +539,11 @@ int crs_criu_meta_read(int dirfd, crs_criu_meta_t *meta_out)
                     break;
                 }
             }
-        } else if (sscanf(line, "wfile %llu %n", &size, &path_at) == 1 && path_at > 0 &&
-                   line[path_at] == '/') {
+        } else if ((sscanf(line, "wfile %llu %n", &size, &path_at) == 1 ||
+                    sscanf(line, "mfile %llu %n", &size, &path_at) == 1) &&
+                   path_at > 0 && line[path_at] == '/') {
             line[strcspn(line, "\n")] = '\0';
-            rc = crs_criu_file_add(&meta, line + path_at, size);
+            rc = crs_criu_file_add(&meta, line + path_at, size, line[0] == 'm');
         } else if (sscanf(line, "cpuset %s", a) == 1) {
             rc = crs_criu_cpulist_parse(a, &meta.cpuset);
         } else if (sscanf(line, "fd %d %47s", &fdnum, b) == 2) {
@@ -568,6 +607,8 @@ int crs_criu_files_restore(const crs_criu_meta_t *meta, char *errbuf, size_t err
         const crs_criu_file_rec_t *file = &meta->files[i];
         struct stat st;
 
+        if (file->mapped)
+            continue; /* put back whole, by crs_criu_mapped_restore */
         if (stat(file->path, &st) < 0) {
             snprintf(errbuf, errbuf_len,
                      "crs:criu: %s, which the rank had open for writing at the checkpoint, "
@@ -593,6 +634,131 @@ int crs_criu_files_restore(const crs_criu_meta_t *meta, char *errbuf, size_t err
         crmpi_log_warn("crs:criu: %s cut back from %llu to its %llu bytes of the checkpoint "
                        "(the rank writes the rest again)",
                        file->path, (unsigned long long)st.st_size, (unsigned long long)file->size);
+    }
+    return CRMPI_OK;
+}
+
+/* Copy src_fd's `size` bytes into dst_fd, its holes left holes. @return 0, or -1 (errno) */
+static int crs_criu_copy_sparse(int src_fd, int dst_fd, uint64_t size)
+{
+    const size_t buf_size = (size_t)1 << 20;
+    char *buf = malloc(buf_size);
+    off_t at = 0;
+    int rc = -1;
+
+    if (!buf)
+        return -1;
+    while ((uint64_t)at < size) {
+        off_t data = lseek(src_fd, at, SEEK_DATA);
+        if (data < 0 && errno == ENXIO)
+            break; /* a hole to the end */
+        off_t hole = data < 0 ? -1 : lseek(src_fd, data, SEEK_HOLE);
+        if (data < 0 || hole < 0)
+            goto out;
+        if ((uint64_t)hole > size)
+            hole = (off_t)size;
+        for (at = data; at < hole;) {
+            size_t want = (size_t)(hole - at) < buf_size ? (size_t)(hole - at) : buf_size;
+            ssize_t got = pread(src_fd, buf, want, at);
+
+            if (got < 0 && errno == EINTR)
+                continue;
+            if (got == 0)
+                errno = EIO; /* the file shrank under the copy */
+            if (got <= 0 || pwrite(dst_fd, buf, (size_t)got, at) != got)
+                goto out;
+            at += got;
+        }
+    }
+    rc = ftruncate(dst_fd, (off_t)size) == 0 && fsync(dst_fd) == 0 ? 0 : -1;
+out:
+    free(buf);
+    return rc;
+}
+
+int crs_criu_mapped_save(const crs_criu_meta_t *meta, int dirfd, char *errbuf, size_t errbuf_len)
+{
+    for (size_t i = 0; i < meta->num_files; i++) {
+        const crs_criu_file_rec_t *file = &meta->files[i];
+        char name[64];
+        struct stat st;
+        int src, dst = -1, ok;
+
+        if (!file->mapped)
+            continue;
+        snprintf(name, sizeof(name), CRS_CRIU_MAPPED_FMT, i);
+        src = open(file->path, O_RDONLY | O_CLOEXEC);
+        ok = src >= 0 && fstat(src, &st) == 0 &&
+             (dst = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) >= 0 &&
+             crs_criu_copy_sparse(src, dst, (uint64_t)st.st_size) == 0;
+        if (!ok)
+            snprintf(errbuf, errbuf_len,
+                     "crs:criu: cannot keep a copy of %s, which the rank maps shared (its "
+                     "memory): %s",
+                     file->path, strerror(errno));
+        if (src >= 0)
+            close(src);
+        if (dst >= 0)
+            close(dst);
+        if (!ok)
+            return CRMPI_ERR_IO;
+    }
+    return CRMPI_OK;
+}
+
+/* Make the directories above `path`, as far as they are missing. */
+static void crs_criu_parents_make(const char *path)
+{
+    char dir[4096];
+
+    snprintf(dir, sizeof(dir), "%s", path);
+    for (char *p = dir + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        mkdir(dir, 0700); /* EEXIST, or the open below says what failed */
+        *p = '/';
+    }
+}
+
+int crs_criu_mapped_restore(const crs_criu_meta_t *meta, int dirfd, char *errbuf, size_t errbuf_len)
+{
+    for (size_t i = 0; i < meta->num_files; i++) {
+        const crs_criu_file_rec_t *file = &meta->files[i];
+        char name[64], tmp[4200];
+        struct stat st, old;
+        int src, dst = -1, ok;
+
+        if (!file->mapped)
+            continue;
+        snprintf(name, sizeof(name), CRS_CRIU_MAPPED_FMT, i);
+        snprintf(tmp, sizeof(tmp), "%s.crmpi-restart", file->path);
+        src = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+        if (src < 0) {
+            snprintf(errbuf, errbuf_len,
+                     "crs:criu: the images hold no copy of %s (%s), which the rank mapped "
+                     "shared: its memory cannot be restored",
+                     file->path, name);
+            return CRMPI_ERR_NOT_FOUND;
+        }
+        crs_criu_parents_make(file->path);
+        mode_t mode = stat(file->path, &old) == 0 ? old.st_mode & 07777 : 0600;
+        ok = fstat(src, &st) == 0 &&
+             (dst = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)) >= 0 &&
+             crs_criu_copy_sparse(src, dst, (uint64_t)st.st_size) == 0 &&
+             rename(tmp, file->path) == 0;
+        if (!ok) {
+            snprintf(errbuf, errbuf_len,
+                     "crs:criu: cannot put %s, which the rank mapped shared, back as it was at "
+                     "the checkpoint: %s",
+                     file->path, strerror(errno));
+            unlink(tmp);
+        }
+        close(src);
+        if (dst >= 0)
+            close(dst);
+        if (!ok)
+            return CRMPI_ERR_IO;
     }
     return CRMPI_OK;
 }

@@ -1,7 +1,7 @@
 /*
  * test_crs_meta.c: the record the criu CRS keeps beside an image (crs_criu_meta.c): CPU
- * lists, the position-preserving remap, writing and reading crs-criu.meta, and collecting
- * it from /proc. Needs neither root nor CRIU.
+ * lists, the position-preserving remap, writing and reading crs-criu.meta, collecting
+ * it from /proc, and the copies of files mapped shared. Needs neither root nor CRIU.
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -219,12 +221,85 @@ static void test_collect_self(void **state)
     assert_int_equal(crs_criu_meta_collect(-5, &meta), CRMPI_ERR_NOT_FOUND);
 }
 
+/* A file mapped shared and writable, sparse: collected as mapped, kept in the record,
+ * copied into the images with its holes, and put back as it was after the mapping wrote
+ * into it. */
+static void test_mapped_files(void **state)
+{
+    (void)state;
+    const size_t size = (size_t)8 << 20, far = (size_t)6 << 20;
+    char path[256], heap[300], copy[300];
+    int dirfd = tst_tmpdir(path, sizeof(path));
+    crs_criu_meta_t meta, back;
+    struct stat st;
+
+    snprintf(heap, sizeof(heap), "%s/heap", path);
+    int fd = open(heap, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(ftruncate(fd, (off_t)size), 0);
+    unsigned char *map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    assert_true(map != MAP_FAILED);
+    memset(map, 'a', 4096);
+    memset(map + far, 'b', 4096);
+
+    assert_int_equal(crs_criu_meta_collect(getpid(), &meta), CRMPI_OK);
+    size_t index = meta.num_files;
+    for (size_t i = 0; i < meta.num_files; i++)
+        if (strcmp(meta.files[i].path, heap) == 0)
+            index = i;
+    assert_true(index < meta.num_files);
+    assert_true(meta.files[index].mapped);
+    assert_int_equal(meta.files[index].size, size);
+    assert_int_equal(crs_criu_meta_write(dirfd, &meta), CRMPI_OK);
+    assert_int_equal(crs_criu_meta_read(dirfd, &back), CRMPI_OK);
+    assert_int_equal(back.num_files, meta.num_files);
+    assert_true(back.files[index].mapped);
+    assert_string_equal(back.files[index].path, heap);
+
+    char err[512] = "";
+    assert_int_equal(crs_criu_mapped_save(&meta, dirfd, err, sizeof(err)), CRMPI_OK);
+    snprintf(copy, sizeof(copy), "%s/" CRS_CRIU_MAPPED_FMT, path, index);
+    assert_int_equal(stat(copy, &st), 0);
+    assert_int_equal(st.st_size, size);
+    assert_true((uint64_t)st.st_blocks * 512 < size / 2); /* the holes stayed holes */
+
+    memset(map, 'x', 4096); /* the run goes on after the checkpoint */
+    memset(map + far + 4096, 'y', 4096);
+    munmap(map, size);
+    close(fd);
+    assert_int_equal(crs_criu_mapped_restore(&back, dirfd, err, sizeof(err)), CRMPI_OK);
+    fd = open(heap, O_RDONLY | O_CLOEXEC);
+    assert_true(fd >= 0);
+    assert_int_equal(fstat(fd, &st), 0);
+    assert_int_equal(st.st_size, size);
+    unsigned char page[3][4096], want[4096];
+    assert_int_equal(pread(fd, page[0], 4096, 0), 4096);
+    assert_int_equal(pread(fd, page[1], 4096, (off_t)far), 4096);
+    assert_int_equal(pread(fd, page[2], 4096, (off_t)far + 4096), 4096);
+    close(fd);
+    memset(want, 'a', sizeof(want));
+    assert_memory_equal(page[0], want, 4096);
+    memset(want, 'b', sizeof(want));
+    assert_memory_equal(page[1], want, 4096);
+    memset(want, 0, sizeof(want));
+    assert_memory_equal(page[2], want, 4096);
+
+    /* A copy missing from the images: the restart says which file. */
+    unlink(copy);
+    assert_int_equal(crs_criu_mapped_restore(&back, dirfd, err, sizeof(err)), CRMPI_ERR_NOT_FOUND);
+    assert_non_null(strstr(err, heap));
+    crs_criu_meta_free(&meta);
+    crs_criu_meta_free(&back);
+    unlink(heap);
+    tst_rmdir(dirfd, path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cpulist),      cmocka_unit_test(test_remap),
         cmocka_unit_test(test_write_read),   cmocka_unit_test(test_write_read_long_lines),
-        cmocka_unit_test(test_collect_self),
+        cmocka_unit_test(test_collect_self), cmocka_unit_test(test_mapped_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

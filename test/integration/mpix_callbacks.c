@@ -7,10 +7,10 @@
  * "restart") to CB_LOG_DIR/cb.<rank>, and after each MPIX_Checkpoint it appends "app SEQ".
  * Then:
  *   1. MPIX_Checkpoint;
- *   2. closes its heap (CRIU does not dump the heap file's lock), creates
- *      CR_READY_DIR/ready.<rank> and waits, making no MPI call, until the file CR_GO exists:
- *      the test checkpoints the job meanwhile, transparently, and may restart it;
- *   3. opens the heap again and calls MPIX_Checkpoint a second time;
+ *   2. creates CR_READY_DIR/ready.<rank> and waits, its heap open, making no MPI call,
+ *      until the file CR_GO exists: the test checkpoints the job meanwhile, transparently,
+ *      and may restart it;
+ *   3. calls MPIX_Checkpoint a second time;
  *   4. rank 0 prints "callbacks done".
  */
 #include <fcntl.h>
@@ -50,14 +50,14 @@ static void callback(int kind, void *arg)
     log_line(arg);
 }
 
-static void open_heap(const char *mode)
+static void open_heap(void)
 {
     char heap[4096], back[4096];
     const char *dir = getenv("CB_LOG_DIR");
 
     snprintf(heap, sizeof(heap), "%s/heap.%d", dir ? dir : ".", rank);
     snprintf(back, sizeof(back), "%s/back.%d", dir ? dir : ".", rank);
-    if (mopen(heap, mode, (size_t)1 << 22) != 0 || bopen(back, mode) != 0)
+    if (mopen(heap, "w+", (size_t)1 << 22) != 0 || bopen(back, "w+") != 0)
         MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
@@ -85,10 +85,8 @@ int main(int argc, char **argv)
         MPIX_CR_register_callback(MPIX_CR_RESTART, callback, "restart") != MPI_SUCCESS ||
         MPIX_CR_register_callback(7, callback, "bad") != MPI_ERR_ARG)
         MPI_Abort(MPI_COMM_WORLD, 1);
-    open_heap("w+");
+    open_heap();
     app_checkpoint();
-    bclose();
-    mclose();
 
     snprintf(ready, sizeof(ready), "%s/ready.%d", getenv("CR_READY_DIR"), rank);
     fd = open(ready, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
@@ -98,7 +96,6 @@ int main(int argc, char **argv)
     while (access(getenv("CR_GO"), F_OK) != 0)
         nanosleep(&tick, NULL);
 
-    open_heap("r+");
     app_checkpoint();
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0)

@@ -17,6 +17,8 @@ MPIX_CR_register_callback run in order around application and transparent checkp
   bad input        a wrong rank count, a backup file missing from the snapshot, an
                    application checkpoint without --with-ft cr: one clear line, nothing left
   errors           MPIX_Checkpoint's errors through the communicator's error handler
+  open heap        test/cr/pheap.c: a transparent checkpoint of ranks holding an open heap,
+                   restarted after the first run changed the heap files
 """
 
 import os
@@ -281,6 +283,35 @@ def test_errors_through_the_errhandler(errors, tmp_path):
     crenv.go()
     result = crjob.CrJob(crenv, errors, 2, ["--mca", "btl", "self,sm"]).finish()
     assert result.returncode == 0 and "errors ok" in result.out, result.report()
+
+
+@pytest.fixture(scope="module")
+def pheap_scenario(tmp_path_factory):
+    return compile_program(os.path.join(TOP, "test", "cr", "pheap.c"),
+                           tmp_path_factory.mktemp("mpix"))
+
+
+def test_transparent_checkpoint_with_open_heap(pheap_scenario, tmp_path):
+    """A rank holding an open heap is checkpointed transparently: CRIU dumps the heap file's
+    lock, the dump keeps a copy of the file, and a restart after the first run changed the
+    file finds the heap as it was at the checkpoint (test/cr/pheap.c checks it)."""
+    heaps = tmp_path / "heaps"
+    heaps.mkdir()
+    crenv = crjob.CrEnv(tmp_path, {"PHEAP_DIR": str(heaps)})
+    job = crjob.CrJob(crenv, pheap_scenario, 2, ["--mca", "btl", "self,sm"])
+    job.ready()
+    ckpt = crenv.checkpoint(job.jobid)
+    assert ckpt.returncode == 0, ckpt.report("ompi-checkpoint")
+    handle = ckpt.out.strip().splitlines()[-1]
+    crenv.go()
+    first = job.finish()
+    assert first.returncode == 0 and crjob.ok_line(first.out), first.report()
+    crjob.assert_clean(job.jobid)
+
+    result = crenv.restart(handle, "--mca", "btl", "self,tcp")
+    assert result.returncode == 0, result.report("ompi-restart")
+    assert crjob.ok_line(result.out) == crjob.ok_line(first.out), result.report("ompi-restart")
+    crjob.assert_clean(result.pid)
 
 
 def read_logs(logdir, np):
