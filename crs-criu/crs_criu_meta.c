@@ -20,6 +20,7 @@
 
 #include "crmpi_status.h"
 #include "crs_criu_int.h"
+#include "fs.h"
 #include "log.h"
 #include "param.h"
 
@@ -706,21 +707,6 @@ int crs_criu_mapped_save(const crs_criu_meta_t *meta, int dirfd, char *errbuf, s
     return CRMPI_OK;
 }
 
-/* Make the directories above `path`, as far as they are missing. */
-static void crs_criu_parents_make(const char *path)
-{
-    char dir[4096];
-
-    snprintf(dir, sizeof(dir), "%s", path);
-    for (char *p = dir + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        mkdir(dir, 0700); /* EEXIST, or the open below says what failed */
-        *p = '/';
-    }
-}
-
 int crs_criu_mapped_restore(const crs_criu_meta_t *meta, int dirfd, char *errbuf, size_t errbuf_len)
 {
     for (size_t i = 0; i < meta->num_files; i++) {
@@ -741,7 +727,7 @@ int crs_criu_mapped_restore(const crs_criu_meta_t *meta, int dirfd, char *errbuf
                      file->path, name);
             return CRMPI_ERR_NOT_FOUND;
         }
-        crs_criu_parents_make(file->path);
+        crmpi_mkdirs(file->path, false); /* or the open below says what failed */
         mode_t mode = stat(file->path, &old) == 0 ? old.st_mode & 07777 : 0600;
         ok = fstat(src, &st) == 0 &&
              (dst = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)) >= 0 &&

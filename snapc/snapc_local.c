@@ -25,6 +25,7 @@
 #include "fault.h"
 #include "filem.h"
 #include "filem_partner.h"
+#include "fs.h"
 #include "log.h"
 #include "param.h"
 #include "snapc.h"
@@ -100,22 +101,6 @@ static bool snapc_local_dump_dir(const crmpi_snapc_local_t *local, uint32_t seq,
     }
     snprintf(buf, len, "%s/ckpt/%u/rank.%d", local->local_base, seq, local->rank);
     return false;
-}
-
-static int snapc_local_mkdirs(const char *path)
-{
-    char tmp[4096];
-
-    snprintf(tmp, sizeof(tmp), "%s", path);
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(tmp, 0700) < 0 && errno != EEXIST)
-            return CRMPI_ERR_IO;
-        *p = '/';
-    }
-    return mkdir(tmp, 0700) < 0 && errno != EEXIST ? CRMPI_ERR_IO : CRMPI_OK;
 }
 
 /* The rank's host pid: the one child of its namespace's init. @return it, or -1. */
@@ -296,7 +281,7 @@ static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq, uint32_t 
     snapc_local_dump_dir(local, seq, dir, sizeof(dir));
     snprintf(images, sizeof(images), "%s/%s", dir, app ? "pheap" : "criu");
     crmpi_filem_tree_remove(dir); /* what an earlier, failed attempt may have left */
-    if (snapc_local_mkdirs(images) != CRMPI_OK) {
+    if (crmpi_mkdirs(images, true) != CRMPI_OK) {
         snprintf(result.error, sizeof(result.error), "cannot create %.400s: %s", images,
                  strerror(errno));
         snapc_local_refuse(local, CRMPI_CTL_CKPT_DUMPED, seq, CRMPI_ERR_IO, result.error);
@@ -387,7 +372,7 @@ static int snapc_local_copy_local(crmpi_snapc_local_copy_t *copy, crmpi_filem_ra
     char *seq_dir = NULL;
     int rc = crmpi_filem_local_seq_dir(copy->jobdir, copy->seq, &seq_dir);
 
-    if (rc == CRMPI_OK && snapc_local_mkdirs(seq_dir) != CRMPI_OK) {
+    if (rc == CRMPI_OK && crmpi_mkdirs(seq_dir, true) != CRMPI_OK) {
         snprintf(copy->why, sizeof(copy->why), "cannot create %.400s: %s", seq_dir,
                  strerror(errno));
         rc = CRMPI_ERR_IO;

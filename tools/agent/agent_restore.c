@@ -19,6 +19,7 @@
 #include "crmpi_status.h"
 #include "filem.h"
 #include "filem_fs.h"
+#include "fs.h"
 #include "log.h"
 #include "mempolicy.h"
 #include "session.h"
@@ -218,22 +219,6 @@ int agent_restore(agent_state_t *st, const char *seq_dir, const char *cpuset)
     return rc;
 }
 
-/* The directories above `path` that are missing, made (mode 0700): a rank restarted on
- * another node may find none of its files' directories there. */
-static void agent_app_mkdirs(const char *path)
-{
-    char dir[4200];
-
-    snprintf(dir, sizeof(dir), "%s", path);
-    for (char *p = dir + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        mkdir(dir, 0700); /* EEXIST, or the copy below says what failed */
-        *p = '/';
-    }
-}
-
 /* Copy `src` to `dest` through "<dest>.restart", fsynced and renamed into place. */
 static int agent_app_copy(const char *src, const char *dest)
 {
@@ -242,7 +227,8 @@ static int agent_app_copy(const char *src, const char *dest)
     size_t got;
     int rc = CRMPI_OK;
 
-    agent_app_mkdirs(dest);
+    /* A rank restarted on another node may find none of its files' directories there. */
+    crmpi_mkdirs(dest, false); /* or the copy below says what failed */
     snprintf(tmp, sizeof(tmp), "%s.restart", dest);
     if (!(in = fopen(src, "rbe")))
         return CRMPI_ERR_IO;
