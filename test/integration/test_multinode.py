@@ -555,6 +555,7 @@ def test_application_checkpoints_across_nodes(cluster, crenv):
     assert follower.wait_for("out", lambda line: line == "stopped\n", timeout=HANG) \
         is not None, job.kill().report()
     handle = os.path.join(crenv.snapdir, "%d.ckpt" % job.jobid)
+    crjob.wait_committed(job, handle, 2)  # MPIX_Checkpoint returned before the commit
     assert crjob.committed(handle) == [1, 2], crjob.committed(handle)
     job.kill()
     for host in HOSTS:
