@@ -7,9 +7,11 @@
  * one once every rank asked, and each agent stores its rank's backup file where a CRIU
  * checkpoint would store the rank's images. It returns once every agent holds its rank's
  * backup: the copy to storage and the commit go on in the background, as after a
- * transparent dump, unless snapc_base_blocking asks to wait for the commit. libmpi does not link
- * libcrmpi-pheap (a program without a persistent heap must not need it): the calls are found in the
- * process, which has them when the program is linked with -lcrmpi-pheap.
+ * transparent dump, unless snapc_base_blocking asks to wait for the commit.
+ *
+ * libmpi does not link libcrmpi-pheap (a program without a persistent heap must not need
+ * it): the calls are found in the process, which has them when the program is linked with
+ * -lcrmpi-pheap.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -131,7 +133,7 @@ int PMPIX_Checkpoint(MPI_Comm comm, MPIX_Checkpoint_info *info)
         return MPI_ERR_OTHER;
     if (!all_ok) {
         if (local_ok)
-            snprintf(why, sizeof(why), "another rank's part failed (it said why)");
+            snprintf(why, sizeof(why), "another rank's part failed");
         int errcode = rc == CRMPI_ERR_BAD_PARAM       ? MPI_ERR_ARG
                       : rc == CRMPI_ERR_NOT_SUPPORTED ? MPI_ERR_UNSUPPORTED_OPERATION
                                                       : MPI_ERR_OTHER;
