@@ -639,44 +639,6 @@ int crs_criu_files_restore(const crs_criu_meta_t *meta, char *errbuf, size_t err
     return CRMPI_OK;
 }
 
-/* Copy src_fd's `size` bytes into dst_fd, its holes left holes. @return 0, or -1 (errno) */
-static int crs_criu_copy_sparse(int src_fd, int dst_fd, uint64_t size)
-{
-    const size_t buf_size = (size_t)1 << 20;
-    char *buf = malloc(buf_size);
-    off_t at = 0;
-    int rc = -1;
-
-    if (!buf)
-        return -1;
-    while ((uint64_t)at < size) {
-        off_t data = lseek(src_fd, at, SEEK_DATA);
-        if (data < 0 && errno == ENXIO)
-            break; /* a hole to the end */
-        off_t hole = data < 0 ? -1 : lseek(src_fd, data, SEEK_HOLE);
-        if (data < 0 || hole < 0)
-            goto out;
-        if ((uint64_t)hole > size)
-            hole = (off_t)size;
-        for (at = data; at < hole;) {
-            size_t want = (size_t)(hole - at) < buf_size ? (size_t)(hole - at) : buf_size;
-            ssize_t got = pread(src_fd, buf, want, at);
-
-            if (got < 0 && errno == EINTR)
-                continue;
-            if (got == 0)
-                errno = EIO; /* the file shrank under the copy */
-            if (got <= 0 || pwrite(dst_fd, buf, (size_t)got, at) != got)
-                goto out;
-            at += got;
-        }
-    }
-    rc = ftruncate(dst_fd, (off_t)size) == 0 && fsync(dst_fd) == 0 ? 0 : -1;
-out:
-    free(buf);
-    return rc;
-}
-
 int crs_criu_mapped_save(const crs_criu_meta_t *meta, int dirfd, char *errbuf, size_t errbuf_len)
 {
     for (size_t i = 0; i < meta->num_files; i++) {
@@ -691,7 +653,7 @@ int crs_criu_mapped_save(const crs_criu_meta_t *meta, int dirfd, char *errbuf, s
         src = open(file->path, O_RDONLY | O_CLOEXEC);
         ok = src >= 0 && fstat(src, &st) == 0 &&
              (dst = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) >= 0 &&
-             crs_criu_copy_sparse(src, dst, (uint64_t)st.st_size) == 0;
+             crmpi_fd_copy(src, dst, (uint64_t)st.st_size) == CRMPI_OK;
         if (!ok)
             snprintf(errbuf, errbuf_len,
                      "crs:criu: cannot keep a copy of %s, which the rank maps shared (its "
@@ -731,7 +693,7 @@ int crs_criu_mapped_restore(const crs_criu_meta_t *meta, int dirfd, char *errbuf
         mode_t mode = stat(file->path, &old) == 0 ? old.st_mode & 07777 : 0600;
         ok = fstat(src, &st) == 0 &&
              (dst = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)) >= 0 &&
-             crs_criu_copy_sparse(src, dst, (uint64_t)st.st_size) == 0 &&
+             crmpi_fd_copy(src, dst, (uint64_t)st.st_size) == CRMPI_OK &&
              rename(tmp, file->path) == 0;
         if (!ok) {
             snprintf(errbuf, errbuf_len,

@@ -21,6 +21,7 @@
 #include "clock.h"
 #include "crmpi_status.h"
 #include "crs.h"
+#include "fs.h"
 #include "param.h"
 
 /* A failure: its one line into the caller's buffer. */
@@ -53,10 +54,10 @@ static int crs_pheap_link(const crmpi_crs_ckpt_opts_t *opts, const char *dest, u
 static int crs_pheap_checkpoint(const crmpi_crs_ckpt_opts_t *opts,
                                 crmpi_crs_ckpt_result_t *result_out)
 {
-    char dest[4200], buf[1 << 16];
-    uint64_t copied = 0, start = crmpi_clock_ns();
+    char dest[4200];
+    uint64_t linked = 0, start = crmpi_clock_ns();
     int src_fd, dest_fd, rc = CRMPI_OK;
-    ssize_t got;
+    struct stat st;
 
     if (!opts->backup_path || !*opts->backup_path) {
         CRS_PHEAP_FAIL(opts, "the rank named no backup file: with crs pheap a checkpoint is "
@@ -64,43 +65,33 @@ static int crs_pheap_checkpoint(const crmpi_crs_ckpt_opts_t *opts,
         return CRMPI_ERR_NOT_FOUND;
     }
     snprintf(dest, sizeof(dest), "%s/backup", opts->images_dir);
-    if (crs_pheap_link(opts, dest, &copied) == CRMPI_OK) {
+    if (crs_pheap_link(opts, dest, &linked) == CRMPI_OK) {
         *result_out = (crmpi_crs_ckpt_result_t){
-            .dump_seconds = (double)(crmpi_clock_ns() - start) / 1e9, .image_bytes = copied};
+            .dump_seconds = (double)(crmpi_clock_ns() - start) / 1e9, .image_bytes = linked};
         return CRMPI_OK;
     }
     src_fd = open(opts->backup_path, O_RDONLY | O_CLOEXEC);
-    if (src_fd < 0) {
+    if (src_fd < 0 || fstat(src_fd, &st) != 0) {
         CRS_PHEAP_FAIL(opts, "cannot read the backup file %.300s: %s", opts->backup_path,
                        strerror(errno));
+        if (src_fd >= 0)
+            close(src_fd);
         return CRMPI_ERR_IO;
     }
     dest_fd = open(dest, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (dest_fd < 0) {
         CRS_PHEAP_FAIL(opts, "cannot create %.300s: %s", dest, strerror(errno));
         rc = CRMPI_ERR_IO;
-        goto out_close_src;
+    } else if ((rc = crmpi_fd_copy(src_fd, dest_fd, (uint64_t)st.st_size)) != CRMPI_OK) {
+        CRS_PHEAP_FAIL(opts, "cannot copy %.300s to %.300s: %s", opts->backup_path, dest,
+                       strerror(errno));
     }
-    while ((got = read(src_fd, buf, sizeof(buf))) != 0) {
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0 || write(dest_fd, buf, (size_t)got) != got) {
-            CRS_PHEAP_FAIL(opts, "cannot copy %.300s to %.300s: %s", opts->backup_path, dest,
-                           got < 0 ? strerror(errno) : "short write");
-            rc = CRMPI_ERR_IO;
-            break;
-        }
-        copied += (uint64_t)got;
-    }
-    if (rc == CRMPI_OK && fsync(dest_fd) != 0) {
-        CRS_PHEAP_FAIL(opts, "cannot write %.300s: %s", dest, strerror(errno));
-        rc = CRMPI_ERR_IO;
-    }
-    close(dest_fd);
+    if (dest_fd >= 0)
+        close(dest_fd);
     if (rc == CRMPI_OK)
-        *result_out = (crmpi_crs_ckpt_result_t){
-            .dump_seconds = (double)(crmpi_clock_ns() - start) / 1e9, .image_bytes = copied};
-out_close_src:
+        *result_out =
+            (crmpi_crs_ckpt_result_t){.dump_seconds = (double)(crmpi_clock_ns() - start) / 1e9,
+                                      .image_bytes = (uint64_t)st.st_size};
     close(src_fd);
     return rc;
 }

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -222,34 +223,24 @@ int agent_restore(agent_state_t *st, const char *seq_dir, const char *cpuset)
 /* Copy `src` to `dest` through "<dest>.restart", fsynced and renamed into place. */
 static int agent_app_copy(const char *src, const char *dest)
 {
-    char tmp[4200], buf[1 << 16];
-    FILE *in, *out;
-    size_t got;
-    int rc = CRMPI_OK;
+    char tmp[4200];
+    struct stat st;
+    int in, out = -1, rc = CRMPI_ERR_IO;
 
     /* A rank restarted on another node may find none of its files' directories there. */
     crmpi_mkdirs(dest, false); /* or the copy below says what failed */
     snprintf(tmp, sizeof(tmp), "%s.restart", dest);
-    if (!(in = fopen(src, "rbe")))
-        return CRMPI_ERR_IO;
-    if (!(out = fopen(tmp, "wbe"))) {
-        fclose(in);
-        return CRMPI_ERR_IO;
-    }
-    while ((got = fread(buf, 1, sizeof(buf), in)) > 0) {
-        if (fwrite(buf, 1, got, out) != got) {
-            rc = CRMPI_ERR_IO;
-            break;
-        }
-    }
-    if (ferror(in) || fflush(out) != 0 || fsync(fileno(out)) != 0)
-        rc = CRMPI_ERR_IO;
-    fclose(in);
-    if (fclose(out) != 0)
+    in = open(src, O_RDONLY | O_CLOEXEC);
+    if (in >= 0 && fstat(in, &st) == 0 &&
+        (out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)) >= 0)
+        rc = crmpi_fd_copy(in, out, (uint64_t)st.st_size);
+    if (in >= 0)
+        close(in);
+    if (out >= 0 && close(out) != 0)
         rc = CRMPI_ERR_IO;
     if (rc == CRMPI_OK && rename(tmp, dest) != 0)
         rc = CRMPI_ERR_IO;
-    if (rc != CRMPI_OK)
+    if (rc != CRMPI_OK && out >= 0)
         unlink(tmp);
     return rc;
 }
