@@ -72,8 +72,9 @@
  * (crs_criu_numa_pages): an area's to its one node, an interleaved one's by its policy, a
  * spread one's page by page ("pages" lines, asked with move_pages at checkpoint). The areas'
  * policies cannot be set from outside: restart() hands them to the caller (`mempolicy_out`) for the
- * rank's restart message, and the rank sets them itself (crs_criu_numa_policy). A thread's own
- * set_mempolicy policy is not visible from outside and is not restored.
+ * rank's restart message, and the rank sets them itself (crs_criu_numa_policy); so are the
+ * threads' own set_mempolicy policies (`taskpolicy_out`), which each thread of the rank sets
+ * on itself.
  *
  * TCP: sockets are closed before the dump, by INC in the rank;
  * this component sets neither --tcp-established nor --tcp-close. With CRIU 4.1.1 on
@@ -177,6 +178,8 @@ typedef struct crmpi_crs_restart_opts {
                                            * policies for their restart message
                                            * (mempolicy.h text, malloc'ed, the caller
                                            * frees; NULL when none); NULL: not wanted */
+    char **taskpolicy_out;                /* the same for the threads' own policies
+                                           * (mempolicy.h threads' text) */
     crmpi_crs_pre_resume_fn_t pre_resume; /* may be NULL */
     void *pre_resume_arg;                 /* passed to pre_resume */
     char *errbuf;                         /* on failure, the one-line message (may be NULL) */

@@ -593,6 +593,10 @@ typedef struct crs_criu_restore_ctx {
     const cpu_set_t *new_cpuset;          /* remap target, or NULL */
     int affinity;                         /* re-apply thread masks (crs_criu_affinity) */
     const crs_criu_numa_plan_t *plan;     /* move pages back through it, or NULL */
+    const crs_criu_numa_plan_t *policies; /* give threads their policies through it, or NULL */
+    int signo;                            /* the signal that makes a thread set its policy */
+    char *thread_policies;                /* those threads, for the rank (mempolicy.h) */
+    uint64_t pages_moved;                 /* pages moved back to their node */
     pid_t init_pid;                       /* the restored init, from CRIU's notifications */
     int rc;                               /* first failure at pre-resume */
 } crs_criu_restore_ctx_t;
@@ -625,13 +629,22 @@ static int crs_criu_notify(char *action, criu_notify_arg_t na)
         double start = crs_criu_now();
         /* A failure leaves the pages where the restorer put them: slower, still right. */
         if (crs_criu_numa_pages_restore(ctx->meta, ctx->plan, ctx->init_pid, &moved, &refused) ==
-            CRMPI_OK)
+            CRMPI_OK) {
+            ctx->pages_moved = moved;
             crmpi_fw_verbose(&crmpi_crs_framework, 10,
                              "crs:criu: pages of init %d placed in %.6f s: %llu moved back to "
                              "their node, %llu the kernel kept where they were",
                              (int)ctx->init_pid, crs_criu_now() - start, (unsigned long long)moved,
                              (unsigned long long)refused);
+        }
     }
+    /* Threads start with the restorer's policy; those that had another get theirs from the
+     * rank, the only one that can set it. A failure leaves them with the restorer's. */
+    if (ctx->rc == CRMPI_OK && ctx->policies &&
+        crs_criu_numa_thread_policies(ctx->meta, ctx->policies, ctx->init_pid, ctx->signo,
+                                      &ctx->thread_policies) != CRMPI_OK)
+        crmpi_log_warn("crs:criu: cannot list the restored threads' memory policies: they keep "
+                       "the restorer's");
     if (ctx->rc == CRMPI_OK && ctx->opts->pre_resume) {
         ctx->rc = ctx->opts->pre_resume(ctx->init_pid, ctx->opts->pre_resume_arg);
     }
@@ -686,6 +699,51 @@ static int crs_criu_param_on(const char *name)
     bool on = true;
     crmpi_param_get_bool(name, &on);
     return on;
+}
+
+/* Entries of a mempolicy.h text (areas, or threads after their '/'). */
+static size_t crs_criu_policy_count(const char *text)
+{
+    const char *p = text ? strchr(text, '/') : NULL;
+    size_t count = 0;
+
+    p = p ? p + 1 : text;
+    if (!p || !*p)
+        return 0;
+    for (count = 1; *p; p++)
+        count += *p == ',';
+    return count;
+}
+
+/* One line of what the restart did with the rank's placement (crs_criu_placement_report,
+ * which ompi-restart --info sets). */
+static void crs_criu_placement_report(const crs_criu_restore_ctx_t *ctx, const char *areas)
+{
+    char old_cpus[CRS_CRIU_CPULIST_MAX], new_cpus[CRS_CRIU_CPULIST_MAX], nodes[512] = "";
+    bool report = false;
+    size_t used = 0;
+
+    crmpi_param_get_bool("crs_criu_placement_report", &report);
+    if (!report)
+        return;
+    crs_criu_cpulist_format(&ctx->meta->cpuset, old_cpus, sizeof(old_cpus));
+    if (ctx->new_cpuset)
+        crs_criu_cpulist_format(ctx->new_cpuset, new_cpus, sizeof(new_cpus));
+    else
+        snprintf(new_cpus, sizeof(new_cpus), "%s", old_cpus);
+    const crs_criu_numa_plan_t *plan = ctx->plan ? ctx->plan : ctx->policies;
+    for (size_t i = 0; plan && i < ctx->meta->num_nodes && used < sizeof(nodes) - 32; i++) {
+        int from = ctx->meta->nodes[i].os_index;
+        used += (size_t)snprintf(nodes + used, sizeof(nodes) - used, "%s%d->%d", i ? "," : "", from,
+                                 plan->to_os[from]);
+    }
+    crmpi_log_info("crs:criu: placement: CPUs %s at the checkpoint -> %s here (thread masks %s); "
+                   "NUMA nodes (OS) %s; %llu pages moved back; %zu areas and %zu threads given "
+                   "their memory policy",
+                   old_cpus, new_cpus, ctx->affinity ? "restored" : "not restored",
+                   plan ? nodes : "not placed (not recorded, or switched off)",
+                   (unsigned long long)ctx->pages_moved, crs_criu_policy_count(areas),
+                   crs_criu_policy_count(ctx->thread_policies));
 }
 
 /* The memory placement plan of a restart (crs_criu_numa.c), when the record has one and
@@ -843,18 +901,31 @@ int crs_criu_restart(const crmpi_crs_restart_opts_t *opts, pid_t *init_pid_out)
     int have_plan = crs_criu_restart_plan(&meta, ctx.new_cpuset, &plan);
     if (have_plan && crs_criu_param_on("crs_criu_numa_pages"))
         ctx.plan = &plan;
-    if (have_plan && crs_criu_param_on("crs_criu_numa_policy") &&
-        crs_criu_numa_policies(&meta, &plan, &policies) != CRMPI_OK) {
-        rc = crs_criu_fail(opts->errbuf, opts->errbuf_len, CRMPI_ERR_OUT_OF_RESOURCE,
-                           "crs:criu: out of memory listing the rank's memory policies");
-        goto out_free_opts;
+    if (have_plan && crs_criu_param_on("crs_criu_numa_policy")) {
+        if (crs_criu_numa_policies(&meta, &plan, &policies) != CRMPI_OK) {
+            rc = crs_criu_fail(opts->errbuf, opts->errbuf_len, CRMPI_ERR_OUT_OF_RESOURCE,
+                               "crs:criu: out of memory listing the rank's memory policies");
+            goto out_free_opts;
+        }
+        int64_t signo = 0;
+        crmpi_param_get_int("crs_criu_numa_signal", &signo);
+        ctx.signo = signo >= SIGRTMIN && signo <= SIGRTMAX ? (int)signo : SIGRTMAX - 1;
+        if (signo != 0 && ctx.signo != signo)
+            crmpi_log_warn("crs:criu: crs_criu_numa_signal %lld is not a real-time signal "
+                           "(%d-%d): using %d",
+                           (long long)signo, SIGRTMIN, SIGRTMAX, ctx.signo);
+        ctx.policies = &plan;
     }
+    /* The restored threads inherit the preference, so it is given only when the rank can
+     * take it back (policies on), and only when first touch would not land there anyway. */
     crs_criu_policy_t saved_policy;
-    int placed = ctx.plan && crs_criu_restorer_prefer(ctx.plan->home, &saved_policy);
+    int placed = ctx.plan && ctx.policies && !plan.home_only &&
+                 crs_criu_restorer_prefer(ctx.plan->home, &saved_policy);
     pid = crs_criu_restore_run(copts, &ctx);
     if (placed)
         crs_criu_restorer_unprefer(&saved_policy);
     if (pid < 0) {
+        free(ctx.thread_policies);
         free(policies);
         crs_criu_quote_errors(log_path, quoted, sizeof(quoted));
         crs_criu_keep_log(log_path, opts->keep_log_as, sizeof(log_path));
@@ -864,6 +935,7 @@ int crs_criu_restart(const crmpi_crs_restart_opts_t *opts, pid_t *init_pid_out)
         goto out_free_opts;
     }
     if (ctx.rc != CRMPI_OK) {
+        free(ctx.thread_policies);
         free(policies);
         kill(pid, SIGKILL);
         waitpid(pid, NULL, 0);
@@ -873,6 +945,7 @@ int crs_criu_restart(const crmpi_crs_restart_opts_t *opts, pid_t *init_pid_out)
                            opts->images_dir, crmpi_strerror(ctx.rc));
         goto out_free_opts;
     }
+    crs_criu_placement_report(&ctx, policies);
     crmpi_fw_verbose(&crmpi_crs_framework, 10, "crs:criu: restored %s as init %d%s%s",
                      opts->images_dir, pid, opts->cpuset ? ", remapped onto CPUs " : "",
                      opts->cpuset ? opts->cpuset : "");
@@ -880,6 +953,10 @@ int crs_criu_restart(const crmpi_crs_restart_opts_t *opts, pid_t *init_pid_out)
         *opts->mempolicy_out = policies;
     else
         free(policies);
+    if (opts->taskpolicy_out)
+        *opts->taskpolicy_out = ctx.thread_policies;
+    else
+        free(ctx.thread_policies);
     *init_pid_out = (pid_t)pid;
     rc = CRMPI_OK;
 

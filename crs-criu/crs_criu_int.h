@@ -61,11 +61,18 @@ int crs_criu_log_says_collision(const char *log_path);
 
 /* One thread's recorded placement. */
 typedef struct crs_criu_thread_rec {
-    pid_t ns_pid;   /* its process's pid inside the rank's namespace */
-    pid_t ns_tid;   /* its tid inside the rank's namespace */
-    cpu_set_t cpus; /* sched_getaffinity at checkpoint */
-    char mems[64];  /* Mems_allowed_list at checkpoint (informational) */
+    pid_t ns_pid;          /* its process's pid inside the rank's namespace */
+    pid_t ns_tid;          /* its tid inside the rank's namespace */
+    cpu_set_t cpus;        /* sched_getaffinity at checkpoint */
+    char mems[64];         /* Mems_allowed_list at checkpoint (informational) */
+    int policy_mode;       /* its own policy's MPOL_*; -1: one we do not know; -2: none
+                            * recorded (crs_criu_numa 0, or an older record) */
+    unsigned policy_flags; /* MPOL_F_STATIC_NODES / MPOL_F_RELATIVE_NODES */
+    uint64_t policy_nodes; /* the policy's nodes (OS indices) */
 } crs_criu_thread_rec_t;
+
+/* policy_mode of a thread whose record has no policy. */
+#define CRS_CRIU_NO_POLICY (-2)
 
 /* The whole record. */
 /* A regular file the rank's tree had open for writing at the checkpoint: CRIU's restore
@@ -201,8 +208,19 @@ long crs_criu_status_last(pid_t host_pid, pid_t host_tid, const char *field, cha
 
 /** Record the NUMA nodes of this machine (crs_criu_topology) and which `binding` reaches. */
 int crs_criu_numa_collect_nodes(const cpu_set_t *binding, crs_criu_meta_t *meta);
-/** Record the areas of process `host_pid` (`ns_pid` inside the namespace). */
-int crs_criu_numa_collect_process(pid_t host_pid, pid_t ns_pid, crs_criu_meta_t *meta);
+/**
+ * Record the areas of process `host_pid` (`ns_pid` inside the namespace). `leader` is the
+ * record of its main thread, with its own policy: numa_maps shows that policy for every area
+ * that has none of its own, so an area showing it is recorded without one.
+ */
+int crs_criu_numa_collect_process(pid_t host_pid, pid_t ns_pid, const crs_criu_thread_rec_t *leader,
+                                  crs_criu_meta_t *meta);
+/**
+ * Record thread `host_tid`'s own policy into `rec` (policy_mode stays CRS_CRIU_NO_POLICY when
+ * it cannot be read): the policy its numa_maps shows for the process's first mapping, the
+ * program's own first page, which nothing binds.
+ */
+void crs_criu_numa_collect_thread(pid_t host_pid, pid_t host_tid, crs_criu_thread_rec_t *rec);
 
 /**
  * Record "pages" runs for every area of `meta` from `first` on whose pages are on several
@@ -229,6 +247,8 @@ typedef struct crs_criu_numa_plan {
     int to_os[CRS_CRIU_NUMA_MAX_NODES]; /* recorded OS node -> OS node here (-1: unknown) */
     int home;                           /* the node here for the restorer (most pages), or -1 */
     int changed;                        /* some node maps to another number */
+    int home_only;                      /* the binding's CPUs are on home alone: the
+                                         * restorer's first touch lands there anyway */
 } crs_criu_numa_plan_t;
 
 /**
@@ -270,6 +290,19 @@ int crs_criu_numa_pages_restore(const crs_criu_meta_t *meta, const crs_criu_numa
  */
 int crs_criu_numa_policies(const crs_criu_meta_t *meta, const crs_criu_numa_plan_t *plan,
                            char **text_out);
+
+/**
+ * The own policies of the restored threads under `init_pid` that differ from their recorded
+ * ones (mapped through the plan), in mempolicy.h's threads' text form with signal `signo`
+ * (malloc'ed), or NULL when every thread has its policy already. A thread starts with the
+ * policy of the process that restored it; only the thread itself can change it.
+ */
+int crs_criu_numa_thread_policies(const crs_criu_meta_t *meta, const crs_criu_numa_plan_t *plan,
+                                  pid_t init_pid, int signo, char **text_out);
+
+/* Room for the longest list crs_criu_cpulist_format makes of a cpu_set_t: every CPU in it
+ * takes at most 4 digits and a separator (every other CPU set: thousands of characters). */
+#define CRS_CRIU_CPULIST_MAX (CPU_SETSIZE * 5 + 1)
 
 /** Parse "0-3,6" into set_out. @return CRMPI_OK or CRMPI_ERR_BAD_PARAM. */
 int crs_criu_cpulist_parse(const char *text, cpu_set_t *set_out);

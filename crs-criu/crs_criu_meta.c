@@ -24,10 +24,6 @@
 #include "log.h"
 #include "param.h"
 
-/* Room for the longest list crs_criu_cpulist_format makes of a cpu_set_t: every CPU in it
- * takes at most 4 digits and a separator (every other CPU set: thousands of characters). */
-#define CRS_CRIU_CPULIST_MAX (CPU_SETSIZE * 5 + 1)
-
 /* The last number of the status line that starts with `field` ("NSpid:"), or -1. */
 long crs_criu_status_last(pid_t host_pid, pid_t host_tid, const char *field, char *text,
                           size_t text_len)
@@ -222,9 +218,12 @@ static int crs_criu_collect_thread(pid_t host_pid, pid_t host_tid, void *arg)
         0) {
         snprintf(rec.mems, sizeof(rec.mems), "?");
     }
+    rec.policy_mode = CRS_CRIU_NO_POLICY;
+    if (meta->num_nodes > 0)
+        crs_criu_numa_collect_thread(host_pid, host_tid, &rec);
     /* Memory areas are the process's: looked at once, from its first thread. */
     if (host_tid == host_pid && meta->num_nodes > 0) {
-        int rc = crs_criu_numa_collect_process(host_pid, rec.ns_pid, meta);
+        int rc = crs_criu_numa_collect_process(host_pid, rec.ns_pid, &rec, meta);
         if (rc != CRMPI_OK)
             return rc;
     }
@@ -356,7 +355,7 @@ int crs_criu_meta_write(int dirfd, const crs_criu_meta_t *meta)
     crs_criu_cpulist_format(&meta->cpuset, cpus, sizeof(cpus));
     fprintf(f, "%s %d\n", CRS_CRIU_META_MAGIC, CRS_CRIU_META_VERSION);
     fprintf(f, "# fd <number in the init> <inherit key>\n");
-    fprintf(f, "# thread <ns pid> <ns tid> <cpus> <mems allowed>\n");
+    fprintf(f, "# thread <ns pid> <ns tid> <cpus> <mems allowed> [<its own memory policy>]\n");
     fprintf(f, "# wfile <size> <path>: a regular file open for writing\n");
     fprintf(f, "# mfile <size> <path>: one mapped shared and writable, copied as mapped.<n>\n");
     if (meta->num_nodes > 0) {
@@ -374,8 +373,15 @@ int crs_criu_meta_write(int dirfd, const crs_criu_meta_t *meta)
     }
     for (size_t i = 0; i < meta->num_threads; i++) {
         const crs_criu_thread_rec_t *rec = &meta->threads[i];
+        char policy[CRS_CRIU_CPULIST_MAX] = "";
         crs_criu_cpulist_format(&rec->cpus, cpus, sizeof(cpus));
-        fprintf(f, "thread %d %d %s %s\n", (int)rec->ns_pid, (int)rec->ns_tid, cpus, rec->mems);
+        if (rec->policy_mode >= 0) {
+            policy[0] = ' ';
+            crs_criu_numa_policy_format(rec->policy_mode, rec->policy_flags, rec->policy_nodes,
+                                        policy + 1, sizeof(policy) - 1);
+        }
+        fprintf(f, "thread %d %d %s %s%s\n", (int)rec->ns_pid, (int)rec->ns_tid, cpus, rec->mems,
+                policy);
     }
     for (size_t i = 0; i < meta->num_nodes; i++)
         fprintf(f, "numanode %d %d %d\n", meta->nodes[i].os_index, meta->nodes[i].logical,
@@ -510,7 +516,7 @@ int crs_criu_meta_read(int dirfd, crs_criu_meta_t *meta_out)
     }
     while (rc == CRMPI_OK && (line_len = getline(&line, &line_cap, f)) >= 0) {
         char b[64];
-        int fdnum, ns_pid, ns_tid, path_at = 0;
+        int fdnum, ns_pid, ns_tid, fields, path_at = 0;
         unsigned long long size;
         /* A word of the line fits in a buffer as long as the line. */
         char *word = realloc(a, (size_t)line_len + 1);
@@ -554,7 +560,8 @@ int crs_criu_meta_read(int dirfd, crs_criu_meta_t *meta_out)
             }
             memcpy(meta.key[fdnum], b, CRMPI_CRS_KEY_MAX);
             meta.have_fd[fdnum] = 1;
-        } else if (sscanf(line, "thread %d %d %s %63s", &ns_pid, &ns_tid, a, b) == 4) {
+        } else if ((fields = sscanf(line, "thread %d %d %s %63s %s", &ns_pid, &ns_tid, a, b, c)) >=
+                   4) {
             crs_criu_thread_rec_t *grown =
                 realloc(meta.threads, (meta.num_threads + 1) * sizeof(meta.threads[0]));
             if (!grown) {
@@ -563,10 +570,22 @@ int crs_criu_meta_read(int dirfd, crs_criu_meta_t *meta_out)
             }
             meta.threads = grown;
             crs_criu_thread_rec_t *rec = &meta.threads[meta.num_threads++];
+            memset(rec, 0, sizeof(*rec));
             rec->ns_pid = ns_pid;
             rec->ns_tid = ns_tid;
             snprintf(rec->mems, sizeof(rec->mems), "%s", b);
             rc = crs_criu_cpulist_parse(a, &rec->cpus);
+            rec->policy_mode = CRS_CRIU_NO_POLICY;
+            if (rc == CRMPI_OK && fields == 5) {
+                rc = crs_criu_numa_policy_parse(c, &rec->policy_mode, &rec->policy_flags,
+                                                &rec->policy_nodes);
+                if (rc == CRMPI_ERR_NOT_SUPPORTED) {
+                    rec->policy_mode = -1; /* kept, never re-applied */
+                    rc = CRMPI_OK;
+                } else if (rc != CRMPI_OK) {
+                    rc = CRMPI_ERR_PROTO;
+                }
+            }
         }
         /* Comments and lines of later versions are ignored. */
     }

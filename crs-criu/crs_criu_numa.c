@@ -13,9 +13,14 @@
  * spread over several nodes are left where the restorer puts them (or where their
  * interleave policy, re-applied, puts new pages).
  *
- * What numa_maps cannot show: a thread's own policy (set_mempolicy), which the kernel
- * reports only to that thread; Mems_allowed (a cgroup property) is recorded per thread
- * beside its CPUs, for information.
+ * A thread's own policy (set_mempolicy) is what numa_maps shows for an area without a
+ * policy of its own, and /proc/<pid>/task/<tid>/numa_maps shows it with that thread's
+ * eyes. So each thread's policy is read from the first line of its numa_maps (the program's
+ * first mapping, which nothing binds; one short read, not a walk of every area), and an area
+ * of the process's numa_maps that shows the main thread's policy is taken to have none of
+ * its own. (An area given exactly that policy by mbind is recorded without one: it then
+ * follows the main thread's policy, which the restart gives back.) Mems_allowed (a cgroup
+ * property) is recorded per thread beside its CPUs, for information.
  */
 #include "config.h"
 
@@ -447,7 +452,41 @@ int crs_criu_numa_runs_parse(const char *text, crs_criu_vma_rec_t *vma)
     }
 }
 
-int crs_criu_numa_collect_process(pid_t host_pid, pid_t ns_pid, crs_criu_meta_t *meta)
+/* The policy the first line of a numa_maps shows; @return CRMPI_OK or CRMPI_ERR_NOT_FOUND. */
+static int crs_criu_numa_first_policy(const char *path, int *mode_out, unsigned *flags_out,
+                                      uint64_t *nodes_out)
+{
+    char line[512];
+    crs_criu_vma_rec_t vma;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t len = fd < 0 ? -1 : read(fd, line, sizeof(line) - 1);
+
+    if (fd >= 0)
+        close(fd);
+    if (len <= 0)
+        return CRMPI_ERR_NOT_FOUND;
+    line[len] = '\0';
+    if (!crs_criu_numa_maps_line(line, &vma) || vma.mode < 0)
+        return CRMPI_ERR_NOT_FOUND;
+    *mode_out = vma.mode;
+    *flags_out = vma.flags;
+    *nodes_out = vma.policy_nodes;
+    return CRMPI_OK;
+}
+
+void crs_criu_numa_collect_thread(pid_t host_pid, pid_t host_tid, crs_criu_thread_rec_t *rec)
+{
+    char path[64];
+
+    rec->policy_mode = CRS_CRIU_NO_POLICY;
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/numa_maps", (int)host_pid, (int)host_tid);
+    if (crs_criu_numa_first_policy(path, &rec->policy_mode, &rec->policy_flags,
+                                   &rec->policy_nodes) != CRMPI_OK)
+        rec->policy_mode = CRS_CRIU_NO_POLICY;
+}
+
+int crs_criu_numa_collect_process(pid_t host_pid, pid_t ns_pid, const crs_criu_thread_rec_t *leader,
+                                  crs_criu_meta_t *meta)
 {
     char path[64], *line = NULL;
     size_t line_cap = 0;
@@ -467,6 +506,12 @@ int crs_criu_numa_collect_process(pid_t host_pid, pid_t ns_pid, crs_criu_meta_t 
         crs_criu_vma_rec_t vma;
         if (!crs_criu_numa_maps_line(line, &vma))
             continue;
+        if (leader->policy_mode >= 0 && vma.mode == leader->policy_mode &&
+            vma.flags == leader->policy_flags && vma.policy_nodes == leader->policy_nodes) {
+            vma.mode = MPOL_DEFAULT; /* the main thread's policy: none of its own */
+            vma.flags = 0;
+            vma.policy_nodes = 0;
+        }
         /* Private writable areas for their pages; any area for a policy of its own. */
         if (vma.mode == MPOL_DEFAULT && !crs_criu_numa_listed(writable, num_writable, vma.start))
             continue;
@@ -524,6 +569,7 @@ void crs_criu_numa_plan_nodes(const crs_criu_meta_t *meta, const crs_criu_node_r
 
     plan.home = -1;
     plan.changed = 0;
+    plan.home_only = 0;
     for (int i = 0; i < CRS_CRIU_NUMA_MAX_NODES; i++)
         plan.to_os[i] = -1;
     crs_criu_numa_map(meta->nodes, meta->num_nodes, nodes, num_nodes, map);
@@ -559,6 +605,12 @@ void crs_criu_numa_plan_nodes(const crs_criu_meta_t *meta, const crs_criu_node_r
             plan.home = plan.to_os[node];
         }
     }
+    size_t bound = 0;
+    for (size_t n = 0; n < num_nodes; n++)
+        bound += nodes[n].local;
+    for (size_t n = 0; n < num_nodes && bound == 1; n++)
+        if (nodes[n].local)
+            plan.home_only = nodes[n].os_index == plan.home;
     *plan_out = plan;
 }
 
@@ -767,6 +819,63 @@ int crs_criu_numa_policies(const crs_criu_meta_t *meta, const crs_criu_numa_plan
     *text_out = NULL;
     rc = num ? crmpi_mempolicy_format(areas, num, text_out) : CRMPI_OK;
     free(areas);
+    return rc;
+}
+
+/* What crs_criu_numa_thread_policy needs. */
+typedef struct crs_criu_numa_threads_ctx {
+    const crs_criu_meta_t *meta;       /* the record */
+    const crs_criu_numa_plan_t *plan;  /* the node map */
+    crmpi_mempolicy_thread_t *threads; /* those to change (malloc'ed) */
+    size_t num_threads;                /* entries in threads */
+} crs_criu_numa_threads_ctx_t;
+
+static int crs_criu_numa_thread_policy(pid_t host_pid, pid_t host_tid, void *arg)
+{
+    crs_criu_numa_threads_ctx_t *ctx = arg;
+    pid_t ns_pid = (pid_t)crs_criu_status_last(host_pid, host_tid, "NStgid:", NULL, 0);
+    pid_t ns_tid = (pid_t)crs_criu_status_last(host_pid, host_tid, "NSpid:", NULL, 0);
+    const crs_criu_thread_rec_t *rec = NULL;
+    crs_criu_thread_rec_t now;
+
+    for (size_t i = 0; i < ctx->meta->num_threads && !rec; i++)
+        if (ctx->meta->threads[i].ns_tid == ns_tid && ctx->meta->threads[i].ns_pid == ns_pid)
+            rec = &ctx->meta->threads[i];
+    if (!rec || rec->policy_mode < 0)
+        return CRMPI_OK; /* nothing known to give it */
+    crmpi_mempolicy_thread_t want = {
+        .pid = ns_pid,
+        .tid = ns_tid,
+        .mode = rec->policy_mode,
+        .flags = rec->policy_flags,
+        /* Relative nodes are positions in the allowed set: they need no mapping. */
+        .nodes = rec->policy_flags & MPOL_F_RELATIVE_NODES
+                     ? rec->policy_nodes
+                     : crs_criu_numa_map_mask(ctx->plan, rec->policy_nodes),
+    };
+    crs_criu_numa_collect_thread(host_pid, host_tid, &now);
+    if (now.policy_mode == want.mode && now.policy_flags == want.flags &&
+        now.policy_nodes == want.nodes)
+        return CRMPI_OK; /* it has it already */
+    crmpi_mempolicy_thread_t *grown =
+        realloc(ctx->threads, (ctx->num_threads + 1) * sizeof(*ctx->threads));
+    if (!grown)
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    ctx->threads = grown;
+    ctx->threads[ctx->num_threads++] = want;
+    return CRMPI_OK;
+}
+
+int crs_criu_numa_thread_policies(const crs_criu_meta_t *meta, const crs_criu_numa_plan_t *plan,
+                                  pid_t init_pid, int signo, char **text_out)
+{
+    crs_criu_numa_threads_ctx_t ctx = {.meta = meta, .plan = plan};
+    int rc = crs_criu_tree_walk(init_pid, crs_criu_numa_thread_policy, &ctx, 0);
+
+    *text_out = NULL;
+    if (rc == CRMPI_OK && ctx.num_threads)
+        rc = crmpi_mempolicy_threads_format(signo, ctx.threads, ctx.num_threads, text_out);
+    free(ctx.threads);
     return rc;
 }
 

@@ -44,9 +44,21 @@ static const crmpi_param_decl_t crs_criu_params[] = {
      CRMPI_PARAM_LEVEL_TUNER},
     {"crs_criu_numa_policy", CRMPI_PARAM_BOOL, "1",
      "At restart, have the restored rank give each memory area the policy it had (mbind: "
-     "bind, interleave, preferred...), its nodes mapped onto the new binding. 0 leaves every "
-     "area with the default policy, as CRIU restores it.",
+     "bind, interleave, preferred...) and each thread its own (set_mempolicy), nodes mapped "
+     "onto the new binding. 0 leaves every area with the default policy, as CRIU restores it, "
+     "and every thread with the policy of the agent that restored it.",
      CRMPI_PARAM_LEVEL_TUNER},
+    {"crs_criu_numa_signal", CRMPI_PARAM_INT, "0",
+     "The signal that makes a restored thread set its own memory policy (only a thread can "
+     "set its own; sent only to threads whose policy differs from the recorded one, while the "
+     "rank's handler stands in for the application's). 0: SIGRTMAX-1. Change it when the "
+     "application uses that signal.",
+     CRMPI_PARAM_LEVEL_TUNER},
+    {"crs_criu_placement_report", CRMPI_PARAM_BOOL, "0",
+     "At restart, print one line per rank of what was done with its placement: its CPUs "
+     "before and now, where each recorded NUMA node went, pages moved back, areas and threads "
+     "given their memory policy. ompi-restart --info sets it.",
+     CRMPI_PARAM_LEVEL_USER},
     {"crs_criu_topology", CRMPI_PARAM_STRING, "",
      "The hwloc topology NUMA nodes are recorded in and mapped onto, instead of this "
      "machine's: an XML file (lstopo's export), or synthetic:DESCRIPTION (\"synthetic:numa:2 "

@@ -313,29 +313,44 @@ static int snapc_app_quiesce(uint32_t seq)
     return rc;
 }
 
+/* The value of entry `name` of the restart message, or NULL. */
+static const char *snapc_app_entry(char *const *env, const char *name)
+{
+    size_t len = strlen(name);
+
+    for (char *const *e = env; e && *e; e++)
+        if (strncmp(*e, name, len) == 0 && (*e)[len] == '=')
+            return *e + len + 1;
+    return NULL;
+}
+
 /*
- * The memory policies the agent recorded for this process (mempolicy.h): CRIU restores
- * none, and only the process itself may set them. Done before anything else runs here, so
- * that what the restart allocates already follows them.
+ * The memory policies the agent recorded for this process and its threads (mempolicy.h):
+ * CRIU restores none, and only the process itself may set an area's, only a thread its
+ * own. Done before anything else runs here, so that what the restart allocates already
+ * follows them.
  */
 static void snapc_app_restore_mempolicy(char *const *env)
 {
-    static const char prefix[] = CRMPI_MEMPOLICY_ENV "=";
+    const char *text = snapc_app_entry(env, CRMPI_MEMPOLICY_ENV);
     crmpi_mempolicy_area_t *areas = NULL;
+    crmpi_mempolicy_thread_t *threads = NULL;
     size_t num = 0, applied;
+    int signo;
 
-    for (char *const *e = env; e && *e; e++) {
-        if (strncmp(*e, prefix, sizeof(prefix) - 1) != 0)
-            continue;
-        if (crmpi_mempolicy_parse(*e + sizeof(prefix) - 1, &areas, &num) != CRMPI_OK) {
-            crmpi_log_warn("snapc: the restart's memory policies are malformed; every area "
-                           "keeps the default policy");
-            return;
-        }
+    if (text && crmpi_mempolicy_parse(text, &areas, &num) != CRMPI_OK)
+        crmpi_log_warn("snapc: the restart's memory policies are malformed; every area "
+                       "keeps the default policy");
+    else if (text)
         crmpi_mempolicy_apply(areas, num, &applied); /* says which it could not */
-        free(areas);
-        return;
-    }
+    free(areas);
+    text = snapc_app_entry(env, CRMPI_TASKPOLICY_ENV);
+    if (text && crmpi_mempolicy_threads_parse(text, &signo, &threads, &num) != CRMPI_OK)
+        crmpi_log_warn("snapc: the restart's thread memory policies are malformed; every "
+                       "thread keeps the policy it has");
+    else if (text)
+        crmpi_mempolicy_threads_apply(signo, threads, num, &applied); /* says which not */
+    free(threads);
 }
 
 /* CKPT_RESTART: the new agent's parameters and job facts, then INC's restart phase. */

@@ -2,12 +2,15 @@
  * test_crs_numa.c: memory placement across a checkpoint (crs_criu_numa.c, mempolicy.h):
  * policies as numa_maps shows them, the record's numanode and vma lines, the node map onto
  * another binding (hwloc synthetic topologies standing in for NUMA machines), pages put back
- * with move_pages, and the policies a restored rank gives itself. Needs neither root nor
+ * with move_pages, and the policies a restored rank and its threads give themselves. Needs
+ * neither root nor
  * CRIU; the machine may have a single NUMA node (everything real happens on node 0).
  */
 #include <fcntl.h>
 #include <linux/mempolicy.h>
+#include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -132,8 +135,25 @@ static void test_record_round_trip(void **state)
     meta.num_nodes = 2;
     meta.vmas = vmas;
     meta.num_vmas = 2;
+    crs_criu_thread_rec_t threads[3] = {
+        {.ns_pid = 2, .ns_tid = 2, .mems = "0,3", .policy_mode = MPOL_LOCAL},
+        {.ns_pid = 2,
+         .ns_tid = 5,
+         .mems = "0,3",
+         .policy_mode = MPOL_BIND,
+         .policy_flags = MPOL_F_STATIC_NODES,
+         .policy_nodes = 8},
+        {.ns_pid = 2, .ns_tid = 6, .mems = "0,3", .policy_mode = CRS_CRIU_NO_POLICY},
+    };
+    for (int i = 0; i < 3; i++)
+        threads[i].cpus = tst_set("2");
+    meta.threads = threads;
+    meta.num_threads = 3;
     assert_int_equal(crs_criu_meta_write(dirfd, &meta), CRMPI_OK);
     assert_int_equal(crs_criu_meta_read(dirfd, &back), CRMPI_OK);
+    assert_int_equal(back.num_threads, 3);
+    for (int i = 0; i < 3; i++)
+        assert_memory_equal(&back.threads[i], &threads[i], sizeof(threads[i]));
     assert_int_equal(back.num_nodes, 2);
     assert_int_equal(back.nodes[1].os_index, 3);
     assert_int_equal(back.nodes[1].logical, 1);
@@ -144,10 +164,13 @@ static void test_record_round_trip(void **state)
     crs_criu_meta_free(&back);
 
     /* A policy of a later kernel is kept, not understood. */
-    tst_write_text(dirfd, "crmpi-crs-criu 1\nvma 2 1000 2000 weighted-interleave:0-1 N0=1\n");
+    tst_write_text(dirfd, "crmpi-crs-criu 1\nvma 2 1000 2000 weighted-interleave:0-1 N0=1\n"
+                          "thread 2 2 0 0 weighted-interleave:0-1\n");
     assert_int_equal(crs_criu_meta_read(dirfd, &back), CRMPI_OK);
     assert_int_equal(back.num_vmas, 1);
     assert_int_equal(back.vmas[0].mode, -1);
+    assert_int_equal(back.num_threads, 1);
+    assert_int_equal(back.threads[0].policy_mode, -1);
     crs_criu_meta_free(&back);
 
     const char *bad[] = {
@@ -161,6 +184,8 @@ static void test_record_round_trip(void **state)
         "crmpi-crs-criu 1\nvma 2 1000 2000 bind:0 N0=0\n",
         "crmpi-crs-criu 1\nvma 0 1000 2000 bind:0 -\n",
         "crmpi-crs-criu 1\nvma 2 1000 2000 bind: -\n",
+        "crmpi-crs-criu 1\nthread 2 2 0 0 bind:\n",
+        "crmpi-crs-criu 1\nthread 2 2 0 0 bind:64\n",
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         tst_write_text(dirfd, bad[i]);
@@ -273,6 +298,37 @@ static void test_map_positions(void **state)
     assert_int_equal(map[2], 0);
     crs_criu_numa_map(old_nodes, 3, NULL, 0, map);
     assert_int_equal(map[2], -1);
+}
+
+/* The restorer needs no preference when the binding reaches the home node alone. */
+static void test_plan_home_only(void **state)
+{
+    (void)state;
+    crs_criu_node_rec_t recorded[2] = {{0, 0, 1}, {1, 1, 0}};
+    crs_criu_node_rec_t one_bound[2] = {{0, 0, 1}, {1, 1, 0}};
+    crs_criu_node_rec_t both_bound[2] = {{0, 0, 1}, {1, 1, 1}};
+    crs_criu_node_rec_t other_bound[2] = {{0, 0, 0}, {1, 1, 1}};
+    crs_criu_vma_rec_t vma;
+    crs_criu_meta_t meta;
+    crs_criu_numa_plan_t plan;
+
+    memset(&meta, 0, sizeof(meta));
+    memset(&vma, 0, sizeof(vma));
+    vma.pages[0] = 10; /* home: node 0 */
+    meta.nodes = recorded;
+    meta.num_nodes = 2;
+    meta.vmas = &vma;
+    meta.num_vmas = 1;
+    crs_criu_numa_plan_nodes(&meta, one_bound, 2, &plan);
+    assert_int_equal(plan.home, 0);
+    assert_int_equal(plan.home_only, 1);
+    crs_criu_numa_plan_nodes(&meta, both_bound, 2, &plan);
+    assert_int_equal(plan.home, 0);
+    assert_int_equal(plan.home_only, 0);
+    /* Bound to node 1 alone: node 0 of the record maps there, and so does home. */
+    crs_criu_numa_plan_nodes(&meta, other_bound, 2, &plan);
+    assert_int_equal(plan.home, 1);
+    assert_int_equal(plan.home_only, 1);
 }
 
 static int tst_policy_of(void *addr, unsigned long *nodes_out)
@@ -396,6 +452,131 @@ static void test_mempolicy_text(void **state)
                          "7:1000-5000:2:0:3;"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         assert_int_equal(crmpi_mempolicy_parse(bad[i], &back, &num), CRMPI_ERR_PROTO);
+}
+
+/* A worker thread with a policy of its own, told what to do through a pipe. */
+typedef struct tst_worker {
+    pthread_t thread;
+    int ask[2];    /* 'b': bind to node 0; 'd': back to default; '?': say the policy */
+    int answer[2]; /* its mode after each request */
+    pid_t tid;     /* its tid */
+} tst_worker_t;
+
+static void *tst_worker_main(void *arg)
+{
+    tst_worker_t *w = arg;
+    unsigned long node0 = 1, nodes;
+    char ask;
+
+    w->tid = (pid_t)syscall(SYS_gettid);
+    while (read(w->ask[0], &ask, 1) == 1) {
+        int mode = -1;
+        if (ask == 'b')
+            syscall(SYS_set_mempolicy, MPOL_BIND, &node0, 65UL);
+        else if (ask == 'd')
+            syscall(SYS_set_mempolicy, MPOL_DEFAULT, NULL, 0UL);
+        syscall(SYS_get_mempolicy, &mode, &nodes, 65UL, NULL, 0UL);
+        if (write(w->answer[1], &mode, sizeof(mode)) != sizeof(mode))
+            break;
+    }
+    return NULL;
+}
+
+static int tst_worker_do(tst_worker_t *w, char ask)
+{
+    int mode = -1;
+    assert_int_equal(write(w->ask[1], &ask, 1), 1);
+    assert_int_equal(read(w->answer[0], &mode, sizeof(mode)), sizeof(mode));
+    return mode;
+}
+
+/* Threads' own policies: recorded from each thread's numa_maps (and not mistaken for the
+ * areas'), listed for a restart only where a thread lacks its recorded one, and set by each
+ * thread itself from the signal; the text refuses what is malformed. */
+static void test_thread_policies(void **state)
+{
+    (void)state;
+    tst_worker_t w;
+    crs_criu_meta_t meta;
+    crs_criu_numa_plan_t plan;
+    cpu_set_t binding;
+    char *text = NULL;
+    int signo = SIGRTMAX - 1;
+
+    assert_int_equal(crmpi_param_set_override("crs_criu_topology", ""), CRMPI_OK);
+    assert_int_equal(pipe(w.ask), 0);
+    assert_int_equal(pipe(w.answer), 0);
+    assert_int_equal(pthread_create(&w.thread, NULL, tst_worker_main, &w), 0);
+    assert_int_equal(tst_worker_do(&w, 'b'), MPOL_BIND);
+    /* The main thread's own policy shows through every area without one. */
+    unsigned long node0 = 1;
+    assert_int_equal(syscall(SYS_set_mempolicy, MPOL_PREFERRED, &node0, 65UL), 0);
+    assert_int_equal(crs_criu_meta_collect(getpid(), &meta), CRMPI_OK);
+    assert_int_equal(syscall(SYS_set_mempolicy, MPOL_DEFAULT, NULL, 0UL), 0);
+    const crs_criu_thread_rec_t *main_rec = NULL, *worker_rec = NULL;
+    for (size_t i = 0; i < meta.num_threads; i++) {
+        if (meta.threads[i].ns_tid == getpid())
+            main_rec = &meta.threads[i];
+        if (meta.threads[i].ns_tid == w.tid)
+            worker_rec = &meta.threads[i];
+    }
+    assert_non_null(main_rec);
+    assert_non_null(worker_rec);
+    assert_int_equal(main_rec->policy_mode, MPOL_PREFERRED);
+    assert_int_equal(main_rec->policy_nodes, 1);
+    assert_int_equal(worker_rec->policy_mode, MPOL_BIND);
+    assert_int_equal(worker_rec->policy_nodes, 1);
+    for (size_t v = 0; v < meta.num_vmas; v++)
+        assert_int_not_equal(meta.vmas[v].mode, MPOL_PREFERRED);
+
+    assert_int_equal(sched_getaffinity(0, sizeof(binding), &binding), 0);
+    assert_int_equal(crs_criu_numa_plan(&meta, &binding, &plan), CRMPI_OK);
+    /* As after a restore, every thread has the restorer's (default) policy: both listed. */
+    assert_int_equal(tst_worker_do(&w, 'd'), MPOL_DEFAULT);
+    assert_int_equal(crs_criu_numa_thread_policies(&meta, &plan, getpid(), signo, &text), CRMPI_OK);
+    assert_non_null(text);
+    crmpi_mempolicy_thread_t *threads = NULL;
+    size_t num = 0, applied = 0;
+    int parsed_signo = 0;
+    assert_int_equal(crmpi_mempolicy_threads_parse(text, &parsed_signo, &threads, &num), CRMPI_OK);
+    assert_int_equal(parsed_signo, signo);
+    assert_int_equal(num, 2);
+    free(text);
+    struct sigaction before, after;
+    assert_int_equal(sigaction(signo, NULL, &before), 0);
+    assert_int_equal(crmpi_mempolicy_threads_apply(signo, threads, num, &applied), CRMPI_OK);
+    assert_int_equal(applied, 2);
+    assert_int_equal(sigaction(signo, NULL, &after), 0);
+    assert_ptr_equal(after.sa_handler, before.sa_handler); /* the disposition is back */
+    assert_int_equal(tst_worker_do(&w, '?'), MPOL_BIND);
+    int mode = -1;
+    unsigned long nodes = 0;
+    assert_int_equal(syscall(SYS_get_mempolicy, &mode, &nodes, 65UL, NULL, 0UL), 0);
+    assert_int_equal(mode, MPOL_PREFERRED);
+    free(threads);
+    /* Every thread has its policy now: nothing to list. */
+    assert_int_equal(crs_criu_numa_thread_policies(&meta, &plan, getpid(), signo, &text), CRMPI_OK);
+    assert_null(text);
+    assert_int_equal(syscall(SYS_set_mempolicy, MPOL_DEFAULT, NULL, 0UL), 0);
+    crs_criu_meta_free(&meta);
+    close(w.ask[1]);
+    pthread_join(w.thread, NULL);
+    close(w.ask[0]);
+    close(w.answer[0]);
+    close(w.answer[1]);
+
+    /* The text: round trip done above; malformed text refused whole. */
+    const char *bad[] = {"",
+                         "5/7:8:2:0:1",
+                         "40/7:8:2:0:1,",
+                         "40/0:8:2:0:1",
+                         "40/7:8:99:0:1",
+                         "40/7:8:2:1:1",
+                         "40/7:8:2:0",
+                         "x/7:8:2:0:1"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        assert_int_equal(crmpi_mempolicy_threads_parse(bad[i], &parsed_signo, &threads, &num),
+                         CRMPI_ERR_PROTO);
 }
 
 /* crs_criu_numa 0: nothing of memory is recorded. */
@@ -567,6 +748,7 @@ int main(void)
         cmocka_unit_test(test_mempolicy_text), cmocka_unit_test(test_policies_collect_apply),
         cmocka_unit_test(test_switch_off),     cmocka_unit_test(test_no_topology),
         cmocka_unit_test(test_page_runs),      cmocka_unit_test(test_long_path),
+        cmocka_unit_test(test_plan_home_only), cmocka_unit_test(test_thread_policies),
     };
     if (crmpi_catalog_register_all() != CRMPI_OK)
         return 1;

@@ -12,6 +12,13 @@
  * prints that thread's CPUs as the kernel reports them:
  *
  *   numa rank R pinned thread: cpus LIST
+ *
+ * The threads have policies of their own too (set_mempolicy): the main thread MPOL_LOCAL, the
+ * pinned one MPOL_BIND on node 0; the main thread's shows through every area without one of
+ * its own (the default area must still report the default policy). After the go file each
+ * thread reports its own:
+ *
+ *   numa rank R thread NAME: policy MODE nodes 0xMASK
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -28,13 +35,30 @@
 #define NUMA_PAGE  4096
 
 static int numa_pinned_ready;
+/* The main thread asks the pinned one for its policy through `numa_ask`, answered on
+ * `numa_answer` (a blocking read, which a signal does not end: SA_RESTART). */
+static int numa_ask[2], numa_answer[2];
 
-/* Pinned to the first CPU of the rank's mask, then idle until the process ends. */
+/* The calling thread's own policy. */
+static void numa_thread_policy(int *mode_out, unsigned long *nodes_out)
+{
+    *mode_out = -1;
+    *nodes_out = 0;
+    if (syscall(SYS_get_mempolicy, mode_out, nodes_out, 65UL, NULL, 0UL))
+        cr_fail("get_mempolicy: %s", strerror(errno));
+}
+
+/* Pinned to the first CPU of the rank's mask, bound to node 0, then answering questions
+ * about its policy until the process ends. */
 static void *numa_pinned(void *arg)
 {
+    unsigned long node0 = 1;
     cpu_set_t mask, one;
+    char ask;
 
     (void)arg;
+    if (syscall(SYS_set_mempolicy, MPOL_BIND, &node0, 65UL))
+        cr_fail("set_mempolicy pinned: %s", strerror(errno));
     sched_getaffinity(0, sizeof(mask), &mask);
     CPU_ZERO(&one);
     for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
@@ -45,9 +69,35 @@ static void *numa_pinned(void *arg)
     }
     sched_setaffinity(0, sizeof(one), &one);
     __atomic_store_n(&numa_pinned_ready, 1, __ATOMIC_RELEASE);
-    for (;;)
-        pause();
+    while (read(numa_ask[0], &ask, 1) == 1) {
+        struct {
+            int mode;
+            unsigned long nodes;
+        } answer;
+        numa_thread_policy(&answer.mode, &answer.nodes);
+        if (write(numa_answer[1], &answer, sizeof(answer)) != sizeof(answer))
+            break;
+    }
     return NULL;
+}
+
+static void numa_print_policies(void)
+{
+    struct {
+        int mode;
+        unsigned long nodes;
+    } answer = {-1, 0};
+    int mode;
+    unsigned long nodes;
+
+    numa_thread_policy(&mode, &nodes);
+    printf("numa rank %d thread main: policy %d nodes 0x%lx\n", cr_rank, mode, nodes);
+    if (write(numa_ask[1], "?", 1) != 1 ||
+        read(numa_answer[0], &answer, sizeof(answer)) != (ssize_t)sizeof(answer))
+        cr_fail("asking the pinned thread: %s", strerror(errno));
+    printf("numa rank %d thread pinned: policy %d nodes 0x%lx\n", cr_rank, answer.mode,
+           answer.nodes);
+    fflush(stdout);
 }
 
 /* The pinned thread's CPUs as the kernel reports them (sched_getaffinity on its tid, which
@@ -91,6 +141,10 @@ int main(int argc, char **argv)
     pthread_t pinned;
 
     cr_init(&argc, &argv, MPI_THREAD_SINGLE);
+    if (syscall(SYS_set_mempolicy, MPOL_LOCAL, NULL, 0UL))
+        cr_fail("set_mempolicy main: %s", strerror(errno));
+    if (pipe(numa_ask) || pipe(numa_answer))
+        cr_fail("pipe: %s", strerror(errno));
     for (int a = 0; a < NUM_AREAS; a++) {
         mem[a] = mmap(NULL, NUMA_PAGES * NUMA_PAGE, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -136,5 +190,6 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
     numa_print_pinned(pinned);
+    numa_print_policies();
     return cr_finish("numa");
 }

@@ -1,7 +1,8 @@
 """Memory placement across a checkpoint (docs/design.md, "Memory placement"): test/cr/numa.c
 gives memory areas policies of their own on node 0 (MPOL_BIND, MPOL_INTERLEAVE,
 MPOL_PREFERRED), is checkpointed with --term and restarted, and reports each area's policy
-(get_mempolicy) and the node of its pages (move_pages) after the restart.
+(get_mempolicy) and the node of its pages (move_pages) after the restart. Its main thread
+(MPOL_LOCAL) and a pinned thread (MPOL_BIND) have policies of their own, which they report too.
 
 CRIU restores no policy: without the restart's re-application every area reports the default
 policy (what crs_criu_numa_policy 0 shows). The machine may have a single NUMA node: a
@@ -23,8 +24,11 @@ import crjob
 NP = 2
 AREA_LINE = re.compile(r"numa rank (\d+) (\w+): policy (\d+) nodes 0x([0-9a-f]+), (\d+)/(\d+) "
                        r"pages on node 0")
+THREAD_LINE = re.compile(r"numa rank (\d+) thread (\w+): policy (-?\d+) nodes 0x([0-9a-f]+)")
 # MPOL_* of linux/mempolicy.h.
-MPOL_DEFAULT, MPOL_PREFERRED, MPOL_BIND, MPOL_INTERLEAVE = 0, 1, 2, 3
+MPOL_DEFAULT, MPOL_PREFERRED, MPOL_BIND, MPOL_INTERLEAVE, MPOL_LOCAL = 0, 1, 2, 3, 4
+# The threads' own policies the program sets: (mode, nodes).
+THREADS = {"main": (MPOL_LOCAL, 0), "pinned": (MPOL_BIND, 1)}
 RECORDED = {"bind": MPOL_BIND, "interleave": MPOL_INTERLEAVE, "preferred": MPOL_PREFERRED,
             "default": MPOL_DEFAULT}
 
@@ -41,6 +45,12 @@ def areas(out):
         found[(int(m.group(1)), m.group(2))] = (int(m.group(3)), int(m.group(4), 16),
                                                int(m.group(5)), int(m.group(6)))
     return found
+
+
+def thread_policies(out):
+    """{(rank, thread): (policy, nodes)} from the program's lines."""
+    return {(int(m.group(1)), m.group(2)): (int(m.group(3)), int(m.group(4), 16))
+            for m in THREAD_LINE.finditer(out)}
 
 
 def checkpointed(crenv, program, mpirun_args=()):
@@ -70,6 +80,9 @@ def assert_policies_kept(result):
         assert policy == RECORDED[name], (rank, name, result.report())
         assert nodes == (0 if name == "default" else 1), (rank, name, result.report())
         assert on_node0 == pages, (rank, name, result.report())
+    threads = thread_policies(result.out)
+    assert threads == {(r, name): policy for r in range(NP) for name, policy in THREADS.items()}, \
+        result.report()
 
 
 def test_policies_kept_same_layout(program, tmp_path):
@@ -79,6 +92,11 @@ def test_policies_kept_same_layout(program, tmp_path):
     assert re.search(r"^numanode 0 0 1$", meta, re.M), meta
     for policy in ("bind:0", "interleave:0", "prefer:0"):
         assert re.search(r"^vma \d+ [0-9a-f]+ [0-9a-f]+ %s N0=64$" % policy, meta, re.M), meta
+    # The main thread's own policy shows through every area without one, and is recorded as
+    # the thread's, not as theirs.
+    assert not re.search(r"^vma .* local ", meta, re.M), meta
+    for policy in ("local", "bind:0"):
+        assert re.search(r"^thread \d+ \d+ \S+ \S+ %s$" % policy, meta, re.M), meta
     result = restarted(crenv, handle, "--mca", "crs_base_verbose", "10")
     assert_policies_kept(result)
     # The pages were put back (they were on node 0 already: nothing to move).
@@ -127,6 +145,10 @@ def test_switch_off(program, tmp_path):
     found = areas(result.out)
     assert len(found) == NP * len(RECORDED), result.report()
     assert all(policy == MPOL_DEFAULT for policy, _, _, _ in found.values()), result.report()
+    # The threads keep the policy of the agent that restored them.
+    threads = thread_policies(result.out)
+    assert len(threads) == NP * len(THREADS), result.report()
+    assert all(policy == (MPOL_DEFAULT, 0) for policy in threads.values()), result.report()
     assert "pages of init" not in result.err, result.report()
 
     # Nothing recorded at checkpoint: nothing to restore either.
@@ -171,6 +193,7 @@ def as_if_on_node1(meta):
     """The record a 2-node machine would have written with the rank bound to node 1."""
     meta = re.sub(r"^numanode 0 0 1$", "numanode 0 0 0\nnumanode 1 1 1", meta, flags=re.M)
     meta = re.sub(r"^(vma .* (?:bind|interleave|prefer)):0 N0=", r"\1:1 N1=", meta, flags=re.M)
+    meta = re.sub(r"^(thread .* bind):0$", r"\1:1", meta, flags=re.M)
     return meta
 
 
@@ -180,7 +203,7 @@ def test_missing_node_mapped(program, tmp_path):
     for rank in range(NP):
         rewrite_rank_file(handle, 1, rank, "criu/crs-criu.meta", as_if_on_node1)
     meta = open(os.path.join(handle, "1", "rank.0", "criu", "crs-criu.meta")).read()
-    assert "bind:1 N1=64" in meta, meta
+    assert "bind:1 N1=64" in meta and re.search(r"^thread .* bind:1$", meta, re.M), meta
     # crmpi_info --snapshot shows the record and what this machine makes of it.
     info = crenv.info("--snapshot", handle)
     assert info.returncode == 0, info.report()
@@ -188,10 +211,16 @@ def test_missing_node_mapped(program, tmp_path):
     assert re.search(r"pid \d+ [0-9a-f]+-[0-9a-f]+ bind:1, pages: N1=64", info.out), info.report()
     assert re.search(r"onto this machine, bound to CPUs [0-9,-]+: L#0 \(OS 0\) -> L#0 \(OS 0\), "
                      r"L#1 \(OS 1\) -> L#0 \(OS 0\)", info.out), info.report()
-    result = restarted(crenv, handle)
+    result = restarted(crenv, handle, "--info")
     said = re.findall(r"NUMA node L#1 \(OS 1\) of the checkpoint is not on this machine: its "
                       r"memory and policies go to node L#0 \(OS 0\)", result.err)
     assert len(said) == NP, result.report()
+    # --info: each agent's line of what it did (both threads had a policy of their own, which
+    # the agent's is not; three areas had theirs).
+    placed = re.findall(r"placement: CPUs (\S+) at the checkpoint -> (\S+) here \(thread masks "
+                        r"restored\); NUMA nodes \(OS\) 0->0,1->0; \d+ pages moved back; 3 areas "
+                        r"and 2 threads given their memory policy", result.err)
+    assert len(placed) == NP and all(old == new for old, new in placed), result.report()
     # Node 1's policies now name node 0, the same node of the rank's binding.
     assert_policies_kept(result)
 

@@ -42,6 +42,7 @@ typedef struct agent_state {
     uint32_t restart_seq;                /* restore mode: the sequence restored */
     char *restart_mempolicy;             /* restore mode: the rank's memory policies for its
                                           * restart message (mempolicy.h), or NULL */
+    char *restart_taskpolicy;            /* and its threads' own (mempolicy.h), or NULL */
     int output_ctl;                      /* --output ctl: the rank's output to mpirun */
 } agent_state_t;
 

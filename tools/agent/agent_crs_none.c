@@ -19,7 +19,7 @@ void agent_crs_finalize(void)
 
 int agent_crs_restore(const char *images_dir, const char *const *parents, const char *cpuset,
                       const char *keep_log_as, crmpi_agent_ns_child_t *child_out,
-                      char **mempolicy_out, char *err, size_t err_len)
+                      char **mempolicy_out, char **taskpolicy_out, char *err, size_t err_len)
 {
     (void)images_dir;
     (void)parents;
@@ -27,6 +27,7 @@ int agent_crs_restore(const char *images_dir, const char *const *parents, const 
     (void)keep_log_as;
     (void)child_out;
     (void)mempolicy_out;
+    (void)taskpolicy_out;
     snprintf(err, err_len, "this agent was built without a checkpointer (CRIU)");
     return CRMPI_ERR_NOT_SUPPORTED;
 }

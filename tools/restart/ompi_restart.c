@@ -54,7 +54,8 @@ static const char ompi_restart_usage[] =
     "                      as for mpirun\n"
     "  --mca NAME VALUE    an MCA parameter of the restarted job (e.g. --mca btl self,tcp);\n"
     "                      the checkpointed job's parameters apply unless set again here\n"
-    "  -i, --info          say which sequence is restarted and how\n"
+    "  -i, --info          say which sequence is restarted and how, and each rank's\n"
+    "                      placement (CPUs, NUMA nodes, memory policies) then and now\n"
     "  --showme            print the mpirun command instead of running it\n"
     "  -v, --verbose       passed on to mpirun\n"
     "  -h, --help          this help\n"
@@ -304,7 +305,8 @@ int main(int argc, char **argv)
                 app ? " (application checkpoints: the program starts again)" : "");
     }
 
-    cmd = calloc(32 + 2 * (restart->manifest->mca.count + opts.num_mca + opts.num_env) +
+    cmd = calloc(36 + opts.verbose +
+                     2 * (restart->manifest->mca.count + opts.num_mca + opts.num_env) +
                      opts.num_flags + restart->manifest->argc,
                  sizeof(char *));
     if (!cmd)
@@ -387,6 +389,12 @@ int main(int argc, char **argv)
         if (i % 2 == 0)
             cmd[n++] = "--mca";
         cmd[n++] = opts.mca[i];
+    }
+    /* --info: each agent says what it made of its rank's placement. */
+    if (opts.info && !app && !ompi_restart_mca_given(&opts, "crs_criu_placement_report")) {
+        cmd[n++] = "--mca";
+        cmd[n++] = "crs_criu_placement_report";
+        cmd[n++] = "1";
     }
     for (int v = 0; v < opts.verbose; v++)
         cmd[n++] = "-v";
