@@ -20,6 +20,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <nettle/sha2.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,6 +252,51 @@ static int filem_posix_sink_emit(void *arg, const uint8_t *data, size_t len)
     return CRMPI_OK;
 }
 
+/* Hash `len` zero bytes into `ctx`: what a hole reads as. */
+static void filem_posix_sha256_zeros(struct sha256_ctx *ctx, uint64_t len)
+{
+    static const uint8_t zeros[65536];
+
+    while (len > 0) {
+        size_t chunk = len < sizeof(zeros) ? (size_t)len : sizeof(zeros);
+        sha256_update(ctx, chunk, zeros);
+        len -= chunk;
+    }
+}
+
+/* A hole of `len` bytes: hashed as zeros, and left a hole in the copy (the file's size is
+ * set once the copy is done). */
+static int filem_posix_sink_skip(filem_posix_sink_t *sink, uint64_t len)
+{
+    filem_posix_sha256_zeros(&sink->ctx, len);
+    if (lseek(sink->fd, (off_t)len, SEEK_CUR) < 0) {
+        sink->err = errno;
+        return CRMPI_ERR_IO;
+    }
+    sink->size += len;
+    return CRMPI_OK;
+}
+
+/*
+ * Where the data at or after offset `at` of a file of `size` bytes starts, and where it
+ * ends (*end_out: the next hole, or the end), from SEEK_DATA/SEEK_HOLE. A file system that
+ * knows no holes reports the whole file as data. @return the data's start (`at` when there
+ * is no hole there), `size` for a hole to the end.
+ */
+static uint64_t filem_posix_data_at(int fd, uint64_t at, uint64_t size, uint64_t *end_out)
+{
+    off_t data = lseek(fd, (off_t)at, SEEK_DATA);
+    off_t hole = data < 0 ? -1 : lseek(fd, data, SEEK_HOLE);
+
+    if (data < 0 || hole < 0 || (uint64_t)data >= size) {
+        /* ENXIO: a hole to the end; any other error: read the rest as data. */
+        *end_out = size;
+        return data < 0 && errno == ENXIO ? size : at;
+    }
+    *end_out = (uint64_t)hole < size ? (uint64_t)hole : size;
+    return (uint64_t)data;
+}
+
 /*
  * put: whether src_dir/rel goes to stable storage compressed (filem_posix_compress). Only
  * the memory images (criu/pages-*.img) are candidates: the other files are small. With
@@ -370,8 +417,30 @@ static int filem_posix_file_copy(filem_posix_copy_t *copy, const char *rel,
         err = ENOSPC;
         goto err_write;
     }
+    /* A file copied as it is keeps its holes (a persistent heap's file is mostly hole). */
+    struct stat src_st;
+    uint64_t src_size = 0, data_end = 0;
+    bool holes = how == FILEM_POSIX_AS_IS && fstat(src_fd, &src_st) == 0;
+    if (holes)
+        src_size = (uint64_t)src_st.st_size;
     for (;;) {
-        ssize_t got = read(src_fd, copy->buf, copy->buf_size);
+        if (holes && size >= data_end && size < src_size) {
+            uint64_t data = filem_posix_data_at(src_fd, size, src_size, &data_end);
+            if (data > size) {
+                uint64_t hole = data - size;
+                filem_posix_sha256_zeros(&ctx, hole);
+                if (filem_posix_sink_skip(&sink, hole) != CRMPI_OK) {
+                    err = sink.err;
+                    goto err_write;
+                }
+                size += hole;
+                copy->done += hole;
+            }
+        }
+        size_t want = copy->buf_size;
+        if (holes && data_end > size && data_end - size < want)
+            want = (size_t)(data_end - size);
+        ssize_t got = holes && size >= src_size ? 0 : pread(src_fd, copy->buf, want, (off_t)size);
 
         if (got < 0 && errno == EINTR)
             continue;
@@ -398,6 +467,11 @@ static int filem_posix_file_copy(filem_posix_copy_t *copy, const char *rel,
         filem_posix_pace(copy);
         if (transfer->progress)
             transfer->progress(transfer->progress_arg, transfer->rank, copy->done, copy->total);
+    }
+    /* A hole at the end: the copy gets its size. */
+    if (holes && ftruncate(sink.fd, (off_t)sink.size) != 0) {
+        err = errno;
+        goto err_write;
     }
     filem_posix_sha256_hex(&ctx, hex);
     filem_posix_sha256_hex(&sink.ctx, out_hex);

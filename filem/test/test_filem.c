@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <nettle/sha2.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1409,6 +1410,80 @@ static void test_compress_round_trip(void **state)
     free(back);
 }
 
+/* A file with holes (a persistent heap's) keeps them on the way to storage and back: its
+ * checksum is that of the bytes it reads as, and the copies take only its data's blocks. */
+static void test_sparse_round_trip(void **state)
+{
+    fixture_t *fx = *state;
+    const off_t size = 64 << 20, data_at[2] = {(off_t)8 << 20, ((off_t)32 << 20) + 100};
+    crmpi_filem_rank_entry_t entry;
+    crmpi_filem_transfer_t transfer;
+    char *local = fake_local_snapshot(fx, 1, 0, 4096), *dest, *back, *path;
+    uint8_t block[8192];
+
+    for (size_t i = 0; i < sizeof(block); i++)
+        block[i] = (uint8_t)(i * 31 + 1);
+    assert_true(asprintf(&path, "%s/heap.dat", local) > 0);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(fd >= 0);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pwrite(fd, block, sizeof(block), data_at[i]), (ssize_t)sizeof(block));
+    assert_int_equal(ftruncate(fd, size), 0); /* a hole to the end */
+    close(fd);
+    free(path);
+    assert_true(asprintf(&dest, "%s/stored", fx->top) > 0);
+    assert_true(asprintf(&back, "%s/back", fx->top) > 0);
+    transfer = (crmpi_filem_transfer_t){.rank = 0, .src_dir = local, .dest_dir = dest};
+    assert_int_equal(fx->ops->put(&transfer, &entry), CRMPI_OK);
+
+    /* The checksum of what the file reads as: 64 MiB with the two blocks. */
+    uint8_t *dense = calloc(1, (size_t)size);
+    assert_non_null(dense);
+    for (int i = 0; i < 2; i++)
+        memcpy(dense + data_at[i], block, sizeof(block));
+    struct sha256_ctx ctx;
+    uint8_t digest[SHA256_DIGEST_SIZE];
+    char hex[2 * SHA256_DIGEST_SIZE + 1];
+    sha256_init(&ctx);
+    sha256_update(&ctx, (size_t)size, dense);
+    sha256_digest(&ctx, sizeof(digest), digest);
+    for (size_t i = 0; i < sizeof(digest); i++)
+        snprintf(hex + 2 * i, 3, "%02x", digest[i]);
+    const crmpi_filem_file_t *heap = NULL;
+    for (size_t i = 0; i < entry.num_files; i++)
+        if (strcmp(entry.files[i].path, "heap.dat") == 0)
+            heap = &entry.files[i];
+    assert_non_null(heap);
+    assert_int_equal(heap->size, (uint64_t)size);
+    assert_string_equal(heap->sha256, hex);
+
+    /* Stored and restored sparse, and byte for byte. */
+    transfer = (crmpi_filem_transfer_t){.rank = 0, .src_dir = dest, .dest_dir = back};
+    assert_int_equal(fx->ops->get(&transfer, &entry), CRMPI_OK);
+    const char *where[2] = {dest, back};
+    for (int i = 0; i < 2; i++) {
+        struct stat st;
+        assert_true(asprintf(&path, "%s/heap.dat", where[i]) > 0);
+        assert_int_equal(stat(path, &st), 0);
+        assert_int_equal(st.st_size, size);
+        assert_true((off_t)st.st_blocks * 512 < size / 4); /* 64 MiB of zeros were not written */
+        uint8_t *read_back = malloc((size_t)size);
+        assert_non_null(read_back);
+        fd = open(path, O_RDONLY);
+        assert_int_equal(read(fd, read_back, (size_t)size), (ssize_t)size);
+        close(fd);
+        assert_memory_equal(read_back, dense, (size_t)size);
+        free(read_back);
+        free(path);
+    }
+    free(dense);
+    crmpi_filem_rank_entry_clear(&entry);
+    crmpi_filem_tree_remove(local);
+    free(local);
+    free(dest);
+    free(back);
+}
+
 /* auto: an image that does not compress is stored as it is; off stores everything so. */
 static void test_compress_auto(void **state)
 {
@@ -1524,6 +1599,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_parameters, setup, teardown),
         cmocka_unit_test_setup_teardown(test_software, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compress_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sparse_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compress_auto, setup, teardown),
         cmocka_unit_test_setup_teardown(test_untrusted_snapshot, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lost_commit_record, setup, teardown),
