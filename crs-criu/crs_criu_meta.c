@@ -21,6 +21,7 @@
 #include "crmpi_status.h"
 #include "crs_criu_int.h"
 #include "fs.h"
+#include "fault.h"
 #include "log.h"
 #include "param.h"
 
@@ -673,6 +674,10 @@ int crs_criu_mapped_save(const crs_criu_meta_t *meta, int dirfd, char *errbuf, s
         ok = src >= 0 && fstat(src, &st) == 0 &&
              (dst = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) >= 0 &&
              crmpi_fd_copy(src, dst, (uint64_t)st.st_size) == CRMPI_OK;
+        if (ok && crmpi_fault_hit("crs_criu_mapped_copy_fail")) {
+            errno = EIO;
+            ok = 0;
+        }
         if (!ok)
             snprintf(errbuf, errbuf_len,
                      "crs:criu: cannot keep a copy of %s, which the rank maps shared (its "

@@ -58,6 +58,9 @@ const crmpi_fault_point_t crmpi_fault_points[] = {
     {"snapc_dump_pause",
      "SnapC: the agent is held before it dumps its rank, which is suspended meanwhile (a slow "
      "dump: lets a test look at the suspended rank, or act during a checkpoint)"},
+    {"crs_criu_mapped_copy_fail",
+     "CRS (criu): the copy of a file the rank maps shared and writable fails at CRIU's "
+     "post-dump notification (an I/O error): CRIU must fail the dump"},
     {"crs_criu_dump_pause",
      "CRS (criu): CRIU is held at its post-dump notification, the rank's images written and "
      "its tasks still frozen (lets a test act while CRIU runs)"},

@@ -28,6 +28,7 @@ snapshot_manifest_src = $(filem_src)
 rank_info_src = $(filem_src)
 rank_entry_src = $(filem_src)
 crs_meta_src = crs-criu/crs_criu_meta.c crs-criu/crs_criu_numa.c runtime/mempolicy.c runtime/fs.c \
+    runtime/fault.c \
     $(param_file_src)
 
 all: $(addprefix fuzz_,$(TARGETS))

@@ -298,11 +298,19 @@ def test_transparent_checkpoint_with_open_heap(pheap_scenario, tmp_path):
     heaps = tmp_path / "heaps"
     heaps.mkdir()
     crenv = crjob.CrEnv(tmp_path, {"PHEAP_DIR": str(heaps)})
-    job = crjob.CrJob(crenv, pheap_scenario, 2, ["--mca", "btl", "self,sm"])
+    # The first checkpoint's copy of the heap files fails (each agent's first): CRIU
+    # fails that dump, the checkpoint aborts with the reason, and the job goes on.
+    job = crjob.CrJob(crenv, pheap_scenario, 2,
+                      ["--mca", "btl", "self,sm", "--mca", "runtime_fault_inject",
+                       "crs_criu_mapped_copy_fail:1"])
     job.ready()
-    ckpt = crenv.checkpoint(job.jobid)
-    assert ckpt.returncode == 0, ckpt.report("ompi-checkpoint")
+    failed = crenv.checkpoint(job.jobid)
+    assert failed.returncode != 0, failed.report("ompi-checkpoint")
+    assert "cannot keep a copy of %s" % heaps in failed.err, failed.report("ompi-checkpoint")
+    ckpt = crenv.checkpoint_after_abort(job.jobid, 1)
     handle = ckpt.out.strip().splitlines()[-1]
+    seqs = crjob.committed(handle)  # refused attempts use their numbers too
+    assert len(seqs) == 1 and seqs[0] >= 2, seqs
     crenv.go()
     first = job.finish()
     assert first.returncode == 0 and crjob.ok_line(first.out), first.report()
