@@ -116,6 +116,49 @@ def test_mpicc_links_mpio_without_flags(tmp_path):
     assert "-lcrmpi-io" in libs.split()
 
 
+DATAREP_PROGRAM = r'''
+#include <mpi.h>
+#include <stdio.h>
+static int extent(MPI_Datatype type, MPI_Aint *file_extent, void *state)
+{
+    MPI_Aint lb;
+    (void)state;
+    return MPI_Type_get_extent(type, &lb, file_extent);
+}
+int main(int argc, char **argv)
+{
+    int first, again, large;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN);
+    first = MPI_Register_datarep("crmpi_same", MPI_CONVERSION_FN_NULL, MPI_CONVERSION_FN_NULL,
+                                 extent, NULL);
+    again = MPI_Register_datarep("crmpi_same", MPI_CONVERSION_FN_NULL, MPI_CONVERSION_FN_NULL,
+                                 extent, NULL);
+    large = MPI_Register_datarep_c("crmpi_same_c", MPI_CONVERSION_FN_NULL_C,
+                                   MPI_CONVERSION_FN_NULL_C, extent, NULL);
+    MPI_Error_class(again, &again);
+    printf("datarep %d %d %d\n", first == MPI_SUCCESS, again == MPI_ERR_DUP_DATAREP,
+           large == MPI_SUCCESS);
+    MPI_Finalize();
+    return 0;
+}
+'''
+
+
+def test_conversion_fn_null(tmp_path):
+    """MPI_CONVERSION_FN_NULL and its _c form (MPI-4.0) register a data representation."""
+    if not has_mpio():
+        pytest.skip("crmpi built without ROMIO: no MPI-IO")
+    src, exe = tmp_path / "datarep.c", tmp_path / "datarep"
+    src.write_text(DATAREP_PROGRAM)
+    subprocess.run([os.path.join(INSTALL, "bin", "mpicc"), "-Werror", "-o", str(exe), str(src)],
+                   check=True)
+    run = subprocess.run([os.path.join(INSTALL, "bin", "mpirun"), "-np", "1", str(exe)],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and "datarep 1 1 1" in run.stdout, (run.stdout, run.stderr)
+
+
 def test_examples_compile_with_implicit_declarations_as_errors(tmp_path):
     mpicc = os.path.join(INSTALL, "bin", "mpicc")
     examples = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
