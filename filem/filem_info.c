@@ -54,6 +54,11 @@ static const crmpi_param_decl_t filem_base_params[] = {
      "while it waits (snapc_base_blocking), so a cap lengthens only the former's background "
      "time and the latter's blocked time. Restarts read without a cap.",
      CRMPI_PARAM_LEVEL_USER},
+    {"filem_copy_cpus", CRMPI_PARAM_STRING, "node",
+     "Where each agent's background copies of its rank's images (checksums, compression, "
+     "writes) run: node: on any CPU of the node, so that they can use cores no rank is bound "
+     "to instead of taking the rank's; rank: on the CPUs the rank is bound to.",
+     CRMPI_PARAM_LEVEL_TUNER},
     {"filem_local_dir", CRMPI_PARAM_STRING, "",
      "Directory on each node's own storage for the local and partner levels (filem_levels); a "
      "job's "

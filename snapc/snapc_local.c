@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -409,6 +410,28 @@ static int snapc_local_copy_local(crmpi_snapc_local_copy_t *copy, crmpi_filem_ra
  * it). A level that fails while another holds the images is reported in `why`; the copy
  * fails when none does. Ending signals stay blocked here (the mask is inherited from the
  * loop's thread), so they reach the agent's signalfd. */
+/*
+ * The agent runs bound to its rank's CPUs (the rank inherits that binding). Its copies are
+ * background work that should not take the rank's cores when the node has others: unless
+ * filem_copy_cpus says rank, the copy thread may run on any CPU of the node (the kernel
+ * keeps it within the agent's cpuset cgroup).
+ */
+static void snapc_local_copy_unbind(void)
+{
+    const char *where = NULL;
+    long cpus = sysconf(_SC_NPROCESSORS_CONF);
+    cpu_set_t all;
+
+    if (crmpi_param_get_string("filem_copy_cpus", &where) == CRMPI_OK && where &&
+        strcmp(where, "rank") == 0)
+        return;
+    CPU_ZERO(&all);
+    for (long cpu = 0; cpu < cpus && cpu < CPU_SETSIZE; cpu++)
+        CPU_SET((int)cpu, &all);
+    if (sched_setaffinity(0, sizeof(all), &all) < 0)
+        crmpi_log_warn("snapc: the checkpoint copies stay on the rank's CPUs: %s", strerror(errno));
+}
+
 static void *snapc_local_copy_run(void *arg)
 {
     crmpi_snapc_local_copy_t *copy = arg;
@@ -420,6 +443,8 @@ static void *snapc_local_copy_run(void *arg)
     double seconds[CRMPI_FILEM_NUM_LEVELS] = {0};
     int rc = CRMPI_OK;
 
+    pthread_setname_np(pthread_self(), "crmpi-copy"); /* for ps, top and /proc */
+    snapc_local_copy_unbind();
     /* Fault point: a slow copy, while the rank runs. */
     crmpi_fault_pause("filem_copy_pause");
     /* An aborted checkpoint's <seq>.partial is gone: nothing to copy into. */

@@ -724,6 +724,48 @@ def tool_ok(tool):
     return out.strip().splitlines()[-1]
 
 
+def copy_thread_cpus(jobid):
+    """Cpus_allowed_list of the agents' copy threads (named crmpi-copy) of job `jobid`."""
+    found = []
+    for pid in crjob.processes_of(jobid, crjob.tool("crmpi-agent")):
+        for tid in os.listdir("/proc/%d/task" % pid):
+            try:
+                if open("/proc/%d/task/%s/comm" % (pid, tid)).read().strip() != "crmpi-copy":
+                    continue
+                for line in open("/proc/%d/task/%s/status" % (pid, tid)):
+                    if line.startswith("Cpus_allowed_list:"):
+                        found.append(line.split()[1])
+            except OSError:
+                pass
+    return found
+
+
+@pytest.mark.parametrize("where", ["node", "rank"])
+def test_copy_runs_off_the_rank_cpus(tmp_path, ticker, where):
+    """The agent's background copy may use every CPU of the node (filem_copy_cpus node, the
+    default), not only the core its rank is bound to; with filem_copy_cpus rank it stays
+    there."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("needs two CPUs to tell the rank's core from the node")
+    env, release = held(tmp_path, "filem_copy_pause")
+    crenv = crjob.CrEnv(tmp_path, env)
+    job = crjob.CrJob(crenv, ticker, 1, ["--bind-to", "core", "--mca", "filem_copy_cpus", where])
+    follower = job.follow()
+    job.ready()
+    tool, _ = checkpoint_in_copy(crenv, job, follower)
+    found = copy_thread_cpus(job.jobid)
+    release.touch()
+    tool_ok(tool)
+    everything = "%d-%d" % (cpus[0], cpus[-1]) if cpus == list(range(cpus[0], cpus[-1] + 1)) \
+        else ",".join(map(str, cpus))
+    assert found == [everything if where == "node" else str(cpus[0])], found
+    crenv.go()
+    result = job.finish()
+    assert result.returncode == 0 and crjob.ok_line(result.out), result.report()
+    crjob.assert_clean(job.jobid)
+
+
 def test_output_flows_during_copy(tmp_path, ticker):
     """While the agent copies its rank's images to stable storage (held by filem_copy_pause
     until the test releases it), the rank runs and what it prints must reach mpirun's stdout. Each line
