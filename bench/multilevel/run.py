@@ -28,7 +28,7 @@ every node with its own /tmp where the local and partner levels are.
 
 Usage: bench/multilevel/run.py [--prefix DIR] [--out DIR] [--np N] [--mib MIB]
                                [--seconds S] [--mtbf S] [--nodes N] [--global-rate R]
-                               [--repeat N]
+                               [--repeat N] [--bind-to WHAT]
 
 crmpi comes from --prefix (default <repo>/install). Results go to --out (default
 bench/multilevel/results-<date>-<time>/, git-ignored). Run as root on a quiet machine; with
@@ -157,6 +157,10 @@ def main():
     ap.add_argument("--repeat", type=int, default=1,
                     help="rounds of every mode, each against its own base run; the tables give "
                          "each figure's median over the rounds")
+    ap.add_argument("--bind-to", default=None,
+                    help="mpirun --bind-to for the ranks (core: each rank on a core of its own, "
+                         "the agents' background copies on the node's other cores, as on a "
+                         "node with spare cores)")
     ap.add_argument("--global-rate", default="0",
                     help="filem_global_max_rate: each rank's copy to the global level at most "
                          "this many bytes/s (k, m, g suffixes; 0: no cap), as a shared file "
@@ -181,6 +185,8 @@ def measure(args, nodes):
         subprocess.run([os.path.join(bindir, "mpicc"), "-O2", src, "-o", exe], check=True)
     mpirun = [os.path.join(bindir, "mpirun"), "--allow-run-as-root", "-np", str(args.np)]
     mpirun += nodes.args
+    if args.bind_to:
+        mpirun += ["--bind-to", args.bind_to]
     modes = MODES + ([PARTNER_MODE] if nodes.count > 1 else [])
 
     # Calibrate the step count for the uninterrupted run's length.
@@ -189,6 +195,8 @@ def measure(args, nodes):
     where = "on %d nodes" % nodes.count if nodes.count > 1 else "on this node"
     if args.global_rate != "0":
         where += ", global level capped at %s/s" % args.global_rate
+    if args.bind_to:
+        where += ", bound to %s" % args.bind_to
     print("multilevel: %d ranks x %d MiB %s, %d steps (about %.0f s), MTBF %.0f s"
           % (args.np, args.mib, where, steps, args.seconds, args.mtbf))
     base = run(mpirun + ["--with-ft", "cr", app, str(args.mib), str(steps)])
