@@ -22,10 +22,9 @@
  * shared memory takes root (an unprivileged user cannot capture packets), and root owns
  * the ranks anyway; across nodes it assumes a network other users cannot tap, as the tcp
  * BTL's frames do. A MAC of every fragment would defend against that reader, but costs an
- * HMAC over every byte on both sides: SHA-256 hashes 1 to 2 GB/s on one core, tens of
- * microseconds for a 64 KiB eager fragment, and a few hundred nanoseconds even for an
- * empty one, where a small message's whole latency is a few microseconds. The token costs
- * a 16-byte compare.
+ * HMAC over every byte on both sides: about 0.5 us for a 64-byte fragment and 80 us for a
+ * 64 KiB one with nettle on the machine crmpi is tested on, where a small message over
+ * UCX's shared memory takes about 2 us one way. The token costs a 16-byte compare.
  *
  * Refusals are said once per claimed sender rank (and once for every rank outside the job
  * taken together): a flood of forged fragments writes at most job size + 1 lines.

@@ -53,9 +53,11 @@
  * sender's sequence number or early list: its buffer is posted again, and a line is logged
  * the first time per claimed sender. The token is a bearer token, not a MAC of the fragment:
  * it keeps out whoever lacks the key (another user of the node, a rank of another run, or
- * one replaying a token made for a module of before a checkpoint), not whoever can read the
- * ranks' traffic, which on a node takes root. A MAC of every fragment would hash every byte
- * sent and received, a cost of the order of the small-message latency itself.
+ * one replaying a token made for a module from before a checkpoint), not whoever can read the
+ * ranks' traffic, which on a node takes root (an unprivileged user cannot capture loopback
+ * packets). A MAC of every fragment would also keep out that reader, but hashes every byte
+ * sent and received: per fragment, more than the token's compare by the cost btl_auth.h
+ * gives, which over shared memory is a large part of a small message's latency.
  *
  * Reachability (add_procs): a peer is reached when it published an ofi address, with the
  * same provider, and, if either address reaches only its own node, on the same node. An

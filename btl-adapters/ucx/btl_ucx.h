@@ -31,9 +31,11 @@
  * sequence number or early list; a fragment that fails is dropped, and a line is logged the
  * first time per claimed sender. The token is a bearer token, not a MAC of the fragment: it
  * keeps out whoever lacks the key (another user of the node, a rank of another run, or one
- * replaying a token made for a module of before a checkpoint), not whoever can read the
- * ranks' traffic, which on a node takes root. A MAC of every fragment would hash every byte
- * sent and received, a cost of the order of the small-message latency itself.
+ * replaying a token made for a module from before a checkpoint), not whoever can read the
+ * ranks' traffic, which on a node takes root (an unprivileged user cannot capture loopback
+ * packets). A MAC of every fragment would also keep out that reader, but hashes every byte
+ * sent and received: per fragment, more than the token's compare by the cost btl_auth.h
+ * gives, which over shared memory is a large part of a small message's latency.
  *
  * Transports: UCX's own selection, restricted by btl_ucx_tls when set (it replaces
  * UCX_TLS, which is read from the environment otherwise). The parameter exists because a
