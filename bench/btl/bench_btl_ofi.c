@@ -20,10 +20,9 @@
  *     -I$M/runtime -I$M/datatype -I$M/btl-adapters -I$M/btl-adapters/test -I$M/build \
  *     -o bench_btl_ofi $M/bench/btl/bench_btl_ofi.c $M/btl-adapters/test/fake_rte.c \
  *     $M/btl-adapters/ofi/btl_ofi_{component,lib,provider,module,endpoint}.c \
- *     $M/btl-adapters/btl_base.c $M/datatype/convertor.c \
- *     $M/runtime/{status,param,log,component,catalog,core_params}.c \
- *     $M/tools/mpirun/plm_info.c $M/pml/pml_info.c $M/btl-adapters/btl_info.c \
- *     $M/btl-adapters/{self,sm,tcp,ofi}/btl_*_info.c -lpthread
+ *     $M/btl-adapters/btl_base.c $M/btl-adapters/btl_auth.c \
+ *     $M/build/.libs/libcrmpi_datatype.a $M/build/.libs/libcrmpi_rt.a \
+ *     -lnettle -ljansson -lpthread -ldl -lm
  * Run: ./bench_btl_ofi [iterations-scale] [all|cycles|traffic]; parameters as in a job,
  * through the environment:
  *   CRMPI_MCA_btl_ofi_domain=lo CRMPI_MCA_btl_ofi_max_send_size=256k ./bench_btl_ofi
@@ -63,6 +62,10 @@ extern const crmpi_component_info_t crmpi_btl_tcp_info;
 const crmpi_component_t crmpi_btl_self_component = {.info = &crmpi_btl_self_info};
 const crmpi_component_t crmpi_btl_sm_component = {.info = &crmpi_btl_sm_info};
 const crmpi_component_t crmpi_btl_tcp_component = {.info = &crmpi_btl_tcp_info};
+#if CRMPI_HAVE_UCX
+extern const crmpi_component_info_t crmpi_btl_ucx_info;
+const crmpi_component_t crmpi_btl_ucx_component = {.info = &crmpi_btl_ucx_info};
+#endif
 
 /* One rank of the benchmark. */
 static struct {
@@ -288,7 +291,7 @@ static void bench_cycles(const char *dir, uint32_t rank)
         snprintf(subdir, sizeof(subdir), "%s/cycle%d", dir, c);
         mkdir(subdir, 0700);
         crmpi_rte_fence(0);
-        fake_rte_setup(subdir, rank, 2, NULL, &job);
+        crmpi_btl_test_rte_setup(subdir, rank, 2, NULL, &job);
         t0 = bench_now();
         bench_open(&job);
         bench.echo = rank == 1;
@@ -320,7 +323,7 @@ static void bench_rank(const char *dir, uint32_t rank, double scale, const char 
 
     bench.rank = rank;
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    fake_rte_setup(dir, rank, 2, NULL, &job);
+    crmpi_btl_test_rte_setup(dir, rank, 2, NULL, &job);
     crmpi_btl_register_recv(BENCH_TAG, bench_recv);
     bench_open(&job);
     if (rank == 0)

@@ -41,6 +41,24 @@
  * interface: eth0, lo); empty, libfabric's first one is used, which may be an interface
  * that comes and goes (a container's bridge): name one on such nodes.
  *
+ * Who may send (btl-adapters/btl_auth.h): an RDM endpoint takes a message from anyone who
+ * has its name, and a provider over IP accepts connections from any process of the node
+ * (tcp;ofi_rxm and sockets listen on a TCP port), so without more any local user could have
+ * fragments delivered to the PML. Each module derives its own key from the job's key and
+ * publishes a random nonce in its modex blob, new with every module; in add_procs a sender
+ * computes, for each peer, a 16-byte token (an HMAC under the module key over both ranks,
+ * the jobid and the peer's nonce) and writes it into every fragment's header, and the
+ * receiver computes the token it expects from each sender. A completion is checked first
+ * (length, sender rank, token in constant time, tag) and refused before it touches the
+ * sender's sequence number or early list: its buffer is posted again, and a line is logged
+ * the first time per claimed sender. The token is a bearer token, not a MAC of the fragment:
+ * it keeps out whoever lacks the key (another user of the node, a rank of another run, or
+ * one replaying a token made for a module from before a checkpoint), not whoever can read the
+ * ranks' traffic, which on a node takes root (an unprivileged user cannot capture loopback
+ * packets). A MAC of every fragment would also keep out that reader, but hashes every byte
+ * sent and received: per fragment, more than the token's compare by the cost btl_auth.h
+ * gives, which over shared memory is a large part of a small message's latency.
+ *
  * Reachability (add_procs): a peer is reached when it published an ofi address, with the
  * same provider, and, if either address reaches only its own node, on the same node. An
  * address reaches only its node when the provider is shm (shared memory: the shm module
@@ -70,7 +88,7 @@
  * from the pool, or answers CRMPI_ERR_RESOURCE_BUSY when every one is in flight or the
  * provider's queue is full (-FI_EAGAIN); nothing is consumed then. Every receive buffer is
  * posted at init and re-posted once its fragment has been delivered. Memory per rank:
- * (btl_ofi_send_buffers + btl_ofi_recv_buffers) * (max_send_size + 16): 12 MiB by default
+ * (btl_ofi_send_buffers + btl_ofi_recv_buffers) * (max_send_size + 64): 12 MiB by default
  * (16 and 32 buffers of 256 KiB). The pools are clamped to the provider's queue sizes
  * (tx_attr->size, rx_attr->size).
  *
@@ -114,6 +132,7 @@
 #include <rdma/fi_domain.h>
 
 #include "btl.h"
+#include "btl_auth.h"
 
 /* Between sm (32768) and tcp (1024); ucx shares the band. */
 #define BTL_OFI_EXCLUSIVITY 4096u
@@ -121,8 +140,9 @@
 #define BTL_OFI_MODEX_KEY "btl.ofi"
 /* "CROF": the first four bytes of the modex blob. */
 #define BTL_OFI_MAGIC 0x43524f46u
-/* Bumped whenever the modex blob or the fragment header change meaning. */
-#define BTL_OFI_VERSION 1u
+/* Bumped whenever the modex blob or the fragment header change meaning (2: the nonce in the
+ * blob, the token in the header). */
+#define BTL_OFI_VERSION 2u
 /* The libfabric API this code is written against (fi_getinfo's version argument). */
 #define BTL_OFI_FI_VERSION FI_VERSION(1, 10)
 /* Room for a provider's name in the modex ("tcp;ofi_rxm"). */
@@ -136,25 +156,27 @@
 /* Buffers start on a page: the copies into and out of them are the large ones. */
 #define BTL_OFI_PAGE 4096u
 
-/* Before every fragment, inside the provider's message. 16 bytes, so that the fragment
+/* Before every fragment, inside the provider's message. 32 bytes, so that the fragment
  * that follows is 16-byte aligned in the (page-aligned) receive buffer. */
 typedef struct btl_ofi_hdr {
     uint32_t sender_rank; /* the sending rank, in MPI_COMM_WORLD: FI_MSG carries no source */
     uint32_t seq;         /* per (sender, receiver), from 0: the delivery order */
     uint8_t tag;          /* the receive callback's tag (< CRMPI_BTL_TAG_MAX) */
     uint8_t reserved[7];  /* zero */
+    uint8_t token[CRMPI_BTL_AUTH_TOKEN_LEN]; /* proves the job's key ("Who may send") */
 } btl_ofi_hdr_t;
 
 #define BTL_OFI_HDR_SIZE sizeof(btl_ofi_hdr_t)
 
 /* The modex blob: this, then addr_len bytes of fi_getname. */
 typedef struct btl_ofi_modex {
-    uint32_t magic;                      /* BTL_OFI_MAGIC */
-    uint16_t version;                    /* BTL_OFI_VERSION */
-    uint16_t addr_len;                   /* bytes of endpoint name that follow */
-    uint8_t node_local;                  /* 1: the address reaches only this node */
-    uint8_t reserved[7];                 /* zero */
-    char provider[BTL_OFI_PROVIDER_MAX]; /* the provider's name, NUL-terminated */
+    uint32_t magic;                          /* BTL_OFI_MAGIC */
+    uint16_t version;                        /* BTL_OFI_VERSION */
+    uint16_t addr_len;                       /* bytes of endpoint name that follow */
+    uint8_t node_local;                      /* 1: the address reaches only this node */
+    uint8_t reserved[7];                     /* zero */
+    char provider[BTL_OFI_PROVIDER_MAX];     /* the provider's name, NUL-terminated */
+    uint8_t nonce[CRMPI_BTL_AUTH_NONCE_LEN]; /* the module's: covered by tokens to it */
 } btl_ofi_modex_t;
 
 /* The few functions libfabric exports (btl_ofi_lib.c); the rest of its API is inline. */
@@ -185,9 +207,11 @@ typedef struct btl_ofi_buf {
     struct btl_ofi_buf *next; /* free list (send), early arrivals or re-post list (receive) */
 } btl_ofi_buf_t;
 
-/* What this rank knows of one sender: the order of its fragments. */
+/* What this rank knows of one sender: the token its fragments carry, and their order. */
 typedef struct btl_ofi_peer {
-    uint32_t recv_seq;    /* the sequence number to deliver next */
+    uint8_t token[CRMPI_BTL_AUTH_TOKEN_LEN]; /* expected in its fragments (add_procs) */
+    bool known;                              /* token is set: add_procs named the rank */
+    uint32_t recv_seq;                       /* the sequence number to deliver next */
     btl_ofi_buf_t *early; /* fragments that completed before their turn, by seq */
 } btl_ofi_peer_t;
 
@@ -200,6 +224,7 @@ struct crmpi_btl_endpoint {
     fi_addr_t addr;           /* the peer's endpoint in the address vector */
     uint32_t send_seq;        /* the sequence number of the next fragment sent to it */
     bool failed;              /* a send to it failed (logged); later sends fail at once */
+    uint8_t token[CRMPI_BTL_AUTH_TOKEN_LEN]; /* in every fragment to it (its nonce's) */
 };
 
 /* What init read from the parameters (btl_ofi_info.c). */
@@ -245,6 +270,7 @@ struct btl_ofi_module {
     btl_ofi_buf_t *send_free;         /* send buffers not in flight */
     size_t num_sending;               /* send buffers in flight (awaiting their completion) */
     btl_ofi_buf_t *repost;            /* receive buffers the provider refused (-FI_EAGAIN) */
+    crmpi_btl_auth_t auth;            /* module key and nonce; refusals said */
     crmpi_btl_endpoint_t **endpoints; /* by peer rank; NULL: not added, or deleted */
     btl_ofi_peer_t *peers;            /* by sender rank: delivery order */
     size_t num_live;                  /* endpoints added and not deleted */
@@ -303,7 +329,7 @@ const char *btl_ofi_strerror(const btl_ofi_module_t *module, int fi_status);
 /** Encode this module's endpoint name for crmpi_rte_modex_publish (malloc'ed blob). */
 int btl_ofi_modex_pack(const btl_ofi_module_t *module, void **blob_out, size_t *len_out);
 /** Decode a peer's blob; CRMPI_ERR_PROTO (not logged) when it is malformed or another
- *  version. *modex_out and *addr_out point into `blob`. */
+ *  version (one without a nonce). *modex_out and *addr_out point into `blob`. */
 int btl_ofi_modex_unpack(const void *blob, size_t len, const btl_ofi_modex_t **modex_out,
                          const void **addr_out);
 
@@ -316,8 +342,10 @@ int btl_ofi_endpoint_send(crmpi_btl_module_t *module, crmpi_btl_endpoint_t *ep, 
 void btl_ofi_send_complete(btl_ofi_module_t *module, btl_ofi_buf_t *buf, bool failed);
 
 /**
- * A receive buffer's completion: deliver it, and any fragment of the same sender that was
- * waiting for it, in sequence (btl_ofi.h, "Order"); re-post what was delivered.
+ * A receive buffer's completion: refuse it unless its header is whole, from a rank add_procs
+ * named, with that rank's token and a valid tag (btl_ofi.h, "Who may send"); else deliver
+ * it, and any fragment of the same sender that was waiting for it, in sequence ("Order");
+ * re-post what was delivered or refused.
  * @param deliver  false: finalize; drop the fragment (nobody is listening any more)
  * @return fragments delivered
  */

@@ -30,6 +30,7 @@ int btl_ofi_modex_pack(const btl_ofi_module_t *module, void **blob_out, size_t *
     modex->addr_len = (uint16_t)module->addr_len;
     modex->node_local = module->node_local;
     snprintf(modex->provider, sizeof(modex->provider), "%s", module->info->fabric_attr->prov_name);
+    memcpy(modex->nonce, module->auth.nonce, sizeof(modex->nonce));
     memcpy(modex + 1, module->addr, module->addr_len);
     *blob_out = modex;
     *len_out = len;
@@ -68,6 +69,7 @@ int btl_ofi_endpoint_send(crmpi_btl_module_t *base, crmpi_btl_endpoint_t *ep, ui
     /* Every buffer is in flight: their completions come with progress. */
     if (!buf)
         return CRMPI_ERR_RESOURCE_BUSY;
+    memcpy(wire.token, ep->token, sizeof(wire.token));
     memcpy(buf->data, &wire, sizeof(wire));
     memcpy(buf->data + BTL_OFI_HDR_SIZE, hdr, hdr_len);
     if (payload_len)
@@ -162,18 +164,32 @@ int btl_ofi_recv_complete(btl_ofi_module_t *module, btl_ofi_buf_t *buf, size_t l
 
     if (!deliver)
         return 0; /* finalize: nobody listens, and the buffers are about to be freed */
+    /* Who sent it, before anything of the claimed sender's state is touched (btl_ofi.h,
+     * "Who may send"); the token first, as nothing else in the header means anything
+     * before it. */
     if (len < BTL_OFI_HDR_SIZE) {
-        crmpi_log_error("btl:ofi: rank %u: a message of %zu bytes, shorter than a fragment "
-                        "header; dropped",
-                        module->my_rank, len);
+        crmpi_btl_auth_refuse(&module->auth, CRMPI_BTL_AUTH_NO_RANK,
+                              "a message shorter than a header");
         btl_ofi_recv_post(module, buf);
         return 0;
     }
     memcpy(&wire, buf->data, sizeof(wire));
-    if (wire.sender_rank >= module->job_size || wire.tag >= CRMPI_BTL_TAG_MAX) {
-        crmpi_log_error("btl:ofi: rank %u: a fragment from rank %u with tag %u, which this "
-                        "job cannot have; dropped",
-                        module->my_rank, wire.sender_rank, wire.tag);
+    if (wire.sender_rank >= module->job_size || !module->peers[wire.sender_rank].known) {
+        crmpi_btl_auth_refuse(&module->auth, wire.sender_rank,
+                              wire.sender_rank >= module->job_size ? "no such rank in this job"
+                                                                   : "not a peer of this module");
+        btl_ofi_recv_post(module, buf);
+        return 0;
+    }
+    if (!crmpi_btl_auth_match(wire.token, module->peers[wire.sender_rank].token)) {
+        crmpi_btl_auth_refuse(&module->auth, wire.sender_rank,
+                              "its token does not prove the job's key to this module (a "
+                              "process of another job or user, or a token of an earlier module)");
+        btl_ofi_recv_post(module, buf);
+        return 0;
+    }
+    if (wire.tag >= CRMPI_BTL_TAG_MAX) {
+        crmpi_btl_auth_refuse(&module->auth, wire.sender_rank, "a tag out of range");
         btl_ofi_recv_post(module, buf);
         return 0;
     }

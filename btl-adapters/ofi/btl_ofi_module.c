@@ -95,6 +95,7 @@ static void btl_ofi_module_destroy(btl_ofi_module_t *module)
         free(module->endpoints[r]);
     free(module->endpoints);
     free(module->peers);
+    crmpi_btl_auth_fini(&module->auth);
     free(module->node_of_rank);
     free(module->send_bufs);
     free(module->recv_bufs);
@@ -104,11 +105,11 @@ static void btl_ofi_module_destroy(btl_ofi_module_t *module)
 }
 
 /* Find the peer's endpoint name and decide whether it can be reached (btl_ofi.h,
- * "Reachability"); insert it into the address vector.
- * @return CRMPI_OK with *addr_out, CRMPI_ERR_UNREACH (said at verbose level), other
- *         errors (logged). */
+ * "Reachability"); insert it into the address vector, and make the token of fragments to it.
+ * @return CRMPI_OK with *addr_out and token_out, CRMPI_ERR_UNREACH (said at verbose
+ *         level), other errors (logged). */
 static int btl_ofi_module_peer_addr(btl_ofi_module_t *module, uint32_t peer_rank,
-                                    fi_addr_t *addr_out)
+                                    fi_addr_t *addr_out, uint8_t *token_out)
 {
     const btl_ofi_modex_t *modex;
     const void *addr;
@@ -157,6 +158,9 @@ static int btl_ofi_module_peer_addr(btl_ofi_module_t *module, uint32_t peer_rank
                             inserted < 0 ? btl_ofi_strerror(module, inserted) : "not inserted",
                             inserted);
             rc = CRMPI_ERR_IO;
+        } else {
+            crmpi_btl_auth_token(&module->auth, module->my_rank, peer_rank, modex->nonce,
+                                 token_out);
         }
     }
     free(blob);
@@ -171,6 +175,7 @@ static int btl_ofi_module_add_procs(crmpi_btl_module_t *base, size_t nprocs,
 
     for (size_t i = 0; i < nprocs; i++) {
         uint32_t peer_rank = peer_ranks[i];
+        uint8_t token[CRMPI_BTL_AUTH_TOKEN_LEN];
         crmpi_btl_endpoint_t *ep;
         fi_addr_t addr;
         int rc;
@@ -179,11 +184,19 @@ static int btl_ofi_module_add_procs(crmpi_btl_module_t *base, size_t nprocs,
         /* This rank is the self BTL's. */
         if (peer_rank == module->my_rank || peer_rank >= module->job_size)
             continue;
+        /* What its fragments must carry (btl_ofi.h, "Who may send"), whether or not this
+         * rank reaches it: it depends on this module's nonce only, and stays when the BML
+         * deletes the peer (fragments it sent before may still complete). */
+        if (!module->peers[peer_rank].known) {
+            crmpi_btl_auth_token(&module->auth, peer_rank, module->my_rank, module->auth.nonce,
+                                 module->peers[peer_rank].token);
+            module->peers[peer_rank].known = true;
+        }
         if (module->endpoints[peer_rank]) {
             endpoints_out[i] = module->endpoints[peer_rank];
             continue;
         }
-        rc = btl_ofi_module_peer_addr(module, peer_rank, &addr);
+        rc = btl_ofi_module_peer_addr(module, peer_rank, &addr, token);
         if (rc == CRMPI_ERR_UNREACH)
             continue;
         if (rc != CRMPI_OK)
@@ -197,6 +210,7 @@ static int btl_ofi_module_add_procs(crmpi_btl_module_t *base, size_t nprocs,
         ep->module = module;
         ep->peer_rank = peer_rank;
         ep->addr = addr;
+        memcpy(ep->token, token, sizeof(ep->token));
         module->endpoints[peer_rank] = ep;
         module->num_live++;
         endpoints_out[i] = ep;
@@ -369,8 +383,10 @@ static int btl_ofi_module_finalize(crmpi_btl_module_t *base)
 
     btl_ofi_module_flush(module);
     crmpi_fw_verbose(&crmpi_btl_framework, 20,
-                     "ofi: rank %u: finalize; %llu fragments completed before their turn",
-                     module->my_rank, (unsigned long long)module->num_early);
+                     "ofi: rank %u: finalize; %llu fragments completed before their turn, %llu "
+                     "refused",
+                     module->my_rank, (unsigned long long)module->num_early,
+                     (unsigned long long)module->auth.num_refused);
     btl_ofi_module_destroy(module);
     /* After every object is closed: the sockets provider's threads are joined by then. */
     lib.freeinfo(info);
@@ -508,6 +524,10 @@ int btl_ofi_module_create(const crmpi_rte_job_info_t *job, const btl_ofi_setting
     }
     for (uint32_t r = 0; r < job->size; r++)
         module->node_of_rank[r] = job->node_of_rank ? job->node_of_rank[r] : job->node_id;
+    /* A new nonce with every module: tokens made for an earlier one are refused. */
+    rc = crmpi_btl_auth_init(&module->auth, "ofi", job);
+    if (rc != CRMPI_OK)
+        goto err_destroy;
     rc = btl_ofi_module_open_endpoint(module);
     if (rc != CRMPI_OK)
         goto err_destroy;

@@ -4,9 +4,10 @@
  *
  *   rank i                                                  rank j
  *   send: hdr + payload packed into a send buffer           one AM handler per crmpi tag
- *         -> ucp_am_send_nbx(ep of j, AM id = tag,          (AM id = tag): in sequence, to
- *            wire header {rank, seq}, buffer) ------------> the tag's callback; a fragment
- *         buffer freed at the send's completion             ahead of its turn is copied
+ *         -> ucp_am_send_nbx(ep of j, AM id = tag,          (AM id = tag): token checked,
+ *            wire header {rank, seq, token},                then in sequence to the tag's
+ *            buffer) -------------------------------------> callback; a fragment ahead
+ *         buffer freed at the send's completion             of its turn is copied
  *   progress: ucp_worker_progress (crmpi's progress engine calls it; no thread of ours)
  *
  * One UCP context and one worker per rank; the worker's address is published in the modex
@@ -17,6 +18,24 @@
  * hands each fragment to the callback of its tag. One AM id per crmpi tag is exactly that
  * dispatch; tag matching would run UCP's matching engine (expected and unexpected queues)
  * to match everything with a full mask, and still need the sender's rank in the tag.
+ *
+ * Who may send (btl-adapters/btl_auth.h): a worker takes active messages from anyone who
+ * has its address, and UCX's tcp transport accepts connections from any process of the node
+ * (it listens on a TCP port), so without more any local user could have fragments delivered
+ * to the PML. Each module derives its own key from the job's key and publishes a random
+ * nonce with its worker's address, new with every module; in add_procs a sender computes,
+ * for each peer, a 16-byte token (an HMAC under the module key over both ranks, the jobid
+ * and the peer's nonce) and puts it in the AM header of every fragment, and the receiver
+ * computes the token it expects from each sender. The AM handler checks the header's
+ * length, the sender rank and the token (in constant time) before it touches the sender's
+ * sequence number or early list; a fragment that fails is dropped, and a line is logged the
+ * first time per claimed sender. The token is a bearer token, not a MAC of the fragment: it
+ * keeps out whoever lacks the key (another user of the node, a rank of another run, or one
+ * replaying a token made for a module from before a checkpoint), not whoever can read the
+ * ranks' traffic, which on a node takes root (an unprivileged user cannot capture loopback
+ * packets). A MAC of every fragment would also keep out that reader, but hashes every byte
+ * sent and received: per fragment, more than the token's compare by the cost btl_auth.h
+ * gives, which over shared memory is a large part of a small message's latency.
  *
  * Transports: UCX's own selection, restricted by btl_ucx_tls when set (it replaces
  * UCX_TLS, which is read from the environment otherwise). The parameter exists because a
@@ -96,6 +115,7 @@
 #include <ucs/debug/log_def.h>
 
 #include "btl.h"
+#include "btl_auth.h"
 
 /* Shared with ofi: between sm (32768) and tcp (1024). */
 #define BTL_UCX_EXCLUSIVITY 4096u
@@ -103,8 +123,9 @@
 #define BTL_UCX_MODEX_KEY "btl.ucx"
 /* "CRUX": the first four bytes of the modex blob. */
 #define BTL_UCX_MAGIC 0x43525558u
-/* Bumped whenever the modex blob or the AM header change meaning. */
-#define BTL_UCX_VERSION 1u
+/* Bumped whenever the modex blob or the AM header change meaning (2: the nonce in the
+ * blob, the token in the header). */
+#define BTL_UCX_VERSION 2u
 /* Largest worker address accepted from a peer's modex. */
 #define BTL_UCX_ADDR_MAX 65536
 /* Room for the first message UCX logs while the context starts (the reason it failed). */
@@ -114,14 +135,16 @@
 typedef struct btl_ucx_wire {
     uint32_t sender_rank; /* in MPI_COMM_WORLD: an AM carries no source of its own */
     uint32_t seq;         /* per (sender, receiver), from 0: the delivery order */
+    uint8_t token[CRMPI_BTL_AUTH_TOKEN_LEN]; /* proves the job's key ("Who may send") */
 } btl_ucx_wire_t;
 
 /* The modex blob: this, then addr_len bytes of the worker's address. */
 typedef struct btl_ucx_modex {
-    uint32_t magic;    /* BTL_UCX_MAGIC */
-    uint16_t version;  /* BTL_UCX_VERSION */
-    uint16_t reserved; /* zero */
-    uint32_t addr_len; /* bytes of address that follow */
+    uint32_t magic;                          /* BTL_UCX_MAGIC */
+    uint16_t version;                        /* BTL_UCX_VERSION */
+    uint16_t reserved;                       /* zero */
+    uint32_t addr_len;                       /* bytes of address that follow */
+    uint8_t nonce[CRMPI_BTL_AUTH_NONCE_LEN]; /* the module's: covered by tokens to it */
 } btl_ucx_modex_t;
 
 /* The functions of libucp (and the libucs it pulls in) this BTL calls, looked up at load. */
@@ -173,10 +196,12 @@ typedef struct btl_ucx_early {
     char data[];                /* the fragment */
 } btl_ucx_early_t;
 
-/* What this rank knows of one sender: the order of its fragments. */
+/* What this rank knows of one sender: the token its fragments carry, and their order. */
 typedef struct btl_ucx_peer {
-    uint32_t recv_seq;      /* the sequence number to deliver next */
-    btl_ucx_early_t *early; /* fragments that arrived before their turn, by seq */
+    uint8_t token[CRMPI_BTL_AUTH_TOKEN_LEN]; /* expected in its fragments (add_procs) */
+    bool known;                              /* token is set: add_procs named the rank */
+    uint32_t recv_seq;                       /* the sequence number to deliver next */
+    btl_ucx_early_t *early;                  /* fragments that arrived before their turn, by seq */
 } btl_ucx_peer_t;
 
 typedef struct btl_ucx_module btl_ucx_module_t;
@@ -195,6 +220,7 @@ struct crmpi_btl_endpoint {
     uint32_t send_seq;        /* the sequence number of the next fragment sent to it */
     bool failed;              /* a send to it failed (logged); later sends fail at once */
     bool deleted;             /* del_procs: the BML no longer uses it (closed at finalize) */
+    uint8_t token[CRMPI_BTL_AUTH_TOKEN_LEN]; /* in every fragment to it (its nonce's) */
 };
 
 /* What init read from the parameters (btl_ucx_info.c). */
@@ -222,6 +248,7 @@ struct btl_ucx_module {
     size_t max_sends;                           /* sends in flight before RESOURCE_BUSY */
     int64_t finalize_timeout_ms;                /* each of finalize's waits */
     size_t num_sending;                         /* sends UCP has not completed yet */
+    crmpi_btl_auth_t auth;                      /* module key and nonce; refusals said */
     crmpi_btl_endpoint_t **endpoints;           /* by peer rank; NULL: not added */
     btl_ucx_peer_t *peers;                      /* by sender rank: delivery order */
     btl_ucx_am_ctx_t am_ctx[CRMPI_BTL_TAG_MAX]; /* each tag's handler context */
@@ -261,16 +288,18 @@ int btl_ucx_module_create(const crmpi_rte_job_info_t *job, const btl_ucx_setting
 
 /** Encode this module's worker address for crmpi_rte_modex_publish (malloc'ed blob). */
 int btl_ucx_modex_pack(const btl_ucx_module_t *module, void **blob_out, size_t *len_out);
-/** Decode a peer's blob; CRMPI_ERR_PROTO (not logged) when malformed or of another version;
- *  *addr_out points into `blob`. */
-int btl_ucx_modex_unpack(const void *blob, size_t len, const void **addr_out, size_t *addr_len_out);
+/** Decode a peer's blob; CRMPI_ERR_PROTO (not logged) when malformed or of another version
+ *  (one without a nonce); *addr_out and *nonce_out point into `blob`. */
+int btl_ucx_modex_unpack(const void *blob, size_t len, const void **addr_out, size_t *addr_len_out,
+                         const uint8_t **nonce_out);
 
 /** The module's send slot (btl.h). */
 int btl_ucx_endpoint_send(crmpi_btl_module_t *module, crmpi_btl_endpoint_t *ep, uint8_t tag,
                           const void *hdr, size_t hdr_len, crmpi_convertor_t *payload,
                           size_t payload_len);
 
-/** UCP's AM handler of every tag (ucp_am_recv_callback_t); arg is a btl_ucx_am_ctx_t. */
+/** UCP's AM handler of every tag (ucp_am_recv_callback_t); arg is a btl_ucx_am_ctx_t.
+ *  Refuses what fails the checks of btl_ucx.h, "Who may send", then btl_ucx_endpoint_recv. */
 ucs_status_t btl_ucx_endpoint_am_recv(void *arg, const void *header, size_t header_length,
                                       void *data, size_t length, const ucp_am_recv_param_t *param);
 

@@ -25,13 +25,15 @@ int btl_ucx_modex_pack(const btl_ucx_module_t *module, void **blob_out, size_t *
     modex->magic = BTL_UCX_MAGIC;
     modex->version = BTL_UCX_VERSION;
     modex->addr_len = (uint32_t)module->addr_len;
+    memcpy(modex->nonce, module->auth.nonce, sizeof(modex->nonce));
     memcpy(modex + 1, module->addr, module->addr_len);
     *blob_out = modex;
     *len_out = len;
     return CRMPI_OK;
 }
 
-int btl_ucx_modex_unpack(const void *blob, size_t len, const void **addr_out, size_t *addr_len_out)
+int btl_ucx_modex_unpack(const void *blob, size_t len, const void **addr_out, size_t *addr_len_out,
+                         const uint8_t **nonce_out)
 {
     const btl_ucx_modex_t *modex = blob;
 
@@ -42,6 +44,7 @@ int btl_ucx_modex_unpack(const void *blob, size_t len, const void **addr_out, si
         return CRMPI_ERR_PROTO;
     *addr_out = modex + 1;
     *addr_len_out = modex->addr_len;
+    *nonce_out = modex->nonce;
     return CRMPI_OK;
 }
 
@@ -92,6 +95,7 @@ int btl_ucx_endpoint_send(crmpi_btl_module_t *base, crmpi_btl_endpoint_t *ep, ui
     send->module = module;
     send->peer_rank = ep->peer_rank;
     send->wire = (btl_ucx_wire_t){.sender_rank = module->my_rank, .seq = ep->send_seq};
+    memcpy(send->wire.token, ep->token, sizeof(send->wire.token));
     send->len = len;
     memcpy(send->data, hdr, hdr_len);
     if (payload_len)
@@ -200,24 +204,31 @@ ucs_status_t btl_ucx_endpoint_am_recv(void *arg, const void *header, size_t head
     /* Finalize: nobody listens any more (btl_ucx_module_flush_close). */
     if (module->finalizing)
         return UCS_OK;
+    /* Who sent it, before anything of the claimed sender's state is touched (btl_ucx.h,
+     * "Who may send"); the token first, as nothing else in the header means anything
+     * before it. */
     if (header_length != sizeof(wire)) {
-        crmpi_log_error("btl:ucx: rank %u: an active message with a %zu-byte header, not a "
-                        "fragment of this crmpi; dropped",
-                        module->my_rank, header_length);
+        crmpi_btl_auth_refuse(&module->auth, CRMPI_BTL_AUTH_NO_RANK,
+                              "an active message whose header is not a fragment's");
         return UCS_OK;
     }
     memcpy(&wire, header, sizeof(wire));
-    if (wire.sender_rank >= module->job_size) {
-        crmpi_log_error("btl:ucx: rank %u: a fragment from rank %u, which this job does not "
-                        "have; dropped",
-                        module->my_rank, wire.sender_rank);
+    if (wire.sender_rank >= module->job_size || !module->peers[wire.sender_rank].known) {
+        crmpi_btl_auth_refuse(&module->auth, wire.sender_rank,
+                              wire.sender_rank >= module->job_size ? "no such rank in this job"
+                                                                   : "not a peer of this module");
+        return UCS_OK;
+    }
+    if (!crmpi_btl_auth_match(wire.token, module->peers[wire.sender_rank].token)) {
+        crmpi_btl_auth_refuse(&module->auth, wire.sender_rank,
+                              "its token does not prove the job's key to this module (a "
+                              "process of another job or user, or a token of an earlier module)");
         return UCS_OK;
     }
     /* Every sender asks for eager (btl_ucx_endpoint_send); data is here, whole. */
     if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
-        crmpi_log_error("btl:ucx: rank %u <- rank %u: fragment %u came by rendezvous, which "
-                        "this crmpi never sends; dropped",
-                        module->my_rank, wire.sender_rank, wire.seq);
+        crmpi_btl_auth_refuse(&module->auth, wire.sender_rank,
+                              "a fragment by rendezvous, which this crmpi never sends");
         return UCS_OK;
     }
     module->delivered +=

@@ -23,13 +23,15 @@ static int64_t btl_ucx_module_now_ms(void)
     return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
 }
 
-/* The peer's endpoint from its modex address; CRMPI_ERR_UNREACH when it published none or
- * UCX has no transport to it (said at verbose 10), other errors logged. */
+/* The peer's endpoint from its modex address, and the token of fragments to it;
+ * CRMPI_ERR_UNREACH when it published none or UCX has no transport to it (said at verbose
+ * 10), other errors logged. */
 static int btl_ucx_module_peer_connect(btl_ucx_module_t *module, uint32_t peer_rank,
-                                       ucp_ep_h *ep_out)
+                                       ucp_ep_h *ep_out, uint8_t *token_out)
 {
     const btl_ucx_lib_t *lib = module->lib;
     ucp_ep_params_t params = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS};
+    const uint8_t *nonce;
     const char *why;
     const void *addr;
     size_t addr_len;
@@ -50,7 +52,7 @@ static int btl_ucx_module_peer_connect(btl_ucx_module_t *module, uint32_t peer_r
                         module->my_rank, peer_rank, crmpi_strerror(rc));
         return rc;
     }
-    if (btl_ucx_modex_unpack(blob, len, &addr, &addr_len) != CRMPI_OK) {
+    if (btl_ucx_modex_unpack(blob, len, &addr, &addr_len, &nonce) != CRMPI_OK) {
         crmpi_log_error("btl:ucx: rank %u: rank %u published a ucx address this rank cannot "
                         "read (%zu bytes; another crmpi version?)",
                         module->my_rank, peer_rank, len);
@@ -58,6 +60,7 @@ static int btl_ucx_module_peer_connect(btl_ucx_module_t *module, uint32_t peer_r
         return CRMPI_ERR_PROTO;
     }
     params.address = addr;
+    crmpi_btl_auth_token(&module->auth, module->my_rank, peer_rank, nonce, token_out);
     btl_ucx_lib_log_begin();
     status = lib->ep_create(module->worker, &params, ep_out);
     why = btl_ucx_lib_log_end();
@@ -92,6 +95,7 @@ static int btl_ucx_module_add_procs(crmpi_btl_module_t *base, size_t nprocs,
 
     for (size_t i = 0; i < nprocs; i++) {
         uint32_t peer_rank = peer_ranks[i];
+        uint8_t token[CRMPI_BTL_AUTH_TOKEN_LEN];
         crmpi_btl_endpoint_t *ep;
         ucp_ep_h ucp_ep;
         int rc;
@@ -100,6 +104,13 @@ static int btl_ucx_module_add_procs(crmpi_btl_module_t *base, size_t nprocs,
         /* This rank is the self BTL's. */
         if (peer_rank == module->my_rank || peer_rank >= module->job_size)
             continue;
+        /* What its fragments must carry (btl_ucx.h, "Who may send"), whether or not this
+         * rank reaches it: it depends on this module's nonce only. */
+        if (!module->peers[peer_rank].known) {
+            crmpi_btl_auth_token(&module->auth, peer_rank, module->my_rank, module->auth.nonce,
+                                 module->peers[peer_rank].token);
+            module->peers[peer_rank].known = true;
+        }
         ep = module->endpoints[peer_rank];
         if (ep) {
             if (ep->deleted) {
@@ -109,7 +120,7 @@ static int btl_ucx_module_add_procs(crmpi_btl_module_t *base, size_t nprocs,
             endpoints_out[i] = ep;
             continue;
         }
-        rc = btl_ucx_module_peer_connect(module, peer_rank, &ucp_ep);
+        rc = btl_ucx_module_peer_connect(module, peer_rank, &ucp_ep, token);
         if (rc == CRMPI_ERR_UNREACH)
             continue;
         if (rc != CRMPI_OK)
@@ -125,6 +136,7 @@ static int btl_ucx_module_add_procs(crmpi_btl_module_t *base, size_t nprocs,
         ep->module = module;
         ep->peer_rank = peer_rank;
         ep->ucp_ep = ucp_ep;
+        memcpy(ep->token, token, sizeof(ep->token));
         module->endpoints[peer_rank] = ep;
         module->num_live++;
         endpoints_out[i] = ep;
@@ -306,6 +318,7 @@ static void btl_ucx_module_destroy(btl_ucx_module_t *module)
         free(module->endpoints[r]);
     free(module->endpoints);
     free(module->peers);
+    crmpi_btl_auth_fini(&module->auth);
     free(module);
 }
 
@@ -315,8 +328,10 @@ static int btl_ucx_module_finalize(crmpi_btl_module_t *base)
 
     btl_ucx_module_flush_close(module);
     crmpi_fw_verbose(&crmpi_btl_framework, 20,
-                     "ucx: rank %u: finalize; %llu fragments arrived before their turn",
-                     module->my_rank, (unsigned long long)module->num_early);
+                     "ucx: rank %u: finalize; %llu fragments arrived before their turn, %llu "
+                     "refused",
+                     module->my_rank, (unsigned long long)module->num_early,
+                     (unsigned long long)module->auth.num_refused);
     btl_ucx_module_destroy(module);
     return CRMPI_OK;
 }
@@ -606,6 +621,10 @@ int btl_ucx_module_create(const crmpi_rte_job_info_t *job, const btl_ucx_setting
         rc = CRMPI_ERR_OUT_OF_RESOURCE;
         goto err_destroy;
     }
+    /* A new nonce with every module: tokens made for an earlier one are refused. */
+    rc = crmpi_btl_auth_init(&module->auth, "ucx", job);
+    if (rc != CRMPI_OK)
+        goto err_destroy;
     rc = btl_ucx_module_context_create(module, settings);
     if (rc != CRMPI_OK)
         goto err_destroy;

@@ -237,6 +237,8 @@ static int test_count_lines(const char *text)
 
 /* The job's node map for the next test_rank_open; NULL: every rank on node 0. */
 static const uint32_t *rank_node_map;
+/* The next test_rank_open gives its module another job's key (an intruder's). */
+static bool rank_other_key;
 
 /* Become rank `rank` and create its ofi module (parameters must be set before). */
 static int test_rank_open(test_rank_t *t, uint32_t rank, uint32_t size, const char *dir)
@@ -255,6 +257,8 @@ static int test_rank_open(test_rank_t *t, uint32_t rank, uint32_t size, const ch
     RANK_CHECK(crmpi_catalog_register_all() == CRMPI_OK, "catalog");
     RANK_CHECK(crmpi_framework_open(&crmpi_btl_framework) == CRMPI_OK, "btl framework");
     crmpi_btl_test_rte_setup(dir, rank, size, rank_node_map, &job);
+    if (rank_other_key)
+        job.job_key[0] ^= 1;
     RANK_CHECK(crmpi_btl_register_recv(TEST_TAG, test_recv_dispatch) == CRMPI_OK, "register");
     return ops->init(&job, &t->module);
 }
@@ -806,6 +810,10 @@ static void scenario_reorder(uint32_t rank, uint32_t size, const char *dir, void
     test_use_provider("");
     RANK_CHECK(test_rank_open(&t, 0, 2, dir) == CRMPI_OK, "init");
     module = (btl_ofi_module_t *)t.module;
+    /* Rank 1 published nothing, so it is unreachable, but its fragments' token is known. */
+    RANK_CHECK(t.module->add_procs(t.module, 1, &(uint32_t){1}, t.eps) == CRMPI_OK &&
+                   t.eps[0] == NULL && module->peers[1].known,
+               "add_procs");
     rank_on_recv = reorder_on_recv;
     bufs = calloc(5, sizeof(*bufs));
     RANK_CHECK(bufs != NULL, "calloc");
@@ -815,6 +823,7 @@ static void scenario_reorder(uint32_t rank, uint32_t size, const char *dir, void
         uint32_t value = 100 + order[i];
         int count;
 
+        memcpy(wire.token, module->peers[1].token, sizeof(wire.token));
         bufs[i].kind = BTL_OFI_BUF_RECV;
         /* C11 7.22.3.1: the size must be a multiple of the alignment. */
         bufs[i].data = aligned_alloc(BTL_OFI_PAGE, (module->buf_size + BTL_OFI_PAGE - 1) &
@@ -891,6 +900,210 @@ static void test_finalize_flushes(void **state)
 static void test_finalize_flushes_sockets(void **state)
 {
     test_run_ranks(2, scenario_finalize_flush, "sockets");
+}
+
+/* ---- who may send: forged fragments are refused, and the module goes on ---- */
+
+/* Forged fragments of each kind the intruder sends: one line each is logged all the same. */
+#define AUTH_REPEAT 5
+/* Fragments the real peer sends afterwards. */
+#define AUTH_LEGIT 300
+/* What the intruder's fragments carry: delivered, they would fail stream_on_recv. */
+#define AUTH_FORGED_MAGIC 0xbadbadbau
+
+/* A barrier of every rank that progresses the module while it waits: a provider that needs
+ * the peer's progress to complete a send (a connection being made) still gets it. */
+static void test_barrier_progress(test_rank_t *t, const char *name)
+{
+    char path[600];
+    struct stat st;
+    int fd;
+
+    snprintf(path, sizeof(path), "%s/%s.%u", t->dir, name, t->rank);
+    fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    RANK_CHECK(fd >= 0, "open %s: %s", path, strerror(errno));
+    close(fd);
+    for (uint32_t r = 0; r < t->size; r++) {
+        snprintf(path, sizeof(path), "%s/%s.%u", t->dir, name, r);
+        while (stat(path, &st) != 0)
+            t->module->progress(t->module);
+    }
+}
+
+static int test_count_substr(const char *text, const char *what)
+{
+    int count = 0;
+
+    for (const char *at = text; (at = strstr(at, what)) != NULL; at += strlen(what))
+        count++;
+    return count;
+}
+
+/* A file of the test's directory, written whole or read whole. */
+static void test_file_put(const char *dir, const char *name, const void *data, size_t len)
+{
+    char path[600];
+    FILE *file;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    file = fopen(path, "w");
+    RANK_CHECK(file && fwrite(data, 1, len, file) == len && fclose(file) == 0, "write %s", path);
+}
+
+static void test_file_get(const char *dir, const char *name, void *data, size_t len)
+{
+    char path[600];
+    FILE *file;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    file = fopen(path, "r");
+    RANK_CHECK(file && fread(data, 1, len, file) == len, "read %s", path);
+    fclose(file);
+}
+
+/* The intruder's send: through its own module and endpoint to the victim, claiming to be
+ * `claimed_rank` and carrying `token`; the module's own rank and token are put back. */
+static void auth_send_forged(test_rank_t *t, uint32_t victim, uint32_t claimed_rank,
+                             const uint8_t *token)
+{
+    btl_ofi_module_t *module = (btl_ofi_module_t *)t->module;
+    crmpi_btl_endpoint_t *ep = t->eps[victim];
+    uint8_t own_token[CRMPI_BTL_AUTH_TOKEN_LEN];
+    const uint32_t own_rank = module->my_rank;
+    test_hdr_t hdr = {.magic = AUTH_FORGED_MAGIC, .sender = claimed_rank, .dest = victim};
+
+    memcpy(own_token, ep->token, sizeof(own_token));
+    module->my_rank = claimed_rank;
+    memcpy(ep->token, token, sizeof(own_token));
+    for (int i = 0; i < AUTH_REPEAT; i++)
+        test_send_blocking(t, victim, &hdr, sizeof(hdr), NULL, 0);
+    module->my_rank = own_rank;
+    memcpy(ep->token, own_token, sizeof(own_token));
+}
+
+/*
+ * Rank 1 is the victim, rank 0 its real peer, rank 3 a rank that only exists, and rank 2
+ * an intruder whose module has another job's key. Every rank builds its module twice, as
+ * around a checkpoint; in the second round the intruder sends the victim fragments with
+ * (a) a zero token, claiming rank 3; (b) the token its own key makes, as itself; (c) rank
+ * 0's token to the victim's first module, claiming rank 0 (a replay across the rebuild);
+ * (d) a token made with the job's key for rank 9, which the job does not have. Each kind is
+ * refused and logged once, nothing reaches the callback, and then rank 0's stream arrives
+ * whole and in order.
+ */
+static void scenario_forged(uint32_t rank, uint32_t size, const char *dir, void *arg)
+{
+    const uint32_t victim = 1;
+    const uint32_t unknown_rank = 9;
+    char subdir[2][600];
+    test_rank_t t;
+
+    test_use_provider(arg);
+    for (int round = 0; round < 2; round++) {
+        snprintf(subdir[round], sizeof(subdir[round]), "%s/r%d", dir, round);
+        mkdir(subdir[round], 0700);
+    }
+    /* The first module of every rank; rank 0 keeps its token to the victim where the
+     * intruder finds it. */
+    test_rank_start(&t, rank, size, subdir[0]);
+    if (rank == 0)
+        test_file_put(dir, "token0", t.eps[victim]->token, CRMPI_BTL_AUTH_TOKEN_LEN);
+    test_barrier_progress(&t, "built");
+    test_rank_stop(&t);
+    crmpi_framework_close(&crmpi_btl_framework);
+
+    /* The second: new nonces. */
+    rank_other_key = rank == 2;
+    test_rank_start(&t, rank, size, subdir[1]);
+    rank_other_key = false;
+    rank_on_recv = stream_on_recv;
+    if (rank == victim) {
+        btl_ofi_module_t *module = (btl_ofi_module_t *)t.module;
+        char *text;
+
+        test_capture_begin(dir, "forged");
+        while (module->auth.num_refused < 4 * AUTH_REPEAT)
+            t.module->progress(t.module);
+        test_barrier_progress(&t, "forged");
+        while (stream_received < AUTH_LEGIT)
+            t.module->progress(t.module);
+        text = test_capture_end(dir, "forged");
+        RANK_CHECK(stream_received == AUTH_LEGIT && stream_expected[0] == AUTH_LEGIT,
+                   "%llu fragments delivered, %u from rank 0", (unsigned long long)stream_received,
+                   stream_expected[0]);
+        RANK_CHECK(module->auth.num_refused == 4 * AUTH_REPEAT, "%llu fragments refused",
+                   (unsigned long long)module->auth.num_refused);
+        for (uint32_t claimed = 0; claimed <= unknown_rank; claimed++) {
+            char expect[128];
+
+            if (claimed == victim || (claimed > 3 && claimed != unknown_rank))
+                continue;
+            snprintf(
+                expect, sizeof(expect),
+                "btl:ofi: rank 1: refused a fragment claiming to come from rank %u: ", claimed);
+            RANK_CHECK(test_count_substr(text, expect) == 1, "not once \"%s\": %s", expect, text);
+        }
+        RANK_CHECK(test_count_substr(text, "does not prove the job's key") == 3,
+                   "not three bad tokens: %s", text);
+        RANK_CHECK(test_count_substr(text, "no such rank in this job") == 1,
+                   "rank %u not refused as such: %s", unknown_rank, text);
+        RANK_CHECK(test_count_lines(text) == 4, "not exactly four lines: %s", text);
+        free(text);
+    } else if (rank == 2) {
+        const crmpi_rte_job_info_t *job = crmpi_rte_job();
+        uint8_t token[CRMPI_BTL_AUTH_TOKEN_LEN] = {0};
+        const btl_ofi_modex_t *modex;
+        crmpi_btl_auth_t real;
+        const void *addr;
+        void *blob;
+        size_t len;
+
+        /* (a) No token at all. */
+        auth_send_forged(&t, victim, 3, token);
+        /* (b) Its own, made with another job's key for the victim's present module. */
+        auth_send_forged(&t, victim, 2, t.eps[victim]->token);
+        /* (c) A token that was good for the victim's module before the rebuild. */
+        test_file_get(dir, "token0", token, sizeof(token));
+        auth_send_forged(&t, victim, 0, token);
+        /* (d) The job's key and the victim's present nonce, for a rank the job lacks. */
+        RANK_CHECK(crmpi_rte_modex_lookup(victim, BTL_OFI_MODEX_KEY, &blob, &len) == CRMPI_OK &&
+                       btl_ofi_modex_unpack(blob, len, &modex, &addr) == CRMPI_OK,
+                   "the victim's modex");
+        RANK_CHECK(crmpi_btl_auth_init(&real, "ofi", job) == CRMPI_OK, "auth");
+        crmpi_btl_auth_token(&real, unknown_rank, victim, modex->nonce, token);
+        crmpi_btl_auth_fini(&real);
+        free(blob);
+        auth_send_forged(&t, victim, unknown_rank, token);
+        while (((btl_ofi_module_t *)t.module)->num_sending > 0)
+            t.module->progress(t.module);
+        test_barrier_progress(&t, "forged");
+    } else if (rank == 0) {
+        uint8_t payload[2000];
+
+        test_barrier_progress(&t, "forged");
+        for (uint32_t seq = 0; seq < AUTH_LEGIT; seq++) {
+            test_hdr_t hdr = {.magic = TEST_MAGIC, .sender = 0, .dest = victim, .seq = seq};
+
+            hdr.payload_len = (seq * 37) % sizeof(payload);
+            test_fill(payload, hdr.payload_len, test_msg_seed(0, victim, seq));
+            hdr.checksum = test_fnv1a(payload, hdr.payload_len);
+            test_send_blocking(&t, victim, &hdr, sizeof(hdr), payload, hdr.payload_len);
+        }
+    } else {
+        test_barrier_progress(&t, "forged");
+    }
+    test_barrier_progress(&t, "done");
+    test_rank_stop(&t);
+}
+
+static void test_forged_fragments(void **state)
+{
+    test_run_ranks(4, scenario_forged, "");
+}
+
+static void test_forged_fragments_sockets(void **state)
+{
+    test_run_ranks(4, scenario_forged, "sockets");
 }
 
 /* ---- what a module holds, and that finalize gives all of it back ---- */
@@ -1354,6 +1567,7 @@ static void test_modex_round_trip(void **state)
 
     for (int i = 0; i < 16; i++)
         module.addr[i] = (char)(i * 3);
+    memset(module.auth.nonce, 0xa5, sizeof(module.auth.nonce));
     assert_int_equal(btl_ofi_modex_pack(&module, (void **)&blob, &len), CRMPI_OK);
     assert_int_equal(len, sizeof(btl_ofi_modex_t) + 16);
     assert_int_equal(btl_ofi_modex_unpack(blob, len, &modex, &addr), CRMPI_OK);
@@ -1361,6 +1575,7 @@ static void test_modex_round_trip(void **state)
     assert_int_equal(modex->addr_len, 16);
     assert_true(modex->node_local);
     assert_memory_equal(addr, module.addr, 16);
+    assert_memory_equal(modex->nonce, module.auth.nonce, sizeof(modex->nonce));
     /* Truncated, too long, another version, another magic: refused. */
     assert_int_equal(btl_ofi_modex_unpack(blob, len - 1, &modex, &addr), CRMPI_ERR_PROTO);
     assert_int_equal(btl_ofi_modex_unpack(blob, sizeof(btl_ofi_modex_t) - 1, &modex, &addr),
@@ -1442,6 +1657,8 @@ int main(void)
         cmocka_unit_test(test_reorder),
         cmocka_unit_test(test_finalize_flushes),
         cmocka_unit_test(test_finalize_flushes_sockets),
+        cmocka_unit_test(test_forged_fragments),
+        cmocka_unit_test(test_forged_fragments_sockets),
         cmocka_unit_test(test_cycles_release_everything),
         cmocka_unit_test(test_cycles_release_everything_sockets),
         cmocka_unit_test(test_shm_stays_on_node),

@@ -261,6 +261,9 @@ static void test_use_tls(const char *tls)
     RANK_CHECK(crmpi_param_set_override("btl_ucx_net_devices", "lo") == CRMPI_OK, "set");
 }
 
+/* The next test_rank_open gives its module another job's key (an intruder's). */
+static bool rank_other_key;
+
 /* Become rank `rank` and create its ucx module (parameters must be set before). */
 static int test_rank_open(test_rank_t *t, uint32_t rank, uint32_t size, const char *dir)
 {
@@ -278,6 +281,8 @@ static int test_rank_open(test_rank_t *t, uint32_t rank, uint32_t size, const ch
     RANK_CHECK(crmpi_catalog_register_all() == CRMPI_OK, "catalog");
     RANK_CHECK(crmpi_framework_open(&crmpi_btl_framework) == CRMPI_OK, "btl framework");
     crmpi_btl_test_rte_setup(dir, rank, size, NULL, &job);
+    if (rank_other_key)
+        job.job_key[0] ^= 1;
     RANK_CHECK(crmpi_btl_register_recv(TEST_TAG, test_recv_dispatch) == CRMPI_OK, "register");
     return ops->init(&job, &t->module);
 }
@@ -711,6 +716,190 @@ static void test_reorder(void **state)
     test_run_ranks(1, scenario_reorder, NULL);
 }
 
+/* ---- who may send: forged fragments are refused, and the module goes on ---- */
+
+/* Forged fragments of each kind the intruder sends: one line each is logged all the same. */
+#define AUTH_REPEAT 5
+/* Fragments the real peer sends afterwards. */
+#define AUTH_LEGIT 300
+/* What the intruder's fragments carry: delivered, they would fail stream_on_recv. */
+#define AUTH_FORGED_MAGIC 0xbadbadbau
+
+static int test_count_substr(const char *text, const char *what)
+{
+    int count = 0;
+
+    for (const char *at = text; (at = strstr(at, what)) != NULL; at += strlen(what))
+        count++;
+    return count;
+}
+
+/* A file of the test's directory, written whole or read whole. */
+static void test_file_put(const char *dir, const char *name, const void *data, size_t len)
+{
+    char path[600];
+    FILE *file;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    file = fopen(path, "w");
+    RANK_CHECK(file && fwrite(data, 1, len, file) == len && fclose(file) == 0, "write %s", path);
+}
+
+static void test_file_get(const char *dir, const char *name, void *data, size_t len)
+{
+    char path[600];
+    FILE *file;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    file = fopen(path, "r");
+    RANK_CHECK(file && fread(data, 1, len, file) == len, "read %s", path);
+    fclose(file);
+}
+
+/* The intruder's send: through its own module and endpoint to the victim, claiming to be
+ * `claimed_rank` and carrying `token`; the module's own rank and token are put back. */
+static void auth_send_forged(test_rank_t *t, uint32_t victim, uint32_t claimed_rank,
+                             const uint8_t *token)
+{
+    btl_ucx_module_t *module = (btl_ucx_module_t *)t->module;
+    crmpi_btl_endpoint_t *ep = t->eps[victim];
+    uint8_t own_token[CRMPI_BTL_AUTH_TOKEN_LEN];
+    const uint32_t own_rank = module->my_rank;
+    test_hdr_t hdr = {.magic = AUTH_FORGED_MAGIC, .sender = claimed_rank, .dest = victim};
+
+    memcpy(own_token, ep->token, sizeof(own_token));
+    module->my_rank = claimed_rank;
+    memcpy(ep->token, token, sizeof(own_token));
+    for (int i = 0; i < AUTH_REPEAT; i++)
+        test_send_blocking(t, victim, &hdr, sizeof(hdr), NULL, 0);
+    module->my_rank = own_rank;
+    memcpy(ep->token, own_token, sizeof(own_token));
+}
+
+/*
+ * Rank 1 is the victim, rank 0 its real peer, rank 3 a rank that only exists, and rank 2
+ * an intruder whose module has another job's key. Every rank builds its module twice, as
+ * around a checkpoint; in the second round the intruder sends the victim fragments with
+ * (a) a zero token, claiming rank 3; (b) the token its own key makes, as itself; (c) rank
+ * 0's token to the victim's first module, claiming rank 0 (a replay across the rebuild);
+ * (d) a token made with the job's key for rank 9, which the job does not have. Each kind is
+ * refused and logged once, nothing reaches the callback, and then rank 0's stream arrives
+ * whole and in order.
+ */
+static void scenario_forged(uint32_t rank, uint32_t size, const char *dir, void *arg)
+{
+    const uint32_t victim = 1;
+    const uint32_t unknown_rank = 9;
+    char subdir[2][600];
+    test_rank_t t;
+
+    test_use_tls(arg);
+    for (int round = 0; round < 2; round++) {
+        snprintf(subdir[round], sizeof(subdir[round]), "%s/r%d", dir, round);
+        mkdir(subdir[round], 0700);
+    }
+    /* The first module of every rank; rank 0 keeps its token to the victim where the
+     * intruder finds it. */
+    test_rank_start(&t, rank, size, subdir[0]);
+    if (rank == 0)
+        test_file_put(dir, "token0", t.eps[victim]->token, CRMPI_BTL_AUTH_TOKEN_LEN);
+    test_barrier_progress(&t);
+    test_rank_stop(&t);
+    crmpi_framework_close(&crmpi_btl_framework);
+
+    /* The second: new nonces. */
+    rank_other_key = rank == 2;
+    test_rank_start(&t, rank, size, subdir[1]);
+    rank_other_key = false;
+    rank_on_recv = stream_on_recv;
+    if (rank == victim) {
+        btl_ucx_module_t *module = (btl_ucx_module_t *)t.module;
+        char *text;
+
+        test_capture_begin(dir, "forged");
+        while (module->auth.num_refused < 4 * AUTH_REPEAT)
+            t.module->progress(t.module);
+        test_barrier_progress(&t);
+        while (stream_received < AUTH_LEGIT)
+            t.module->progress(t.module);
+        text = test_capture_end(dir, "forged");
+        RANK_CHECK(stream_received == AUTH_LEGIT && stream_expected[0] == AUTH_LEGIT,
+                   "%llu fragments delivered, %u from rank 0", (unsigned long long)stream_received,
+                   stream_expected[0]);
+        RANK_CHECK(module->auth.num_refused == 4 * AUTH_REPEAT, "%llu fragments refused",
+                   (unsigned long long)module->auth.num_refused);
+        for (uint32_t claimed = 0; claimed <= unknown_rank; claimed++) {
+            char expect[128];
+
+            if (claimed == victim || (claimed > 3 && claimed != unknown_rank))
+                continue;
+            snprintf(
+                expect, sizeof(expect),
+                "btl:ucx: rank 1: refused a fragment claiming to come from rank %u: ", claimed);
+            RANK_CHECK(test_count_substr(text, expect) == 1, "not once \"%s\": %s", expect, text);
+        }
+        RANK_CHECK(test_count_substr(text, "does not prove the job's key") == 3,
+                   "not three bad tokens: %s", text);
+        RANK_CHECK(test_count_substr(text, "no such rank in this job") == 1,
+                   "rank %u not refused as such: %s", unknown_rank, text);
+        RANK_CHECK(test_count_lines(text) == 4, "not exactly four lines: %s", text);
+        free(text);
+    } else if (rank == 2) {
+        const crmpi_rte_job_info_t *job = crmpi_rte_job();
+        uint8_t token[CRMPI_BTL_AUTH_TOKEN_LEN] = {0};
+        const uint8_t *nonce;
+        crmpi_btl_auth_t real;
+        const void *addr;
+        size_t addr_len;
+        void *blob;
+        size_t len;
+
+        /* (a) No token at all. */
+        auth_send_forged(&t, victim, 3, token);
+        /* (b) Its own, made with another job's key for the victim's present module. */
+        auth_send_forged(&t, victim, 2, t.eps[victim]->token);
+        /* (c) A token that was good for the victim's module before the rebuild. */
+        test_file_get(dir, "token0", token, sizeof(token));
+        auth_send_forged(&t, victim, 0, token);
+        /* (d) The job's key and the victim's present nonce, for a rank the job lacks. */
+        RANK_CHECK(crmpi_rte_modex_lookup(victim, BTL_UCX_MODEX_KEY, &blob, &len) == CRMPI_OK &&
+                       btl_ucx_modex_unpack(blob, len, &addr, &addr_len, &nonce) == CRMPI_OK,
+                   "the victim's modex");
+        RANK_CHECK(crmpi_btl_auth_init(&real, "ucx", job) == CRMPI_OK, "auth");
+        crmpi_btl_auth_token(&real, unknown_rank, victim, nonce, token);
+        crmpi_btl_auth_fini(&real);
+        free(blob);
+        auth_send_forged(&t, victim, unknown_rank, token);
+        test_barrier_progress(&t);
+    } else if (rank == 0) {
+        uint8_t payload[2000];
+
+        test_barrier_progress(&t);
+        for (uint32_t seq = 0; seq < AUTH_LEGIT; seq++) {
+            test_hdr_t hdr = {.magic = TEST_MAGIC, .sender = 0, .dest = victim, .seq = seq};
+
+            hdr.payload_len = (seq * 37) % sizeof(payload);
+            test_fill(payload, hdr.payload_len, test_msg_seed(0, victim, seq));
+            hdr.checksum = test_fnv1a(payload, hdr.payload_len);
+            test_send_blocking(&t, victim, &hdr, sizeof(hdr), payload, hdr.payload_len);
+        }
+    } else {
+        test_barrier_progress(&t);
+    }
+    test_barrier_progress(&t);
+    test_rank_stop(&t);
+}
+
+static void test_forged_fragments_tcp(void **state)
+{
+    test_run_ranks(4, scenario_forged, "tcp");
+}
+
+static void test_forged_fragments_sm(void **state)
+{
+    test_run_ranks(4, scenario_forged, "sm");
+}
+
 /* ---- finalize flushes what UCX still holds ---- */
 
 /*
@@ -1137,6 +1326,7 @@ static void test_modex_round_trip(void **state)
 {
     uint8_t addr[40];
     btl_ucx_module_t module = {.addr = (ucp_address_t *)addr, .addr_len = sizeof(addr)};
+    const uint8_t *nonce;
     const void *addr_out;
     size_t addr_len;
     uint8_t *blob;
@@ -1144,20 +1334,26 @@ static void test_modex_round_trip(void **state)
 
     for (size_t i = 0; i < sizeof(addr); i++)
         addr[i] = (uint8_t)(i * 3);
+    memset(module.auth.nonce, 0xa5, sizeof(module.auth.nonce));
     assert_int_equal(btl_ucx_modex_pack(&module, (void **)&blob, &len), CRMPI_OK);
     assert_int_equal(len, sizeof(btl_ucx_modex_t) + sizeof(addr));
-    assert_int_equal(btl_ucx_modex_unpack(blob, len, &addr_out, &addr_len), CRMPI_OK);
+    assert_int_equal(btl_ucx_modex_unpack(blob, len, &addr_out, &addr_len, &nonce), CRMPI_OK);
     assert_int_equal(addr_len, sizeof(addr));
     assert_memory_equal(addr_out, addr, sizeof(addr));
+    assert_memory_equal(nonce, module.auth.nonce, sizeof(module.auth.nonce));
     /* Truncated, too long, another version, another magic: refused. */
-    assert_int_equal(btl_ucx_modex_unpack(blob, len - 1, &addr_out, &addr_len), CRMPI_ERR_PROTO);
-    assert_int_equal(btl_ucx_modex_unpack(blob, sizeof(btl_ucx_modex_t) - 1, &addr_out, &addr_len),
+    assert_int_equal(btl_ucx_modex_unpack(blob, len - 1, &addr_out, &addr_len, &nonce),
                      CRMPI_ERR_PROTO);
+    assert_int_equal(
+        btl_ucx_modex_unpack(blob, sizeof(btl_ucx_modex_t) - 1, &addr_out, &addr_len, &nonce),
+        CRMPI_ERR_PROTO);
     ((btl_ucx_modex_t *)blob)->version++;
-    assert_int_equal(btl_ucx_modex_unpack(blob, len, &addr_out, &addr_len), CRMPI_ERR_PROTO);
+    assert_int_equal(btl_ucx_modex_unpack(blob, len, &addr_out, &addr_len, &nonce),
+                     CRMPI_ERR_PROTO);
     ((btl_ucx_modex_t *)blob)->version--;
     ((btl_ucx_modex_t *)blob)->magic ^= 1;
-    assert_int_equal(btl_ucx_modex_unpack(blob, len, &addr_out, &addr_len), CRMPI_ERR_PROTO);
+    assert_int_equal(btl_ucx_modex_unpack(blob, len, &addr_out, &addr_len, &nonce),
+                     CRMPI_ERR_PROTO);
     free(blob);
 }
 
@@ -1197,6 +1393,8 @@ int main(void)
         cmocka_unit_test(test_reorder),
         cmocka_unit_test(test_finalize_flushes_tcp),
         cmocka_unit_test(test_finalize_flushes_sm),
+        cmocka_unit_test(test_forged_fragments_tcp),
+        cmocka_unit_test(test_forged_fragments_sm),
         cmocka_unit_test(test_finalize_bounded),
         cmocka_unit_test(test_cycles_release_everything_tcp),
         cmocka_unit_test(test_cycles_release_everything_sm),
