@@ -26,7 +26,7 @@ Usage: bench/cr-scaling/run.py [--prefix DIR] [--out DIR] [--np "8 32 64 128"]
 
 crmpi comes from --prefix (default <repo>/install). Raw logs, manifests and strace output go
 to --out (default bench/cr-scaling/results-<date>-<time>/, git-ignored). Needs root, strace
-(for the message counts) and Open MPI's mpirun (the ompi launcher); about 10 minutes on 2
+(for the message counts) and Open MPI's mpirun (the ompi launcher); about 20 minutes on 2
 cores, most of it at 128 ranks.
 """
 
