@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -42,6 +43,7 @@
 #include "log.h"
 #include "mempolicy.h"
 #include "param.h"
+#include "uffd_wp.h"
 
 /* Pages asked or moved per move_pages call. */
 #define CRS_CRIU_NUMA_BATCH 1024
@@ -348,6 +350,59 @@ static int crs_criu_numa_ends(pid_t host_pid, crs_criu_meta_t *meta, size_t firs
     return CRMPI_OK;
 }
 
+/* Ranges of present pages asked per PAGEMAP_SCAN call. */
+#define CRS_CRIU_NUMA_SCAN_BATCH 256
+
+/* Called for each range [start, end) of pages in memory. */
+typedef int (*crs_criu_numa_range_fn_t)(uint64_t start, uint64_t end, void *arg);
+
+/*
+ * The ranges of pages in memory within [start, end) of the process whose pagemap is open
+ * as `pagemap_fd`, in address order: PAGEMAP_SCAN (Linux 6.7) walks the page tables and
+ * skips what holds nothing whole, so a sparse reservation of terabytes (an AddressSanitizer
+ * shadow, a runtime's arena) costs what its few pages cost, not a query per page. Where
+ * it is missing (pagemap_fd -1, an older kernel) the whole range is given, as one.
+ */
+static int crs_criu_numa_present(int pagemap_fd, uint64_t start, uint64_t end,
+                                 crs_criu_numa_range_fn_t fn, void *arg)
+{
+    struct page_region regions[CRS_CRIU_NUMA_SCAN_BATCH];
+
+    while (start < end) {
+        struct pm_scan_arg scan = {
+            .size = sizeof(scan),
+            .start = start,
+            .end = end,
+            .vec = (uintptr_t)regions,
+            .vec_len = CRS_CRIU_NUMA_SCAN_BATCH,
+            .category_mask = PAGE_IS_PRESENT,
+            .return_mask = PAGE_IS_PRESENT,
+        };
+        long n = pagemap_fd < 0 ? -1 : ioctl(pagemap_fd, PAGEMAP_SCAN, &scan);
+
+        if (n < 0)
+            return errno == ESRCH ? CRMPI_ERR_NOT_FOUND : fn(start, end, arg);
+        for (long i = 0; i < n; i++) {
+            int rc = fn(regions[i].start, regions[i].end, arg);
+            if (rc != CRMPI_OK)
+                return rc;
+        }
+        if (n < CRS_CRIU_NUMA_SCAN_BATCH || scan.walk_end <= start)
+            break;
+        start = scan.walk_end;
+    }
+    return CRMPI_OK;
+}
+
+/* /proc/<pid>/pagemap for crs_criu_numa_present, or -1. */
+static int crs_criu_numa_pagemap_open(pid_t host_pid)
+{
+    char path[64];
+
+    snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)host_pid);
+    return open(path, O_RDONLY | O_CLOEXEC);
+}
+
 /* Append a run, merging it with the last one when on the same node. */
 static int crs_criu_numa_run_add(crs_criu_vma_rec_t *vma, int node, uint32_t count)
 {
@@ -369,28 +424,62 @@ static int crs_criu_numa_run_add(crs_criu_vma_rec_t *vma, int node, uint32_t cou
     return CRMPI_OK;
 }
 
-/* Each page's node of one area, asked with move_pages (no target: a query). */
-static int crs_criu_numa_area_runs(pid_t host_pid, crs_criu_vma_rec_t *vma)
+/* What crs_criu_numa_runs_range needs. */
+typedef struct crs_criu_numa_runs_ctx {
+    pid_t host_pid;          /* the process asked */
+    crs_criu_vma_rec_t *vma; /* the area, its runs growing */
+    uint64_t next;           /* the address the runs reach */
+} crs_criu_numa_runs_ctx_t;
+
+/* Pages not in memory up to `addr`, as runs of node -1 (each at most UINT32_MAX pages). */
+static int crs_criu_numa_runs_gap(crs_criu_numa_runs_ctx_t *ctx, uint64_t addr)
 {
+    uint64_t gap = (addr - ctx->next) / CRS_CRIU_NUMA_PAGE;
+
+    while (gap > 0) {
+        uint32_t count = gap > UINT32_MAX ? UINT32_MAX : (uint32_t)gap;
+        int rc = crs_criu_numa_run_add(ctx->vma, -1, count);
+        if (rc != CRMPI_OK)
+            return rc;
+        gap -= count;
+    }
+    ctx->next = addr;
+    return CRMPI_OK;
+}
+
+/* Each page's node of one range of pages in memory, asked with move_pages (no target: a
+ * query), after a run for the pages before it that are not. */
+static int crs_criu_numa_runs_range(uint64_t start, uint64_t end, void *arg)
+{
+    crs_criu_numa_runs_ctx_t *ctx = arg;
     void *pages[CRS_CRIU_NUMA_BATCH];
     int status[CRS_CRIU_NUMA_BATCH];
-    int rc = CRMPI_OK;
+    int rc = crs_criu_numa_runs_gap(ctx, start);
 
-    for (uint64_t addr = vma->start; addr < vma->end && rc == CRMPI_OK;) {
+    for (uint64_t addr = start; addr < end && rc == CRMPI_OK;) {
         unsigned long count = 0;
-        while (count < CRS_CRIU_NUMA_BATCH && addr < vma->end) {
+        while (count < CRS_CRIU_NUMA_BATCH && addr < end) {
             pages[count++] = (void *)(uintptr_t)addr;
             addr += CRS_CRIU_NUMA_PAGE;
         }
-        if (syscall(SYS_move_pages, host_pid, count, pages, NULL, status, 0) < 0) {
-            rc = CRMPI_ERR_NOT_FOUND;
-            break;
-        }
+        if (syscall(SYS_move_pages, ctx->host_pid, count, pages, NULL, status, 0) < 0)
+            return CRMPI_ERR_NOT_FOUND;
         for (unsigned long i = 0; i < count && rc == CRMPI_OK; i++) {
             int node = status[i] >= 0 && status[i] < CRS_CRIU_NUMA_MAX_NODES ? status[i] : -1;
-            rc = crs_criu_numa_run_add(vma, node, 1);
+            rc = crs_criu_numa_run_add(ctx->vma, node, 1);
         }
+        ctx->next = addr;
     }
+    return rc;
+}
+
+/* Each page's node of one area: runs up to its last page in memory. */
+static int crs_criu_numa_area_runs(pid_t host_pid, int pagemap_fd, crs_criu_vma_rec_t *vma)
+{
+    crs_criu_numa_runs_ctx_t ctx = {.host_pid = host_pid, .vma = vma, .next = vma->start};
+    int rc =
+        crs_criu_numa_present(pagemap_fd, vma->start, vma->end, crs_criu_numa_runs_range, &ctx);
+
     if (rc != CRMPI_OK) {
         /* Too fragmented, or gone: the area's pages go where the restorer puts them. */
         free(vma->runs);
@@ -410,15 +499,19 @@ static int crs_criu_numa_nodes_used(const crs_criu_vma_rec_t *vma)
 
 int crs_criu_numa_collect_runs(pid_t host_pid, crs_criu_meta_t *meta, size_t first)
 {
-    for (size_t i = first; i < meta->num_vmas; i++) {
+    int pagemap_fd = -1, rc = CRMPI_OK;
+
+    for (size_t i = first; i < meta->num_vmas && rc == CRMPI_OK; i++) {
         crs_criu_vma_rec_t *vma = &meta->vmas[i];
         if (crs_criu_numa_nodes_used(vma) < 2 || vma->mode == MPOL_INTERLEAVE)
             continue; /* one node says it all; interleaving is recomputed at restart */
-        int rc = crs_criu_numa_area_runs(host_pid, vma);
-        if (rc != CRMPI_OK)
-            return rc;
+        if (pagemap_fd < 0)
+            pagemap_fd = crs_criu_numa_pagemap_open(host_pid);
+        rc = crs_criu_numa_area_runs(host_pid, pagemap_fd, vma);
     }
-    return CRMPI_OK;
+    if (pagemap_fd >= 0)
+        close(pagemap_fd);
+    return rc;
 }
 
 int crs_criu_numa_runs_parse(const char *text, crs_criu_vma_rec_t *vma)
@@ -667,8 +760,8 @@ typedef struct crs_criu_numa_target {
     int single;                              /* >= 0: every page goes to this node */
     int interleave[CRS_CRIU_NUMA_MAX_NODES]; /* else, with num_interleave: the nodes in turn */
     int num_interleave;                      /* entries in interleave (0: follow the runs) */
-    size_t run;                              /* the run of the next page */
-    uint32_t done;                           /* pages of that run already given */
+    size_t run;                              /* the run of the next page asked */
+    uint64_t run_start;                      /* the page number that run starts at */
 } crs_criu_numa_target_t;
 
 /* How the pages of `vma` are placed, or 0 when they are left alone. */
@@ -697,42 +790,51 @@ static int crs_criu_numa_target_init(crs_criu_numa_target_t *t, const crs_criu_v
     return vma->num_runs > 0;
 }
 
-/* The node for the page at `addr` (pages are asked in order), or -1: leave it. */
+/* The node for the page at `addr` (pages are asked in address order, with gaps), or -1:
+ * leave it. */
 static int crs_criu_numa_target_next(crs_criu_numa_target_t *t, uint64_t addr)
 {
+    uint64_t page = (addr - t->vma->start) / CRS_CRIU_NUMA_PAGE;
+
     if (t->single >= 0)
         return t->single;
     if (t->num_interleave)
         return t->interleave[(addr / CRS_CRIU_NUMA_PAGE) % (uint64_t)t->num_interleave];
-    while (t->run < t->vma->num_runs && t->done == t->vma->runs[t->run].count) {
+    while (t->run < t->vma->num_runs && page >= t->run_start + t->vma->runs[t->run].count) {
+        t->run_start += t->vma->runs[t->run].count;
         t->run++;
-        t->done = 0;
     }
     if (t->run == t->vma->num_runs)
         return -1;
-    t->done++;
     int node = t->vma->runs[t->run].node;
     return node >= 0 ? t->plan->to_os[node] : -1;
 }
 
-/* Move the pages of an area of process `pid` that are not where `target` says to there. */
-static void crs_criu_numa_move_area(pid_t pid, crs_criu_numa_target_t *target, uint64_t *moved,
-                                    uint64_t *refused)
+/* What crs_criu_numa_move_range needs. */
+typedef struct crs_criu_numa_move_area {
+    pid_t pid;                      /* the process */
+    crs_criu_numa_target_t *target; /* where its pages go */
+    uint64_t *moved;                /* pages moved */
+    uint64_t *refused;              /* pages the kernel kept where they were */
+} crs_criu_numa_move_area_t;
+
+/* Move the pages of one range in memory of an area that are not where the target says. */
+static int crs_criu_numa_move_range(uint64_t start, uint64_t end, void *arg)
 {
+    crs_criu_numa_move_area_t *area = arg;
     void *pages[CRS_CRIU_NUMA_BATCH], *move[CRS_CRIU_NUMA_BATCH];
     int status[CRS_CRIU_NUMA_BATCH], nodes[CRS_CRIU_NUMA_BATCH], want[CRS_CRIU_NUMA_BATCH];
-    const uint64_t end = target->vma->end;
 
-    for (uint64_t addr = target->vma->start; addr < end;) {
+    for (uint64_t addr = start; addr < end;) {
         unsigned long count = 0, num_move = 0;
         while (count < CRS_CRIU_NUMA_BATCH && addr < end) {
-            want[count] = crs_criu_numa_target_next(target, addr);
+            want[count] = crs_criu_numa_target_next(area->target, addr);
             pages[count++] = (void *)(uintptr_t)addr;
             addr += CRS_CRIU_NUMA_PAGE;
         }
         /* Ask first: only pages that are resident and elsewhere are moved. */
-        if (syscall(SYS_move_pages, pid, count, pages, NULL, status, 0) < 0)
-            return; /* gone, or not allowed: nothing to move */
+        if (syscall(SYS_move_pages, area->pid, count, pages, NULL, status, 0) < 0)
+            return CRMPI_ERR_NOT_FOUND; /* gone, or not allowed: nothing to move */
         for (unsigned long i = 0; i < count; i++) {
             if (status[i] >= 0 && want[i] >= 0 && status[i] != want[i]) {
                 move[num_move] = pages[i];
@@ -741,17 +843,18 @@ static void crs_criu_numa_move_area(pid_t pid, crs_criu_numa_target_t *target, u
         }
         if (num_move == 0)
             continue;
-        if (syscall(SYS_move_pages, pid, num_move, move, nodes, status, MPOL_MF_MOVE) < 0) {
-            *refused += num_move;
+        if (syscall(SYS_move_pages, area->pid, num_move, move, nodes, status, MPOL_MF_MOVE) < 0) {
+            *area->refused += num_move;
             continue;
         }
         for (unsigned long i = 0; i < num_move; i++) {
             if (status[i] == nodes[i])
-                (*moved)++;
+                (*area->moved)++;
             else
-                (*refused)++;
+                (*area->refused)++;
         }
     }
+    return CRMPI_OK;
 }
 
 /* What crs_criu_numa_pages_thread needs. */
@@ -768,13 +871,19 @@ static int crs_criu_numa_pages_thread(pid_t host_pid, pid_t host_tid, void *arg)
     if (host_tid != host_pid)
         return CRMPI_OK; /* the memory is the process's */
     pid_t ns_pid = (pid_t)crs_criu_status_last(host_pid, host_tid, "NStgid:", NULL, 0);
+    int pagemap_fd = crs_criu_numa_pagemap_open(host_pid);
     for (size_t i = 0; i < ctx->meta->num_vmas; i++) {
         const crs_criu_vma_rec_t *vma = &ctx->meta->vmas[i];
         crs_criu_numa_target_t target;
         if (vma->ns_pid != ns_pid || !crs_criu_numa_target_init(&target, vma, ctx->plan))
             continue;
-        crs_criu_numa_move_area(host_pid, &target, &ctx->moved, &ctx->refused);
+        crs_criu_numa_move_area_t area = {
+            .pid = host_pid, .target = &target, .moved = &ctx->moved, .refused = &ctx->refused};
+        /* Only pages in memory: the restorer put back what was. */
+        crs_criu_numa_present(pagemap_fd, vma->start, vma->end, crs_criu_numa_move_range, &area);
     }
+    if (pagemap_fd >= 0)
+        close(pagemap_fd);
     return CRMPI_OK;
 }
 

@@ -856,8 +856,10 @@ int main(int argc, char **argv)
         return 1;
     }
     /* A CRIU or libcriu that hangs fails the test instead of blocking make check (the
-     * ranks die with us: their inits have PR_SET_PDEATHSIG). */
-    alarm(TST_ALARM_SECONDS);
+     * ranks die with us: their inits have PR_SET_PDEATHSIG). CRMPI_TEST_ALARM_S gives a
+     * slower build (the sanitizers') more. */
+    const char *alarm_s = getenv("CRMPI_TEST_ALARM_S");
+    alarm(alarm_s && atoi(alarm_s) > 0 ? (unsigned)atoi(alarm_s) : TST_ALARM_SECONDS);
     const char *why = tst_unusable();
     if (why) {
         const struct CMUnitTest unusable[] = {cmocka_unit_test(test_criu_usable)};

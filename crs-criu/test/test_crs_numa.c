@@ -597,6 +597,56 @@ static void test_switch_off(void **state)
     crs_criu_meta_free(&meta);
 }
 
+/* A reservation of terabytes with two pages in memory (an AddressSanitizer shadow, a
+ * runtime's arena): its runs and its pages' placement ask only the pages in memory, found
+ * with PAGEMAP_SCAN; asking all of its billion pages would take the restart hours. */
+static void test_sparse_reservation(void **state)
+{
+    (void)state;
+    const size_t size = (size_t)4 << 40;
+    crs_criu_node_rec_t nodes[2] = {{0, 0, 1}, {1, 1, 1}};
+    crs_criu_meta_t meta;
+    crs_criu_numa_plan_t plan;
+    uint64_t moved = 9, refused = 9;
+    char *area = mmap(NULL, size, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+    if (area == MAP_FAILED)
+        skip(); /* no room for 4 TiB of address space here */
+    area[TST_PAGE] = 1;
+    area[size - TST_PAGE] = 1;
+    memset(&meta, 0, sizeof(meta));
+    meta.nodes = nodes;
+    meta.num_nodes = 2;
+    meta.vmas = calloc(1, sizeof(*meta.vmas));
+    meta.num_vmas = 1;
+    meta.vmas[0] = (crs_criu_vma_rec_t){.ns_pid = getpid(),
+                                        .start = (uintptr_t)area,
+                                        .end = (uintptr_t)area + size,
+                                        .mode = MPOL_DEFAULT};
+    meta.vmas[0].pages[0] = 1;
+    meta.vmas[0].pages[1] = 1; /* declared spread, so that its pages are asked one by one */
+    assert_int_equal(crs_criu_numa_collect_runs(getpid(), &meta, 0), CRMPI_OK);
+    uint64_t in_memory = 0, asked = 0;
+    for (size_t r = 0; r < meta.vmas[0].num_runs; r++) {
+        asked += meta.vmas[0].runs[r].count;
+        in_memory += meta.vmas[0].runs[r].node >= 0 ? meta.vmas[0].runs[r].count : 0;
+    }
+    assert_int_equal(in_memory, 2);
+    assert_int_equal(asked, size / TST_PAGE); /* up to the last page */
+    assert_int_equal(meta.vmas[0].runs[0].node, -1);
+    assert_int_equal(meta.vmas[0].runs[0].count, 1);
+    assert_int_equal(meta.vmas[0].runs[1].node, 0);
+    crs_criu_numa_plan_nodes(&meta, nodes, 1, &plan);
+    assert_int_equal(crs_criu_numa_pages_restore(&meta, &plan, getpid(), &moved, &refused),
+                     CRMPI_OK);
+    assert_int_equal(moved + refused, 0);
+    meta.nodes = NULL; /* on the stack */
+    meta.num_nodes = 0;
+    crs_criu_meta_free(&meta);
+    munmap(area, size);
+}
+
 /* Per-page runs: asked with move_pages for an area on several nodes, written as a "pages"
  * line, read back, and followed when pages are put back. Only node 0 is real here, so the
  * area is declared two-node by hand; half its pages are resident. */
@@ -625,17 +675,21 @@ static void test_page_runs(void **state)
                                         .mode = MPOL_DEFAULT};
     meta.vmas[0].pages[0] = 3;
     meta.vmas[0].pages[1] = 1;
+    memset(area + 6 * TST_PAGE, 1, TST_PAGE);
     assert_int_equal(crs_criu_numa_collect_runs(getpid(), &meta, 0), CRMPI_OK);
-    assert_int_equal(meta.vmas[0].num_runs, 2);
+    /* Runs up to the last page in memory; the pages after it are not asked. */
+    assert_int_equal(meta.vmas[0].num_runs, 3);
     assert_int_equal(meta.vmas[0].runs[0].node, 0);
     assert_int_equal(meta.vmas[0].runs[0].count, 4);
     assert_int_equal(meta.vmas[0].runs[1].node, -1);
-    assert_int_equal(meta.vmas[0].runs[1].count, 4);
+    assert_int_equal(meta.vmas[0].runs[1].count, 2);
+    assert_int_equal(meta.vmas[0].runs[2].node, 0);
+    assert_int_equal(meta.vmas[0].runs[2].count, 1);
     assert_int_equal(crs_criu_meta_write(dirfd, &meta), CRMPI_OK);
     assert_int_equal(crs_criu_meta_read(dirfd, &back), CRMPI_OK);
     assert_int_equal(back.num_vmas, 1);
-    assert_int_equal(back.vmas[0].num_runs, 2);
-    assert_memory_equal(back.vmas[0].runs, meta.vmas[0].runs, 2 * sizeof(crs_criu_page_run_t));
+    assert_int_equal(back.vmas[0].num_runs, 3);
+    assert_memory_equal(back.vmas[0].runs, meta.vmas[0].runs, 3 * sizeof(crs_criu_page_run_t));
     /* Same machine: every page is where the runs say. */
     crs_criu_numa_plan_nodes(&back, nodes, 1, &plan);
     assert_int_equal(crs_criu_numa_pages_restore(&back, &plan, getpid(), &moved, &refused),
@@ -743,12 +797,13 @@ static void test_no_topology(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_policy_parse),   cmocka_unit_test(test_record_round_trip),
-        cmocka_unit_test(test_map_synthetic),  cmocka_unit_test(test_map_positions),
-        cmocka_unit_test(test_mempolicy_text), cmocka_unit_test(test_policies_collect_apply),
-        cmocka_unit_test(test_switch_off),     cmocka_unit_test(test_no_topology),
-        cmocka_unit_test(test_page_runs),      cmocka_unit_test(test_long_path),
-        cmocka_unit_test(test_plan_home_only), cmocka_unit_test(test_thread_policies),
+        cmocka_unit_test(test_policy_parse),       cmocka_unit_test(test_record_round_trip),
+        cmocka_unit_test(test_map_synthetic),      cmocka_unit_test(test_map_positions),
+        cmocka_unit_test(test_mempolicy_text),     cmocka_unit_test(test_policies_collect_apply),
+        cmocka_unit_test(test_switch_off),         cmocka_unit_test(test_no_topology),
+        cmocka_unit_test(test_page_runs),          cmocka_unit_test(test_long_path),
+        cmocka_unit_test(test_plan_home_only),     cmocka_unit_test(test_thread_policies),
+        cmocka_unit_test(test_sparse_reservation),
     };
     if (crmpi_catalog_register_all() != CRMPI_OK)
         return 1;
