@@ -178,25 +178,3 @@ def test_oversubscribed(tmp_path, ticker):
     restarted = crenv.restart(handle, "--oversubscribe", "--map-by", "node", timeout=900)
     assert restarted.returncode == 0, restarted.report("ompi-restart")
     assert crjob.ok_line(restarted.out), restarted.report("ompi-restart")
-
-
-@pytest.mark.full
-def test_restart_of_more_agents_than_mpirun_keeps_silent(tmp_path, ticker):
-    """A restart of 72 ranks on this machine's few cores. mpirun keeps at most 64
-    connections that have not said hello yet (MPIRUN_PENDING_MAX) and closes the oldest to
-    make room; restoring agents used to connect before their restore and say hello after
-    it, so the restart of a job of more ranks lost agents (128 ranks on 4 simulated nodes:
-    64 connections closed). They now connect after it."""
-    ranks = 72
-    crenv = crjob.CrEnv(tmp_path)
-    with running(crenv, ticker, ranks, mpirun_args=["--oversubscribe"], timeout=900) as job:
-        job.ready(timeout=600)
-        result = crenv.checkpoint(job.jobid, "--term", timeout=600)
-        assert result.returncode == 0, result.report("checkpoint of %d ranks" % ranks)
-        handle = result.out.strip().splitlines()[-1]
-    crjob.assert_clean(job.jobid)
-    crenv.go()
-    restarted = crenv.restart(handle, "--oversubscribe", timeout=900)
-    assert "too many control connections" not in restarted.err, restarted.report("ompi-restart")
-    assert restarted.returncode == 0, restarted.report("ompi-restart")
-    assert crjob.ok_line(restarted.out), restarted.report("ompi-restart")

@@ -402,11 +402,7 @@ static int agent_start(agent_state_t *st, const agent_options_t *opts)
     char **rank_env = NULL;
     int rc = agent_job_facts(st);
 
-    /* A restoring agent connects to mpirun once its rank is restored, just before its hello:
-     * mpirun keeps only MPIRUN_PENDING_MAX connections that have not spoken, each for at
-     * most MPIRUN_PENDING_S, and the restores of a large job on few cores outlast both
-     * (a restart of 128 ranks on 2 cores lost 64 agents). */
-    if (rc == CRMPI_OK && !opts->restore_dir)
+    if (rc == CRMPI_OK)
         rc = agent_connect_hnp(st);
     if (rc == CRMPI_OK && opts->cpuset)
         rc = agent_bind(opts->cpuset, opts->membind);
@@ -432,9 +428,6 @@ static int agent_start(agent_state_t *st, const agent_options_t *opts)
     if (rc != CRMPI_OK)
         return rc;
     st->init_alive = 1;
-    /* A failure here ends the restored namespace with the agent (main). */
-    if (opts->restore_dir && (rc = agent_connect_hnp(st)) != CRMPI_OK)
-        return rc;
     st->snapc.hnp_fd = st->hnp_fd;
     st->snapc.rank_fd = st->child.ctl_fd;
     st->snapc.rank = (int)st->info.rank;
