@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -25,6 +26,29 @@
 #include "mempolicy.h"
 #include "session.h"
 #include "snapshot.h"
+
+/*
+ * Is the job being ended? An ending signal waits in the agent's signalfd, or mpirun closed
+ * its connection. The teardown of a restart stopped while CRIU restores can make CRIU fail
+ * a moment before either shows, so a failed restore waits for them up to a second.
+ */
+static bool agent_restore_ended(agent_state_t *st)
+{
+    struct pollfd fds[2] = {{.fd = st->signal_fd, .events = POLLIN},
+                            {.fd = st->hnp_fd, .events = POLLIN | POLLRDHUP}};
+
+    for (int waited_ms = 0; waited_ms <= 1000; waited_ms += 50) {
+        sigset_t pending;
+        if (sigpending(&pending) == 0 &&
+            (sigismember(&pending, SIGTERM) || sigismember(&pending, SIGHUP) ||
+             sigismember(&pending, SIGINT)))
+            return true;
+        if (poll(fds, 2, 50) > 0 &&
+            ((fds[0].revents & POLLIN) || (fds[1].revents & (POLLHUP | POLLRDHUP | POLLERR))))
+            return true;
+    }
+    return false;
+}
 #include "snapshot_manifest.h"
 #include "snapshot_rank_info.h"
 
@@ -201,14 +225,13 @@ int agent_restore(agent_state_t *st, const char *seq_dir, const char *cpuset)
         rc = agent_crs_restore(images, (const char *const *)parents, cpuset, keep ? keep_log : NULL,
                                &st->child, &st->restart_mempolicy, &st->restart_taskpolicy, err,
                                sizeof(err));
-        sigset_t pending;
         /* Ended meanwhile (mpirun's --timeout, a signal to the job; the agent's ending
-         * signals wait in its signalfd): CRIU failed because the job is being torn down,
-         * and nothing of the job may outlive it, its log included. */
-        if (rc != CRMPI_OK && keep && sigpending(&pending) == 0 &&
-            (sigismember(&pending, SIGTERM) || sigismember(&pending, SIGHUP) ||
-             sigismember(&pending, SIGINT))) {
+         * signals wait in its signalfd, and mpirun may already have closed its end): CRIU
+         * failed because the job is being torn down, and nothing of the job may outlive
+         * it, its log included. */
+        if (rc != CRMPI_OK && keep && agent_restore_ended(st)) {
             unlink(keep_log);
+            rmdir(parent); /* made for the log; the node's other jobs may still use it */
             crmpi_log_error("cannot restore rank %u: the job was ended during its restore",
                             st->info.rank);
         } else if (rc != CRMPI_OK) {
