@@ -84,9 +84,13 @@ const crmpi_fault_point_t crmpi_fault_points[] = {
     {"pheap_backup_stop_before_rename",
      "pheap: backup() stops its process with SIGSTOP after the new backup is written and "
      "flushed, before it replaces the previous one"},
+    {"agent_restore_pause",
+     "Agent: it is held before it restores its rank with CRIU, as a restore on a loaded node "
+     "would be: the restarted job is still starting meanwhile"},
     {"agent_hello_pause",
-     "Agent: it is held before it tells mpirun its rank started (AGENT_HELLO), as an agent "
-     "on a slow node would: the job is still starting meanwhile"},
+     "Agent: it is held before it tells mpirun who it is (AGENT_HELLO: once its rank runs, "
+     "or before a restore), as an agent on a slow node would: the job is still starting "
+     "meanwhile"},
     {NULL, NULL},
 };
 

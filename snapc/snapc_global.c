@@ -524,8 +524,8 @@ static bool snapc_global_begin(crmpi_snapc_global_t *global, int fd, uint32_t fl
         char why[160];
 
         snprintf(why, sizeof(why),
-                 "rank %d's agent is not connected to mpirun (the job is still starting, or "
-                 "the agent is gone)",
+                 "rank %d's agent is not ready (the job is still starting or being "
+                 "restarted, or the agent is gone)",
                  unreached);
         snapc_global_abort(global, why);
         return false;

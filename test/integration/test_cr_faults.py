@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import time
 
@@ -571,13 +572,63 @@ def test_checkpoint_while_the_job_starts(tmp_path, program, expected):
         assert job.running() and time.monotonic() < deadline, job.finish().report()
         time.sleep(0.05)
     assert result.returncode == 1, result.report("ompi-checkpoint while the job starts")
-    assert "is not connected to mpirun (the job is still starting" in result.err, \
+    assert "is not ready (the job is still starting" in result.err, \
         result.report()
     with open(release, "w"):
         pass
     job.ready()
     ckpt_ok(crenv, job)
     finishes_ok(crenv, job, expected(2))
+
+
+def test_restoring_agents_hold_their_place(tmp_path, program, expected):
+    """While its agents restore their ranks (held there by fault point agent_restore_pause,
+    as restores on a loaded node would be), a restarted job's mpirun already counts them as
+    its agents: as many connections that never speak as mpirun keeps waiting (64) push only
+    each other out, and the restart finishes with the uninterrupted result. A checkpoint asked
+    for meanwhile is refused, saying why. Restoring agents used to say who they were only
+    after their restore: the oldest silent connections were theirs, so a restart of more than
+    64 ranks lost agents, and a restore that took over a minute lost its agent."""
+    crenv = crjob.CrEnv(tmp_path)
+    job = crjob.CrJob(crenv, program, 2)
+    job.ready()
+    handle = ckpt_ok(crenv, job, "--term")
+    assert job.finish().returncode == 0, job.result.report()
+    release = tmp_path / "release"
+    env = dict(crenv.env, CRMPI_FAULT="agent_restore_pause:1",
+               CRMPI_FAULT_RELEASE=str(release))
+    proc = subprocess.Popen([crjob.tool("ompi-restart"), handle], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    follower = crjob.Follower(proc)
+    silent = []
+    try:
+        at = 0
+        for _ in range(2):  # both agents are held before their restore
+            at = follower.wait_for("err", lambda line: "fault injected: agent_restore_pause"
+                                   in line, at)
+            assert at is not None, "an agent did not reach its restore"
+            at += 1
+        sock = os.path.join(os.environ.get("TMPDIR") or "/tmp", "crmpi-%d" % os.getuid(),
+                            str(proc.pid), "hnp.sock")
+        for _ in range(64):
+            conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            conn.connect(sock)
+            silent.append(conn)
+        refused = crenv.checkpoint(proc.pid)
+        assert refused.returncode == 1 and "the job is still starting or being restarted" in \
+            refused.err, refused.report("ompi-checkpoint during the restore")
+        release.touch()
+        crenv.go()
+        proc.wait(timeout=120)
+    finally:
+        for conn in silent:
+            conn.close()
+        if proc.poll() is None:
+            proc.kill()
+    out, err = follower.join()
+    assert proc.returncode == 0 and crjob.ok_line(out) == expected(2), \
+        "ompi-restart: exit %s\n%s\n%s" % (proc.returncode, out, err)
+    crjob.assert_clean(proc.pid)
 
 
 def test_checkpoints_after_a_timeout(tmp_path, program, expected):

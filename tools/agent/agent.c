@@ -6,9 +6,11 @@
  *
  *   PMIx_Init (client of the launcher's server: mpirun's own, or Open MPI's daemon)
  *     -> job facts from PMIx -> connect to mpirun (CRMPI_HNP_URI: a unix socket, or TCP
- *        from another node), AGENT_HELLO with the job's key (CRMPI_JOB_KEY)
+ *        from another node)
  *     -> bind (hwloc) -> start the rank in its own pid namespace (agent_ns.c), or restore
  *        it (agent_restore.c)
+ *     -> AGENT_HELLO with the job's key (CRMPI_JOB_KEY): once the rank runs, or, when
+ *        restoring, right after connecting
  *     -> serve the rank's control requests (job facts, modex, fence, abort),
  *        forward its stdout/stderr (to the agent's own, or to mpirun as AGENT_OUTPUT with
  *        --output ctl), forward signals to it (its own, or mpirun's AGENT_SIGNAL)
@@ -156,11 +158,14 @@ int agent_send_hnp(agent_state_t *st, crmpi_ctl_type_t type, crmpi_buf_t *buf)
     return rc;
 }
 
-static int agent_hello_hnp(agent_state_t *st)
+/* AGENT_HELLO: this agent's rank, its pid and its rank's (0 while a restore has not made
+ * the rank yet), its node, and the job's key. */
+static int agent_hello(agent_state_t *st)
 {
     const char *key = getenv("CRMPI_JOB_KEY");
     crmpi_buf_t buf;
 
+    crmpi_fault_pause("agent_hello_pause");
     crmpi_buf_init(&buf);
     crmpi_buf_put_u32(&buf, st->info.rank);
     crmpi_buf_put_u32(&buf, (uint32_t)getpid());
@@ -404,6 +409,12 @@ static int agent_start(agent_state_t *st, const agent_options_t *opts)
 
     if (rc == CRMPI_OK)
         rc = agent_connect_hnp(st);
+    /* A restoring agent says who it is at once: a restore can take long (a large job's
+     * restores share the node's cores), and mpirun keeps only a few connections that have
+     * not spoken, for a limited time (MPIRUN_PENDING_MAX, MPIRUN_PENDING_S). mpirun counts
+     * its rank as started once the rank's restart is done. */
+    if (rc == CRMPI_OK && opts->restore_dir)
+        rc = agent_hello(st);
     if (rc == CRMPI_OK && opts->cpuset)
         rc = agent_bind(opts->cpuset, opts->membind);
     if (rc == CRMPI_OK && !(rank_env = agent_rank_env()))
@@ -417,9 +428,10 @@ static int agent_start(agent_state_t *st, const agent_options_t *opts)
      * keeps the pid it had. */
     const char *app_restart = NULL;
     crmpi_param_get_string("snapc_base_app_restart", &app_restart);
-    if (opts->restore_dir)
+    if (opts->restore_dir) {
+        crmpi_fault_pause("agent_restore_pause");
         rc = agent_restore(st, opts->restore_dir, opts->cpuset);
-    else if (app_restart && *app_restart)
+    } else if (app_restart && *app_restart)
         rc = agent_app_restore(st, app_restart); /* then started as at launch */
     if (rc == CRMPI_OK && !opts->restore_dir)
         rc = crmpi_agent_ns_start(opts->program_argv[0], opts->program_argv, rank_env, getpid(),
@@ -433,11 +445,7 @@ static int agent_start(agent_state_t *st, const agent_options_t *opts)
     st->snapc.rank = (int)st->info.rank;
     st->snapc.init_pid = st->child.init_pid;
     st->snapc.local_base = st->info.session_dir;
-    crmpi_fault_pause("agent_hello_pause");
-    rc = agent_hello_hnp(st);
-    if (rc == CRMPI_OK && opts->restore_dir)
-        rc = agent_restart_rank(st);
-    return rc;
+    return opts->restore_dir ? agent_restart_rank(st) : agent_hello(st);
 }
 
 /* The rank is gone: report its wait status to mpirun, then, after a failure, stay until

@@ -28,7 +28,8 @@ static int mpirun_snapc_send(void *arg, int rank, crmpi_ctl_type_t type, uint32_
     mpirun_state_t *st = arg;
     int fd = st->job.agents[rank].ctl_fd;
 
-    if (fd < 0)
+    /* A restoring agent is connected before its rank exists: no checkpoint begins then. */
+    if (fd < 0 || (type == CRMPI_CTL_CKPT_BEGIN && !st->agents[rank].started))
         return CRMPI_ERR_PEER_GONE;
     return crmpi_ctl_send(fd, type, seq, CRMPI_OK, payload ? payload->data : NULL,
                           payload ? payload->len : 0);

@@ -241,7 +241,9 @@ static void mpirun_agent_hello(mpirun_state_t *st, int fd, crmpi_ctl_msg_t *msg)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &none, sizeof(none));
     st->job.agents[rank].ctl_fd = fd;
     st->agents[rank].started = !st->opts->restore; /* a restored rank: once restarted */
-    if (st->opts->verbose > 1) {
+    if (st->opts->verbose > 1 && st->opts->restore) {
+        crmpi_log_info("rank %u is being restored on %s (agent pid %u)", rank, node, agent_pid);
+    } else if (st->opts->verbose > 1) {
         crmpi_log_info("rank %u started on %s (agent pid %u, rank pid %u in its namespace)", rank,
                        node, agent_pid, rank_pid);
     }
