@@ -197,6 +197,10 @@ int crs_criu_tree_walk(pid_t host_pid, crs_criu_thread_fn_t fn, void *arg, int d
 /** The last number of a status line ("NStgid:") of a thread, or -1. */
 long crs_criu_status_last(pid_t host_pid, pid_t host_tid, const char *field, char *text,
                           size_t text_len);
+/** The record of restored thread `host_tid` of `host_pid`, found by its ids inside the
+ * namespace (`*ns_pid`, `*ns_tid`, set either way), or NULL. */
+const crs_criu_thread_rec_t *crs_criu_meta_thread_of(const crs_criu_meta_t *meta, pid_t host_pid,
+                                                     pid_t host_tid, pid_t *ns_pid, pid_t *ns_tid);
 
 /*
  * Memory placement (crs_criu_numa.c; docs/design.md, "Memory placement"). At checkpoint,

@@ -760,6 +760,17 @@ void crs_criu_remap(const cpu_set_t *cpus, const cpu_set_t *old_set, const cpu_s
     }
 }
 
+const crs_criu_thread_rec_t *crs_criu_meta_thread_of(const crs_criu_meta_t *meta, pid_t host_pid,
+                                                     pid_t host_tid, pid_t *ns_pid, pid_t *ns_tid)
+{
+    *ns_pid = (pid_t)crs_criu_status_last(host_pid, host_tid, "NStgid:", NULL, 0);
+    *ns_tid = (pid_t)crs_criu_status_last(host_pid, host_tid, "NSpid:", NULL, 0);
+    for (size_t i = 0; i < meta->num_threads; i++)
+        if (meta->threads[i].ns_tid == *ns_tid && meta->threads[i].ns_pid == *ns_pid)
+            return &meta->threads[i];
+    return NULL;
+}
+
 /* What crs_criu_apply_thread needs. */
 typedef struct crs_criu_apply_ctx {
     const crs_criu_meta_t *meta; /* the record */
@@ -770,17 +781,11 @@ typedef struct crs_criu_apply_ctx {
 static int crs_criu_apply_thread(pid_t host_pid, pid_t host_tid, void *arg)
 {
     crs_criu_apply_ctx_t *ctx = arg;
-    pid_t ns_tid = (pid_t)crs_criu_status_last(host_pid, host_tid, "NSpid:", NULL, 0);
-    pid_t ns_pid = (pid_t)crs_criu_status_last(host_pid, host_tid, "NStgid:", NULL, 0);
-    const crs_criu_thread_rec_t *rec = NULL;
+    pid_t ns_pid, ns_tid;
+    const crs_criu_thread_rec_t *rec =
+        crs_criu_meta_thread_of(ctx->meta, host_pid, host_tid, &ns_pid, &ns_tid);
     cpu_set_t mask;
 
-    for (size_t i = 0; i < ctx->meta->num_threads; i++) {
-        if (ctx->meta->threads[i].ns_tid == ns_tid && ctx->meta->threads[i].ns_pid == ns_pid) {
-            rec = &ctx->meta->threads[i];
-            break;
-        }
-    }
     if (!rec) {
         crmpi_log_warn("crs:criu: restored thread %d (namespace tid %d) has no recorded "
                        "affinity; it keeps criu's",

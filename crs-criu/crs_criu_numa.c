@@ -942,14 +942,11 @@ typedef struct crs_criu_numa_threads_ctx {
 static int crs_criu_numa_thread_policy(pid_t host_pid, pid_t host_tid, void *arg)
 {
     crs_criu_numa_threads_ctx_t *ctx = arg;
-    pid_t ns_pid = (pid_t)crs_criu_status_last(host_pid, host_tid, "NStgid:", NULL, 0);
-    pid_t ns_tid = (pid_t)crs_criu_status_last(host_pid, host_tid, "NSpid:", NULL, 0);
-    const crs_criu_thread_rec_t *rec = NULL;
+    pid_t ns_pid, ns_tid;
+    const crs_criu_thread_rec_t *rec =
+        crs_criu_meta_thread_of(ctx->meta, host_pid, host_tid, &ns_pid, &ns_tid);
     crs_criu_thread_rec_t now;
 
-    for (size_t i = 0; i < ctx->meta->num_threads && !rec; i++)
-        if (ctx->meta->threads[i].ns_tid == ns_tid && ctx->meta->threads[i].ns_pid == ns_pid)
-            rec = &ctx->meta->threads[i];
     if (!rec || rec->policy_mode < 0)
         return CRMPI_OK; /* nothing known to give it */
     crmpi_mempolicy_thread_t want = {
