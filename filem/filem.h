@@ -162,7 +162,9 @@ int crmpi_filem_local_seq_dir(const char *jobdir, unsigned seq, char **dir_out);
  * Remove rank `rank`'s copies of the sequences of snapshot `jobdir` on this node's own
  * storage (local and partner levels) but `seq` and the `num_keep` sequences of `keep`
  * (mpirun's committed list), and its unfinished ones (rank.<r>.partial) but `seq`'s; a
- * sequence's directory goes with its last rank.
+ * sequence's directory goes with its last rank. `seq` is the one being written (0: none).
+ * A removal that fails is logged as a warning (a file: crmpi_filem_tree_remove's), and left
+ * for a later call.
  */
 void crmpi_filem_local_prune(const char *jobdir, unsigned seq, int rank, const uint32_t *keep,
                              uint32_t num_keep);

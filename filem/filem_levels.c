@@ -136,8 +136,12 @@ void crmpi_filem_local_prune(const char *jobdir, unsigned seq, int rank, const u
     snprintf(job_dir, sizeof(job_dir), "%s", seq_dir);
     free(seq_dir);
     *strrchr(job_dir, '/') = '\0';
-    if (!(dir = opendir(job_dir)))
+    if (!(dir = opendir(job_dir))) {
+        if (errno != ENOENT) /* none: nothing was ever kept on this node */
+            crmpi_log_warn("filem: cannot read %s to remove rank %d's older copies: %s", job_dir,
+                           rank, strerror(errno));
         return;
+    }
     while ((found = readdir(dir))) {
         char *end;
         unsigned long other = strtoul(found->d_name, &end, 10);

@@ -34,7 +34,9 @@
  *
  * The server stores into <local seq dir>/rank.<r>.partial/, fsyncs every file and
  * directory, replaces rank.<r> by it, fsyncs the sequence's directory, then removes the
- * rank's copies of the sequences not kept, and only then answers OK.
+ * rank's copies of the sequences not kept, and only then answers OK. It remembers the ranks
+ * it stored, so that crmpi_filem_partner_prune can remove their copies after a commit
+ * without a copy of theirs coming first.
  */
 #include "config.h"
 
@@ -108,6 +110,13 @@ struct crmpi_filem_partner_server {
     pthread_mutex_t lock; /* guards conn_fd and stopping */
     int conn_fd;          /* the connection being served, -1 when none */
     bool stopping;
+    /* Held while a copy goes into place and the rank's others go, and while
+     * crmpi_filem_partner_prune removes copies: one of them at a time. Guards the three
+     * fields below. */
+    pthread_mutex_t store_lock;
+    unsigned receiving; /* the sequence of the copy being received (0: none) */
+    int *ranks;         /* the ranks whose copies this server stored, num_ranks of them */
+    size_t num_ranks;
     uint8_t *key;
     size_t key_len;
     uint8_t *buf; /* FILEM_PARTNER_CHUNK bytes, the thread's */
@@ -644,6 +653,32 @@ static void filem_partner_drain(filem_partner_conn_t *conn)
     }
 }
 
+/* Remember that this server holds copies of `rank` (store_lock held). Out of memory, it
+ * forgets: that rank's copies then go only at its next copy here. */
+static void filem_partner_rank_add(crmpi_filem_partner_server_t *srv, int rank)
+{
+    int *grown;
+
+    for (size_t i = 0; i < srv->num_ranks; i++)
+        if (srv->ranks[i] == rank)
+            return;
+    if (!(grown = realloc(srv->ranks, (srv->num_ranks + 1) * sizeof(*grown))))
+        return;
+    srv->ranks = grown;
+    srv->ranks[srv->num_ranks++] = rank;
+}
+
+void crmpi_filem_partner_prune(crmpi_filem_partner_server_t *srv, const char *jobdir,
+                               const uint32_t *keep, uint32_t num_keep)
+{
+    if (!srv)
+        return;
+    pthread_mutex_lock(&srv->store_lock);
+    for (size_t i = 0; i < srv->num_ranks; i++)
+        crmpi_filem_local_prune(jobdir, srv->receiving, srv->ranks[i], keep, num_keep);
+    pthread_mutex_unlock(&srv->store_lock);
+}
+
 static void filem_partner_handle(crmpi_filem_partner_server_t *srv, int fd, const char *peer)
 {
     filem_partner_conn_t conn = {.srv = srv, .fd = fd};
@@ -661,8 +696,14 @@ static void filem_partner_handle(crmpi_filem_partner_server_t *srv, int fd, cons
     if (filem_partner_write(fd, hello, sizeof(hello)) != CRMPI_OK)
         return; /* gone before it asked anything */
     rc = filem_partner_header_recv(&conn);
-    if (rc == CRMPI_OK)
+    if (rc == CRMPI_OK) {
+        /* Before anything is written: a prune running now finishes first, and the next
+         * one leaves this sequence alone. */
+        pthread_mutex_lock(&srv->store_lock);
+        srv->receiving = conn.seq;
+        pthread_mutex_unlock(&srv->store_lock);
         rc = filem_partner_partial_create(&conn);
+    }
     if (rc == CRMPI_OK && filem_partner_reply(fd, FILEM_PARTNER_STATUS_OK, "") != CRMPI_OK)
         rc = filem_partner_fail(&conn, false, FILEM_PARTNER_STATUS_IO,
                                 "the connection closed before the files");
@@ -671,11 +712,18 @@ static void filem_partner_handle(crmpi_filem_partner_server_t *srv, int fd, cons
     if (rc == CRMPI_OK)
         rc = filem_partner_commit(&conn);
     if (rc == CRMPI_OK) {
+        pthread_mutex_lock(&srv->store_lock);
         crmpi_filem_local_prune(conn.name, conn.seq, conn.rank, conn.keep, conn.num_keep);
+        filem_partner_rank_add(srv, conn.rank);
+        srv->receiving = 0;
+        pthread_mutex_unlock(&srv->store_lock);
         filem_partner_reply(fd, FILEM_PARTNER_STATUS_OK, "stored");
     } else {
         if (conn.partial_dir)
             crmpi_filem_tree_remove(conn.partial_dir);
+        pthread_mutex_lock(&srv->store_lock);
+        srv->receiving = 0;
+        pthread_mutex_unlock(&srv->store_lock);
         filem_partner_reply(fd, conn.status, conn.message);
         filem_partner_drain(&conn);
     }
@@ -747,6 +795,7 @@ static void filem_partner_server_free(crmpi_filem_partner_server_t *srv)
         explicit_bzero(srv->key, srv->key_len);
     free(srv->key);
     free(srv->buf);
+    free(srv->ranks);
     free(srv);
 }
 
@@ -786,6 +835,7 @@ int crmpi_filem_partner_serve(const char *bind_addr, const uint8_t *key, size_t 
         return CRMPI_ERR_IO;
     }
     pthread_mutex_init(&srv->lock, NULL);
+    pthread_mutex_init(&srv->store_lock, NULL);
     /* The thread takes no signal: the process's own threads handle them. */
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &saved);
@@ -794,6 +844,7 @@ int crmpi_filem_partner_serve(const char *bind_addr, const uint8_t *key, size_t 
     if (err) {
         crmpi_log_error("filem:partner: cannot start the receiving thread: %s", strerror(err));
         pthread_mutex_destroy(&srv->lock);
+        pthread_mutex_destroy(&srv->store_lock);
         filem_partner_server_free(srv);
         return CRMPI_ERR_OUT_OF_RESOURCE;
     }
@@ -818,6 +869,7 @@ void crmpi_filem_partner_stop(crmpi_filem_partner_server_t *srv)
     }
     pthread_join(srv->thread, NULL);
     pthread_mutex_destroy(&srv->lock);
+    pthread_mutex_destroy(&srv->store_lock);
     filem_partner_server_free(srv);
 }
 

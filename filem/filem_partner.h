@@ -40,6 +40,16 @@ int crmpi_filem_partner_serve(const char *bind_addr, const uint8_t *key, size_t 
 void crmpi_filem_partner_stop(crmpi_filem_partner_server_t *srv);
 
 /**
+ * Remove the copies this server stored, of every rank it stored one for, of the sequences
+ * of snapshot `jobdir` that `keep` (num_keep entries: the committed ones kept) does not
+ * list, and their unfinished copies; the sequence being received now stays. A copy that
+ * arrives meanwhile waits until this is done. Called by the thread that started the
+ * server; NULL is fine. Failures are logged as warnings (crmpi_filem_local_prune).
+ */
+void crmpi_filem_partner_prune(crmpi_filem_partner_server_t *srv, const char *jobdir,
+                               const uint32_t *keep, uint32_t num_keep);
+
+/**
  * Send the rank's images (every regular file under `src_dir`, recursively, e.g. criu/...
  * and rank.json) to the server at `addr` ("a.b.c.d:port"), which stores them as sequence
  * `seq`'s rank.<rank> of snapshot `jobdir` in its node's local level

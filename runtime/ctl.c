@@ -313,6 +313,7 @@ const char *crmpi_ctl_type_name(uint16_t type)
     case CRMPI_CTL_CKPT_RESTART: return "CKPT_RESTART";
     case CRMPI_CTL_CKPT_APP_WANTED: return "CKPT_APP_WANTED";
     case CRMPI_CTL_CKPT_APP_DONE: return "CKPT_APP_DONE";
+    case CRMPI_CTL_CKPT_PRUNE: return "CKPT_PRUNE";
     case CRMPI_CTL_TOOL_CKPT: return "TOOL_CKPT";
     case CRMPI_CTL_TOOL_PROGRESS: return "TOOL_PROGRESS";
     case CRMPI_CTL_TOOL_STATUS: return "TOOL_STATUS";

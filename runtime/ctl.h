@@ -83,6 +83,12 @@ typedef enum {
                                   checkpoint the ranks asked for (CR_APP_CKPT): committed
                                   (status 0, seq its sequence; text: the snapshot), or
                                   refused (seq 0) or aborted, text saying why */
+    CRMPI_CTL_CKPT_PRUNE,      /* mpirun -> agent, seq the sequence just committed: u32 n,
+                                  then n x u32 the committed sequences kept (the commit
+                                  record's after snapc_base_keep's cleanup); the agent removes
+                                  its node's copies of the others (its rank's, and the partner
+                                  copies it received) but the one it is dumping or copying;
+                                  no reply */
     /* tools <-> mpirun (over mpirun's control socket, like the agents) */
     CRMPI_CTL_TOOL_CKPT = 96, /* tool -> mpirun: u32 flags; replies TOOL_PROGRESS..., REPLY */
     CRMPI_CTL_TOOL_PROGRESS,  /* mpirun -> tool: str one line of progress */

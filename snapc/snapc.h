@@ -43,7 +43,11 @@
  *                          <-  CKPT_CONTINUED <-           lock dropped
  *                              FileM: local -> global
  *                          <-  CKPT_STORED{files,sha256}
- *   all stored: manifest, commit (filem/), tool gets the handle
+ *   all stored: manifest, commit (filem/)
+ *   CKPT_PRUNE{kept seqs} ->   its node's copies of the
+ *                              sequences not kept go
+ *                              (no answer)
+ *   the tool gets the handle
  *
  *   --term: no CKPT_CONTINUE; the ranks wait (suspended, lock held) until the commit, then
  *   mpirun ends the job. --stop: no CKPT_CONTINUE either; each agent stops its rank's

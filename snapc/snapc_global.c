@@ -677,6 +677,32 @@ static int snapc_global_send_expected(crmpi_snapc_global_t *global)
 }
 
 static void snapc_global_done(crmpi_snapc_global_t *global, uint32_t seq);
+static void snapc_global_put_kept(crmpi_buf_t *buf, const crmpi_filem_commit_t *commit);
+
+/* Sequence `seq` is committed and the global level pruned: every agent removes its node's
+ * copies of the sequences the commit record no longer lists (CKPT_PRUNE), now rather than
+ * at its next copy, which may never come. An agent that is gone keeps what its node holds;
+ * nothing of this can fail the checkpoint. */
+static void snapc_global_prune(crmpi_snapc_global_t *global, uint32_t seq)
+{
+    crmpi_filem_commit_t *commit;
+    crmpi_buf_t buf;
+
+    if (!(global->params.levels.mask & (CRMPI_FILEM_LEVEL_LOCAL | CRMPI_FILEM_LEVEL_PARTNER)))
+        return; /* nothing on the nodes' own storage */
+    if (crmpi_filem_commit_read(global->jobdir, &commit) != CRMPI_OK) {
+        crmpi_log_warn("snapc: the nodes keep their copies of older sequences until the next "
+                       "checkpoint: the commit record of %s cannot be read back",
+                       global->jobdir);
+        return;
+    }
+    crmpi_buf_init(&buf);
+    snapc_global_put_kept(&buf, commit);
+    for (int rank = 0; rank < global->params.np; rank++)
+        global->params.send_fn(global->params.arg, rank, CRMPI_CTL_CKPT_PRUNE, seq, &buf);
+    crmpi_buf_free(&buf);
+    crmpi_filem_commit_destroy(commit);
+}
 
 /* Every rank's files are durable: the manifest, then the commit record. */
 static void snapc_global_commit(crmpi_snapc_global_t *global)
@@ -741,6 +767,7 @@ static void snapc_global_commit(crmpi_snapc_global_t *global)
     global->committed++;
     global->chain = snapc_global_is_delta(global->manifest) ? global->chain + 1 : 0;
     global->last_committed = seq;
+    snapc_global_prune(global, seq);
     snapc_global_end_periodic(global, true);
     snapc_global_end(global);
     if (global->flags & CRMPI_SNAPC_STOP) {
@@ -818,6 +845,17 @@ out:
     return rc;
 }
 
+/* The committed sequences the nodes' own storage keeps, as CKPT_STORE and CKPT_PRUNE carry
+ * them: u32 n, n x u32, from the commit record (NULL: none), which already holds what
+ * snapc_base_keep leaves (the newest ones, the newest of each level, and the sequences
+ * their incremental images depend on). */
+static void snapc_global_put_kept(crmpi_buf_t *buf, const crmpi_filem_commit_t *commit)
+{
+    crmpi_buf_put_u32(buf, commit ? (uint32_t)commit->num_seqs : 0);
+    for (size_t i = 0; commit && i < commit->num_seqs; i++)
+        crmpi_buf_put_u32(buf, commit->seqs[i]);
+}
+
 /* Each agent copies its rank's images to the levels due: into <seq>.partial/rank.<r> for
  * the global one, into its node's local one, and to its partner's node, where it keeps
  * the committed sequences (the newest ones, and what they depend on: the commit record's
@@ -844,9 +882,7 @@ static void snapc_global_store(crmpi_snapc_global_t *global)
             crmpi_buf_put_str(&buf, "");
         else if (crmpi_filem_rank_dir_path(global->partial_dir, rank, &dir) == CRMPI_OK)
             crmpi_buf_put_str(&buf, dir);
-        crmpi_buf_put_u32(&buf, commit ? (uint32_t)commit->num_seqs : 0);
-        for (size_t i = 0; commit && i < commit->num_seqs; i++)
-            crmpi_buf_put_u32(&buf, commit->seqs[i]);
+        snapc_global_put_kept(&buf, commit);
         int partner = partnered ? partners[rank] : -1;
         crmpi_buf_put_str(&buf, partner >= 0 ? global->nodes[partner].receiver : "");
         crmpi_buf_put_str(&buf, partner >= 0 ? global->nodes[partner].name : "");

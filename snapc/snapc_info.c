@@ -14,9 +14,10 @@ static const crmpi_param_decl_t snapc_base_params[] = {
      CRMPI_PARAM_LEVEL_USER},
     {"snapc_base_keep", CRMPI_PARAM_INT, "2",
      "How many committed sequences of a job's snapshot to keep (the newest ones); older ones "
-     "are removed after each commit. The newest committed sequence is never removed; 0 keeps "
-     "every sequence. Keep at least 2 so that a restart can fall back to the previous "
-     "sequence when the newest one is damaged.",
+     "are removed after each commit, from the snapshot directory and from the nodes' own "
+     "storage (filem_levels local and partner). The newest committed sequence is never "
+     "removed; 0 keeps every sequence. Keep at least 2 so that a restart can fall back to "
+     "the previous sequence when the newest one is damaged.",
      CRMPI_PARAM_LEVEL_USER},
     {"snapc_base_make_room", CRMPI_PARAM_BOOL, "false",
      "When the snapshot directory's file system has less room than the newest committed "

@@ -697,6 +697,40 @@ static void snapc_local_store_request(crmpi_snapc_local_t *local, crmpi_ctl_msg_
     free(keep);
 }
 
+/*
+ * CKPT_PRUNE: mpirun committed a sequence; `req` lists the committed sequences kept. Remove
+ * this node's copies of the others: the rank's at the local level, and the partner copies
+ * this agent's receiver took for other nodes' ranks. The sequence this agent is dumping or
+ * copying stays (a newer checkpoint may be under way, or an aborted one's copy still runs),
+ * so does everything of a job this agent never dumped for (no jobdir: nothing here). A
+ * removal that fails is a warning (FileM's), and the next prune tries again.
+ */
+static void snapc_local_prune(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg, crmpi_buf_t *req)
+{
+    uint32_t num_keep = 0, *keep = NULL, busy = 0;
+    bool ok = crmpi_buf_get_u32(req, &num_keep) == CRMPI_OK && num_keep <= msg->hdr.len / 4 &&
+              (keep = calloc(num_keep + 1, sizeof(*keep)));
+
+    for (uint32_t i = 0; ok && i < num_keep; i++)
+        ok = crmpi_buf_get_u32(req, &keep[i]) == CRMPI_OK;
+    if (!ok || crmpi_buf_get_done(req) != CRMPI_OK) {
+        crmpi_log_warn("snapc: mpirun sent a malformed %s for checkpoint %u; rank %d's node keeps "
+                       "its copies until the next one",
+                       crmpi_ctl_type_name(msg->hdr.type), msg->hdr.seq, local->rank);
+        free(keep);
+        return;
+    }
+    if (local->copy)
+        busy = local->copy->seq;
+    else if (local->in_checkpoint || local->images_pending)
+        busy = local->seq;
+    if (local->jobdir[0]) {
+        crmpi_filem_local_prune(local->jobdir, busy, local->rank, keep, num_keep);
+        crmpi_filem_partner_prune(local->partner, local->jobdir, keep, num_keep);
+    }
+    free(keep);
+}
+
 void crmpi_snapc_local_from_hnp(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg)
 {
     crmpi_buf_t req;
@@ -788,6 +822,11 @@ void crmpi_snapc_local_from_hnp(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg
         if (snapc_local_copy_busy(local, CRMPI_CTL_CKPT_STORED, msg->hdr.seq))
             break;
         snapc_local_store_request(local, msg, &req);
+        break;
+    case CRMPI_CTL_CKPT_PRUNE:
+        /* Whatever the rank does (even after its CR_STOP or its end, while the agent
+         * stays for a copy): this concerns the node's storage, not the rank. */
+        snapc_local_prune(local, msg, &req);
         break;
     default:
         crmpi_log_warn("snapc: mpirun sent an unexpected %s", crmpi_ctl_type_name(msg->hdr.type));

@@ -6,6 +6,9 @@
  *                                                               rank into node-local storage)
  *                                                             CKPT_STORE (FileM copies that
  *                                                               to the global snapshot)
+ *                                                             CKPT_PRUNE (after a commit: the
+ *                                                               node's copies of sequences
+ *                                                               no longer committed go)
  *                                                             --stop: SIGSTOP after the dump,
  *                                                               SIGCONT at CKPT_CONTINUE
  *   rank   --CKPT_*--> agent: crmpi_snapc_local_from_rank --> mpirun (as is)
@@ -31,6 +34,10 @@
  *     is over, only removes again what the copy may have written into the aborted sequence;
  *   - CKPT_BEGIN (and DUMP, STORE) are refused, saying the copy is not over;
  *   - images_pending stays true, so the agent outlives a rank that ends meanwhile.
+ * CKPT_PRUNE removes, in the loop, the rank's copies on the node's own storage and the
+ * partner copies its receiver took, of every sequence the commit record no longer lists but
+ * the one being dumped or copied (the copy's, else the checkpoint's the rank is in or whose
+ * images wait for CKPT_STORE); it takes no answer and is handled after CR_STOP too.
  * An agent that is ending (`ending`: mpirun's teardown) reports no copy, so that the sequence
  * is never committed; if it leaves before the copy is over, the thread ends with the process
  * and the sequence stays <seq>.partial.

@@ -3,7 +3,8 @@
  * (snapc_local.h), without an agent, a rank or CRIU: mpirun and the rank are socketpairs,
  * the images are fake files. The copy runs in its own thread while the caller keeps going;
  * steps that arrive meanwhile (an abort of the copied checkpoint, a new checkpoint) are
- * handled as the header says; an ending agent reports nothing. An application checkpoint:
+ * handled as the header says; an ending agent reports nothing; a prune after a commit
+ * removes the node's copies mpirun no longer lists. An application checkpoint:
  * the rank's request passed up, its backup file stored by the dump, mpirun's answers passed
  * down.
  */
@@ -446,6 +447,100 @@ static void test_store_levels(void **state)
     unsetenv("TMPDIR");
 }
 
+/* mpirun's CKPT_PRUNE after committing `seq`: the `num_keep` sequences of `keep` stay; it
+ * says there are `num_said` of them (malformed when they differ). */
+static void prune_request(fixture_t *fx, uint32_t seq, const uint32_t *keep, uint32_t num_keep,
+                          uint32_t num_said)
+{
+    crmpi_ctl_msg_t msg = {.hdr = {.type = CRMPI_CTL_CKPT_PRUNE, .seq = seq}};
+    crmpi_buf_t buf;
+
+    crmpi_buf_init(&buf);
+    crmpi_buf_put_u32(&buf, num_said);
+    for (uint32_t i = 0; i < num_keep; i++)
+        crmpi_buf_put_u32(&buf, keep[i]);
+    msg.payload = buf.data;
+    msg.hdr.len = (uint32_t)buf.len;
+    crmpi_snapc_local_from_hnp(&fx->local, &msg);
+    crmpi_buf_free(&buf);
+}
+
+/* Does <local>/<rel> exist? */
+static bool local_has(const char *local, const char *rel)
+{
+    char path[4400];
+
+    snprintf(path, sizeof(path), "%s/%s", local, rel);
+    return path_exists(path);
+}
+
+/* After a commit, mpirun's CKPT_PRUNE: the rank's node-local copies of the sequences it does
+ * not list go at once, and so do the partner copies this agent's receiver took; the sequence
+ * whose images wait for their copy stays, and so do other ranks' copies. Also after the
+ * rank's CR_STOP, and without an answer; a malformed one removes nothing. */
+static void test_prune_after_commit(void **state)
+{
+    fixture_t *fx = *state;
+    char local[4200], path[4400], why[256];
+    const uint32_t kept_then[] = {3}, keep[] = {5};
+    crmpi_filem_partner_server_t *server = NULL;
+    char addr[64];
+    uint8_t key[32];
+
+    setenv("TMPDIR", fx->top, 1); /* filem_local_dir's default: <TMPDIR>/crmpi-<uid>/local */
+    snprintf(local, sizeof(local), "%s/crmpi-%u/local/4711.ckpt", fx->top, (unsigned)getuid());
+    snprintf(fx->local.jobdir, sizeof(fx->local.jobdir), "%s/global/4711.ckpt", fx->top);
+    const char *const dirs[] = {"3/rank.0/criu", "3/rank.1/criu", "4/rank.0.partial/criu",
+                                "5/rank.0/criu", "6/rank.0.partial/criu"};
+    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+        snprintf(path, sizeof(path), "%s/%s", local, dirs[i]);
+        assert_int_equal(snapc_test_mkdirs(path), 0);
+    }
+    /* Rank 2 of another node sent its copy of sequence 3 here (the partner level). */
+    memset(key, 0x5a, sizeof(key));
+    assert_int_equal(
+        crmpi_filem_partner_serve("127.0.0.1", key, sizeof(key), &server, addr, sizeof(addr)),
+        CRMPI_OK);
+    fx->local.partner = server;
+    assert_int_equal(crmpi_filem_partner_send(addr, key, sizeof(key), fx->local.jobdir, 3, 2,
+                                              fx->images, kept_then, 1, why, sizeof(why)),
+                     CRMPI_OK);
+    assert_true(local_has(local, "3/rank.2/criu/pages-1.img"));
+
+    /* Checkpoint 6 is dumped (into the local level) and waits for its copy. */
+    fx->local.seq = 6;
+    fx->local.images_pending = true;
+    fx->local.rank_stopped = true;
+    fx->local.rank_ready = false;
+
+    capture_begin();
+    prune_request(fx, 5, keep, 1, 2); /* malformed: more sequences than it carries */
+    char *err = capture_end();
+    assert_non_null(strstr(err, "malformed CKPT_PRUNE"));
+    free(err);
+    assert_true(local_has(local, "3/rank.0"));
+
+    prune_request(fx, 5, keep, 1, 1);
+    assert_false(local_has(local, "3/rank.0"));
+    assert_false(local_has(local, "3/rank.2"));
+    assert_true(local_has(local, "3/rank.1/criu")); /* another agent's rank */
+    assert_false(local_has(local, "4"));            /* an interrupted copy, and its directory */
+    assert_true(local_has(local, "5/rank.0/criu"));
+    assert_true(local_has(local, "6/rank.0.partial/criu"));
+    assert_false(hnp_has_message(fx, 0));
+    struct pollfd rank = {.fd = fx->rank_peer, .events = POLLIN};
+    assert_int_equal(poll(&rank, 1, 0), 0);
+
+    /* Its copy stored, 6 is not kept either at the next commit's prune. */
+    fx->local.images_pending = false;
+    prune_request(fx, 5, keep, 1, 1);
+    assert_false(local_has(local, "6"));
+    assert_true(local_has(local, "5/rank.0/criu"));
+
+    crmpi_snapc_local_close(&fx->local);
+    unsetenv("TMPDIR");
+}
+
 /* The rank's CR_APP_CKPT: the agent keeps the backup file's path and tells mpirun. */
 static void app_request(fixture_t *fx, const char *path)
 {
@@ -605,6 +700,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_ending_agent_reports_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_copy_fails, setup, teardown),
         cmocka_unit_test_setup_teardown(test_store_levels, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_prune_after_commit, setup, teardown),
     };
 
     crmpi_log_set_who("test_snapc_local");

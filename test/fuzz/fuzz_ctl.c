@@ -50,6 +50,7 @@ static const struct {
     {CRMPI_CTL_CKPT_STORED, "s"},
     {CRMPI_CTL_CKPT_APP_WANTED, ""},
     {CRMPI_CTL_CKPT_APP_DONE, "is"},
+    {CRMPI_CTL_CKPT_PRUNE, "u"},
     {CRMPI_CTL_TOOL_CKPT, "u"},
     {CRMPI_CTL_TOOL_PROGRESS, "s"},
     {CRMPI_CTL_REPLY, "uuuuussUuUuSu"}, /* TOOL_STATUS's reply, the longest */

@@ -8,6 +8,7 @@ level only, and the previous global one stays.
 
 import json
 import os
+import time
 
 import pytest
 
@@ -116,6 +117,27 @@ def test_local_every_time_global_every_third(program, expected, tmp_path):
     result = crenv.restart(handle, "--seq", "3")
     assert result.returncode != 0, result.report("ompi-restart --seq 3")
     assert "held only on the nodes' own storage" in result.err, result.report()
+
+
+def test_local_copies_pruned_at_commit(program, expected, tmp_path):
+    """snapc_base_keep 1 with the local level: once the third checkpoint is committed, each
+    node's own storage holds the rank directories of sequence 3 only, though no checkpoint
+    follows (the agents remove the others at the commit, not at their next copy)."""
+    crenv, local = levels_env(tmp_path, "local,global")
+    job = crjob.CrJob(crenv, program, NP, ["--mca", "btl", BTLS, "--mca", "snapc_base_keep", "1"])
+    job.ready()
+    handle = checkpoints(crenv, job, 3)
+    assert crjob.wait_committed(job, handle, 3) == [3]
+    job_local = os.path.join(local, os.path.basename(handle))
+    # The prune follows the commit; wait for it (the deadline only turns a miss into a failure).
+    deadline = time.monotonic() + 30
+    while sorted(os.listdir(job_local)) != ["3"] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert sorted(os.listdir(job_local)) == ["3"], os.listdir(job_local)
+    assert local_ranks(local, handle, 3) == ["rank.%d" % r for r in range(NP)]
+    assert job.running()
+    assert crjob.ok_line(crjob.finish_clean(crenv, job).out) == expected
+    assert sorted(os.listdir(job_local)) == ["3"], os.listdir(job_local)
 
 
 def test_global_copy_fails(program, expected, tmp_path):

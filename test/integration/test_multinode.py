@@ -9,6 +9,8 @@ started through Open MPI's mpirun and its daemons (plm component ompi, plm/plm.h
     restart the peers that became local use sm and those that became remote tcp;
   - application checkpoints (MPIX_Checkpoint) of a 2-node job whose backups are in each
     node's own /tmp, restarted on 4 nodes;
+  - the partner level: copies on the next node, a lost node's ranks restarted from them,
+    and each node's copies of the sequences the commit record dropped removed at the commit;
   - Open MPI's placement options (-N, --map-by ppr, --display-map, --report-bindings);
   - the bad inputs: a host that cannot be resolved or reached, too few slots, Open MPI's
     mpirun missing, crmpi's mpirun killed: one line from mpirun, and nothing of the job
@@ -656,3 +658,34 @@ def test_partner_level_survives_a_lost_node(cluster, programs, crenv):
     for host in ("mn1", "mn3"):
         nodes("exec", host, "rm", "-rf", "/tmp/crmpi-%d" % os.getuid())
     cluster.assert_clean(damaged.pid)
+
+
+def test_partner_copies_pruned_at_commit(cluster, programs, crenv):
+    """filem_levels local,partner with snapc_base_keep 1 on 2 nodes x 1 rank: once the third
+    checkpoint is committed, each node holds sequence 3 only (its own rank's copy and its
+    partner's), though no checkpoint follows."""
+    program = programs("cr/inflight")
+    job = crjob.CrJob(crenv, program, 2, ["-H", "mn1:1,mn2:1", "--mca", "filem_levels",
+                                          "local,partner", "--mca", "snapc_base_keep", "1"])
+    job.ready()
+    for _ in range(3):
+        handle = checkpoint(crenv, job.jobid)
+    assert crjob.wait_committed(job, handle, 3) == [3]
+    base = "/tmp/crmpi-%d/local/%d.ckpt" % (os.getuid(), job.jobid)
+
+    def held(host, path):
+        return sorted(nodes("exec", host, "ls", path, check=False).stdout.split())
+
+    # The prune follows the commit; the deadline only turns a miss into a failure.
+    deadline = time.monotonic() + 30
+    while (any(held(host, base) != ["3"] for host in ("mn1", "mn2")) and
+           time.monotonic() < deadline):
+        time.sleep(0.1)
+    copies = {host: (held(host, base), held(host, base + "/3")) for host in ("mn1", "mn2")}
+    running = job.running()
+    job.kill()
+    for host in ("mn1", "mn2"):
+        nodes("exec", host, "rm", "-rf", "/tmp/crmpi-%d" % os.getuid())
+    assert running, job.result.report()
+    assert copies == {host: (["3"], ["rank.0", "rank.1"]) for host in ("mn1", "mn2")}, copies
+    cluster.assert_clean(job.jobid)
