@@ -674,6 +674,19 @@ static void snapc_local_to_rank(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg
                            "the rank is gone");
 }
 
+/* The list of kept sequences in CKPT_STORE and CKPT_PRUNE (u32 n, n x u32): into `*keep`
+ * (malloc'ed, the caller frees it, also on failure) and `*num_keep`. */
+static bool snapc_local_get_kept(const crmpi_ctl_msg_t *msg, crmpi_buf_t *req, uint32_t **keep,
+                                 uint32_t *num_keep)
+{
+    bool ok = crmpi_buf_get_u32(req, num_keep) == CRMPI_OK && *num_keep <= msg->hdr.len / 4 &&
+              (*keep = calloc(*num_keep + 1, sizeof(**keep)));
+
+    for (uint32_t i = 0; ok && i < *num_keep; i++)
+        ok = crmpi_buf_get_u32(req, &(*keep)[i]) == CRMPI_OK;
+    return ok;
+}
+
 /* CKPT_STORE: the global destination ("" when not due), the sequences to keep on the nodes'
  * own storage, and the partner node's receiver and name ("" when not due). */
 static void snapc_local_store_request(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg,
@@ -682,11 +695,8 @@ static void snapc_local_store_request(crmpi_snapc_local_t *local, crmpi_ctl_msg_
     const char *dest = NULL, *partner_addr = NULL, *partner_host = NULL;
     uint32_t num_keep = 0, *keep = NULL;
     bool ok = crmpi_buf_get_str(req, &dest) == CRMPI_OK &&
-              crmpi_buf_get_u32(req, &num_keep) == CRMPI_OK && num_keep <= msg->hdr.len / 4 &&
-              (keep = calloc(num_keep + 1, sizeof(*keep)));
+              snapc_local_get_kept(msg, req, &keep, &num_keep);
 
-    for (uint32_t i = 0; ok && i < num_keep; i++)
-        ok = crmpi_buf_get_u32(req, &keep[i]) == CRMPI_OK;
     ok = ok && crmpi_buf_get_str(req, &partner_addr) == CRMPI_OK &&
          crmpi_buf_get_str(req, &partner_host) == CRMPI_OK;
     if (!ok || crmpi_buf_get_done(req) != CRMPI_OK)
@@ -708,12 +718,8 @@ static void snapc_local_store_request(crmpi_snapc_local_t *local, crmpi_ctl_msg_
 static void snapc_local_prune(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg, crmpi_buf_t *req)
 {
     uint32_t num_keep = 0, *keep = NULL, busy = 0;
-    bool ok = crmpi_buf_get_u32(req, &num_keep) == CRMPI_OK && num_keep <= msg->hdr.len / 4 &&
-              (keep = calloc(num_keep + 1, sizeof(*keep)));
 
-    for (uint32_t i = 0; ok && i < num_keep; i++)
-        ok = crmpi_buf_get_u32(req, &keep[i]) == CRMPI_OK;
-    if (!ok || crmpi_buf_get_done(req) != CRMPI_OK) {
+    if (!snapc_local_get_kept(msg, req, &keep, &num_keep) || crmpi_buf_get_done(req) != CRMPI_OK) {
         crmpi_log_warn("snapc: mpirun sent a malformed %s for checkpoint %u; rank %d's node keeps "
                        "its copies until the next one",
                        crmpi_ctl_type_name(msg->hdr.type), msg->hdr.seq, local->rank);
