@@ -9,6 +9,8 @@
  *   --tag-output      to tell the agents' own lines from its words (plm_ompi_io.c)
  *   --bind-to none    each agent binds itself (--cpuset), as under the local component
  *   --oversubscribe   its slots do not matter: crmpi's mpirun mapped the ranks already
+ *   --mca odls_base_max_threads 1
+ *                     its daemons fork a node's processes from one thread (plm_ompi_command)
  *   -x NAME           for each variable the agents need (CRMPI_*, the job's -x): names on
  *                     its command line, values only in its environment (the job's key)
  * and one app context per rank, `-np 1 --host NODE`, in rank order. It exits once its
@@ -204,6 +206,13 @@ static int plm_ompi_command(const crmpi_plm_job_t *job, const plm_ompi_state_t *
     plm_ompi_argv_add(argv, "--bind-to");
     plm_ompi_argv_add(argv, "none");
     plm_ompi_argv_add(argv, "--oversubscribe");
+    /* Each daemon starts its node's processes from one thread. With more than
+     * odls_base_cutoff (32) on a node, Open MPI 4.1's daemons fork them from several threads,
+     * and a child forked while another thread held a lock of the rtc hwloc component hangs
+     * on it before its exec (seen: 128 ranks on 4 nodes, a node short of 10 agents). */
+    plm_ompi_argv_add(argv, "--mca");
+    plm_ompi_argv_add(argv, "odls_base_max_threads");
+    plm_ompi_argv_add(argv, "1");
     plm_ompi_argv_forward(argv, job, env);
     plm_ompi_argv_extra(argv);
     for (int rank = 0; rank < job->np; rank++) {
