@@ -71,10 +71,11 @@
  * restorer prefers the node that held most pages, and at pre-resume pages are moved back
  * (crs_criu_numa_pages): an area's to its one node, an interleaved one's by its policy, a
  * spread one's page by page ("pages" lines, asked with move_pages at checkpoint). The areas'
- * policies cannot be set from outside: restart() hands them to the caller (`mempolicy_out`) for the
- * rank's restart message, and the rank sets them itself (crs_criu_numa_policy); so are the
- * threads' own set_mempolicy policies (`taskpolicy_out`), which each thread of the rank sets
- * on itself.
+ * policies cannot be set from outside: restart() hands them to the caller
+ * (`rank_entries_out`) for the rank's restart message, and the rank sets them itself
+ * (crs_criu_numa_policy); so are the threads' own set_mempolicy policies, which each thread
+ * of the rank sets on itself, and the ranges that were transparent huge pages, which the
+ * rank collapses again (crs_criu_numa_hugepages).
  *
  * TCP: sockets are closed before the dump, by INC in the rank;
  * this component sets neither --tcp-established nor --tcp-close. With CRIU 4.1.1 on
@@ -174,12 +175,13 @@ typedef struct crmpi_crs_restart_opts {
                                            * first, NULL-terminated (each the directory of
                                            * the dump the one before it was taken against);
                                            * NULL: a full dump */
-    char **mempolicy_out;                 /* on success, the restored processes' memory
-                                           * policies for their restart message
-                                           * (mempolicy.h text, malloc'ed, the caller
-                                           * frees; NULL when none); NULL: not wanted */
-    char **taskpolicy_out;                /* the same for the threads' own policies
-                                           * (mempolicy.h threads' text) */
+    char ***rank_entries_out;             /* on success, what the restored rank must set
+                                           * on itself, as entries "NAME=text" for its
+                                           * restart message (mempolicy.h: the areas' and
+                                           * threads' policies, the huge-page ranges);
+                                           * NULL-terminated, malloc'ed as its strings,
+                                           * the caller frees; NULL when none. NULL: not
+                                           * wanted */
     crmpi_crs_pre_resume_fn_t pre_resume; /* may be NULL */
     void *pre_resume_arg;                 /* passed to pre_resume */
     char *errbuf;                         /* on failure, the one-line message (may be NULL) */

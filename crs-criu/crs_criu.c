@@ -31,6 +31,7 @@
 #include "crs_criu_int.h"
 #include "fault.h"
 #include "log.h"
+#include "mempolicy.h"
 #include "param.h"
 
 /* Lines of CRIU's log quoted in a failure message, and the room for them. */
@@ -717,7 +718,8 @@ static size_t crs_criu_policy_count(const char *text)
 
 /* One line of what the restart did with the rank's placement (crs_criu_placement_report,
  * which ompi-restart --info sets). */
-static void crs_criu_placement_report(const crs_criu_restore_ctx_t *ctx, const char *areas)
+static void crs_criu_placement_report(const crs_criu_restore_ctx_t *ctx, const char *areas,
+                                      const char *hugepages)
 {
     char old_cpus[CRS_CRIU_CPULIST_MAX], new_cpus[CRS_CRIU_CPULIST_MAX], nodes[512] = "";
     bool report = false;
@@ -739,11 +741,34 @@ static void crs_criu_placement_report(const crs_criu_restore_ctx_t *ctx, const c
     }
     crmpi_log_info("crs:criu: placement: CPUs %s at the checkpoint -> %s here (thread masks %s); "
                    "NUMA nodes (OS) %s; %llu pages moved back; %zu areas and %zu threads given "
-                   "their memory policy",
+                   "their memory policy; %zu ranges made huge pages again",
                    old_cpus, new_cpus, ctx->affinity ? "restored" : "not restored",
                    plan ? nodes : "not placed (not recorded, or switched off)",
                    (unsigned long long)ctx->pages_moved, crs_criu_policy_count(areas),
-                   crs_criu_policy_count(ctx->thread_policies));
+                   crs_criu_policy_count(ctx->thread_policies), crs_criu_policy_count(hugepages));
+}
+
+/* The restart message's entries for the rank, "NAME=text" (mempolicy.h), from the texts of
+ * its areas' policies, its threads' and its huge-page ranges (each NULL when there are
+ * none), which it frees: a NULL-terminated array (malloc'ed, as its strings), or NULL
+ * when there is nothing to send or no memory (the rank then keeps what CRIU gave it). */
+static char **crs_criu_rank_entries(char *texts[3])
+{
+    static const char *const names[3] = {CRMPI_MEMPOLICY_ENV, CRMPI_TASKPOLICY_ENV,
+                                         CRMPI_HUGEPAGES_ENV};
+    char **entries = calloc(4, sizeof(*entries));
+    size_t num = 0;
+
+    for (int i = 0; i < 3; i++) {
+        if (texts[i] && entries && asprintf(&entries[num], "%s=%s", names[i], texts[i]) >= 0)
+            num++;
+        free(texts[i]);
+    }
+    if (entries && num == 0) {
+        free(entries);
+        entries = NULL;
+    }
+    return entries;
 }
 
 /* The memory placement plan of a restart (crs_criu_numa.c), when the record has one and
@@ -916,6 +941,14 @@ int crs_criu_restart(const crmpi_crs_restart_opts_t *opts, pid_t *init_pid_out)
                            (long long)signo, SIGRTMIN, SIGRTMAX, ctx.signo);
         ctx.policies = &plan;
     }
+    char *hugepages = NULL;
+    if (crs_criu_param_on("crs_criu_numa_hugepages") &&
+        crs_criu_numa_hugepages(&meta, &hugepages) != CRMPI_OK) {
+        free(policies);
+        rc = crs_criu_fail(opts->errbuf, opts->errbuf_len, CRMPI_ERR_OUT_OF_RESOURCE,
+                           "crs:criu: out of memory listing the rank's huge-page ranges");
+        goto out_free_opts;
+    }
     /* The restored threads inherit the preference, so it is given only when the rank can
      * take it back (policies on), and only when first touch would not land there anyway. */
     crs_criu_policy_t saved_policy;
@@ -927,6 +960,7 @@ int crs_criu_restart(const crmpi_crs_restart_opts_t *opts, pid_t *init_pid_out)
     if (pid < 0) {
         free(ctx.thread_policies);
         free(policies);
+        free(hugepages);
         crs_criu_quote_errors(log_path, quoted, sizeof(quoted));
         crs_criu_keep_log(log_path, opts->keep_log_as, sizeof(log_path));
         rc = crs_criu_fail(opts->errbuf, opts->errbuf_len, CRMPI_ERROR,
@@ -937,6 +971,7 @@ int crs_criu_restart(const crmpi_crs_restart_opts_t *opts, pid_t *init_pid_out)
     if (ctx.rc != CRMPI_OK) {
         free(ctx.thread_policies);
         free(policies);
+        free(hugepages);
         kill(pid, SIGKILL);
         waitpid(pid, NULL, 0);
         rc = crs_criu_fail(opts->errbuf, opts->errbuf_len, ctx.rc,
@@ -945,18 +980,19 @@ int crs_criu_restart(const crmpi_crs_restart_opts_t *opts, pid_t *init_pid_out)
                            opts->images_dir, crmpi_strerror(ctx.rc));
         goto out_free_opts;
     }
-    crs_criu_placement_report(&ctx, policies);
+    crs_criu_placement_report(&ctx, policies, hugepages);
     crmpi_fw_verbose(&crmpi_crs_framework, 10, "crs:criu: restored %s as init %d%s%s",
                      opts->images_dir, pid, opts->cpuset ? ", remapped onto CPUs " : "",
                      opts->cpuset ? opts->cpuset : "");
-    if (opts->mempolicy_out)
-        *opts->mempolicy_out = policies;
-    else
-        free(policies);
-    if (opts->taskpolicy_out)
-        *opts->taskpolicy_out = ctx.thread_policies;
-    else
-        free(ctx.thread_policies);
+    char *texts[3] = {policies, ctx.thread_policies, hugepages};
+    char **entries = crs_criu_rank_entries(texts);
+    if (opts->rank_entries_out) {
+        *opts->rank_entries_out = entries;
+    } else {
+        for (char **e = entries; e && *e; e++)
+            free(*e);
+        free(entries);
+    }
     *init_pid_out = (pid_t)pid;
     rc = CRMPI_OK;
 

@@ -122,6 +122,10 @@ typedef struct crs_criu_vma_rec {
                                               * an area whose pages were on several nodes
                                               * and that has no interleave policy; else NULL */
     size_t num_runs;                         /* entries in runs */
+    uint64_t *thp;  /* ranges in transparent huge pages ("thp" line): start, end, start,
+                     * end... (malloc'ed), which CRIU restores as small pages; or NULL */
+    size_t num_thp; /* ranges in thp (2 numbers each) */
+    int hugetlb;    /* a hugetlbfs mapping (collection only, not recorded) */
 } crs_criu_vma_rec_t;
 
 typedef struct crs_criu_meta {
@@ -234,6 +238,14 @@ void crs_criu_numa_collect_thread(pid_t host_pid, pid_t host_tid, crs_criu_threa
 int crs_criu_numa_collect_runs(pid_t host_pid, crs_criu_meta_t *meta, size_t first);
 /** Add the runs of a "pages" line (text "<node>x<count>,...", node "-" for none). */
 int crs_criu_numa_runs_parse(const char *text, crs_criu_vma_rec_t *vma);
+/**
+ * Record, for every area of `meta` from `first` on (but hugetlbfs ones), the ranges its
+ * transparent huge pages cover (PAGEMAP_SCAN's PAGE_IS_HUGE). CRIU restores them as small
+ * pages: a memory-bound rank then loses to TLB misses what it had before the checkpoint.
+ */
+int crs_criu_numa_collect_thp(pid_t host_pid, crs_criu_meta_t *meta, size_t first);
+/** Add the ranges of a "thp" line ("<start hex>-<end hex>,...") to its area. */
+int crs_criu_numa_thp_parse(const char *text, crs_criu_vma_rec_t *vma);
 
 /**
  * Parse a policy as numa_maps shows it ("bind:0-1", "prefer (many):1", "interleave=static:0")
@@ -294,6 +306,13 @@ int crs_criu_numa_pages_restore(const crs_criu_meta_t *meta, const crs_criu_numa
  */
 int crs_criu_numa_policies(const crs_criu_meta_t *meta, const crs_criu_numa_plan_t *plan,
                            char **text_out);
+
+/**
+ * The ranges that were transparent huge pages, in mempolicy.h's text form (malloc'ed; the
+ * areas' mode, flags and nodes 0), for the rank to collapse (crmpi_mempolicy_collapse), or
+ * NULL when there are none.
+ */
+int crs_criu_numa_hugepages(const crs_criu_meta_t *meta, char **text_out);
 
 /**
  * The own policies of the restored threads under `init_pid` that differ from their recorded

@@ -365,6 +365,8 @@ int crs_criu_meta_write(int dirfd, const crs_criu_meta_t *meta)
                 "# vma <ns pid> <start> <end> <policy> <pages per OS node: N<node>=<pages>,...>\n");
         fprintf(f, "# pages <ns pid> <start>: its pages' nodes in order, <node>x<count>,... "
                    "('-': not resident)\n");
+        fprintf(f, "# thp <ns pid> <start>: its ranges in transparent huge pages, "
+                   "<start>-<end>,...\n");
     }
     fprintf(f, "cpuset %s\n", cpus);
     for (int i = 0; i < CRMPI_CRS_NUM_FDS; i++) {
@@ -410,6 +412,14 @@ int crs_criu_meta_write(int dirfd, const crs_criu_meta_t *meta)
                 fprintf(f, "%s-x%u", r ? "," : "", run->count);
         }
         if (vma->num_runs)
+            fprintf(f, "\n");
+        for (size_t r = 0; r < vma->num_thp; r++) {
+            if (r == 0)
+                fprintf(f, "thp %d %" PRIx64 " ", (int)vma->ns_pid, vma->start);
+            fprintf(f, "%s%" PRIx64 "-%" PRIx64, r ? "," : "", vma->thp[2 * r],
+                    vma->thp[2 * r + 1]);
+        }
+        if (vma->num_thp)
             fprintf(f, "\n");
     }
     /* Every file has a line, in order: mapped.<n> is the n-th. */
@@ -491,6 +501,16 @@ static int crs_criu_meta_add_vma(crs_criu_meta_t *meta, int ns_pid, unsigned lon
     return CRMPI_OK;
 }
 
+/* The area of an earlier "vma" line that a "pages" or "thp" line names, or NULL. */
+static crs_criu_vma_rec_t *crs_criu_meta_vma_at(crs_criu_meta_t *meta, int ns_pid,
+                                                unsigned long long start)
+{
+    for (size_t i = meta->num_vmas; i-- > 0;)
+        if (meta->vmas[i].ns_pid == ns_pid && meta->vmas[i].start == start)
+            return &meta->vmas[i];
+    return NULL;
+}
+
 int crs_criu_meta_read(int dirfd, crs_criu_meta_t *meta_out)
 {
     crs_criu_meta_t meta;
@@ -540,13 +560,12 @@ int crs_criu_meta_read(int dirfd, crs_criu_meta_t *meta_out)
             rc = crs_criu_meta_add_vma(&meta, ns_pid, start, end, a, c);
         } else if (sscanf(line, "pages %d %llx %s", &ns_pid, &start, a) == 3) {
             /* The runs of an area of an earlier "vma" line. */
-            rc = CRMPI_ERR_PROTO;
-            for (size_t i = meta.num_vmas; i-- > 0;) {
-                if (meta.vmas[i].ns_pid == ns_pid && meta.vmas[i].start == start) {
-                    rc = crs_criu_numa_runs_parse(a, &meta.vmas[i]);
-                    break;
-                }
-            }
+            crs_criu_vma_rec_t *vma = crs_criu_meta_vma_at(&meta, ns_pid, start);
+            rc = vma ? crs_criu_numa_runs_parse(a, vma) : CRMPI_ERR_PROTO;
+        } else if (sscanf(line, "thp %d %llx %s", &ns_pid, &start, a) == 3) {
+            /* The huge-page ranges of an area of an earlier "vma" line. */
+            crs_criu_vma_rec_t *vma = crs_criu_meta_vma_at(&meta, ns_pid, start);
+            rc = vma ? crs_criu_numa_thp_parse(a, vma) : CRMPI_ERR_PROTO;
         } else if ((sscanf(line, "wfile %llu %n", &size, &path_at) == 1 ||
                     sscanf(line, "mfile %llu %n", &size, &path_at) == 1) &&
                    path_at > 0 && line[path_at] == '/') {
@@ -607,8 +626,10 @@ void crs_criu_meta_free(crs_criu_meta_t *meta)
     free(meta->nodes);
     meta->nodes = NULL;
     meta->num_nodes = 0;
-    for (size_t i = 0; i < meta->num_vmas; i++)
+    for (size_t i = 0; i < meta->num_vmas; i++) {
         free(meta->vmas[i].runs);
+        free(meta->vmas[i].thp);
+    }
     free(meta->vmas);
     meta->vmas = NULL;
     meta->num_vmas = 0;

@@ -315,6 +315,8 @@ static int crs_criu_numa_maps_line(char *line, crs_criu_vma_rec_t *vma)
         if (sscanf(tok, "N%d=%llu", &node, &pages) == 2 && node >= 0 &&
             node < CRS_CRIU_NUMA_MAX_NODES)
             vma->pages[node] = pages;
+        else if (strcmp(tok, "huge") == 0)
+            vma->hugetlb = 1;
     }
     return 1;
 }
@@ -357,14 +359,16 @@ static int crs_criu_numa_ends(pid_t host_pid, crs_criu_meta_t *meta, size_t firs
 typedef int (*crs_criu_numa_range_fn_t)(uint64_t start, uint64_t end, void *arg);
 
 /*
- * The ranges of pages in memory within [start, end) of the process whose pagemap is open
- * as `pagemap_fd`, in address order: PAGEMAP_SCAN (Linux 6.7) walks the page tables and
+ * The ranges of pages of `category` (PAGE_IS_PRESENT, PAGE_IS_HUGE...) within [start, end) of
+ * the process whose pagemap is open as `pagemap_fd`, in address order: PAGEMAP_SCAN (Linux
+ * 6.7) walks the page tables and
  * skips what holds nothing whole, so a sparse reservation of terabytes (an AddressSanitizer
  * shadow, a runtime's arena) costs what its few pages cost, not a query per page. Where
- * it is missing (pagemap_fd -1, an older kernel) the whole range is given, as one.
+ * it is missing (pagemap_fd -1, an older kernel) the whole range is given as present, and
+ * other categories fail with CRMPI_ERR_NOT_SUPPORTED.
  */
-static int crs_criu_numa_present(int pagemap_fd, uint64_t start, uint64_t end,
-                                 crs_criu_numa_range_fn_t fn, void *arg)
+static int crs_criu_numa_scan(int pagemap_fd, uint64_t category, uint64_t start, uint64_t end,
+                              crs_criu_numa_range_fn_t fn, void *arg)
 {
     struct page_region regions[CRS_CRIU_NUMA_SCAN_BATCH];
 
@@ -375,13 +379,15 @@ static int crs_criu_numa_present(int pagemap_fd, uint64_t start, uint64_t end,
             .end = end,
             .vec = (uintptr_t)regions,
             .vec_len = CRS_CRIU_NUMA_SCAN_BATCH,
-            .category_mask = PAGE_IS_PRESENT,
-            .return_mask = PAGE_IS_PRESENT,
+            .category_mask = category,
+            .return_mask = category,
         };
         long n = pagemap_fd < 0 ? -1 : ioctl(pagemap_fd, PAGEMAP_SCAN, &scan);
 
-        if (n < 0)
-            return errno == ESRCH ? CRMPI_ERR_NOT_FOUND : fn(start, end, arg);
+        if (n < 0 && errno == ESRCH)
+            return CRMPI_ERR_NOT_FOUND;
+        if (n < 0) /* no PAGEMAP_SCAN: every page may be present; no other category is known */
+            return category == PAGE_IS_PRESENT ? fn(start, end, arg) : CRMPI_ERR_NOT_SUPPORTED;
         for (long i = 0; i < n; i++) {
             int rc = fn(regions[i].start, regions[i].end, arg);
             if (rc != CRMPI_OK)
@@ -392,6 +398,13 @@ static int crs_criu_numa_present(int pagemap_fd, uint64_t start, uint64_t end,
         start = scan.walk_end;
     }
     return CRMPI_OK;
+}
+
+/* The ranges of pages in memory (crs_criu_numa_scan). */
+static int crs_criu_numa_present(int pagemap_fd, uint64_t start, uint64_t end,
+                                 crs_criu_numa_range_fn_t fn, void *arg)
+{
+    return crs_criu_numa_scan(pagemap_fd, PAGE_IS_PRESENT, start, end, fn, arg);
 }
 
 /* /proc/<pid>/pagemap for crs_criu_numa_present, or -1. */
@@ -497,6 +510,43 @@ static int crs_criu_numa_nodes_used(const crs_criu_vma_rec_t *vma)
     return used;
 }
 
+/* One range of transparent huge pages of an area (crs_criu_numa_scan's callback). */
+static int crs_criu_numa_thp_range(uint64_t start, uint64_t end, void *arg)
+{
+    crs_criu_vma_rec_t *vma = arg;
+    uint64_t *grown;
+
+    if (vma->num_thp && vma->thp[2 * vma->num_thp - 1] == start) {
+        vma->thp[2 * vma->num_thp - 1] = end; /* continues the last one */
+        return CRMPI_OK;
+    }
+    if (!(grown = realloc(vma->thp, (vma->num_thp + 1) * 2 * sizeof(*grown))))
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    vma->thp = grown;
+    vma->thp[2 * vma->num_thp] = start;
+    vma->thp[2 * vma->num_thp + 1] = end;
+    vma->num_thp++;
+    return CRMPI_OK;
+}
+
+int crs_criu_numa_collect_thp(pid_t host_pid, crs_criu_meta_t *meta, size_t first)
+{
+    int pagemap_fd = crs_criu_numa_pagemap_open(host_pid), rc = CRMPI_OK;
+
+    if (pagemap_fd < 0)
+        return CRMPI_OK; /* gone, or no pagemap: nothing known */
+    for (size_t i = first; i < meta->num_vmas && rc == CRMPI_OK; i++) {
+        crs_criu_vma_rec_t *vma = &meta->vmas[i];
+        if (vma->hugetlb)
+            continue; /* CRIU restores hugetlbfs pages as such */
+        rc = crs_criu_numa_scan(pagemap_fd, PAGE_IS_HUGE, vma->start, vma->end,
+                                crs_criu_numa_thp_range, vma);
+    }
+    close(pagemap_fd);
+    /* Gone meanwhile, or a kernel without PAGEMAP_SCAN: nothing is known of huge pages. */
+    return rc == CRMPI_ERR_NOT_FOUND || rc == CRMPI_ERR_NOT_SUPPORTED ? CRMPI_OK : rc;
+}
+
 int crs_criu_numa_collect_runs(pid_t host_pid, crs_criu_meta_t *meta, size_t first)
 {
     int pagemap_fd = -1, rc = CRMPI_OK;
@@ -536,6 +586,32 @@ int crs_criu_numa_runs_parse(const char *text, crs_criu_vma_rec_t *vma)
         if (rc != CRMPI_OK)
             return rc == CRMPI_ERR_OUT_OF_RESOURCE ? rc : CRMPI_ERR_PROTO;
         pages += count;
+        p += used;
+        if (*p == '\0')
+            return CRMPI_OK;
+        if (*p != ',' || p[1] == '\0')
+            return CRMPI_ERR_PROTO;
+        p++;
+    }
+}
+
+int crs_criu_numa_thp_parse(const char *text, crs_criu_vma_rec_t *vma)
+{
+    const char *p = text;
+
+    if (vma->thp)
+        return CRMPI_ERR_PROTO; /* two lines for one area */
+    for (;;) {
+        unsigned long long start, end;
+        int used = 0;
+        /* Within the area, in order, not overlapping. */
+        if (sscanf(p, "%llx-%llx%n", &start, &end, &used) != 2 || used <= 0 || start >= end ||
+            start < vma->start || end > vma->end ||
+            (vma->num_thp && start < vma->thp[2 * vma->num_thp - 1]))
+            return CRMPI_ERR_PROTO;
+        int rc = crs_criu_numa_thp_range(start, end, vma);
+        if (rc != CRMPI_OK)
+            return rc;
         p += used;
         if (*p == '\0')
             return CRMPI_OK;
@@ -624,6 +700,8 @@ int crs_criu_numa_collect_process(pid_t host_pid, pid_t ns_pid, const crs_criu_t
         rc = crs_criu_numa_ends(host_pid, meta, first);
     if (rc == CRMPI_OK)
         rc = crs_criu_numa_collect_runs(host_pid, meta, first);
+    if (rc == CRMPI_OK)
+        rc = crs_criu_numa_collect_thp(host_pid, meta, first);
     return rc == CRMPI_ERR_NOT_FOUND ? CRMPI_OK : rc;
 }
 
@@ -927,6 +1005,30 @@ int crs_criu_numa_policies(const crs_criu_meta_t *meta, const crs_criu_numa_plan
     }
     *text_out = NULL;
     rc = num ? crmpi_mempolicy_format(areas, num, text_out) : CRMPI_OK;
+    free(areas);
+    return rc;
+}
+
+int crs_criu_numa_hugepages(const crs_criu_meta_t *meta, char **text_out)
+{
+    crmpi_mempolicy_area_t *areas = NULL;
+    size_t num = 0, max = 0;
+    int rc;
+
+    for (size_t i = 0; i < meta->num_vmas; i++)
+        max += meta->vmas[i].num_thp;
+    *text_out = NULL;
+    if (max == 0)
+        return CRMPI_OK;
+    if (!(areas = calloc(max, sizeof(*areas))))
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    for (size_t i = 0; i < meta->num_vmas; i++) {
+        const crs_criu_vma_rec_t *vma = &meta->vmas[i];
+        for (size_t r = 0; r < vma->num_thp; r++)
+            areas[num++] = (crmpi_mempolicy_area_t){
+                .pid = vma->ns_pid, .start = vma->thp[2 * r], .end = vma->thp[2 * r + 1]};
+    }
+    rc = crmpi_mempolicy_format(areas, num, text_out);
     free(areas);
     return rc;
 }

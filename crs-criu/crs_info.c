@@ -48,6 +48,12 @@ static const crmpi_param_decl_t crs_criu_params[] = {
      "onto the new binding. 0 leaves every area with the default policy, as CRIU restores it, "
      "and every thread with the policy of the agent that restored it.",
      CRMPI_PARAM_LEVEL_TUNER},
+    {"crs_criu_numa_hugepages", CRMPI_PARAM_BOOL, "1",
+     "At restart, have the restored rank turn the ranges that were transparent huge pages at "
+     "the checkpoint (recorded with crs_criu_numa) into huge pages again (madvise "
+     "MADV_COLLAPSE): CRIU restores memory as small pages, and a memory-bound rank then loses "
+     "time to TLB misses. 0 leaves them small, as CRIU restores them.",
+     CRMPI_PARAM_LEVEL_TUNER},
     {"crs_criu_numa_signal", CRMPI_PARAM_INT, "0",
      "The signal that makes a restored thread set its own memory policy (only a thread can "
      "set its own; sent only to threads whose policy differs from the recorded one, while the "
@@ -57,7 +63,7 @@ static const crmpi_param_decl_t crs_criu_params[] = {
     {"crs_criu_placement_report", CRMPI_PARAM_BOOL, "0",
      "At restart, print one line per rank of what was done with its placement: its CPUs "
      "before and now, where each recorded NUMA node went, pages moved back, areas and threads "
-     "given their memory policy. ompi-restart --info sets it.",
+     "given their memory policy, ranges made huge pages again. ompi-restart --info sets it.",
      CRMPI_PARAM_LEVEL_USER},
     {"crs_criu_topology", CRMPI_PARAM_STRING, "",
      "The hwloc topology NUMA nodes are recorded in and mapped onto, instead of this "

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -110,6 +111,34 @@ int crmpi_mempolicy_apply(const crmpi_mempolicy_area_t *areas, size_t num_areas,
         applied++;
     }
     *applied_out = applied;
+    return CRMPI_OK;
+}
+
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25 /* Linux 6.1 */
+#endif
+
+int crmpi_mempolicy_collapse(const crmpi_mempolicy_area_t *areas, size_t num_areas,
+                             size_t *collapsed_out)
+{
+    pid_t self = getpid();
+    size_t collapsed = 0;
+
+    for (size_t i = 0; i < num_areas; i++) {
+        const crmpi_mempolicy_area_t *area = &areas[i];
+
+        if (area->pid != self)
+            continue;
+        if (madvise((void *)(uintptr_t)area->start, (size_t)(area->end - area->start),
+                    MADV_COLLAPSE) < 0) {
+            crmpi_log_warn("%" PRIx64 "-%" PRIx64 " was in transparent huge pages at the "
+                           "checkpoint and stays in small pages: %s",
+                           area->start, area->end, strerror(errno));
+            continue;
+        }
+        collapsed++;
+    }
+    *collapsed_out = collapsed;
     return CRMPI_OK;
 }
 

@@ -5,7 +5,8 @@
  *   agent (crs: numa_maps recorded at checkpoint, nodes mapped onto the new layout)
  *      |  CKPT_RESTART: one entry "CRMPI_MEMPOLICY=<areas>" among the CRMPI_MCA_ entries
  *      v
- *      |  and "CRMPI_TASKPOLICY=<threads>" for threads whose own policy differs
+ *      |  and "CRMPI_TASKPOLICY=<threads>" for threads whose own policy differs,
+ *      |  and "CRMPI_HUGEPAGES=<areas>" for the ranges that were transparent huge pages
  *      v
  *   rank (snapc app, before INC's restart): mbind() over each of its own areas, and
  *        set_mempolicy() run by each listed thread (a signal makes it do so)
@@ -41,6 +42,7 @@
 /* Names of the entries in the restart message. */
 #define CRMPI_MEMPOLICY_ENV  "CRMPI_MEMPOLICY"
 #define CRMPI_TASKPOLICY_ENV "CRMPI_TASKPOLICY"
+#define CRMPI_HUGEPAGES_ENV  "CRMPI_HUGEPAGES"
 /* Node numbers a mask can name. */
 #define CRMPI_MEMPOLICY_MAX_NODES 64
 
@@ -85,6 +87,18 @@ int crmpi_mempolicy_parse(const char *text, crmpi_mempolicy_area_t **areas_out,
  */
 int crmpi_mempolicy_apply(const crmpi_mempolicy_area_t *areas, size_t num_areas,
                           size_t *applied_out);
+
+/**
+ * Make each area of this process (pid == getpid()) transparent huge pages again, with
+ * madvise(MADV_COLLAPSE): the ranges that were huge pages at the checkpoint, which CRIU
+ * restores as small pages (the areas' mode, flags and nodes are not used). An area the
+ * kernel cannot collapse (no huge page free, THP disabled) is logged as a warning and keeps
+ * its small pages.
+ * @param collapsed_out  how many areas were collapsed
+ * @return CRMPI_OK (also when some were skipped)
+ */
+int crmpi_mempolicy_collapse(const crmpi_mempolicy_area_t *areas, size_t num_areas,
+                             size_t *collapsed_out);
 
 /**
  * The threads' text form of `threads`, with `signo` (malloc'ed into *text_out).

@@ -29,6 +29,7 @@ struct pm_scan_arg {
 #define PAGE_IS_WRITTEN     (1 << 1) /* written since it was last protected */
 #define PAGE_IS_PRESENT     (1 << 3) /* in memory */
 #define PAGE_IS_SWAPPED     (1 << 4) /* in swap */
+#define PAGE_IS_HUGE        (1 << 6) /* a transparent huge page, or a hugetlbfs one */
 #endif
 
 #endif /* CRMPI_UFFD_WP_H */

@@ -328,7 +328,8 @@ static const char *snapc_app_entry(char *const *env, const char *name)
  * The memory policies the agent recorded for this process and its threads (mempolicy.h):
  * CRIU restores none, and only the process itself may set an area's, only a thread its
  * own. Done before anything else runs here, so that what the restart allocates already
- * follows them.
+ * follows them. Then the ranges that were transparent huge pages become huge pages again
+ * (CRIU fills memory page by page, and gives the areas their MADV_HUGEPAGE only after).
  */
 static void snapc_app_restore_mempolicy(char *const *env)
 {
@@ -344,6 +345,7 @@ static void snapc_app_restore_mempolicy(char *const *env)
     else if (text)
         crmpi_mempolicy_apply(areas, num, &applied); /* says which it could not */
     free(areas);
+    areas = NULL;
     text = snapc_app_entry(env, CRMPI_TASKPOLICY_ENV);
     if (text && crmpi_mempolicy_threads_parse(text, &signo, &threads, &num) != CRMPI_OK)
         crmpi_log_warn("snapc: the restart's thread memory policies are malformed; every "
@@ -351,6 +353,14 @@ static void snapc_app_restore_mempolicy(char *const *env)
     else if (text)
         crmpi_mempolicy_threads_apply(signo, threads, num, &applied); /* says which not */
     free(threads);
+    /* After the policies: the huge pages are allocated as they say. */
+    text = snapc_app_entry(env, CRMPI_HUGEPAGES_ENV);
+    if (text && crmpi_mempolicy_parse(text, &areas, &num) != CRMPI_OK)
+        crmpi_log_warn("snapc: the restart's list of huge-page ranges is malformed; the "
+                       "memory stays in small pages");
+    else if (text)
+        crmpi_mempolicy_collapse(areas, num, &applied); /* says which it could not */
+    free(areas);
 }
 
 /* CKPT_RESTART: the new agent's parameters and job facts, then INC's restart phase. */

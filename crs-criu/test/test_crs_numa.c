@@ -647,6 +647,91 @@ static void test_sparse_reservation(void **state)
     munmap(area, size);
 }
 
+/* Transparent huge pages, which CRIU restores as small pages: the ranges that were huge at
+ * the checkpoint are found (PAGEMAP_SCAN), recorded ("thp" lines), listed for the rank, and
+ * collapsed by it (crmpi_mempolicy_collapse). The area is touched as small pages first;
+ * its two middle huge-page blocks are then collapsed, as the rank would. */
+static void test_huge_pages(void **state)
+{
+    (void)state;
+    const size_t huge = (size_t)2 << 20, size = 4 * huge;
+    char path[256],
+        *text = NULL,
+        *map = mmap(NULL, size + huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char *area = (char *)(((uintptr_t)map + huge - 1) & ~(uintptr_t)(huge - 1));
+    crs_criu_meta_t meta, back;
+    crmpi_mempolicy_area_t *listed = NULL;
+    size_t collapsed = 9, num = 0;
+
+    assert_true(map != MAP_FAILED);
+    assert_int_equal(madvise(area, size, MADV_NOHUGEPAGE), 0);
+    memset(area, 1, size);
+    /* The middle blocks may become huge (khugepaged could also collapse them); the outer
+     * ones stay small. */
+    assert_int_equal(madvise(area + huge, 2 * huge, MADV_HUGEPAGE), 0);
+    memset(&meta, 0, sizeof(meta));
+    meta.vmas = calloc(1, sizeof(*meta.vmas));
+    meta.num_vmas = 1;
+    meta.vmas[0] = (crs_criu_vma_rec_t){
+        .ns_pid = getpid(), .start = (uintptr_t)area, .end = (uintptr_t)area + size};
+
+    crmpi_mempolicy_area_t middle = {
+        .pid = getpid(), .start = (uintptr_t)area + huge, .end = (uintptr_t)area + 3 * huge};
+    assert_int_equal(crs_criu_numa_collect_thp(getpid(), &meta, 0), CRMPI_OK);
+    assert_true(meta.vmas[0].num_thp <= 1); /* small pages, or what khugepaged made huge */
+    free(meta.vmas[0].thp);
+    meta.vmas[0].thp = NULL;
+    meta.vmas[0].num_thp = 0;
+    assert_int_equal(crmpi_mempolicy_collapse(&middle, 1, &collapsed), CRMPI_OK);
+    if (collapsed == 0) {
+        crs_criu_meta_free(&meta);
+        munmap(map, size + huge);
+        skip(); /* transparent huge pages are off here, or none is free */
+    }
+    assert_int_equal(crs_criu_numa_collect_thp(getpid(), &meta, 0), CRMPI_OK);
+    assert_int_equal(meta.vmas[0].num_thp, 1);
+    assert_int_equal(meta.vmas[0].thp[0], middle.start);
+    assert_int_equal(meta.vmas[0].thp[1], middle.end);
+    assert_int_equal(area[huge + 5], 1); /* the bytes stay */
+
+    int dirfd = tst_tmpdir(path, sizeof(path));
+    assert_int_equal(crs_criu_meta_write(dirfd, &meta), CRMPI_OK);
+    assert_int_equal(crs_criu_meta_read(dirfd, &back), CRMPI_OK);
+    assert_int_equal(back.num_vmas, 1);
+    assert_int_equal(back.vmas[0].num_thp, 1);
+    assert_memory_equal(back.vmas[0].thp, meta.vmas[0].thp, 2 * sizeof(uint64_t));
+    assert_int_equal(crs_criu_numa_hugepages(&back, &text), CRMPI_OK);
+    assert_non_null(text);
+    assert_int_equal(crmpi_mempolicy_parse(text, &listed, &num), CRMPI_OK);
+    assert_int_equal(num, 1);
+    assert_int_equal(listed[0].pid, getpid());
+    assert_int_equal(listed[0].start, middle.start);
+    assert_int_equal(listed[0].end, middle.end);
+    free(listed);
+    free(text);
+    crs_criu_meta_free(&back);
+
+    /* Ranges outside their area, out of order, overlapping or empty are refused. */
+    const char *bad[] = {
+        "crmpi-crs-criu 1\nvma 2 200000 600000 default -\nthp 2 200000 100000-400000\n",
+        "crmpi-crs-criu 1\nvma 2 200000 600000 default -\nthp 2 200000 400000-800000\n",
+        "crmpi-crs-criu 1\nvma 2 200000 600000 default -\nthp 2 200000 400000-600000,"
+        "200000-400000\n",
+        "crmpi-crs-criu 1\nvma 2 200000 600000 default -\nthp 2 200000 200000-400000,"
+        "300000-500000\n",
+        "crmpi-crs-criu 1\nvma 2 200000 600000 default -\nthp 2 200000 400000-400000\n",
+        "crmpi-crs-criu 1\nvma 2 200000 600000 default -\nthp 2 200000 200000-400000,\n",
+        "crmpi-crs-criu 1\nvma 2 200000 600000 default -\nthp 3 200000 200000-400000\n",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        tst_write_text(dirfd, bad[i]);
+        assert_int_equal(crs_criu_meta_read(dirfd, &back), CRMPI_ERR_PROTO);
+    }
+    tst_rmdir(dirfd, path);
+    crs_criu_meta_free(&meta);
+    munmap(map, size + huge);
+}
+
 /* Per-page runs: asked with move_pages for an area on several nodes, written as a "pages"
  * line, read back, and followed when pages are put back. Only node 0 is real here, so the
  * area is declared two-node by hand; half its pages are resident. */
@@ -803,7 +888,7 @@ int main(void)
         cmocka_unit_test(test_switch_off),         cmocka_unit_test(test_no_topology),
         cmocka_unit_test(test_page_runs),          cmocka_unit_test(test_long_path),
         cmocka_unit_test(test_plan_home_only),     cmocka_unit_test(test_thread_policies),
-        cmocka_unit_test(test_sparse_reservation),
+        cmocka_unit_test(test_sparse_reservation), cmocka_unit_test(test_huge_pages),
     };
     if (crmpi_catalog_register_all() != CRMPI_OK)
         return 1;

@@ -19,6 +19,12 @@
  * thread reports its own:
  *
  *   numa rank R thread NAME: policy MODE nodes 0xMASK
+ *
+ * One more area asks for transparent huge pages (MADV_HUGEPAGE, 4 MiB on huge-page
+ * boundaries), which CRIU restores as small pages; each rank reports how much of it was in
+ * huge pages at its setup and is now (AnonHugePages of its smaps):
+ *
+ *   numa rank R huge: before KB kB, now KB kB
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -126,6 +132,30 @@ static void numa_print_pinned(pthread_t thread)
     fflush(stdout);
 }
 
+#define NUMA_HUGE      ((size_t)2 << 20)
+#define NUMA_HUGE_SIZE (2 * NUMA_HUGE)
+
+/* The kB of the mapping holding `addr` in transparent huge pages (smaps), or -1. */
+static long numa_huge_kb(const void *addr)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    char line[512];
+    int inside = 0;
+    long kb = -1;
+
+    while (f && fgets(line, sizeof(line), f)) {
+        unsigned long lo, hi;
+        char dash;
+        if (sscanf(line, "%lx%c%lx ", &lo, &dash, &hi) == 3 && dash == '-')
+            inside = lo <= (uintptr_t)addr && (uintptr_t)addr < hi;
+        else if (inside && sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
+            break;
+    }
+    if (f)
+        fclose(f);
+    return kb;
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -157,6 +187,14 @@ int main(int argc, char **argv)
             cr_fail("mbind %s: %s", areas[a].name, strerror(errno));
         memset(mem[a], 'a' + a + cr_rank, NUMA_PAGES * NUMA_PAGE); /* first touch */
     }
+    char *huge_map = mmap(NULL, NUMA_HUGE_SIZE + NUMA_HUGE, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (huge_map == MAP_FAILED)
+        cr_fail("mmap: %s", strerror(errno));
+    char *huge = (char *)(((uintptr_t)huge_map + NUMA_HUGE - 1) & ~(uintptr_t)(NUMA_HUGE - 1));
+    madvise(huge, NUMA_HUGE_SIZE, MADV_HUGEPAGE); /* no THP here: it stays small */
+    memset(huge, 'h' + cr_rank, NUMA_HUGE_SIZE);
+    long huge_before = numa_huge_kb(huge);
     pthread_create(&pinned, NULL, numa_pinned, NULL);
     while (!__atomic_load_n(&numa_pinned_ready, __ATOMIC_ACQUIRE))
         sched_yield();
@@ -189,6 +227,14 @@ int main(int argc, char **argv)
                areas[a].name, mode, nodes, on_node0, NUMA_PAGES);
         fflush(stdout);
     }
+    for (size_t i = 0; i < NUMA_HUGE_SIZE; i++) {
+        if (huge[i] != 'h' + cr_rank) {
+            cr_fail("huge: byte %zu changed", i);
+            break;
+        }
+    }
+    printf("numa rank %d huge: before %ld kB, now %ld kB\n", cr_rank, huge_before,
+           numa_huge_kb(huge));
     numa_print_pinned(pinned);
     numa_print_policies();
     return cr_finish("numa");

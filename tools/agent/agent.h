@@ -40,9 +40,9 @@ typedef struct agent_state {
     int init_alive;                      /* the init has not been reaped: signals go to it */
     crmpi_snapc_local_t snapc;           /* the local checkpoint coordinator */
     uint32_t restart_seq;                /* restore mode: the sequence restored */
-    char *restart_mempolicy;             /* restore mode: the rank's memory policies for its
-                                          * restart message (mempolicy.h), or NULL */
-    char *restart_taskpolicy;            /* and its threads' own (mempolicy.h), or NULL */
+    char **restart_entries;              /* restore mode: more entries of the rank's restart
+                                          * message (its memory policies, huge-page ranges:
+                                          * mempolicy.h), NULL-terminated, or NULL */
     int output_ctl;                      /* --output ctl: the rank's output to mpirun */
 } agent_state_t;
 

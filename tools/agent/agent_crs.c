@@ -101,7 +101,7 @@ void agent_crs_init(crmpi_snapc_local_t *local)
 
 int agent_crs_restore(const char *images_dir, const char *const *parents, const char *cpuset,
                       const char *keep_log_as, crmpi_agent_ns_child_t *child_out,
-                      char **mempolicy_out, char **taskpolicy_out, char *err, size_t err_len)
+                      char ***rank_entries_out, char *err, size_t err_len)
 {
     crmpi_agent_ns_fds_t fds;
     pid_t init_pid;
@@ -126,8 +126,7 @@ int agent_crs_restore(const char *images_dir, const char *const *parents, const 
         .num_inherit = CRMPI_CRS_NUM_FDS,
         .cpuset = cpuset,
         .keep_log_as = keep_log_as,
-        .mempolicy_out = mempolicy_out,
-        .taskpolicy_out = taskpolicy_out,
+        .rank_entries_out = rank_entries_out,
         .errbuf = err,
         .errbuf_len = err_len,
     };

@@ -21,15 +21,14 @@ void agent_crs_finalize(void);
  * affinity remapped onto `cpuset` (NULL: as recorded); after a failure, CRIU's log is kept as
  * `keep_log_as` (NULL: beside the images, which go).
  * @param child_out      init_pid, ctl_fd, out_fd, err_fd (rank_pid unknown: 0)
- * @param mempolicy_out  the rank's memory policies to hand it (mempolicy.h text,
- *                       malloc'ed) or NULL; set on success
- * @param taskpolicy_out the policies its threads must set on themselves (mempolicy.h
- *                       threads' text, malloc'ed) or NULL; set on success
+ * @param rank_entries_out  what the rank must set on itself, as "NAME=text" entries for its
+ *                          restart message (mempolicy.h; NULL-terminated, malloc'ed) or
+ *                          NULL; set on success
  * @return CRMPI_OK, CRMPI_ERR_NOT_SUPPORTED (no checkpointer), or the CRS's error, with
  *         `err` saying why
  */
 int agent_crs_restore(const char *images_dir, const char *const *parents, const char *cpuset,
                       const char *keep_log_as, crmpi_agent_ns_child_t *child_out,
-                      char **mempolicy_out, char **taskpolicy_out, char *err, size_t err_len);
+                      char ***rank_entries_out, char *err, size_t err_len);
 
 #endif /* AGENT_CRS_H */

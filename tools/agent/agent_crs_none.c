@@ -19,15 +19,14 @@ void agent_crs_finalize(void)
 
 int agent_crs_restore(const char *images_dir, const char *const *parents, const char *cpuset,
                       const char *keep_log_as, crmpi_agent_ns_child_t *child_out,
-                      char **mempolicy_out, char **taskpolicy_out, char *err, size_t err_len)
+                      char ***rank_entries_out, char *err, size_t err_len)
 {
     (void)images_dir;
     (void)parents;
     (void)cpuset;
     (void)keep_log_as;
     (void)child_out;
-    (void)mempolicy_out;
-    (void)taskpolicy_out;
+    (void)rank_entries_out;
     snprintf(err, err_len, "this agent was built without a checkpointer (CRIU)");
     return CRMPI_ERR_NOT_SUPPORTED;
 }

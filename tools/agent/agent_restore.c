@@ -223,8 +223,7 @@ int agent_restore(agent_state_t *st, const char *seq_dir, const char *cpuset)
             snprintf(keep_log, sizeof(keep_log), "%s/restore.%llu.rank%u.log", parent,
                      (unsigned long long)st->info.jobid, st->info.rank);
         rc = agent_crs_restore(images, (const char *const *)parents, cpuset, keep ? keep_log : NULL,
-                               &st->child, &st->restart_mempolicy, &st->restart_taskpolicy, err,
-                               sizeof(err));
+                               &st->child, &st->restart_entries, err, sizeof(err));
         /* Ended meanwhile (mpirun's --timeout, a signal to the job; the agent's ending
          * signals wait in its signalfd, and mpirun may already have closed its end): CRIU
          * failed because the job is being torn down, and nothing of the job may outlive
@@ -332,28 +331,20 @@ int agent_restart_rank(agent_state_t *st)
     uint32_t count = 0;
     int rc;
 
-    char *policies[2] = {NULL, NULL};
-
     for (char **e = environ; *e; e++)
         count += strncmp(*e, prefix, sizeof(prefix) - 1) == 0;
-    /* The memory policies ride as more entries: ranks that do not know them skip them. */
-    if (st->restart_mempolicy &&
-        asprintf(&policies[0], "%s=%s", CRMPI_MEMPOLICY_ENV, st->restart_mempolicy) < 0)
-        policies[0] = NULL;
-    if (st->restart_taskpolicy &&
-        asprintf(&policies[1], "%s=%s", CRMPI_TASKPOLICY_ENV, st->restart_taskpolicy) < 0)
-        policies[1] = NULL;
+    /* The memory policies and huge-page ranges ride as more entries: ranks that do not know
+     * them skip them. */
+    for (char **e = st->restart_entries; e && *e; e++)
+        count++;
     crmpi_buf_init(&buf);
-    crmpi_buf_put_u32(&buf, count + (policies[0] != NULL) + (policies[1] != NULL));
+    crmpi_buf_put_u32(&buf, count);
     for (char **e = environ; *e; e++) {
         if (strncmp(*e, prefix, sizeof(prefix) - 1) == 0)
             crmpi_buf_put_str(&buf, *e);
     }
-    for (int i = 0; i < 2; i++) {
-        if (policies[i])
-            crmpi_buf_put_str(&buf, policies[i]);
-        free(policies[i]);
-    }
+    for (char **e = st->restart_entries; e && *e; e++)
+        crmpi_buf_put_str(&buf, *e);
     crmpi_rte_job_info_pack(&st->info, &buf);
     st->snapc.seq = st->restart_seq;
     st->snapc.in_checkpoint = true; /* until the rank's CKPT_CONTINUED */
