@@ -12,6 +12,8 @@ started through Open MPI's mpirun and its daemons (plm component ompi, plm/plm.h
   - the partner level: copies on the next node, a lost node's ranks restarted from them,
     and each node's copies of the sequences the commit record dropped removed at the commit;
   - Open MPI's placement options (-N, --map-by ppr, --display-map, --report-bindings);
+  - a node lost during a checkpoint: the checkpoint aborts, the committed snapshot stays
+    and restarts on the nodes that are left;
   - the bad inputs: a host that cannot be resolved or reached, too few slots, Open MPI's
     mpirun missing, crmpi's mpirun killed: one line from mpirun, and nothing of the job
     left on any node (no process in a node's namespaces but its holder, nothing in its /tmp
@@ -390,6 +392,68 @@ def test_checkpoint_two_nodes_restart_on_four_and_one(cluster, programs, crenv):
     assert one.returncode == 0 and crjob.ok_line(one.out) == expected, one.report("restart")
     check_paths(one, [0, 0, 0, 0])
     cluster.assert_clean(one.pid)
+
+
+def node_lost(cluster, host):
+    """Node `host` crashes: its link to the others goes silent first (no end of file or reset
+    reaches them, as from a node that lost power), then every process on it dies."""
+    subprocess.run(["ip", "link", "set", "crv-" + host, "down"], check=True)
+    netns = os.readlink("/proc/%d/ns/net" % cluster.holders[host])
+    for entry in os.listdir("/proc"):
+        try:
+            if (entry.isdigit() and int(entry) != cluster.holders[host] and
+                    os.readlink("/proc/%s/ns/net" % entry) == netns):
+                os.kill(int(entry), signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def test_node_lost_during_a_checkpoint(cluster, programs, crenv):
+    """A node lost while a checkpoint runs (every agent held before its dump, fault point
+    snapc_dump_pause, then node mn2 silent and its processes gone): the checkpoint aborts and
+    ompi-checkpoint says so, the job ends with an error, nothing is left on the other nodes,
+    the committed first checkpoint is all the snapshot holds, and it restarts on the nodes
+    that are left with the uninterrupted result."""
+    program = programs("cr/inflight")
+    expected = baseline(crenv, program, 4)
+    release = os.path.join(cluster.shared, "release-node-lost")
+    env = dict(crenv.env, CRMPI_FAULT="snapc_dump_pause:2", CRMPI_FAULT_RELEASE=release)
+    job = crjob.CrJob(crenv, program, 4, ["-H", "mn1:2,mn2:2", "--mca", "snapc_base_timeout",
+                                          "10"], env=env, timeout=HANG)
+    follower = job.follow()
+    job.ready()
+    handle = checkpoint(crenv, job.jobid)
+    second = subprocess.Popen([crjob.tool("ompi-checkpoint"), str(job.jobid)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env=crenv.env)
+    at = 0
+    for _ in range(4):  # every agent holds its rank, suspended, before the dump
+        at = follower.wait_for("err", lambda line: "fault injected: snapc_dump_pause" in line,
+                               at, timeout=HANG)
+        assert at is not None, "the agents did not all reach their dump"
+        at += 1
+    try:
+        node_lost(cluster, "mn2")
+        open(release, "w").close()
+        out, err = second.communicate(timeout=HANG)
+        assert second.returncode == 1 and "aborted" in err and not out.strip(), \
+            "ompi-checkpoint: exit %d\n%s%s" % (second.returncode, out, err)
+        result = job.finish(timeout=HANG)
+        assert result.returncode != 0, result.report("the job, after losing mn2")
+    finally:
+        subprocess.run(["ip", "link", "set", "crv-mn2", "up"], check=False)
+        os.unlink(release)
+    assert crjob.committed(handle) == [1], crjob.committed(handle)
+    assert not os.path.exists(os.path.join(handle, "2")), os.listdir(handle)
+    # mn2's own files stay with it (the node is gone); the others keep nothing of the job.
+    nodes("exec", "mn2", "sh", "-c", "rm -rf /tmp/* /tmp/.[!.]* /dev/shm/*", check=False)
+    cluster.assert_clean(job.jobid)
+
+    crenv.go()
+    left = finish(restart(cluster, crenv, handle, "-H", "mn1:2,mn3:2"))
+    assert left.returncode == 0 and crjob.ok_line(left.out) == expected, left.report("restart")
+    check_paths(left, [0, 0, 1, 1])
+    cluster.assert_clean(left.pid)
 
 
 def test_one_node_snapshot_to_four_nodes_and_back(cluster, programs, crenv):
