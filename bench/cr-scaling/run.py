@@ -9,7 +9,8 @@ nodes (test/nodes/nodes.sh, prefix "bs", made and removed by the script), oversu
   1. a checkpoint, the job going on: the phases the global coordinator (mpirun) timed, as
      its manifest records them (bookmarks, drain, suspend, dump, continue, filem: the copy
      to the snapshot directory; blocked: what the application lost; total), and the wall
-     time of ompi-checkpoint;
+     time of ompi-checkpoint; mpirun's own CPU time during it (/proc/<pid>/stat) and
+     how busy the machine's CPUs were (/proc/stat): the coordinator's share of the work;
   2. a second checkpoint with mpirun traced (strace): the control messages it sent to and
      read from the agents, counted by type from their headers (runtime/ctl.h), per rank;
   3. a checkpoint with --term, then ompi-restart on the same nodes with the stop file
@@ -121,9 +122,13 @@ class Runner:
             row["start_s"] = time.monotonic() - start
 
             t = time.monotonic()
+            cpu0, busy0 = cpu_seconds(job.pid), machine_busy()
             ck = self.run([self.tool("ompi-checkpoint"), "-v", str(job.pid)],
                           os.path.join(work, "ckpt1.err"))
             row["ckpt_s"] = time.monotonic() - t
+            row["mpirun_cpu_s"] = cpu_seconds(job.pid) - cpu0
+            busy1 = machine_busy()
+            row["machine_busy"] = (busy1[0] - busy0[0]) / max(busy1[1] - busy0[1], 1e-9)
             if ck.returncode != 0:
                 return self.fail(row, job, ready, "checkpoint 1", work, "ckpt1.err")
             handle = ck.stdout.strip().splitlines()[-1]
@@ -178,6 +183,21 @@ class Runner:
         shutil.copy(path, os.path.join(self.args.out, "manifest-%s-%d.json"
                                        % (os.path.basename(handle), seq)))
         return {phase: manifest["timings"].get(phase, 0.0) for phase in PHASES}
+
+
+def cpu_seconds(pid):
+    """User and system CPU seconds process `pid` has used (/proc/<pid>/stat)."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def machine_busy():
+    """(busy, total) jiffies of every CPU of the machine so far (/proc/stat)."""
+    with open("/proc/stat") as f:
+        ticks = [int(x) for x in f.readline().split()[1:]]
+    idle = ticks[3] + ticks[4]  # idle, iowait
+    return sum(ticks) - idle, sum(ticks)
 
 
 def count_messages(trace):
@@ -290,6 +310,17 @@ def report(args, rows, compare, strace):
             lines.append("      (%s)" % r["error"])
     lines += ["", "ckpt-s: ompi-checkpoint -v (the job goes on); ckpt-t-s: ompi-checkpoint "
               "--term; restart-s: ompi-restart, the ranks ending right after their restore"]
+    if ok:
+        lines += ["", "the coordinator's own work during checkpoint 1: mpirun's CPU time, its "
+                  "share of the coordination phases (bookmarks + drain + suspend + continue) "
+                  "and of the whole checkpoint, and how busy the machine's CPUs were",
+                  "%5s %12s %14s %12s %13s" % ("ranks", "mpirun-cpu-s", "of-coord-phases",
+                                               "of-ckpt", "machine-busy")]
+        for r in ok:
+            coord = r["bookmarks"] + r["drain"] + r["suspend"] + r["continue"]
+            lines.append("%5d %12.3f %13.1f%% %11.1f%% %12.0f%%" % (
+                r["np"], r["mpirun_cpu_s"], 100 * r["mpirun_cpu_s"] / max(coord, 1e-9),
+                100 * r["mpirun_cpu_s"] / max(r["ckpt_s"], 1e-9), 100 * r["machine_busy"]))
 
     if len(ok) >= 2:
         lo, hi = ok[0], ok[-1]
@@ -298,13 +329,14 @@ def report(args, rows, compare, strace):
                   % (lo["np"], hi["np"], hi["np"] / lo["np"], hi["np"], lo["np"]),
                   "%-10s %9s %9s %7s %6s  %s" % ("phase", "t-lo-s", "t-hi-s", "ratio", "b",
                                                  "verdict")]
-        for p in PHASES:
+        for p in PHASES + ["mpirun_cpu_s"]:
             b = fit([(r["np"], r[p]) for r in ok])
             ratio = hi[p] / lo[p] if lo[p] > 0 else float("nan")
             verdict = ("-" if b is None else "faster than linear" if b > 1.15 else
                        "about linear" if b >= 0.85 else "sublinear")
             lines.append("%-10s %9.3f %9.3f %7.1f %6s  %s" % (
-                p, lo[p], hi[p], ratio, "%.2f" % b if b is not None else "-", verdict))
+                "mpirun-cpu" if p == "mpirun_cpu_s" else p, lo[p], hi[p], ratio,
+                "%.2f" % b if b is not None else "-", verdict))
 
     if strace and any("messages" in r for r in ok):
         kinds = []
