@@ -3,9 +3,9 @@
 # triad per thread over arrays each thread first-touched, the threads pinned by the program
 # to the CPUs of the rank's binding) is checkpointed with --term after some iterations and
 # restarted, once with the placement restored (the default) and once with it switched off
-# (crs_criu_affinity, crs_criu_numa_pages and crs_criu_numa_policy 0). For each: the
-# per-iteration time before and after (median; 1st-ms: the first whole iteration after
-# the restart), CPU migrations per iteration
+# (crs_criu_affinity, crs_criu_numa_pages, crs_criu_numa_policy and crs_criu_numa_hugepages
+# 0). For each: the per-iteration time before and after (median; 1st-ms: the first whole
+# iteration after the restart), CPU migrations per iteration
 # (nr_migrations of every thread, /proc/PID/task/TID/sched), the time the checkpoint spent
 # recording the placement and the restart restoring it (crs_base_verbose 10), the whole
 # checkpoint and restart, and the after/before ratio. Open MPI 4.1 has no checkpoint: its
@@ -16,7 +16,10 @@
 #
 # Usage: bench/affinity/run.sh [--prefix DIR] [--out DIR] [--np N] [--threads T]
 #                              [--mib MIB_PER_THREAD] [--passes P] [--iters N]
-#                              [--rounds R] [--map-by WHAT] [--bind-to WHAT]
+#                              [--rounds R] [--map-by WHAT] [--bind-to WHAT] [--thp]
+#
+# --thp: the arrays ask for transparent huge pages (TRIAD_THP=1, MADV_HUGEPAGE), which CRIU
+# restores as small pages and the restored rank makes huge again (crs_criu_numa_hugepages).
 #
 # Defaults: 1 rank of 2 threads, 48 MiB of arrays per thread, 4 triads per iteration, 20
 # iterations before and after, 3 rounds (the variants alternate; medians are over every
@@ -48,6 +51,7 @@ while [ $# -gt 0 ]; do
         --rounds) rounds=$2; shift 2 ;;
         --map-by) map_by=$2; shift 2 ;;
         --bind-to) bind_to=$2; shift 2 ;;
+        --thp) export TRIAD_THP=1; shift ;;
         -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "affinity: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
@@ -214,7 +218,7 @@ def openmpi_run(round_):
 
 
 OFF = ["--mca", "crs_criu_affinity", "0", "--mca", "crs_criu_numa_pages", "0", "--mca",
-       "crs_criu_numa_policy", "0"]
+       "crs_criu_numa_policy", "0", "--mca", "crs_criu_numa_hugepages", "0"]
 runs = {"restored": [], "not-restored": [], "openmpi": []}
 for round_ in range(rounds):
     runs["restored"].append(crmpi_run("restored", [], round_))

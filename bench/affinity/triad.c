@@ -12,7 +12,8 @@
  * Rank 0 prints "iter K ms T migrations M" per iteration, creates READY_FILE after 10
  * iterations, and all ranks stop after the iteration in which rank 0 saw STOP_FILE. The
  * program makes no C/R call: it is checkpointed and restarted from outside, and its
- * threads keep the binding it gave them only if the restart restores it.
+ * threads keep the binding it gave them only if the restart restores it. With TRIAD_THP=1
+ * in its environment the arrays ask for transparent huge pages (MADV_HUGEPAGE).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -22,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -45,6 +47,23 @@ static void triad_pass(triad_thread_t *t)
         t->a[i] = t->b[i] + scalar * t->c[i];
 }
 
+/* An array; in transparent huge pages asked for with MADV_HUGEPAGE when TRIAD_THP is set
+ * (as an application tuned for TLB reach does). */
+static double *triad_alloc(size_t count)
+{
+    const size_t huge = (size_t)2 << 20;
+    size_t bytes = (count * sizeof(double) + huge - 1) & ~(huge - 1);
+    const char *thp = getenv("TRIAD_THP");
+    double *array;
+
+    if (!thp || !*thp || *thp == '0')
+        return malloc(count * sizeof(double));
+    if (!(array = aligned_alloc(huge, bytes)))
+        return NULL;
+    madvise(array, bytes, MADV_HUGEPAGE);
+    return array;
+}
+
 static void *triad_worker(void *arg)
 {
     triad_thread_t *t = arg;
@@ -56,9 +75,9 @@ static void *triad_worker(void *arg)
         pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
     }
     /* First touch, by the thread that computes on it, where it runs. */
-    t->a = malloc(t->count * sizeof(double));
-    t->b = malloc(t->count * sizeof(double));
-    t->c = malloc(t->count * sizeof(double));
+    t->a = triad_alloc(t->count);
+    t->b = triad_alloc(t->count);
+    t->c = triad_alloc(t->count);
     if (!t->a || !t->b || !t->c)
         abort();
     for (size_t i = 0; i < t->count; i++) {
