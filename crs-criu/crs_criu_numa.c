@@ -564,6 +564,18 @@ int crs_criu_numa_collect_runs(pid_t host_pid, crs_criu_meta_t *meta, size_t fir
     return rc;
 }
 
+/* After an item of a ','-separated list at *p: 0 at the list's end, 1 when another item
+ * follows (*p moved onto it), -1 when malformed (a trailing ',', or anything else). */
+static int crs_criu_numa_list_next(const char **p)
+{
+    if (**p == '\0')
+        return 0;
+    if (**p != ',' || (*p)[1] == '\0')
+        return -1;
+    (*p)++;
+    return 1;
+}
+
 int crs_criu_numa_runs_parse(const char *text, crs_criu_vma_rec_t *vma)
 {
     uint64_t pages = 0,
@@ -587,11 +599,9 @@ int crs_criu_numa_runs_parse(const char *text, crs_criu_vma_rec_t *vma)
             return rc == CRMPI_ERR_OUT_OF_RESOURCE ? rc : CRMPI_ERR_PROTO;
         pages += count;
         p += used;
-        if (*p == '\0')
-            return CRMPI_OK;
-        if (*p != ',' || p[1] == '\0')
-            return CRMPI_ERR_PROTO;
-        p++;
+        int next = crs_criu_numa_list_next(&p);
+        if (next <= 0)
+            return next == 0 ? CRMPI_OK : CRMPI_ERR_PROTO;
     }
 }
 
@@ -613,11 +623,9 @@ int crs_criu_numa_thp_parse(const char *text, crs_criu_vma_rec_t *vma)
         if (rc != CRMPI_OK)
             return rc;
         p += used;
-        if (*p == '\0')
-            return CRMPI_OK;
-        if (*p != ',' || p[1] == '\0')
-            return CRMPI_ERR_PROTO;
-        p++;
+        int next = crs_criu_numa_list_next(&p);
+        if (next <= 0)
+            return next == 0 ? CRMPI_OK : CRMPI_ERR_PROTO;
     }
 }
 
