@@ -21,9 +21,12 @@
 #                       source: NPmpi built from the same source with Open MPI's mpicc
 #   --crmpi-arg ARG     one more argument for crmpi's mpirun (repeatable; bench/cr-overhead
 #                       passes --with-ft cr this way)
-#   --transports LIST   the pairs to run, comma-separated, in this order: sm, tcp, ofi
+#   --transports LIST   the pairs to run, comma-separated, in this order: sm, tcp, ofi, ucx
 #                       (default sm,tcp); ofi is crmpi's btl ofi against Open MPI's ofi MTL,
-#                       both over libfabric's tcp;ofi_rxm
+#                       both over libfabric's tcp;ofi_rxm; ucx is crmpi's btl ucx against
+#                       Open MPI's ucx PML, both with UCX's own choice of transports
+#   --invalidate        NetPIPE's -I: every message from a buffer out of the cache (a copy
+#                       through shared memory looks best when the buffer stays in cache)
 #   --report DIR        print the tables of an earlier run's results directory, run nothing
 #   -h, --help          print this help
 #
@@ -40,6 +43,10 @@
 #   crmpi     mpirun --mca btl self,ofi     NPmpi       (provider tcp;ofi_rxm, interface lo)
 #   Open MPI  mpirun --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include tcp;ofi_rxm
 #                                           NPopenmpi   (-x FI_TCP_IFACE=lo)
+# and with --transports ...,ucx:
+#   crmpi     mpirun --mca btl self,ucx     NPmpi
+#   Open MPI  mpirun --mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any
+#                                           NPopenmpi   (its best on-node path)
 # then prints, per transport pair, the 1-byte one-way latency, the bandwidth at the sizes
 # nearest 64 KiB, 1 MiB and 4 MiB, and the peak, with the ratio crmpi / Open MPI.
 #
@@ -63,6 +70,7 @@ ompi_binary=debian
 report=""
 crmpi_args=()
 transports=sm,tcp
+invalidate=
 
 say() { printf 'netpipe: %s\n' "$*"; }
 die() { printf 'netpipe: error: %s\n' "$*" >&2; exit 2; }
@@ -81,6 +89,7 @@ while [ $# -gt 0 ]; do
         --report) report=${2:?--report needs a results directory}; shift 2 ;;
         --crmpi-arg) crmpi_args+=("${2:?--crmpi-arg needs an argument}"); shift 2 ;;
         --transports) transports=${2:?--transports needs a list}; shift 2 ;;
+        --invalidate) invalidate=-I; shift ;;
         -h | --help) usage; exit 0 ;;
         *) die "unknown argument: $1 (see --help)" ;;
     esac
@@ -94,7 +103,7 @@ case "$ompi_binary" in debian | source) ;; *) die "--openmpi-binary takes debian
 [[ "$run_timeout" =~ ^[0-9]+$ ]] && [ "$run_timeout" -gt 0 ] || die "--timeout must be seconds"
 [[ "$rounds" =~ ^[0-9]+$ ]] && [ "$rounds" -gt 0 ] || die "--rounds must be a count"
 for t in ${transports//,/ }; do
-    case "$t" in sm | tcp | ofi) ;; *) die "--transports takes sm, tcp and ofi, not $t" ;; esac
+    case "$t" in sm | tcp | ofi | ucx) ;; *) die "--transports takes sm, tcp, ofi and ucx, not $t" ;; esac
 done
 [ ! -d "$prefix" ] || prefix=$(cd "$prefix" && pwd)
 if [ -n "$report" ]; then
@@ -239,11 +248,14 @@ run_netpipe() {
             cmd+=(--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include "tcp;ofi_rxm"
                 -x FI_TCP_IFACE=lo)
             ;;
+        crmpi-ucx) cmd+=(--mca btl self,ucx) ;;
+        openmpi-ucx) cmd+=(--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any) ;;
     esac
     case "$label" in
         crmpi-*) cmd+=(${crmpi_args[@]+"${crmpi_args[@]}"}) ;;
     esac
-    cmd+=(--timeout "$run_timeout" "$binary" -l "$lower" -u "$upper" -o "$out/$stem.np.out")
+    cmd+=(--timeout "$run_timeout" "$binary" -l "$lower" -u "$upper" $invalidate
+        -o "$out/$stem.np.out")
     rm -f "$out/$stem.np.out"
     printf '%s%s\n' "${*:+$* }" "${cmd[*]}" >>"$out/commands.txt"
     # Both ranks spin on their cores: anything else running makes the numbers noisy.
@@ -371,6 +383,9 @@ print_tables() {
     [ ! -e "$dir/crmpi-ofi.np.out" ] && [ ! -e "$dir/openmpi-ofi.np.out" ] ||
         summarize "libfabric tcp;ofi_rxm: crmpi btl ofi vs Open MPI mtl ofi (pml cm)" \
             "$dir/crmpi-ofi.np.out" "$dir/openmpi-ofi.np.out"
+    [ ! -e "$dir/crmpi-ucx.np.out" ] && [ ! -e "$dir/openmpi-ucx.np.out" ] ||
+        summarize "UCX: crmpi btl ucx vs Open MPI pml ucx" \
+            "$dir/crmpi-ucx.np.out" "$dir/openmpi-ucx.np.out"
 }
 
 # --- Main ----------------------------------------------------------------------------------
@@ -388,7 +403,7 @@ fetch_netpipe
         "$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
     echo "netpipe version: ${np_version%-*} (Debian $np_version, $np_suite)"
     echo "netpipe source: $np_tarball, sha256 $np_sha"
-    echo "netpipe options: -l $lower -u $upper -o LABEL.np.out" \
+    echo "netpipe options: -l $lower -u $upper ${invalidate:+$invalidate }-o LABEL.np.out" \
         "(ping-pong, perturbation 3, default repeats)"
 } >"$out/env.txt"
 busy_runs=""
