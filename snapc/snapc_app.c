@@ -324,43 +324,49 @@ static const char *snapc_app_entry(char *const *env, const char *name)
     return NULL;
 }
 
+/* Entry `name` of the restart message, a list of this process's areas (mempolicy.h), given
+ * to `fn` (which says which it could not take); `malformed` says what stays as CRIU left it
+ * when the list cannot be read. */
+static void snapc_app_areas(char *const *env, const char *name,
+                            int (*fn)(const crmpi_mempolicy_area_t *, size_t, size_t *),
+                            const char *malformed)
+{
+    const char *text = snapc_app_entry(env, name);
+    crmpi_mempolicy_area_t *areas = NULL;
+    size_t num = 0, done;
+
+    if (text && crmpi_mempolicy_parse(text, &areas, &num) != CRMPI_OK)
+        crmpi_log_warn("snapc: the restart's %s entry is malformed; %s", name, malformed);
+    else if (text)
+        fn(areas, num, &done);
+    free(areas);
+}
+
 /*
  * The memory policies the agent recorded for this process and its threads (mempolicy.h):
  * CRIU restores none, and only the process itself may set an area's, only a thread its
  * own. Done before anything else runs here, so that what the restart allocates already
  * follows them. Then the ranges that were transparent huge pages become huge pages again
- * (CRIU fills memory page by page, and gives the areas their MADV_HUGEPAGE only after).
+ * (CRIU fills memory page by page, and gives the areas their MADV_HUGEPAGE only after),
+ * allocated as the policies say.
  */
 static void snapc_app_restore_mempolicy(char *const *env)
 {
-    const char *text = snapc_app_entry(env, CRMPI_MEMPOLICY_ENV);
-    crmpi_mempolicy_area_t *areas = NULL;
+    const char *text = snapc_app_entry(env, CRMPI_TASKPOLICY_ENV);
     crmpi_mempolicy_thread_t *threads = NULL;
     size_t num = 0, applied;
     int signo;
 
-    if (text && crmpi_mempolicy_parse(text, &areas, &num) != CRMPI_OK)
-        crmpi_log_warn("snapc: the restart's memory policies are malformed; every area "
-                       "keeps the default policy");
-    else if (text)
-        crmpi_mempolicy_apply(areas, num, &applied); /* says which it could not */
-    free(areas);
-    areas = NULL;
-    text = snapc_app_entry(env, CRMPI_TASKPOLICY_ENV);
+    snapc_app_areas(env, CRMPI_MEMPOLICY_ENV, crmpi_mempolicy_apply,
+                    "every area keeps the default policy");
     if (text && crmpi_mempolicy_threads_parse(text, &signo, &threads, &num) != CRMPI_OK)
         crmpi_log_warn("snapc: the restart's thread memory policies are malformed; every "
                        "thread keeps the policy it has");
     else if (text)
         crmpi_mempolicy_threads_apply(signo, threads, num, &applied); /* says which not */
     free(threads);
-    /* After the policies: the huge pages are allocated as they say. */
-    text = snapc_app_entry(env, CRMPI_HUGEPAGES_ENV);
-    if (text && crmpi_mempolicy_parse(text, &areas, &num) != CRMPI_OK)
-        crmpi_log_warn("snapc: the restart's list of huge-page ranges is malformed; the "
-                       "memory stays in small pages");
-    else if (text)
-        crmpi_mempolicy_collapse(areas, num, &applied); /* says which it could not */
-    free(areas);
+    snapc_app_areas(env, CRMPI_HUGEPAGES_ENV, crmpi_mempolicy_collapse,
+                    "the memory stays in small pages");
 }
 
 /* CKPT_RESTART: the new agent's parameters and job facts, then INC's restart phase. */
