@@ -498,6 +498,14 @@ static int btl_ucx_module_context_create(btl_ucx_module_t *module,
             return CRMPI_ERR_BAD_PARAM;
         }
     }
+    /* No rendezvous lanes (btl_ucx.h, "Progress"), unless the user asked for some. */
+    if (!getenv("UCX_MAX_RNDV_LANES")) {
+        status = lib->config_modify(config, "MAX_RNDV_LANES", "0");
+        if (status != UCS_OK)
+            crmpi_fw_verbose(&crmpi_btl_framework, 10,
+                             "ucx: rank %u: UCX keeps its rendezvous lanes (MAX_RNDV_LANES: %s)",
+                             module->my_rank, lib->status_string(status));
+    }
     if (settings->net_devices[0]) {
         status = lib->config_modify(config, "NET_DEVICES", settings->net_devices);
         if (status != UCS_OK) {

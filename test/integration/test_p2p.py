@@ -172,6 +172,31 @@ def test_ucx_unknown_transport(mpi, binaries, mca, env, named):
     mpi.assert_clean(job)
 
 
+@pytest.mark.parametrize("user_lanes", [None, "2"], ids=["default", "UCX_MAX_RNDV_LANES=2"])
+def test_ucx_endpoints_have_no_rendezvous_lanes(mpi, binaries, user_lanes):
+    """The ucx BTL sends eager only, so its UCP endpoints get no rendezvous (rma_bw) lanes:
+    on a node UCX would give them tcp, whose epoll_wait then ran in every progress call
+    (one-way latency 3.4 us instead of 0.8). UCX's own lane report (its debug log, passed on
+    at btl_base_verbose 20) shows the lanes; a user who sets UCX_MAX_RNDV_LANES keeps them."""
+    if not mpi.is_crmpi:
+        pytest.skip("crmpi's ucx BTL")
+    env = {"UCX_LOG_LEVEL": "debug"}
+    if user_lanes:
+        env["UCX_MAX_RNDV_LANES"] = user_lanes
+    program = "ordering"
+    job = mpi.run(mpi.launch_args(2, "self,ucx", mca=[("btl_base_verbose", "20")]),
+                  binaries(program), env=env)
+    check_job(job, program, 2)
+    lanes = [line for line in job.err.splitlines() if re.search(r"\blane\[\d+\]:", line)]
+    assert lanes, "UCX reported no lanes at btl_base_verbose 20:\n" + job.report()
+    rndv = [line for line in lanes if "rma_bw" in line]
+    if user_lanes:
+        assert rndv, "UCX_MAX_RNDV_LANES=%s was overridden:\n%s" % (user_lanes, "\n".join(lanes))
+    else:
+        assert not rndv, "rendezvous lanes:\n" + "\n".join(rndv)
+    mpi.assert_clean(job)
+
+
 def test_excluding_sm_leaves_tcp(mpi, binaries):
     """--mca btl ^sm: the ranks talk over tcp (and self), as btl_base_verbose shows, and
     every subtest still passes."""
