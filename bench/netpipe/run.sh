@@ -27,7 +27,8 @@
 #                       Open MPI's ucx PML, both with UCX's own choice of transports
 #   --invalidate        NetPIPE's -I: every message from a buffer out of the cache (a copy
 #                       through shared memory looks best when the buffer stays in cache)
-#   --report DIR        print the tables of an earlier run's results directory, run nothing
+#   --report DIR        print the tables of an earlier run's results directory (and draw
+#                       its plot again), run nothing
 #   -h, --help          print this help
 #
 # NetPIPE's source is the orig tarball of Debian's netpipe source package (bookworm, or
@@ -48,7 +49,9 @@
 #   Open MPI  mpirun --mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any
 #                                           NPopenmpi   (its best on-node path)
 # then prints, per transport pair, the 1-byte one-way latency, the bandwidth at the sizes
-# nearest 64 KiB, 1 MiB and 4 MiB, and the peak, with the ratio crmpi / Open MPI.
+# nearest 64 KiB, 1 MiB and 4 MiB, and the peak, with the ratio crmpi / Open MPI, and draws
+# bandwidth.png in the results directory: bandwidth against size and the ratio, one panel per
+# pair (bench/netpipe/plot.py; needs python3-matplotlib).
 #
 # Exit status: 0 when every run that was asked for succeeded; 1 when a run (or crmpi's
 # NetPIPE build) failed, the other side's numbers still printed; 2 for usage or setup
@@ -390,8 +393,14 @@ print_tables() {
 
 # --- Main ----------------------------------------------------------------------------------
 
+# bandwidth.png beside the tables (bench/netpipe/plot.py); its absence changes no exit status.
+plot() {
+    /usr/bin/python3 "$here/plot.py" "$1" || true
+}
+
 if [ -n "$report" ]; then
     print_tables "$report"
+    plot "$report"
     exit 0
 fi
 
@@ -508,6 +517,7 @@ fi
     [ "$want_crmpi" = 1 ] || echo "crmpi not run (--only openmpi)."
     [ "$want_ompi" = 1 ] || echo "Open MPI not run (--only crmpi)."
 } | tee "$out/summary.txt"
+plot "$out"
 say "raw outputs: $out"
 
 [ -z "$crmpi_failed" ] && [ -z "$ompi_failed" ]
