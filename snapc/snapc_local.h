@@ -99,6 +99,9 @@ struct crmpi_snapc_local {
     bool rank_frozen;                   /* --stop: the rank's namespace is stopped (SIGSTOP) */
     bool ending;                        /* the agent is being torn down: a copy is not reported */
     uint32_t seq;                       /* the checkpoint in progress */
+    crmpi_ctl_msg_t *begin_held;        /* a CKPT_BEGIN that came while the rank still
+                                         * finished an aborted checkpoint: taken up when it
+                                         * has (NULL: none) */
     crmpi_snapc_dump_fn_t dump;         /* NULL: no checkpointer (not built, or cannot run) */
     crmpi_snapc_app_dump_fn_t app_dump; /* application checkpoints (crs pheap's); NULL:
                                          * none in this build */

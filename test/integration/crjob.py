@@ -98,19 +98,6 @@ class CrEnv:
     def checkpoint(self, jobid, *args, timeout=120):
         return run_tool([tool("ompi-checkpoint"), *args, str(jobid)], self.env, timeout)
 
-    def checkpoint_after_abort(self, jobid, aborted_seq, *args, deadline_s=30):
-        """The first checkpoint after `aborted_seq` aborted: the agents refuse it, saying so,
-        until they have finished the aborted one; ask until they take it."""
-        deadline = time.monotonic() + deadline_s
-        while True:
-            result = self.checkpoint(jobid, *args)
-            if result.returncode == 0:
-                return result
-            assert "still finishing checkpoint %d" % aborted_seq in result.err, \
-                result.report("ompi-checkpoint")
-            assert time.monotonic() < deadline, result.report("ompi-checkpoint")
-            time.sleep(0.5)
-
     def restart(self, handle, *args, timeout=180):
         return run_tool([tool("ompi-restart"), *args, handle], self.env, timeout)
 
