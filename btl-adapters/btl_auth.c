@@ -23,34 +23,44 @@ static void crmpi_btl_auth_label(const char *name, char *buf, size_t size)
     snprintf(buf, size, "crmpi btl %s", name);
 }
 
-int crmpi_btl_auth_init(crmpi_btl_auth_t *auth, const char *name, const crmpi_rte_job_info_t *job)
+int crmpi_btl_auth_derive(const char *name, const crmpi_rte_job_info_t *job, uint8_t *key_out,
+                          uint8_t *nonce_out, size_t nonce_len)
 {
     struct hmac_sha256_ctx ctx;
     char label[64];
 
-    memset(auth, 0, sizeof(*auth));
     if (job->job_key_len != CRMPI_RTE_KEY_LEN) {
-        crmpi_log_error("btl:%s: rank %u: the job has no key to authenticate fragments with "
+        crmpi_log_error("btl:%s: rank %u: the job has no key to authenticate its peers with "
                         "(was it started by crmpi's mpirun?)",
                         name, job->rank);
         return CRMPI_ERR_NOT_SUPPORTED;
     }
-    auth->refusal_said = calloc(job->size, sizeof(auth->refusal_said[0]));
-    if (!auth->refusal_said) {
-        crmpi_log_error("btl:%s: rank %u: out of memory for a job of %u ranks", name, job->rank,
-                        job->size);
-        return CRMPI_ERR_OUT_OF_RESOURCE;
-    }
-    if (crmpi_random_bytes(auth->nonce, sizeof(auth->nonce)) != CRMPI_OK) {
+    if (crmpi_random_bytes(nonce_out, nonce_len) != CRMPI_OK) {
         crmpi_log_error("btl:%s: rank %u: getrandom: %s", name, job->rank, strerror(errno));
-        free(auth->refusal_said);
-        auth->refusal_said = NULL;
         return CRMPI_ERR_IO;
     }
     crmpi_btl_auth_label(name, label, sizeof(label));
     hmac_sha256_set_key(&ctx, job->job_key_len, job->job_key);
     hmac_sha256_update(&ctx, strlen(label), (const uint8_t *)label);
-    hmac_sha256_digest(&ctx, sizeof(auth->key), auth->key);
+    hmac_sha256_digest(&ctx, CRMPI_BTL_AUTH_KEY_LEN, key_out);
+    return CRMPI_OK;
+}
+
+int crmpi_btl_auth_init(crmpi_btl_auth_t *auth, const char *name, const crmpi_rte_job_info_t *job)
+{
+    int rc;
+
+    memset(auth, 0, sizeof(*auth));
+    rc = crmpi_btl_auth_derive(name, job, auth->key, auth->nonce, sizeof(auth->nonce));
+    if (rc != CRMPI_OK)
+        return rc;
+    auth->refusal_said = calloc(job->size, sizeof(auth->refusal_said[0]));
+    if (!auth->refusal_said) {
+        crmpi_log_error("btl:%s: rank %u: out of memory for a job of %u ranks", name, job->rank,
+                        job->size);
+        explicit_bzero(auth->key, sizeof(auth->key));
+        return CRMPI_ERR_OUT_OF_RESOURCE;
+    }
     auth->name = name;
     auth->jobid = job->jobid;
     auth->my_rank = job->rank;

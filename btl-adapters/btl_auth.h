@@ -62,6 +62,16 @@ typedef struct crmpi_btl_auth {
 } crmpi_btl_auth_t;
 
 /**
+ * What every authenticating BTL starts from (the tcp BTL's handshakes too): the module key
+ * of transport `name`, HMAC-SHA256(job key, "crmpi btl <name>"), into key_out
+ * (CRMPI_BTL_AUTH_KEY_LEN bytes), and `nonce_len` random bytes into nonce_out.
+ * @return CRMPI_OK; CRMPI_ERR_NOT_SUPPORTED (the job has no key: a rank not started by
+ *         crmpi's mpirun), CRMPI_ERR_IO (getrandom); logged
+ */
+int crmpi_btl_auth_derive(const char *name, const crmpi_rte_job_info_t *job, uint8_t *key_out,
+                          uint8_t *nonce_out, size_t nonce_len);
+
+/**
  * Derive the module key for transport `name` from the job's key and draw the nonce.
  * @return CRMPI_OK; CRMPI_ERR_NOT_SUPPORTED (the job has no key: a rank not started by
  *         crmpi's mpirun), CRMPI_ERR_IO (getrandom), CRMPI_ERR_OUT_OF_RESOURCE; logged

@@ -10,36 +10,23 @@
 
 #include "btl_tcp.h"
 
-#include <errno.h>
 #include <nettle/hmac.h>
 #include <nettle/memops.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "btl_auth.h"
 #include "crmpi_status.h"
 #include "log.h"
 #include "random.h"
 
+_Static_assert(BTL_TCP_MAC_LEN == CRMPI_BTL_AUTH_KEY_LEN, "the module key is an HMAC-SHA256");
+
 int btl_tcp_auth_init(btl_tcp_module_t *module, const crmpi_rte_job_info_t *job)
 {
-    static const char label[] = "crmpi btl tcp";
-    struct hmac_sha256_ctx ctx;
-
-    if (job->job_key_len != CRMPI_RTE_KEY_LEN) {
-        crmpi_log_error("btl:tcp: rank %u: the job has no key to authenticate connections "
-                        "with (was it started by crmpi's mpirun?)",
-                        job->rank);
-        return CRMPI_ERR_NOT_SUPPORTED;
-    }
-    hmac_sha256_set_key(&ctx, job->job_key_len, job->job_key);
-    hmac_sha256_update(&ctx, sizeof(label) - 1, (const uint8_t *)label);
-    hmac_sha256_digest(&ctx, sizeof(module->auth_key), module->auth_key);
-    if (crmpi_random_bytes(module->listen_nonce, sizeof(module->listen_nonce)) != CRMPI_OK) {
-        crmpi_log_error("btl:tcp: rank %u: getrandom: %s", job->rank, strerror(errno));
-        return CRMPI_ERR_IO;
-    }
-    return CRMPI_OK;
+    return crmpi_btl_auth_derive("tcp", job, module->auth_key, module->listen_nonce,
+                                 sizeof(module->listen_nonce));
 }
 
 static void btl_tcp_auth_mac(const uint8_t *key, const btl_tcp_handshake_t *hs,
