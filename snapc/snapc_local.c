@@ -737,25 +737,6 @@ static void snapc_local_prune(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg, 
     free(keep);
 }
 
-/* A copy of `msg` and its payload, or NULL (out of memory). */
-static crmpi_ctl_msg_t *snapc_local_msg_copy(const crmpi_ctl_msg_t *msg)
-{
-    crmpi_ctl_msg_t *copy = calloc(1, sizeof(*copy));
-
-    if (!copy)
-        return NULL;
-    copy->hdr = msg->hdr;
-    if (msg->hdr.len) {
-        copy->payload = malloc(msg->hdr.len);
-        if (!copy->payload) {
-            free(copy);
-            return NULL;
-        }
-        memcpy(copy->payload, msg->payload, msg->hdr.len);
-    }
-    return copy;
-}
-
 void crmpi_snapc_local_from_hnp(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg)
 {
     crmpi_buf_t req;
@@ -778,17 +759,13 @@ void crmpi_snapc_local_from_hnp(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg
              * C/R thread would drop this one's messages): held until the rank's answer to
              * the abort, which comes as soon as the rank has undone its part. mpirun's
              * timeout bounds the wait; the other ranks wait in the bookmark exchange. */
-            if (local->begin_held) {
+            if (local->begin_held.hdr.type) {
                 snapc_local_refuse(local, CRMPI_CTL_CKPT_BOOKMARKS, msg->hdr.seq,
                                    CRMPI_ERR_RESOURCE_BUSY, "it holds another checkpoint's start");
                 break;
             }
-            local->begin_held = snapc_local_msg_copy(msg);
-            if (!local->begin_held) {
-                snapc_local_refuse(local, CRMPI_CTL_CKPT_BOOKMARKS, msg->hdr.seq,
-                                   CRMPI_ERR_OUT_OF_RESOURCE, "its agent is out of memory");
-                break;
-            }
+            local->begin_held = *msg;
+            msg->payload = NULL;
             break;
         }
         local->seq = msg->hdr.seq;
@@ -803,11 +780,10 @@ void crmpi_snapc_local_from_hnp(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg
         snapc_local_to_rank(local, msg);
         break;
     case CRMPI_CTL_CKPT_ABORT:
-        if (local->begin_held && local->begin_held->hdr.seq == msg->hdr.seq) {
+        if (local->begin_held.hdr.type && local->begin_held.hdr.seq == msg->hdr.seq) {
             /* Aborted before it reached the rank: nothing of it to undo. */
-            crmpi_ctl_msg_free(local->begin_held);
-            free(local->begin_held);
-            local->begin_held = NULL;
+            crmpi_ctl_msg_free(&local->begin_held);
+            local->begin_held = (crmpi_ctl_msg_t){0};
             break;
         }
         snapc_local_freeze(local, false);
@@ -904,12 +880,11 @@ void crmpi_snapc_local_from_rank(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *ms
         crmpi_log_error("snapc: cannot pass the rank's %s to mpirun",
                         crmpi_ctl_type_name(msg->hdr.type));
     /* The rank has finished the aborted checkpoint: the held one starts now. */
-    if (local->begin_held && !local->in_checkpoint) {
-        crmpi_ctl_msg_t *held = local->begin_held;
+    if (local->begin_held.hdr.type && !local->in_checkpoint) {
+        crmpi_ctl_msg_t held = local->begin_held;
 
-        local->begin_held = NULL;
-        crmpi_snapc_local_from_hnp(local, held);
-        crmpi_ctl_msg_free(held);
-        free(held);
+        local->begin_held = (crmpi_ctl_msg_t){0};
+        crmpi_snapc_local_from_hnp(local, &held);
+        crmpi_ctl_msg_free(&held);
     }
 }

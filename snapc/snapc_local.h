@@ -99,9 +99,10 @@ struct crmpi_snapc_local {
     bool rank_frozen;                   /* --stop: the rank's namespace is stopped (SIGSTOP) */
     bool ending;                        /* the agent is being torn down: a copy is not reported */
     uint32_t seq;                       /* the checkpoint in progress */
-    crmpi_ctl_msg_t *begin_held;        /* a CKPT_BEGIN that came while the rank still
-                                         * finished an aborted checkpoint: taken up when it
-                                         * has (NULL: none) */
+    crmpi_ctl_msg_t begin_held;         /* a CKPT_BEGIN that came while the rank still
+                                         * finished an aborted checkpoint, taken up when it
+                                         * has (hdr.type 0: none); its payload is taken
+                                         * from the caller's message */
     crmpi_snapc_dump_fn_t dump;         /* NULL: no checkpointer (not built, or cannot run) */
     crmpi_snapc_app_dump_fn_t app_dump; /* application checkpoints (crs pheap's); NULL:
                                          * none in this build */
@@ -127,7 +128,8 @@ struct crmpi_snapc_local {
     char partner_addr[64];                      /* its "a.b.c.d:port" ("": not running) */
 };
 
-/** A CKPT_* message from mpirun (the caller frees it). */
+/** A CKPT_* message from mpirun (the caller frees it; a held CKPT_BEGIN keeps its payload
+ *  and leaves NULL in its place). */
 void crmpi_snapc_local_from_hnp(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg);
 
 /** Continue the rank's namespace if a --stop checkpoint stopped it (before an ending
