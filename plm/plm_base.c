@@ -87,7 +87,8 @@ int plm_base_verbose(void)
     return plm_base_framework.verbose;
 }
 
-int plm_base_agent_path(const char *configured, const char *param_name, char **path_out)
+int plm_base_program_path(const char *name, const char *configured, const char *param_name,
+                          char **path_out)
 {
     char self[PATH_MAX], path[PATH_MAX];
 
@@ -105,13 +106,17 @@ int plm_base_agent_path(const char *configured, const char *param_name, char **p
         slash = strrchr(self, '/');
         if (slash)
             *slash = '\0';
-        if ((size_t)snprintf(path, sizeof(path), "%s/crmpi-agent", self) >= sizeof(path)) {
+        if ((size_t)snprintf(path, sizeof(path), "%s/%s", self, name) >= sizeof(path)) {
             crmpi_log_error("plm: mpirun's directory %s is too long", self);
             return CRMPI_ERR_NOT_FOUND;
         }
     }
     if (access(path, X_OK) < 0) {
-        crmpi_log_error("cannot run the agent %s: %s (set %s)", path, strerror(errno), param_name);
+        if (param_name)
+            crmpi_log_error("cannot run %s: %s (set %s)", path, strerror(errno), param_name);
+        else
+            crmpi_log_error("cannot run %s: %s (crmpi's installation is incomplete)", path,
+                            strerror(errno));
         return CRMPI_ERR_NOT_FOUND;
     }
     *path_out = strdup(path);

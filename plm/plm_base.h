@@ -8,13 +8,15 @@
 #include "plm.h"
 
 /**
- * The crmpi-agent program: `configured` (a component's parameter) when not empty, else the
- * crmpi-agent installed beside mpirun. Checked executable.
- * @param path_out  malloc'ed, on CRMPI_OK
+ * One of crmpi's programs (crmpi-agent, crmpi-orted): `configured` (a component's parameter)
+ * when not empty, else program `name` installed beside mpirun. Checked executable.
+ * @param param_name  the parameter that sets it, or NULL when there is none
+ * @param path_out    malloc'ed, on CRMPI_OK
  * @return CRMPI_OK, CRMPI_ERR_NOT_FOUND (logged, naming `param_name` to set),
  *         CRMPI_ERR_OUT_OF_RESOURCE
  */
-int plm_base_agent_path(const char *configured, const char *param_name, char **path_out);
+int plm_base_program_path(const char *name, const char *configured, const char *param_name,
+                          char **path_out);
 
 /* plm_base_agent_argv's flags. */
 enum {

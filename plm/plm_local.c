@@ -44,7 +44,7 @@ static int plm_local_init(crmpi_plm_job_t *job)
     job->kill_grace_param = "plm_local_kill_grace";
     job->node_dir_var = NULL; /* every agent runs here: mpirun's session directory */
     crmpi_param_get_string("plm_local_agent", &configured);
-    rc = plm_base_agent_path(configured, "plm_local_agent", &state->agent_path);
+    rc = plm_base_program_path("crmpi-agent", configured, "plm_local_agent", &state->agent_path);
     if (rc != CRMPI_OK)
         return rc;
     return plm_local_pmix_init(job, state);

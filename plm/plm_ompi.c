@@ -11,6 +11,8 @@
  *   --oversubscribe   its slots do not matter: crmpi's mpirun mapped the ranks already
  *   --mca odls_base_max_threads 1
  *                     its daemons fork a node's processes from one thread (plm_ompi_command)
+ *   --mca orte_launch_agent "CRMPI-ORTED orted"
+ *                     its daemons start with SIGPIPE ignored (crmpi-orted, beside mpirun)
  *   -x NAME           for each variable the agents need (CRMPI_*, the job's -x): names on
  *                     its command line, values only in its environment (the job's key)
  * and one app context per rank, `-np 1 --host NODE`, in rank order. It exits once its
@@ -82,6 +84,8 @@ static int plm_ompi_init(crmpi_plm_job_t *job)
 {
     plm_ompi_state_t *state = calloc(1, sizeof(*state));
     const char *configured = NULL, *mpirun_path;
+    char *wrapper;
+    int rc;
 
     if (!state)
         return CRMPI_ERR_OUT_OF_RESOURCE;
@@ -100,8 +104,16 @@ static int plm_ompi_init(crmpi_plm_job_t *job)
     state->mpirun_path = strdup(mpirun_path);
     if (!state->mpirun_path)
         return CRMPI_ERR_OUT_OF_RESOURCE;
+    rc = plm_base_program_path("crmpi-orted", NULL, NULL, &wrapper);
+    if (rc != CRMPI_OK)
+        return rc;
+    if (asprintf(&state->launch_agent, "%s orted", wrapper) < 0)
+        state->launch_agent = NULL;
+    free(wrapper);
+    if (!state->launch_agent)
+        return CRMPI_ERR_OUT_OF_RESOURCE;
     crmpi_param_get_string("plm_ompi_agent", &configured);
-    return plm_base_agent_path(configured, "plm_ompi_agent", &state->agent_path);
+    return plm_base_program_path("crmpi-agent", configured, "plm_ompi_agent", &state->agent_path);
 }
 
 /* A growable NULL-terminated argv whose strings are borrowed or owned by `owned`. */
@@ -213,6 +225,12 @@ static int plm_ompi_command(const crmpi_plm_job_t *job, const plm_ompi_state_t *
     plm_ompi_argv_add(argv, "--mca");
     plm_ompi_argv_add(argv, "odls_base_max_threads");
     plm_ompi_argv_add(argv, "1");
+    /* Each daemon starts with SIGPIPE ignored (crmpi-orted). A daemon that loses its mpirun
+     * ends: its finalize removes its SIGPIPE handler and then writes towards the mpirun that
+     * is gone; killed by SIGPIPE there, it would leave its job's directory on the node. */
+    plm_ompi_argv_add(argv, "--mca");
+    plm_ompi_argv_add(argv, "orte_launch_agent");
+    plm_ompi_argv_add(argv, state->launch_agent);
     plm_ompi_argv_forward(argv, job, env);
     plm_ompi_argv_extra(argv);
     for (int rank = 0; rank < job->np; rank++) {
@@ -433,6 +451,7 @@ static void plm_ompi_finalize(crmpi_plm_job_t *job)
     if (state->err.fd >= 0)
         close(state->err.fd);
     free(state->agent_path);
+    free(state->launch_agent);
     free(state->mpirun_path);
     free(state);
     job->state = NULL;

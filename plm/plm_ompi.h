@@ -34,6 +34,7 @@ typedef struct plm_ompi_stream {
 typedef struct plm_ompi_state {
     char *agent_path;               /* crmpi-agent to start on every node (plm_ompi_agent) */
     char *mpirun_path;              /* Open MPI's mpirun (plm_ompi_mpirun) */
+    char *launch_agent;             /* "CRMPI-ORTED orted": how its daemons are started */
     pid_t pid;                      /* that mpirun; 0 before the launch and once reaped */
     bool reaped;                    /* it ended; status is its wait status */
     int status;                     /* its wait status, once reaped */

@@ -133,8 +133,7 @@ class Cluster:
                         self.netns or os.path.basename(os.readlink("/proc/%s/exe" % entry)) !=
                         "orted"):
                     continue
-                with open("/proc/%s/cmdline" % entry, "rb") as f:
-                    found.append(f.read().decode(errors="replace").split("\0"))
+                found.append(command_line(entry))
             except OSError:
                 continue
         return found
@@ -527,6 +526,16 @@ def test_mpirun_killed_leaves_nothing_on_the_nodes(cluster, programs, crenv):
     assert len(daemons) == 2 and all(
         "odls_base_max_threads" in d and d[d.index("odls_base_max_threads") + 1] == "1"
         for d in daemons), daemons
+    # A daemon that loses its mpirun writes towards it while it ends, its own SIGPIPE handler
+    # removed: killed there, it would leave its job's directory behind. Open MPI's mpirun
+    # starts them through crmpi-orted, which ignores SIGPIPE for them.
+    launcher = command_line(children(job.jobid)[0])
+    assert launcher[launcher.index("orte_launch_agent") + 1] == \
+        crjob.tool("crmpi-orted") + " orted", launcher
+    status = subprocess.run([crjob.tool("crmpi-orted"), "cat", "/proc/self/status"],
+                            stdout=subprocess.PIPE, text=True, check=True).stdout
+    ignored = int(re.search(r"^SigIgn:\s*(\S+)", status, re.M).group(1), 16)
+    assert ignored & 1 << (signal.SIGPIPE - 1), status
     job.proc.send_signal(signal.SIGKILL)
     job.finish()
     wait_for(lambda: not cluster.node_processes() and not crjob.processes_of(job.jobid),
@@ -536,6 +545,25 @@ def test_mpirun_killed_leaves_nothing_on_the_nodes(cluster, programs, crenv):
     shutil.rmtree(os.path.join(os.environ.get("TMPDIR") or "/tmp", "crmpi-%d" % os.getuid(),
                                str(job.jobid)), ignore_errors=True)
     cluster.assert_clean(job.jobid)
+
+
+def command_line(pid):
+    """Process `pid`'s command line, as a list of words."""
+    with open("/proc/%s/cmdline" % pid, "rb") as f:
+        return f.read().decode(errors="replace").rstrip("\0").split("\0")
+
+
+def children(pid):
+    """The pids of process `pid`'s children."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/stat" % entry) as f:
+                if entry.isdigit() and int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                    found.append(int(entry))
+        except OSError:
+            continue
+    return found
 
 
 def migrate(crenv, jobid, *args):
