@@ -75,10 +75,7 @@ static int crs_criu_error_is_benign(const char *line)
 }
 
 /* Format a failure once: log it and copy it for the caller. Returns rc. */
-static int crs_criu_fail(char *errbuf, size_t errbuf_len, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int crs_criu_fail(char *errbuf, size_t errbuf_len, int rc, const char *fmt, ...)
+int crs_criu_fail(char *errbuf, size_t errbuf_len, int rc, const char *fmt, ...)
 {
     char message[CRS_CRIU_MESSAGE_MAX];
     va_list ap;

@@ -186,11 +186,12 @@ static int tst_pre_resume(pid_t init_pid, void *arg)
     return CRMPI_OK;
 }
 
-/* Restore `name` with fresh pipes and a fresh socketpair, as a new agent would; the
- * descriptor `omit_fd` of the rank is not given (-1: all are). On success the restored
- * rank becomes tst_rank. */
-static int tst_restore_with(const char *name, const char *cpuset, crmpi_crs_pre_resume_fn_t hook,
-                            int omit_fd, char *errbuf, size_t errlen)
+/* Restore `name` (an incremental dump: through `parents`, else NULL) with fresh pipes and
+ * a fresh socketpair, as a new agent would; the descriptor `omit_fd` of the rank is not
+ * given (-1: all are). On success the restored rank becomes tst_rank. */
+static int tst_restore_with(const char *name, const char *const *parents, const char *cpuset,
+                            crmpi_crs_pre_resume_fn_t hook, int omit_fd, char *errbuf,
+                            size_t errlen)
 {
     int in_pipe[2], out_pipe[2], err_pipe[2], ctl[2];
     char dir[300];
@@ -217,6 +218,7 @@ static int tst_restore_with(const char *name, const char *cpuset, crmpi_crs_pre_
                                      .inherit = inherit,
                                      .num_inherit = num,
                                      .cpuset = cpuset,
+                                     .parents = parents,
                                      .pre_resume = hook,
                                      .errbuf = errbuf,
                                      .errbuf_len = errlen};
@@ -245,7 +247,8 @@ static int tst_restore_with(const char *name, const char *cpuset, crmpi_crs_pre_
 static void tst_restore(const char *name, const char *cpuset)
 {
     char errbuf[1024];
-    if (tst_restore_with(name, cpuset, tst_pre_resume, -1, errbuf, sizeof(errbuf)) != CRMPI_OK) {
+    if (tst_restore_with(name, NULL, cpuset, tst_pre_resume, -1, errbuf, sizeof(errbuf)) !=
+        CRMPI_OK) {
         fail_msg("restore of %s failed: %s", name, errbuf);
     }
 }
@@ -461,39 +464,31 @@ static void test_incremental(void **state)
     tst_ops->track_close(track);
     tst_rank_kill();
 
-    char inc1_dir[300], inc0_dir[300];
-    snprintf(inc1_dir, sizeof(inc1_dir), "%s/inc1", tst_base);
-    snprintf(inc0_dir, sizeof(inc0_dir), "%s/inc0", tst_base);
+    char inc1_dir[300], inc0_dir[300], inc2_dir[300], flat_dir[300], errbuf[1024];
+    tst_dir("inc1", inc1_dir, sizeof(inc1_dir));
+    tst_dir("inc0", inc0_dir, sizeof(inc0_dir));
+    tst_dir("inc2", inc2_dir, sizeof(inc2_dir));
+    tst_dir("flat2", flat_dir, sizeof(flat_dir)); /* made, empty */
     const char *parents[] = {inc1_dir, inc0_dir, NULL};
-    char dir[300], errbuf[1024];
-    int in_pipe[2], out_pipe[2], err_pipe[2], ctl[2];
-    pid_t init_pid = -1;
-    snprintf(dir, sizeof(dir), "%s/inc2", tst_base);
-    assert_int_equal(pipe2(in_pipe, O_CLOEXEC), 0);
-    assert_int_equal(pipe2(out_pipe, O_CLOEXEC), 0);
-    assert_int_equal(pipe2(err_pipe, O_CLOEXEC), 0);
-    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl), 0);
-    crmpi_crs_inherit_t inherit[] = {
-        {.rank_fd = 0, .fd = in_pipe[0]},
-        {.rank_fd = 1, .fd = out_pipe[1]},
-        {.rank_fd = 2, .fd = err_pipe[1]},
-        {.rank_fd = 3, .fd = ctl[1]},
-    };
-    crmpi_crs_restart_opts_t opts = {.images_dir = dir,
-                                     .inherit = inherit,
-                                     .num_inherit = 4,
-                                     .parents = parents,
-                                     .errbuf = errbuf,
-                                     .errbuf_len = sizeof(errbuf)};
-    if (tst_ops->restart(&opts, &init_pid) != CRMPI_OK)
+    if (tst_restore_with("inc2", parents, NULL, tst_pre_resume, -1, errbuf, sizeof(errbuf)) !=
+        CRMPI_OK)
         fail_msg("restore from the chain failed: %s", errbuf);
-    close(in_pipe[0]);
-    close(in_pipe[1]);
-    close(out_pipe[1]);
-    close(err_pipe[1]);
-    close(ctl[1]);
-    tst_rank = (tst_rank_t){
-        .init_pid = init_pid, .ctl_fd = ctl[0], .out_fd = out_pipe[0], .err_fd = err_pipe[0]};
+    assert_int_equal(tst_poke(0), at_inc2);
+    tst_rank_kill();
+
+    /* The chain flattened into one full image: restored without its parents, the same. */
+    uint64_t bytes = 0;
+    if (crs_criu_flatten(inc2_dir, parents, flat_dir, &bytes, errbuf, sizeof(errbuf)) != CRMPI_OK)
+        fail_msg("flatten: %s", errbuf);
+    printf("# flat2: %llu pages from the chain\n",
+           (unsigned long long)(bytes / (uint64_t)sysconf(_SC_PAGESIZE)));
+    assert_true(bytes / (uint64_t)sysconf(_SC_PAGESIZE) >= 4096 + 256 + 512);
+    char link_path[320];
+    snprintf(link_path, sizeof(link_path), "%s/parent", flat_dir);
+    assert_int_equal(access(link_path, F_OK), -1);
+    if (tst_restore_with("flat2", NULL, NULL, tst_pre_resume, -1, errbuf, sizeof(errbuf)) !=
+        CRMPI_OK)
+        fail_msg("restore of the flattened chain failed: %s", errbuf);
     assert_int_equal(tst_poke(0), at_inc2);
 }
 
@@ -660,21 +655,23 @@ static void test_restore_failures(void **state)
     tst_rank_t running = tst_rank;
 
     /* No new descriptor for the control socket. */
-    assert_int_equal(tst_restore_with("second", NULL, tst_pre_resume, 3, errbuf, sizeof(errbuf)),
-                     CRMPI_ERR_BAD_PARAM);
+    assert_int_equal(
+        tst_restore_with("second", NULL, NULL, tst_pre_resume, 3, errbuf, sizeof(errbuf)),
+        CRMPI_ERR_BAD_PARAM);
     assert_non_null(strstr(errbuf, "fd 3 (socket:["));
     /* The record without CRIU's images: CRIU's own error is quoted. */
     snprintf(cmd, sizeof(cmd), "mkdir -p '%s/noimages' && cp '%s/second/%s' '%s/noimages/'",
              tst_base, tst_base, CRS_CRIU_META_FILE, tst_base);
     assert_int_equal(system(cmd), 0);
-    assert_int_equal(tst_restore_with("noimages", NULL, tst_pre_resume, -1, errbuf, sizeof(errbuf)),
-                     CRMPI_ERROR);
+    assert_int_equal(
+        tst_restore_with("noimages", NULL, NULL, tst_pre_resume, -1, errbuf, sizeof(errbuf)),
+        CRMPI_ERROR);
     printf("# %s\n", errbuf);
     assert_non_null(strstr(errbuf, "Error ("));
     assert_non_null(strstr(errbuf, "restore.log"));
     /* The pre-resume hook refuses: the restored tree is killed and reaped. */
     assert_int_equal(
-        tst_restore_with("second", NULL, tst_pre_resume_refuse, -1, errbuf, sizeof(errbuf)),
+        tst_restore_with("second", NULL, NULL, tst_pre_resume_refuse, -1, errbuf, sizeof(errbuf)),
         CRMPI_ERR_CKPT_ABORTED);
     assert_true(tst_hook_pid > 0);
     assert_int_equal(kill(tst_hook_pid, 0), -1);
