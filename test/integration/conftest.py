@@ -25,6 +25,14 @@ import subprocess
 
 import pytest
 
+# A shell without job control starts its background commands with SIGINT ignored, and
+# every process the suite starts would inherit that: a test that interrupts a tool (Ctrl-C
+# to ompi-checkpoint) would then wait for it forever. The suite's children get the default
+# action however the suite was started (a handled signal is reset to it by exec).
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "full: part of the wider matrix that only "
                             "CRMPI_TEST_FULL=1 (./bootstrap.sh test --full) runs")
