@@ -216,6 +216,23 @@ typedef int (*crmpi_crs_track_open_fn_t)(pid_t pid, int uffd, crmpi_crs_track_t 
 /** End the tracking (NULL is ignored). */
 typedef void (*crmpi_crs_track_close_fn_t)(crmpi_crs_track_t *track);
 
+/**
+ * One full image directory from an incremental dump and its chain (crs_criu_flatten.c):
+ * `out_dir` (existing, empty; best on the same file system) gets the dump's files, its
+ * memory images rewritten so that every page is in them, each page's bytes taken from the
+ * dump of the chain that holds them. A restore of `out_dir` needs no parents. Its files and
+ * out_dir are fsync'ed; moving it into place is the caller's.
+ * @param parents    the dump's parent images, newest first, NULL-terminated (as restart's)
+ * @param bytes_out  on CRMPI_OK, the bytes of pages written (may be NULL)
+ * @return CRMPI_OK; CRMPI_ERR_NOT_FOUND (a page the chain does not hold, a missing image),
+ *         CRMPI_ERR_PROTO (an image this version cannot read), CRMPI_ERR_IO,
+ *         CRMPI_ERR_NOT_SUPPORTED (this component has no chains), CRMPI_ERR_OUT_OF_RESOURCE;
+ *         logged and in errbuf. What was written into out_dir is the caller's to remove.
+ */
+typedef int (*crmpi_crs_flatten_fn_t)(const char *images_dir, const char *const *parents,
+                                      const char *out_dir, uint64_t *bytes_out, char *errbuf,
+                                      size_t errbuf_len);
+
 /* A component's operations (every slot is required). */
 typedef struct crmpi_crs_ops {
     crmpi_crs_checkpoint_fn_t checkpoint;     /* dump a rank */
@@ -223,10 +240,11 @@ typedef struct crmpi_crs_ops {
     crmpi_crs_recorded_key_fn_t recorded_key; /* read back an inherit key */
     crmpi_crs_track_open_fn_t track_open;     /* start dirty-page tracking of a rank */
     crmpi_crs_track_close_fn_t track_close;   /* end it */
+    crmpi_crs_flatten_fn_t flatten;           /* merge an incremental dump's chain */
 } crmpi_crs_ops_t;
 
 /** Component pheap's operations (crs_pheap.c): checkpoint copies opts->backup_path into
- *  the images directory; restart and track_open return CRMPI_ERR_NOT_SUPPORTED. */
+ *  the images directory; restart, track_open and flatten return CRMPI_ERR_NOT_SUPPORTED. */
 extern const crmpi_crs_ops_t crmpi_crs_pheap_ops;
 extern const crmpi_component_t crmpi_crs_pheap_component;
 

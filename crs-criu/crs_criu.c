@@ -1034,6 +1034,7 @@ static const crmpi_crs_ops_t crs_criu_ops = {
     .recorded_key = crs_criu_recorded_key,
     .track_open = crs_criu_track_open,
     .track_close = crs_criu_track_close,
+    .flatten = crs_criu_flatten,
 };
 
 static const crmpi_component_t crs_criu_component = {

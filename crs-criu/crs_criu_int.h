@@ -23,21 +23,7 @@ int crs_criu_recorded_key(const char *images_dir, int rank_fd, char *key_out, si
 int crs_criu_fail(char *errbuf, size_t errbuf_len, int rc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/**
- * One full image directory from an incremental dump (crs_criu_flatten.c): `out_dir` (an
- * existing empty directory, ideally on the same file system) gets every file of
- * `images_dir` unchanged (hard links where possible) except the memory images, whose
- * pagemaps are rewritten with every range present and whose pages images hold each page's
- * bytes from the dump of the chain that has them. A restore of `out_dir` needs no parents.
- * Files are fsync'ed, and out_dir; renaming it into place is the caller's.
- * @param parents    the dump's parent images, newest first, NULL-terminated (as restart's
- *                   `parents`); NULL or empty for a full dump (then only copied)
- * @param bytes_out  on CRMPI_OK, the bytes of pages written (may be NULL)
- * @return CRMPI_OK; CRMPI_ERR_NOT_FOUND (a page the chain does not hold, or a missing
- *         pagemap), CRMPI_ERR_PROTO (an image this version cannot read), CRMPI_ERR_IO,
- *         CRMPI_ERR_NOT_SUPPORTED, CRMPI_ERR_OUT_OF_RESOURCE; logged and in errbuf. What
- *         was written into out_dir is left for the caller to remove.
- */
+/* crs_criu_flatten.c: the flatten slot (crs.h). */
 int crs_criu_flatten(const char *images_dir, const char *const *parents, const char *out_dir,
                      uint64_t *bytes_out, char *errbuf, size_t errbuf_len);
 

@@ -24,7 +24,8 @@ static const crmpi_param_decl_t crs_criu_params[] = {
      "(Linux 6.7 or later; elsewhere checkpoints stay full), and a restart reads the chain.",
      CRMPI_PARAM_LEVEL_USER},
     {"crs_criu_incremental_chain", CRMPI_PARAM_INT, "8",
-     "With crs_criu_incremental: a full checkpoint after this many incremental ones, so "
+     "With crs_criu_incremental: after this many incremental checkpoints in a row, the next "
+     "is still dumped as a delta but stored flattened with its chain into a full image, so "
      "that a restart reads at most this many deltas and older sequences can be removed.",
      CRMPI_PARAM_LEVEL_TUNER},
     {"crs_criu_affinity", CRMPI_PARAM_BOOL, "1",

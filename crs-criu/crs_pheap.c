@@ -124,6 +124,19 @@ static int crs_pheap_track_open(pid_t pid, int uffd, crmpi_crs_track_t **track_o
     return CRMPI_ERR_NOT_SUPPORTED;
 }
 
+static int crs_pheap_flatten(const char *images_dir, const char *const *parents,
+                             const char *out_dir, uint64_t *bytes_out, char *errbuf,
+                             size_t errbuf_len)
+{
+    (void)images_dir;
+    (void)parents;
+    (void)out_dir;
+    (void)bytes_out;
+    if (errbuf && errbuf_len)
+        snprintf(errbuf, errbuf_len, "crs:pheap: an application checkpoint has no chain");
+    return CRMPI_ERR_NOT_SUPPORTED;
+}
+
 static void crs_pheap_track_close(crmpi_crs_track_t *track)
 {
     (void)track; /* track_open never makes one */
@@ -135,6 +148,7 @@ const crmpi_crs_ops_t crmpi_crs_pheap_ops = {
     .recorded_key = crs_pheap_recorded_key,
     .track_open = crs_pheap_track_open,
     .track_close = crs_pheap_track_close,
+    .flatten = crs_pheap_flatten,
 };
 
 /* Only when named: an empty selection (the default) must keep criu. */

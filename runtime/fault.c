@@ -76,6 +76,9 @@ const crmpi_fault_point_t crmpi_fault_points[] = {
     {"snapc_dump_fail",
      "SnapC: the agent's dump of its rank fails without running the checkpointer, as a CRIU "
      "failure would"},
+    {"snapc_flatten_fail",
+     "SnapC: the agent cannot flatten its rank's delta with its chain (as with a parent stored "
+     "compressed): the delta is stored as it is"},
     /* Fired by libcrmpi-pheap (pheap/pheap_util.c), which reads CRMPI_FAULT itself: the
      * library is used without the run-time. Listed here so that libmpi knows the names. */
     {"pheap_backup_stop_mid_write",

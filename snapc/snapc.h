@@ -101,6 +101,8 @@ enum {
                                      * stores its rank's pheap backup file, not a CRIU image */
     CRMPI_SNAPC_BLOCKING = 1u << 4, /* snapc_base_blocking: the ranks stay suspended until the
                                      * snapshot is committed (the blocking scheme) */
+    CRMPI_SNAPC_FLATTEN = 1u << 5,  /* CKPT_DUMP only: a delta is stored flattened with its
+                                     * chain into a full image, so that the chain can go */
 };
 
 /* State of a job's checkpointing, as ompi-ps and ompi-checkpoint --status show it. */

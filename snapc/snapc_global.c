@@ -156,20 +156,32 @@ static void snapc_global_marks_free(crmpi_snapc_global_t *global)
     }
 }
 
-/* CKPT_DUMP's parent: the sequence whose images each rank's may be a delta of (u32, 0:
- * none) and its directory. The last one this job committed, since the agents track writes
- * from their own dumps; none after incremental_chain deltas in a row, or without any. An
- * agent whose tracking does not start at that sequence dumps in full anyway. */
-static void snapc_global_put_parent(const crmpi_snapc_global_t *global, crmpi_buf_t *buf)
+/*
+ * CKPT_DUMP's flags and parent: the sequence whose images each rank's may be a delta of
+ * (u32, 0: none) and its directory. The parent is the last sequence this job committed,
+ * since the agents track writes from their own dumps (an agent whose tracking does not
+ * start there dumps in full anyway). The dump stays a delta, and the chain is compacted
+ * when the agents store it flattened (CRMPI_SNAPC_FLATTEN): once incremental_chain deltas
+ * are in a row, and when the sequence the chain starts from would fall out of the `keep`
+ * newest at the next commit (the disk then holds at most 2 * keep - 1 sequences: the keep
+ * newest, and the chain the oldest of them needs). A chain that grew past
+ * incremental_chain (a flatten failed) gets a full dump.
+ */
+static void snapc_global_put_dump(const crmpi_snapc_global_t *global, crmpi_buf_t *buf)
 {
-    uint32_t parent = 0;
+    uint32_t parent = 0, flags = global->flags;
+    unsigned keep = global->params.keep;
     char dir[4200] = "";
 
     if (global->params.incremental_chain && global->last_committed &&
-        global->chain < global->params.incremental_chain) {
+        global->chain <= global->params.incremental_chain) {
         parent = global->last_committed;
         snprintf(dir, sizeof(dir), "%s/%u", global->jobdir, parent);
+        if (global->chain == global->params.incremental_chain ||
+            (keep && global->chain + 1 >= keep))
+            flags |= CRMPI_SNAPC_FLATTEN;
     }
+    crmpi_buf_put_u32(buf, flags);
     crmpi_buf_put_u32(buf, parent);
     crmpi_buf_put_str(buf, dir);
 }
@@ -918,8 +930,7 @@ static void snapc_global_advance(crmpi_snapc_global_t *global)
         snapc_global_progress(global, "checkpoint %u: transports released; dumping the ranks",
                               global->seq);
         crmpi_buf_init(&buf);
-        crmpi_buf_put_u32(&buf, global->flags);
-        snapc_global_put_parent(global, &buf);
+        snapc_global_put_dump(global, &buf);
         crmpi_buf_put_u32(&buf, global->levels_due);
         crmpi_buf_put_str(&buf, global->jobdir);
         snapc_global_step_all(global, SNAPC_STEP_DUMPED, CRMPI_CTL_CKPT_DUMP, &buf);

@@ -50,7 +50,8 @@ typedef struct crmpi_snapc_global_params {
     bool blocking;                           /* snapc_base_blocking */
     crmpi_filem_levels_t levels;             /* filem_levels (mask 0: global only) */
     unsigned incremental_chain;              /* crs_criu_incremental: deltas in a row before
-                                                a full checkpoint; 0: every one full */
+                                                one is stored flattened (full); 0: every
+                                                checkpoint full */
     int timeout_s;                           /* each step's limit (snapc_base_timeout) */
     double ckpt_interval_s;                  /* --ckpt-interval: every so often; 0: none */
     double mtbf_s;                           /* --ckpt-interval auto: Daly's interval for it */

@@ -36,6 +36,9 @@
 #include "filem_fs.h"
 #include "software.h"
 
+/* The longest chain of deltas a flatten walks (crs_criu_incremental_chain is far less). */
+#define SNAPC_LOCAL_CHAIN_MAX 64
+
 /* One copy of a checkpoint's node-local images to stable storage. The loop fills it and
  * starts the thread; the thread sets `status` and `json` and writes done_fd last; the loop
  * reads them after pthread_join. */
@@ -50,9 +53,11 @@ struct crmpi_snapc_local_copy {
     bool in_place;      /* src_dir is the local level's rank.<r>.partial (the dump's own) */
     char *dest_dir;     /* the rank's directory of <seq>.partial ("": not due globally) */
     unsigned parent;    /* the images are a delta of this sequence's (0: full) */
-    unsigned levels;    /* CRMPI_FILEM_LEVEL_* due */
-    char jobdir[4096];  /* the snapshot's directory, which names the local level's */
-    uint32_t *keep;     /* sequences whose local copies stay (committed), num_keep of them */
+    char parent_dir[4200];            /* those images, as the dump used them */
+    crmpi_snapc_flatten_fn_t flatten; /* non-NULL: store the delta flattened (CKPT_DUMP) */
+    unsigned levels;                  /* CRMPI_FILEM_LEVEL_* due */
+    char jobdir[4096];                /* the snapshot's directory, which names the local level's */
+    uint32_t *keep; /* sequences whose local copies stay (committed), num_keep of them */
     uint32_t num_keep;
     char partner_addr[64];   /* the partner node's receiver ("": the level is not due) */
     char partner_host[256];  /* that node's name, for the rank entry */
@@ -212,20 +217,24 @@ void crmpi_snapc_local_app_request(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *
     crmpi_buf_free(&up);
 }
 
-/* The parent images of a delta: this node's local copy of sequence `parent` when there is
- * one (the only one of a sequence held at the local level alone), else the global one. */
-static void snapc_local_parent_dir(const crmpi_snapc_local_t *local, uint32_t parent,
-                                   const char *parent_seq_dir, char *buf, size_t len)
+/* Rank `rank`'s images of the committed sequence `seq` of job directory `jobdir`: this
+ * node's local copy when there is one (the only one of a sequence held at the local level
+ * alone), else the global one, in `seq_dir` (NULL: <jobdir>/<seq>). */
+static void snapc_local_seq_images(const char *jobdir, int rank, uint32_t seq, const char *seq_dir,
+                                   char *buf, size_t len)
 {
     char *local_seq = NULL;
 
-    if (parent && crmpi_filem_local_seq_dir(local->jobdir, parent, &local_seq) == CRMPI_OK) {
-        snprintf(buf, len, "%s/rank.%d/criu", local_seq, local->rank);
+    if (crmpi_filem_local_seq_dir(jobdir, seq, &local_seq) == CRMPI_OK) {
+        snprintf(buf, len, "%s/rank.%d/criu", local_seq, rank);
         free(local_seq);
         if (access(buf, F_OK) == 0)
             return;
     }
-    snprintf(buf, len, "%s/rank.%d/criu", parent_seq_dir, local->rank);
+    if (seq_dir)
+        snprintf(buf, len, "%s/rank.%d/criu", seq_dir, rank);
+    else
+        snprintf(buf, len, "%s/%u/rank.%d/criu", jobdir, seq, rank);
 }
 
 /*
@@ -261,7 +270,6 @@ void crmpi_snapc_local_close(crmpi_snapc_local_t *local)
 static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq, uint32_t flags,
                              uint32_t parent, const char *parent_seq_dir)
 {
-    char parent_dir[4200];
     crmpi_snapc_dump_result_t result = {0};
     char dir[4096], images[4200];
     crmpi_buf_t reply;
@@ -311,12 +319,15 @@ static void snapc_local_dump(crmpi_snapc_local_t *local, uint32_t seq, uint32_t 
         /* A delta only of the dump the tracking counts from; full otherwise. */
         if (!local->tracking || !parent || parent != local->track_base)
             parent = 0;
-        snapc_local_parent_dir(local, parent, parent_seq_dir, parent_dir, sizeof(parent_dir));
-        rc = local->dump(local->init_pid, images, parent ? parent_dir : NULL, &result);
+        if (parent)
+            snapc_local_seq_images(local->jobdir, local->rank, parent, parent_seq_dir,
+                                   local->dump_parent_dir, sizeof(local->dump_parent_dir));
+        rc = local->dump(local->init_pid, images, parent ? local->dump_parent_dir : NULL, &result);
         /* Each tracked dump re-arms the tracking; a failed one leaves it unusable. */
         local->track_base = rc == CRMPI_OK && local->tracking ? seq : 0;
         local->dump_parent = rc == CRMPI_OK ? parent : 0;
     }
+    local->dump_flatten = local->dump_parent && (flags & CRMPI_SNAPC_FLATTEN) && local->flatten;
     uint64_t dump_ns = crmpi_clock_ns() - start;
     if (rc == CRMPI_OK && snapc_local_rank_info(local, dir, app, &result) != CRMPI_OK) {
         snprintf(result.error, sizeof(result.error), "cannot write rank.json into %.400s", dir);
@@ -406,6 +417,115 @@ static int snapc_local_copy_local(crmpi_snapc_local_copy_t *copy, crmpi_filem_ra
     return rc;
 }
 
+/* The chain under a delta, newest first: `first` (the images it was dumped against), then
+ * each one's own parent as its rank.json names it (this node's local copy, else the global
+ * one). @return the number of dumps in dirs, or 0 with `why` filled */
+static size_t snapc_local_chain(const crmpi_snapc_local_copy_t *copy, const char *first,
+                                char (*dirs)[4200], size_t max, char *why, size_t why_len)
+{
+    size_t depth = 0;
+
+    snprintf(dirs[depth++], sizeof(dirs[0]), "%s", first);
+    for (;;) {
+        char rank_dir[4200];
+        crmpi_filem_rank_info_t *info;
+        int64_t parent = 0;
+
+        /* <seq>/rank.<r>/criu: rank.json is in <seq>/rank.<r>. */
+        snprintf(rank_dir, sizeof(rank_dir), "%s", dirs[depth - 1]);
+        char *slash = strrchr(rank_dir, '/');
+        if (slash)
+            *slash = '\0';
+        if (crmpi_filem_rank_info_read(rank_dir, &info) != CRMPI_OK) {
+            snprintf(why, why_len, "%.300s/rank.json cannot be read", rank_dir);
+            return 0;
+        }
+        crmpi_filem_rank_info_get_int(info, "crs", "parent", &parent);
+        crmpi_filem_rank_info_destroy(info);
+        if (parent <= 0)
+            return depth;
+        if (depth == max) {
+            snprintf(why, why_len, "its chain is longer than %zu dumps", max);
+            return 0;
+        }
+        snapc_local_seq_images(copy->jobdir, copy->rank, (uint32_t)parent, NULL, dirs[depth++],
+                               sizeof(dirs[0]));
+    }
+}
+
+/*
+ * CKPT_DUMP's FLATTEN: the delta in src_dir/criu and its chain become one full image there,
+ * before any level gets it, so that the sequences under it can go (snapc_base_keep, the
+ * chain's length); rank.json then names no parent and says which it was flattened from.
+ * The rank runs meanwhile: its dump was the delta. When it cannot be done (a parent stored
+ * compressed, say), the delta is stored as it is, with a warning.
+ */
+static void snapc_local_copy_flatten(crmpi_snapc_local_copy_t *copy)
+{
+    char(*dirs)[4200] = malloc(SNAPC_LOCAL_CHAIN_MAX * sizeof(*dirs));
+    const char *chain[SNAPC_LOCAL_CHAIN_MAX + 1] = {NULL};
+    char images[4200], flat[4210], delta[4210], why[512] = "out of memory";
+    crmpi_filem_rank_info_t *info = NULL;
+    size_t depth = 0;
+
+    snprintf(images, sizeof(images), "%s/criu", copy->src_dir);
+    snprintf(flat, sizeof(flat), "%s.flat", images);
+    snprintf(delta, sizeof(delta), "%s.delta", images);
+    if (dirs) {
+        why[0] = '\0';
+        depth = snapc_local_chain(copy, copy->parent_dir, dirs, SNAPC_LOCAL_CHAIN_MAX, why,
+                                  sizeof(why));
+    }
+    for (size_t i = 0; i < depth; i++)
+        chain[i] = dirs[i];
+    crmpi_filem_tree_remove(flat);
+    if (!depth || crmpi_fault_hit("snapc_flatten_fail")) {
+        if (!why[0])
+            snprintf(why, sizeof(why), "fault injected: snapc_flatten_fail");
+        goto fail;
+    }
+    if (crmpi_mkdirs(flat, true) != CRMPI_OK) {
+        snprintf(why, sizeof(why), "cannot create %.300s: %s", flat, strerror(errno));
+        goto fail;
+    }
+    double start = crmpi_clock_s();
+    if (copy->flatten(images, chain, flat, why, sizeof(why)) != CRMPI_OK)
+        goto fail;
+    char seconds[32];
+    snprintf(seconds, sizeof(seconds), "%.6f", crmpi_clock_s() - start);
+    if (crmpi_filem_rank_info_read(copy->src_dir, &info) != CRMPI_OK) {
+        snprintf(why, sizeof(why), "%.300s/rank.json cannot be read", copy->src_dir);
+        goto fail;
+    }
+    crmpi_filem_rank_info_set_int(info, "crs", "parent", 0);
+    crmpi_filem_rank_info_set_int(info, "crs", "flattened_from", copy->parent);
+    crmpi_filem_rank_info_set_json(info, "crs", "flatten_seconds", seconds);
+    if (rename(images, delta) != 0 || rename(flat, images) != 0) {
+        snprintf(why, sizeof(why), "cannot move %.300s into place: %s", flat, strerror(errno));
+        rename(delta, images); /* back, if the first one was done */
+        goto fail;
+    }
+    crmpi_filem_tree_remove(delta);
+    if (crmpi_filem_rank_info_write(info, copy->src_dir) != CRMPI_OK) {
+        /* The images are whole, and the manifest will say so; only a later flatten reads
+         * the parent in rank.json, walks a chain it does not need, and may fail. */
+        crmpi_log_warn("snapc: rank %d: checkpoint %u: rank.json not rewritten after the "
+                       "flatten",
+                       copy->rank, copy->seq);
+    }
+    crmpi_filem_rank_info_destroy(info);
+    free(dirs);
+    copy->parent = 0;
+    return;
+fail:
+    free(dirs);
+    crmpi_filem_rank_info_destroy(info);
+    crmpi_filem_tree_remove(flat);
+    crmpi_log_warn("snapc: rank %d: checkpoint %u stays a delta of checkpoint %u: flattening "
+                   "it failed (%s)",
+                   copy->rank, copy->seq, copy->parent, why);
+}
+
 /* The copy's thread: to each level due, the local one first (the global copy then reads
  * it). A level that fails while another holds the images is reported in `why`; the copy
  * fails when none does. Ending signals stay blocked here (the mask is inherited from the
@@ -452,6 +572,8 @@ static void *snapc_local_copy_run(void *arg)
         copy->status = CRMPI_ERR_CKPT_ABORTED;
         goto out;
     }
+    if (copy->flatten)
+        snapc_local_copy_flatten(copy);
     if (copy->levels & CRMPI_FILEM_LEVEL_LOCAL) {
         double start = crmpi_clock_s();
 
@@ -571,6 +693,10 @@ static void snapc_local_store(crmpi_snapc_local_t *local, uint32_t seq, const ch
     copy->seq = seq;
     copy->rank = local->rank;
     copy->parent = local->dump_parent;
+    if (local->dump_flatten) {
+        copy->flatten = local->flatten;
+        snprintf(copy->parent_dir, sizeof(copy->parent_dir), "%s", local->dump_parent_dir);
+    }
     copy->levels = local->dump_levels ? local->dump_levels : CRMPI_FILEM_LEVEL_GLOBAL;
     snprintf(copy->jobdir, sizeof(copy->jobdir), "%s", local->jobdir);
     snprintf(copy->partner_addr, sizeof(copy->partner_addr), "%s", partner_addr);

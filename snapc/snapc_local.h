@@ -81,6 +81,14 @@ typedef int (*crmpi_snapc_app_dump_fn_t)(const char *backup_path, const char *di
                                          crmpi_snapc_dump_result_t *result);
 
 /**
+ * Flatten the delta `images_dir` and its chain `parents` (newest first, NULL-terminated)
+ * into the existing, empty directory `out_dir` (crs.h's flatten slot). @return CRMPI_OK or
+ * an error, with `why` saying what.
+ */
+typedef int (*crmpi_snapc_flatten_fn_t)(const char *images_dir, const char *const *parents,
+                                        const char *out_dir, char *why, size_t why_len);
+
+/**
  * Start tracking the writes of the rank `rank_pid` through the userfaultfd it passed
  * (CR_TRACK), which the callee owns from here on. @return CRMPI_OK or an error (logged).
  */
@@ -106,17 +114,21 @@ struct crmpi_snapc_local {
     crmpi_snapc_dump_fn_t dump;         /* NULL: no checkpointer (not built, or cannot run) */
     crmpi_snapc_app_dump_fn_t app_dump; /* application checkpoints (crs pheap's); NULL:
                                          * none in this build */
-    crmpi_snapc_track_fn_t track; /* NULL: no incremental checkpoints (crs_criu_incremental) */
-    uint32_t track_base;          /* the checkpoint whose dump the tracking counts writes
-                                   * from; 0: none (no tracking, or it has not dumped yet) */
-    bool tracking;                /* the rank's writes are tracked */
-    uint32_t dump_parent;         /* the last dump is a delta of this checkpoint (0: full) */
-    uint32_t dump_levels;         /* CRMPI_FILEM_LEVEL_* the last dump goes to (CKPT_DUMP) */
-    char jobdir[4096];            /* the job's snapshot directory (CKPT_DUMP): names the
-                                   * local level's directory too */
-    char drain_stats[256];        /* the rank's CKPT_DRAINED figures, as JSON, for rank.json */
-    char app_backup[4096];        /* the rank's pheap backup file, from its last CR_APP_CKPT
-                                   * (an application checkpoint stores it; "": none) */
+    crmpi_snapc_track_fn_t track;     /* NULL: no incremental checkpoints (crs_criu_incremental) */
+    crmpi_snapc_flatten_fn_t flatten; /* NULL: a delta is always stored as one */
+    uint32_t track_base;              /* the checkpoint whose dump the tracking counts writes
+                                       * from; 0: none (no tracking, or it has not dumped yet) */
+    bool tracking;                    /* the rank's writes are tracked */
+    uint32_t dump_parent;             /* the last dump is a delta of this checkpoint (0: full) */
+    char dump_parent_dir[4200];       /* and these are that checkpoint's images it was taken
+                                       * against */
+    bool dump_flatten;                /* CKPT_DUMP asked the delta stored flattened */
+    uint32_t dump_levels;             /* CRMPI_FILEM_LEVEL_* the last dump goes to (CKPT_DUMP) */
+    char jobdir[4096];                /* the job's snapshot directory (CKPT_DUMP): names the
+                                       * local level's directory too */
+    char drain_stats[256];            /* the rank's CKPT_DRAINED figures, as JSON, for rank.json */
+    char app_backup[4096];            /* the rank's pheap backup file, from its last CR_APP_CKPT
+                                       * (an application checkpoint stores it; "": none) */
     /* The copy to stable storage in progress (its thread runs), or NULL. */
     crmpi_snapc_local_copy_t *copy;
     /* The partner level: this node's storage takes other nodes' ranks' copies through a

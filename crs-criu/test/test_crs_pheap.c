@@ -163,7 +163,7 @@ static void test_checkpoint_says_why_not(void **state)
     assert_int_equal(result.image_bytes, 42); /* an error sets no output */
 }
 
-static void test_restart_and_tracking_refuse(void **state)
+static void test_restart_tracking_and_flatten_refuse(void **state)
 {
     char err[512] = "";
     crmpi_crs_track_t *track = NULL;
@@ -181,6 +181,10 @@ static void test_restart_and_tracking_refuse(void **state)
                      CRMPI_ERR_NOT_SUPPORTED);
     assert_int_equal(fcntl(fds[0], F_GETFD), -1);
     crmpi_crs_pheap_ops.track_close(NULL);
+    const char *parents[] = {top, NULL};
+    assert_int_equal(crmpi_crs_pheap_ops.flatten(top, parents, top, NULL, err, sizeof(err)),
+                     CRMPI_ERR_NOT_SUPPORTED);
+    assert_non_null(strstr(err, "has no chain"));
 }
 
 static void test_selected_only_by_name(void **state)
@@ -207,7 +211,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_checkpoint_copies_across_file_systems, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_checkpoint_says_why_not, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_restart_and_tracking_refuse, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_restart_tracking_and_flatten_refuse, setup, teardown),
         cmocka_unit_test(test_selected_only_by_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

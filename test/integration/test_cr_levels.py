@@ -223,3 +223,34 @@ def test_incremental_dumps_into_the_local_level(program, expected, tmp_path):
     assert not any(name.endswith(".partial") for seq in (1, 2, 3)
                    for name in local_ranks(local, handle, seq)), os.listdir(local)
     crjob.assert_clean(result.pid)
+
+
+def test_flattened_into_the_local_level(program, expected, tmp_path):
+    """A delta stored flattened (keep 2: the chain's start would leave the 2 newest) where
+    the dump went straight into the local level: the node's copy of sequence 3 is a full
+    image, its manifest names no parent, and it restarts from the local level alone."""
+    crenv, local = levels_env(tmp_path, "local,global:4")
+    job = crjob.CrJob(crenv, program, NP, ["--mca", "btl", BTLS, "--mca", "snapc_base_keep", "2",
+                                           "--mca", "crs_criu_incremental", "1"])
+    job.ready()
+    handle = checkpoints(crenv, job, 3)
+    job.kill()
+    crjob.assert_clean(job.jobid)
+    assert record(handle)["levels"]["3"] == ["local"], record(handle)
+    assert [rank.get("parent", 0) for rank in manifest(handle, 2)["ranks"]] == [1] * NP
+    assert [rank.get("parent", 0) for rank in manifest(handle, 3)["ranks"]] == [0] * NP
+    seq_dir = os.path.join(local, os.path.basename(handle), "3")
+    for rank in range(NP):
+        with open(os.path.join(seq_dir, "rank.%d" % rank, "rank.json")) as f:
+            assert json.load(f)["crs"].get("flattened_from") == 2
+        assert not any(name.startswith("criu.") for name in
+                       os.listdir(os.path.join(seq_dir, "rank.%d" % rank)))
+
+    crenv.go()
+    result = crenv.restart(handle)
+    assert result.returncode == 0, result.report("ompi-restart")
+    assert crjob.ok_line(result.out) == expected, result.report()
+    assert result.err.count("sequence 3 read from the local level") == NP, result.report()
+    assert "sequence 2 read" not in result.err and "sequence 1 read" not in result.err, \
+        result.report()
+    crjob.assert_clean(result.pid)

@@ -80,6 +80,12 @@ static int agent_crs_track_open(pid_t rank_pid, int uffd)
     return rc;
 }
 
+static int agent_crs_flatten(const char *images_dir, const char *const *parents,
+                             const char *out_dir, char *why, size_t why_len)
+{
+    return agent_crs_ops->flatten(images_dir, parents, out_dir, NULL, why, why_len);
+}
+
 void agent_crs_init(crmpi_snapc_local_t *local)
 {
     const crmpi_component_t *component;
@@ -95,8 +101,10 @@ void agent_crs_init(crmpi_snapc_local_t *local)
     local->dump = agent_crs_dump;
     bool incremental = false;
     crmpi_param_get_bool("crs_criu_incremental", &incremental);
-    if (incremental)
+    if (incremental) {
         local->track = agent_crs_track_open;
+        local->flatten = agent_crs_flatten;
+    }
 }
 
 int agent_crs_restore(const char *images_dir, const char *const *parents, const char *cpuset,

@@ -10,6 +10,7 @@
 void agent_crs_init(crmpi_snapc_local_t *local)
 {
     local->dump = NULL;
+    local->flatten = NULL;
     local->app_dump = NULL; /* crs pheap is part of the crs framework, built with CRIU */
 }
 
