@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Incremental checkpoints against full ones (crs_criu_incremental): a job of inc_mem.c
 # (MIB mebibytes per rank) rewrites PERCENT of its pages between checkpoints, and is
-# checkpointed after each of CKPTS steps, once with full checkpoints and once with
-# incremental ones. Per checkpoint: bytes written to the snapshot, the time the application
-# was blocked, the dump, the copy in the background (manifest.json's timings), and the
-# ranks' rewrite time of the step before it (what the write-protect tracking costs the
-# application). Then each job is restarted from its last checkpoint (for the incremental
-# one, through the whole chain) and checks every byte of its memory. First, tracker_cost.c
+# checkpointed after each of CKPTS steps, three times: with full checkpoints, with
+# incremental ones (every sequence kept, one chain), and compacted (incremental with
+# snapc_base_keep 2: every second checkpoint is dumped as a delta and stored flattened with
+# its chain into a full image, and older sequences go). Per checkpoint: bytes written to
+# the snapshot, the time the application was blocked, the dump, the copy in the background
+# (manifest.json's timings, which include a flatten), and the ranks' rewrite time of the
+# step before it (what the write-protect tracking costs the application). Then each job is
+# restarted from its last checkpoint (through its chain) and checks every byte of its
+# memory. First, tracker_cost.c
 # compares the two ways of tracking writes of the paper, write-bit and dirty-bit, alone.
 #
 # Usage: bench/incremental/run.sh [--prefix DIR] [--out DIR] [--np N] [--mib MIB]
@@ -53,15 +56,16 @@ wait_files() {
 }
 
 for pct in $percents; do
-    for mode in full incremental; do
+    for mode in full incremental compacted; do
         run="$out/$mode-$pct"
         rm -rf "$run"
         mkdir -p "$run/sync"
         snapdir="$run/snapshots"
-        incremental=$([ "$mode" = incremental ] && echo 1 || echo 0)
+        incremental=$([ "$mode" = full ] && echo 0 || echo 1)
+        keep=$([ "$mode" = compacted ] && echo 2 || echo 0)
         "$bin/mpirun" --with-ft cr -np "$np" --oversubscribe --report-pid "$run/jobid" \
             --mca crs_criu_incremental "$incremental" --mca crs_criu_incremental_chain 100 \
-            --mca snapc_base_keep 0 --mca snapc_base_global_snapshot_dir "$snapdir" \
+            --mca snapc_base_keep "$keep" --mca snapc_base_global_snapshot_dir "$snapdir" \
             "$out/inc_mem" "$mib" "$pct" "$run/sync" >"$run/job.log" 2>&1 &
         job=$!
         for k in $(seq 1 "$ckpts"); do
@@ -70,6 +74,8 @@ for pct in $percents; do
             "$bin/ompi-checkpoint" --mca snapc_base_global_snapshot_dir "$snapdir" \
                 "$(cat "$run/jobid")" >"$run/handle" 2>>"$run/ckpt.err" ||
                 { cat "$run/ckpt.err" >&2; exit 1; }
+            # Kept now: with keep 2 the sequence may be gone by the end.
+            cp "$(tail -n 1 "$run/handle")/$k/manifest.json" "$run/manifest.$k.json"
         done
         touch "$run/sync/stop"
         wait "$job" || { echo "incremental: $mode $pct%: the job failed" >&2; exit 1; }
@@ -83,7 +89,7 @@ for pct in $percents; do
         restart_s=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
         for k in $(seq 1 "$ckpts"); do
             step_ms=$(cat "$run/sync/done.$k".* | awk '{ s += $1 } END { printf "%.1f", s / NR * 1e3 }')
-            /usr/bin/python3 - "$handle/$k/manifest.json" "$mode" "$pct" "$k" "$step_ms" \
+            /usr/bin/python3 - "$run/manifest.$k.json" "$mode" "$pct" "$k" "$step_ms" \
                 "$([ "$k" = "$ckpts" ] && echo "$restart_s" || echo -)" <<'EOF' | tee -a "$table"
 import json, sys
 m = json.load(open(sys.argv[1]))
@@ -105,9 +111,23 @@ rows = [l.split() for l in open(sys.argv[1]).read().splitlines()[1:]]
 avg = collections.defaultdict(lambda: collections.defaultdict(list))
 for mode, pct, ckpt, mb, blocked, dump, copy, step, restart in rows:
     if int(ckpt) > 1:
-        for key, value in (("mb", mb), ("blocked", blocked), ("step", step)):
+        for key, value in (("mb", mb), ("blocked", blocked), ("step", step), ("copy", copy)):
             avg[(mode, int(pct))][key].append(float(value))
 mean = lambda xs: sum(xs) / len(xs)
+# Compacted: the checkpoints stored flattened are those whose stored size is a full one's.
+print("compacted (keep 2): the checkpoints stored flattened (a delta dumped, a full image "
+      "stored) against full ones")
+print("%4s %8s %8s %10s %10s %10s %10s" % ("pct", "full-MB", "flat-MB", "full-blk-s",
+      "flat-blk-s", "full-copy", "flat-copy"))
+for pct in sorted({p for _, p in avg}):
+    f = avg[("full", pct)]
+    c = [r for r in rows if r[0] == "compacted" and int(r[1]) == pct and int(r[2]) > 1]
+    flat = [r for r in c if f["mb"] and float(r[3]) > 0.5 * mean(f["mb"])]
+    if f["mb"] and flat:
+        print("%4d %8.1f %8.1f %10.3f %10.3f %9.3fs %9.3fs" % (
+            pct, mean(f["mb"]), mean([float(r[3]) for r in flat]), mean(f["blocked"]),
+            mean([float(r[4]) for r in flat]), mean(f["copy"]),
+            mean([float(r[6]) for r in flat])))
 print("full : incremental, checkpoints after the first (the paper's form)")
 print("%4s %10s %10s %7s %10s %10s %7s %9s %9s" % ("pct", "full-MB", "incr-MB", "ratio",
       "full-blk-s", "incr-blk-s", "ratio", "full-step", "incr-step"))
