@@ -13,7 +13,7 @@ CPPFLAGS = -include $(CONFIG_DIR)/config.h -I$(CONFIG_DIR) -I$(TOP)/include -I$(
     -I$(TOP)/crs-criu -I$(TOP)/snapc -I$(TOP)/test/fuzz $(shell pkg-config --cflags jansson nettle)
 LDLIBS = $(shell pkg-config --libs jansson nettle hwloc) -lpthread
 
-TARGETS = ctl param_file snapshot_commit snapshot_manifest rank_info rank_entry crs_meta
+TARGETS = ctl param_file snapshot_commit snapshot_manifest rank_info rank_entry crs_meta pagemap
 
 # The crmpi sources each target needs (status and logging for all of them).
 common_src = runtime/status.c runtime/log.c
@@ -27,6 +27,7 @@ snapshot_commit_src = $(filem_src)
 snapshot_manifest_src = $(filem_src)
 rank_info_src = $(filem_src)
 rank_entry_src = $(filem_src)
+pagemap_src = crs-criu/crs_criu_flatten.c
 crs_meta_src = crs-criu/crs_criu_meta.c crs-criu/crs_criu_numa.c runtime/mempolicy.c runtime/fs.c \
     runtime/fault.c \
     $(param_file_src)

@@ -26,7 +26,7 @@ config="$top/build"
 mode=fuzz
 seconds=60
 targets=()
-all_targets=(ctl param_file snapshot_commit snapshot_manifest rank_info rank_entry crs_meta)
+all_targets=(ctl param_file snapshot_commit snapshot_manifest rank_info rank_entry crs_meta pagemap)
 
 while [ $# -gt 0 ]; do
     case $1 in
