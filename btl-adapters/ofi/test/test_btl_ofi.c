@@ -334,11 +334,16 @@ static void test_dir_remove(const char *path)
         return;
     while ((entry = readdir(dir)) != NULL) {
         char file[1024];
+        struct stat st;
 
         if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
             continue;
         snprintf(file, sizeof(file), "%s/%s", path, entry->d_name);
-        unlink(file);
+        /* The cycle scenarios give each cycle a subdirectory. */
+        if (stat(file, &st) == 0 && S_ISDIR(st.st_mode))
+            test_dir_remove(file);
+        else
+            unlink(file);
     }
     closedir(dir);
     rmdir(path);
