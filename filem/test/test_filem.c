@@ -859,7 +859,12 @@ static void assert_refused_without_leak(const char *dir, const char *name, const
     before = heap_in_use();
     for (int i = 0; i < 64; i++)
         assert_int_equal(read_fn(dir), CRMPI_ERR_PROTO);
-    assert_int_equal(heap_in_use(), before);
+    /* A leak of the smallest block (32 bytes) per read grows the heap by 2 KiB over the 64;
+     * glibc's bins still move a little either way (seen: 32 to 1680 bytes fewer, with
+     * TMPDIR at paths of some lengths, which the test once required to be exact). */
+    size_t after = heap_in_use();
+    if (after > before + 1024)
+        fail_msg("%zu bytes more on the heap after 64 refused reads", after - before);
 }
 
 static int read_manifest(const char *dir)
