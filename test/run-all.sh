@@ -19,7 +19,9 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 passed=0 failed=0 skipped=0
 
 echo "== unit tests (make check)"
-make -C "$build" -s -j"$(nproc)" check >"$build/check.out" 2>&1
+# In a TMPDIR of their own, which they must leave empty: nothing of a test outlives it.
+unit_tmp=$(mktemp -d "${TMPDIR:-/tmp}/crmpi-unit.XXXXXX")
+TMPDIR=$unit_tmp make -C "$build" -s -j"$(nproc)" check >"$build/check.out" 2>&1
 check_rc=$?
 # cmocka prints "[  PASSED  ] N test(s)." and "[  FAILED  ] N test(s), listed below:".
 # Every test's log, wherever its directory is (unit tests sit beside the code they test).
@@ -41,6 +43,15 @@ if [ "$check_rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
     tail -n 20 "$build/check.out"
     failed=$((failed + 1))
 fi
+mapfile -t unit_left < <(find "$unit_tmp" -mindepth 1 -maxdepth 1 | sort)
+if [ ${#unit_left[@]} -gt 0 ]; then
+    echo "   the unit tests left ${#unit_left[@]} entries in their TMPDIR: ${unit_left[*]:0:5}"
+    failed=$((failed + 1))
+else
+    echo "   nothing left in the unit tests' TMPDIR"
+    passed=$((passed + 1))
+fi
+rm -rf "$unit_tmp"
 
 echo "== symbols (test/check-symbols.py: names across folders, libmpi.so's exports)"
 # Reads the objects that make check built. It fails only on violations of the naming rule;
