@@ -853,18 +853,19 @@ static void assert_refused_without_leak(const char *dir, const char *name, const
     path_write(path, text, strlen(text));
     free(path);
     /* A few times first: what the library sets up on first use stays, and glibc's
-     * per-thread cache of freed blocks, which mallinfo2 counts as in use, fills. */
-    for (int i = 0; i < 16; i++)
-        assert_int_equal(read_fn(dir), CRMPI_ERR_PROTO);
-    before = heap_in_use();
+     * per-thread cache of freed blocks, which mallinfo2 counts as in use, fills. Its bins
+     * still move the count by a bounded amount either way (seen: 1680 bytes less to 1232
+     * more, depending on the length of TMPDIR's path), so the check is on growth over many
+     * reads: a leak of the smallest block (32 bytes) per read grows the heap by 16 KiB over
+     * the 512. */
     for (int i = 0; i < 64; i++)
         assert_int_equal(read_fn(dir), CRMPI_ERR_PROTO);
-    /* A leak of the smallest block (32 bytes) per read grows the heap by 2 KiB over the 64;
-     * glibc's bins still move a little either way (seen: 32 to 1680 bytes fewer, with
-     * TMPDIR at paths of some lengths, which the test once required to be exact). */
+    before = heap_in_use();
+    for (int i = 0; i < 512; i++)
+        assert_int_equal(read_fn(dir), CRMPI_ERR_PROTO);
     size_t after = heap_in_use();
-    if (after > before + 1024)
-        fail_msg("%zu bytes more on the heap after 64 refused reads", after - before);
+    if (after > before + 8192)
+        fail_msg("%zu bytes more on the heap after 512 refused reads", after - before);
 }
 
 static int read_manifest(const char *dir)
