@@ -187,7 +187,7 @@ static int crs_criu_flat_pagemap_decode(const uint8_t *data, size_t len, long pa
 {
     const uint8_t *at = data, *end = data + len;
     uint32_t magic[2], entry_len;
-    off_t offset = 0;
+    uint64_t offset = 0; /* of the next present range in the pages image */
     size_t cap = 0;
 
     if (len < sizeof(magic))
@@ -222,7 +222,7 @@ static int crs_criu_flat_pagemap_decode(const uint8_t *data, size_t len, long pa
             .vaddr = fields[1],
             .nr_pages = fields[2],
             .flags = (uint32_t)fields[4] | (present[3] && fields[3] ? CRS_CRIU_FLAT_PE_PARENT : 0),
-            .offset = offset};
+            .offset = (off_t)offset};
         /* An image older than the flags field: a range not in the parent is present. */
         if (!present[4] && !(range.flags & CRS_CRIU_FLAT_PE_PARENT))
             range.flags |= CRS_CRIU_FLAT_PE_PRESENT;
@@ -230,8 +230,13 @@ static int crs_criu_flat_pagemap_decode(const uint8_t *data, size_t len, long pa
             range.vaddr < map->ranges[map->num_ranges - 1].vaddr +
                               map->ranges[map->num_ranges - 1].nr_pages * (uint64_t)page_size)
             return CRMPI_ERR_PROTO; /* out of order or overlapping: not a pagemap we know */
-        if (range.flags & CRS_CRIU_FLAT_PE_PRESENT)
-            offset += (off_t)(range.nr_pages * (uint64_t)page_size);
+        if (range.flags & CRS_CRIU_FLAT_PE_PRESENT) {
+            uint64_t bytes = range.nr_pages * (uint64_t)page_size;
+
+            if (bytes > (uint64_t)INT64_MAX - offset)
+                return CRMPI_ERR_PROTO; /* more bytes than a file can hold */
+            offset += bytes;
+        }
         if (map->num_ranges == cap) {
             size_t grown_cap = cap ? cap * 2 : 64;
             crs_criu_flat_range_t *grown = realloc(map->ranges, grown_cap * sizeof(*grown));

@@ -301,6 +301,32 @@ static void test_flatten_broken(void **state)
     assert_int_equal(tst_flatten("bad", NULL, "bad-out", NULL, errbuf, sizeof(errbuf)),
                      CRMPI_ERR_PROTO);
     assert_non_null(strstr(errbuf, "is not a pagemap image"));
+    /* Present ranges whose bytes add up to more than a file can hold (each range fits in
+     * the address space, and they do not overlap). */
+    snprintf(path, sizeof(path), "%s/bad/pagemap-7.img", tst_base);
+    FILE *map = fopen(path, "w");
+    assert_non_null(map);
+    uint32_t magic[2] = {0x54564319u, 0x56084025u};
+    assert_int_equal(fwrite(magic, sizeof(magic), 1, map), 1);
+    uint8_t message[64];
+    size_t len = 0;
+    message[len++] = 0x08;
+    len += tst_varint(message + len, 9);
+    tst_entry(map, message, len);
+    for (uint64_t quarter = 0; quarter < 3; quarter++) {
+        len = 0;
+        message[len++] = 0x08;
+        len += tst_varint(message + len, quarter << 62);
+        message[len++] = 0x10;
+        len += tst_varint(message + len, (1ull << 62) / (uint64_t)tst_page);
+        message[len++] = 0x20;
+        len += tst_varint(message + len, PRESENT);
+        tst_entry(map, message, len);
+    }
+    fclose(map);
+    assert_int_equal(tst_flatten("bad", NULL, "huge-out", NULL, errbuf, sizeof(errbuf)),
+                     CRMPI_ERR_PROTO);
+    assert_non_null(strstr(errbuf, "is not a pagemap image"));
     /* A pages image shorter than its pagemap. */
     tst_dump("short-pages", 9, bad, 1, NULL);
     snprintf(path, sizeof(path), "%s/short-pages/pages-9.img", tst_base);
