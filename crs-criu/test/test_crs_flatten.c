@@ -61,6 +61,22 @@ static void tst_entry(FILE *f, const uint8_t *message, size_t len)
     assert_int_equal(fwrite(message, 1, len, f), len);
 }
 
+/* Open `path` as a pagemap image: the magics and the head naming pages id `pages_id`. */
+static FILE *tst_pagemap_open(const char *path, unsigned pages_id)
+{
+    FILE *map = fopen(path, "w");
+    uint32_t magic[2] = {0x54564319u, 0x56084025u};
+    uint8_t message[16];
+    size_t len = 0;
+
+    assert_non_null(map);
+    assert_int_equal(fwrite(magic, sizeof(magic), 1, map), 1);
+    message[len++] = 0x08;
+    len += tst_varint(message + len, pages_id);
+    tst_entry(map, message, len);
+    return map;
+}
+
 /* Directory `name` under the base, holding pagemap-7.img (pages id `pages_id`) with
  * `ranges`, its pages image, a core image, and a parent link when `parent` is given. */
 static void tst_dump(const char *name, unsigned pages_id, const tst_range_t *ranges, size_t count,
@@ -71,20 +87,13 @@ static void tst_dump(const char *name, unsigned pages_id, const tst_range_t *ran
     assert_int_equal(mkdir(path, 0700), 0);
 
     snprintf(path, sizeof(path), "%s/%s/pagemap-7.img", tst_base, name);
-    FILE *map = fopen(path, "w");
+    FILE *map = tst_pagemap_open(path, pages_id);
     snprintf(path, sizeof(path), "%s/%s/pages-%u.img", tst_base, name, pages_id);
     FILE *pages = fopen(path, "w");
-    assert_non_null(map);
     assert_non_null(pages);
-    uint32_t magic[2] = {0x54564319u, 0x56084025u};
-    assert_int_equal(fwrite(magic, sizeof(magic), 1, map), 1);
     uint8_t message[64];
-    size_t len = 0;
-    message[len++] = 0x08;
-    len += tst_varint(message + len, pages_id);
-    tst_entry(map, message, len);
     for (size_t i = 0; i < count; i++) {
-        len = 0;
+        size_t len = 0;
         message[len++] = 0x08;
         len += tst_varint(message + len, tst_vaddr(ranges[i].first));
         message[len++] = 0x10;
@@ -304,17 +313,10 @@ static void test_flatten_broken(void **state)
     /* Present ranges whose bytes add up to more than a file can hold (each range fits in
      * the address space, and they do not overlap). */
     snprintf(path, sizeof(path), "%s/bad/pagemap-7.img", tst_base);
-    FILE *map = fopen(path, "w");
-    assert_non_null(map);
-    uint32_t magic[2] = {0x54564319u, 0x56084025u};
-    assert_int_equal(fwrite(magic, sizeof(magic), 1, map), 1);
+    FILE *map = tst_pagemap_open(path, 9);
     uint8_t message[64];
-    size_t len = 0;
-    message[len++] = 0x08;
-    len += tst_varint(message + len, 9);
-    tst_entry(map, message, len);
     for (uint64_t quarter = 0; quarter < 3; quarter++) {
-        len = 0;
+        size_t len = 0;
         message[len++] = 0x08;
         len += tst_varint(message + len, quarter << 62);
         message[len++] = 0x10;
