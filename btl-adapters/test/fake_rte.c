@@ -9,11 +9,15 @@
 
 #include "fake_rte.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "crmpi_status.h"
@@ -164,4 +168,102 @@ int crmpi_rte_abort(int errcode, const char *message)
 int crmpi_rte_finalize(void)
 {
     return CRMPI_OK;
+}
+
+/* Remove `path` and everything under it (scenarios give each cycle a subdirectory). */
+static void fake_dir_remove(const char *path)
+{
+    DIR *dir = opendir(path);
+    struct dirent *entry;
+
+    if (!dir)
+        return;
+    while ((entry = readdir(dir)) != NULL) {
+        char file[1024];
+        struct stat st;
+
+        if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
+            continue;
+        snprintf(file, sizeof(file), "%s/%s", path, entry->d_name);
+        if (lstat(file, &st) == 0 && S_ISDIR(st.st_mode))
+            fake_dir_remove(file);
+        else
+            unlink(file);
+    }
+    closedir(dir);
+    rmdir(path);
+}
+
+int crmpi_btl_test_run_ranks(const char *name, uint32_t size, unsigned timeout_s,
+                             crmpi_btl_test_scenario_fn_t scenario, void *arg,
+                             uint32_t *skipped_out)
+{
+    static const int fatal[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+    const char *tmp = getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR") : "/tmp";
+    char dir[512];
+    pid_t pids[size];
+    uint32_t left = 0, skipped = 0;
+    int failed = 0;
+
+    snprintf(dir, sizeof(dir), "%s/crmpi-%s-XXXXXX", tmp, name);
+    if (!mkdtemp(dir))
+        return -1;
+    fflush(NULL);
+    for (uint32_t r = 0; r < size; r++) {
+        pids[r] = fork();
+        if (pids[r] < 0) {
+            for (uint32_t o = 0; o < r; o++)
+                kill(pids[o], SIGKILL);
+            failed = -1;
+            break;
+        }
+        if (pids[r] == 0) {
+            for (size_t s = 0; s < sizeof(fatal) / sizeof(fatal[0]); s++)
+                signal(fatal[s], SIG_DFL);
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            alarm(timeout_s);
+            scenario(r, size, dir, arg);
+            _exit(0);
+        }
+        left++;
+    }
+    while (left > 0) {
+        int status;
+        pid_t pid = waitpid(-1, &status, 0);
+        uint32_t r;
+
+        if (pid < 0 && errno == EINTR)
+            continue;
+        if (pid < 0)
+            break;
+        for (r = 0; r < size && pids[r] != pid; r++)
+            ;
+        if (r == size)
+            continue;
+        pids[r] = 0;
+        left--;
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+            continue;
+        if (WIFEXITED(status) && WEXITSTATUS(status) == CRMPI_BTL_TEST_EXIT_SKIP) {
+            skipped++;
+            continue;
+        }
+        if (WIFSIGNALED(status))
+            fprintf(stderr, "rank %u killed by signal %d%s\n", r, WTERMSIG(status),
+                    WTERMSIG(status) == SIGALRM ? " (timeout: deadlock?)" : "");
+        else
+            fprintf(stderr, "rank %u exited with %d\n", r, WEXITSTATUS(status));
+        if (failed == 0) {
+            for (uint32_t o = 0; o < size; o++) {
+                if (pids[o] > 0)
+                    kill(pids[o], SIGKILL);
+            }
+        }
+        if (failed >= 0)
+            failed++;
+    }
+    fake_dir_remove(dir);
+    if (skipped_out)
+        *skipped_out = skipped;
+    return failed;
 }

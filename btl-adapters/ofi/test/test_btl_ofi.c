@@ -63,8 +63,6 @@ const crmpi_component_t crmpi_btl_ucx_component = {.info = &crmpi_btl_ucx_info};
 #define TEST_RANK_TIMEOUT 60
 /* Largest number of ranks a test forks. */
 #define TEST_MAX_RANKS 4
-/* Exit status of a rank whose provider does not exist here: the test skips. */
-#define TEST_EXIT_SKIP 77
 
 /* One test message's header: who sent it, its place in the sender's stream, its content. */
 typedef struct test_hdr {
@@ -287,7 +285,7 @@ static void test_rank_start(test_rank_t *t, uint32_t rank, uint32_t size, const 
     rc = test_rank_open(t, rank, size, dir);
     crmpi_param_get_string("btl_ofi_provider", &provider);
     if (rc == CRMPI_ERR_BAD_PARAM && provider[0])
-        _exit(TEST_EXIT_SKIP); /* said why on stderr: no such provider here */
+        _exit(CRMPI_BTL_TEST_EXIT_SKIP); /* said why on stderr: no such provider here */
     RANK_CHECK(rc == CRMPI_OK, "init: %s", crmpi_strerror(rc));
     RANK_CHECK(t->module->exclusivity == BTL_OFI_EXCLUSIVITY, "exclusivity %u",
                t->module->exclusivity);
@@ -323,70 +321,15 @@ static void test_rank_stop(test_rank_t *t)
 
 /* ---- the parent: fork the ranks, collect their verdicts ---- */
 
-typedef void (*test_scenario_fn_t)(uint32_t rank, uint32_t size, const char *dir, void *arg);
-
-static void test_dir_remove(const char *path)
+static void test_run_ranks(uint32_t size, crmpi_btl_test_scenario_fn_t scenario, void *arg)
 {
-    DIR *dir = opendir(path);
-    struct dirent *entry;
+    uint32_t skipped;
 
-    if (!dir)
-        return;
-    while ((entry = readdir(dir)) != NULL) {
-        char file[1024];
-        struct stat st;
-
-        if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
-            continue;
-        snprintf(file, sizeof(file), "%s/%s", path, entry->d_name);
-        /* The cycle scenarios give each cycle a subdirectory. */
-        if (stat(file, &st) == 0 && S_ISDIR(st.st_mode))
-            test_dir_remove(file);
-        else
-            unlink(file);
-    }
-    closedir(dir);
-    rmdir(path);
-}
-
-static void test_run_ranks(uint32_t size, test_scenario_fn_t scenario, void *arg)
-{
-    const char *tmp = getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR") : "/tmp";
-    char dir[512];
-    pid_t pids[TEST_MAX_RANKS];
-    int failed = 0;
-    int skipped = 0;
-
-    snprintf(dir, sizeof(dir), "%s/crmpi-btl-ofi-XXXXXX", tmp);
-    assert_non_null(mkdtemp(dir));
-    fflush(NULL);
-    for (uint32_t r = 0; r < size; r++) {
-        pids[r] = fork();
-        assert_true(pids[r] >= 0);
-        if (pids[r] == 0) {
-            alarm(TEST_RANK_TIMEOUT);
-            scenario(r, size, dir, arg);
-            _exit(0);
-        }
-    }
-    for (uint32_t r = 0; r < size; r++) {
-        int status;
-
-        assert_int_equal(waitpid(pids[r], &status, 0), pids[r]);
-        if (WIFSIGNALED(status)) {
-            fprintf(stderr, "rank %u died of signal %d%s\n", r, WTERMSIG(status),
-                    WTERMSIG(status) == SIGALRM ? " (timeout: deadlock?)" : "");
-            failed++;
-        } else if (WEXITSTATUS(status) == TEST_EXIT_SKIP) {
-            skipped++;
-        } else if (WEXITSTATUS(status) != 0) {
-            failed++;
-        }
-    }
-    test_dir_remove(dir);
-    if (skipped == (int)size)
+    assert_int_equal(
+        crmpi_btl_test_run_ranks("btl-ofi", size, TEST_RANK_TIMEOUT, scenario, arg, &skipped), 0);
+    if (skipped == size)
         skip();
-    assert_int_equal(failed + skipped, 0);
+    assert_int_equal(skipped, 0);
 }
 
 /* ---- ping-pong, over each provider ---- */
@@ -1298,7 +1241,7 @@ static void scenario_other_nodes(uint32_t rank, uint32_t size, const char *dir, 
     rank_node_map = nodes;
     rc = test_rank_open(&t, rank, size, dir);
     if (rc == CRMPI_ERR_BAD_PARAM)
-        _exit(TEST_EXIT_SKIP);
+        _exit(CRMPI_BTL_TEST_EXIT_SKIP);
     RANK_CHECK(rc == CRMPI_OK, "init: %s", crmpi_strerror(rc));
     RANK_CHECK(((btl_ofi_module_t *)t.module)->node_local, "the address is not node-local");
     RANK_CHECK(crmpi_rte_fence(1) == CRMPI_OK, "fence");
@@ -1333,7 +1276,7 @@ static void scenario_provider_mismatch(uint32_t rank, uint32_t size, const char 
     test_use_provider(rank == 0 ? "tcp;ofi_rxm" : "sockets");
     rc = test_rank_open(&t, rank, size, dir);
     if (rc == CRMPI_ERR_BAD_PARAM)
-        _exit(TEST_EXIT_SKIP);
+        _exit(CRMPI_BTL_TEST_EXIT_SKIP);
     RANK_CHECK(rc == CRMPI_OK, "init: %s", crmpi_strerror(rc));
     RANK_CHECK(crmpi_rte_fence(1) == CRMPI_OK, "fence");
     RANK_CHECK(t.module->add_procs(t.module, 2, ranks, eps) == CRMPI_OK, "add_procs");

@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -235,95 +234,35 @@ typedef struct test_job {
     void (*child)(void);          /* runs in each child, test_me set up */
 } test_job_t;
 
-static void test_dir_remove(const char *path)
+/* A child of test_run: become rank `rank` of `arg` (a test_job_t), then run its child. */
+static void test_rank(uint32_t rank, uint32_t size, const char *dir, void *arg)
 {
-    DIR *dir = opendir(path);
-    struct dirent *entry;
-    char file[600];
+    const test_job_t *job = arg;
+    char who[32];
 
-    if (!dir)
-        return;
-    while ((entry = readdir(dir)) != NULL) {
-        if (entry->d_name[0] == '.')
-            continue;
-        snprintf(file, sizeof(file), "%s/%s", path, entry->d_name);
-        unlink(file);
-    }
-    closedir(dir);
-    rmdir(path);
+    snprintf(who, sizeof(who), "rank %u", rank);
+    crmpi_log_set_who(who);
+    for (const char *const *o = job->overrides; o && o[0]; o += 2)
+        crmpi_param_set_override(o[0], o[1]);
+    memset(&test_me, 0, sizeof(test_me));
+    test_me.rank = rank;
+    test_me.size = size;
+    crmpi_btl_test_rte_setup(dir, rank, size, job->node_of_rank, &test_me.job);
+    job->child();
 }
 
 static void test_run(const test_job_t *job)
 {
-    char dir[] = "/tmp/test_btl_sm.XXXXXX";
-    pid_t pids[TEST_MAX_RANKS];
-    uint32_t left = job->size;
-    int failed = 0;
+    int failed;
 
     assert_true(job->size <= TEST_MAX_RANKS);
-    assert_non_null(mkdtemp(dir));
-    fflush(NULL);
-    for (uint32_t r = 0; r < job->size; r++) {
-        pids[r] = fork();
-        assert_true(pids[r] >= 0);
-        if (pids[r] == 0) {
-            static const int fatal[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
-            char who[32];
-
-            /* cmocka's handlers would jump back into the parent's test runner. */
-            for (size_t s = 0; s < sizeof(fatal) / sizeof(fatal[0]); s++)
-                signal(fatal[s], SIG_DFL);
-            /* Die with the parent (a killed test run must not leave ranks spinning). */
-            prctl(PR_SET_PDEATHSIG, SIGKILL);
-            alarm(TEST_CHILD_TIMEOUT);
-            snprintf(who, sizeof(who), "rank %u", r);
-            crmpi_log_set_who(who);
-            for (const char *const *o = job->overrides; o && o[0]; o += 2)
-                crmpi_param_set_override(o[0], o[1]);
-            memset(&test_me, 0, sizeof(test_me));
-            test_me.rank = r;
-            test_me.size = job->size;
-            crmpi_btl_test_rte_setup(dir, r, job->size, job->node_of_rank, &test_me.job);
-            job->child();
-            _exit(0);
-        }
-    }
-    while (left > 0) {
-        int status;
-        pid_t pid = waitpid(-1, &status, 0);
-        uint32_t r;
-
-        if (pid < 0 && errno == EINTR)
-            continue;
-        assert_true(pid > 0);
-        for (r = 0; r < job->size && pids[r] != pid; r++)
-            ;
-        if (r == job->size)
-            continue;
-        pids[r] = 0;
-        left--;
-        if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-            continue;
-        if (WIFSIGNALED(status))
-            print_error("rank %u killed by signal %d\n", r, WTERMSIG(status));
-        else
-            print_error("rank %u exited with %d\n", r, WEXITSTATUS(status));
-        /* The others may wait for it in a fence forever. */
-        if (!failed) {
-            for (uint32_t o = 0; o < job->size; o++) {
-                if (pids[o] > 0)
-                    kill(pids[o], SIGKILL);
-            }
-        }
-        failed = 1;
-    }
-    test_dir_remove(dir);
-    for (uint32_t r = 0; r < job->size; r++) {
+    failed = crmpi_btl_test_run_ranks("btl-sm", job->size, TEST_CHILD_TIMEOUT, test_rank,
+                                      (void *)job, NULL);
+    for (uint32_t r = 0; failed && r < job->size; r++) {
         char path[128];
 
         snprintf(path, sizeof(path), "/dev/shm/crmpi-%" PRIu64 "-sm-%u", (uint64_t)getpid(), r);
-        if (failed)
-            unlink(path); /* a killed child could not clean up */
+        unlink(path); /* a killed child could not clean up */
     }
     assert_int_equal(failed, 0);
 }

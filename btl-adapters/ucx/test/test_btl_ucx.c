@@ -329,64 +329,10 @@ static void test_rank_stop(test_rank_t *t)
 
 /* ---- the parent: fork the ranks, collect their verdicts ---- */
 
-typedef void (*test_scenario_fn_t)(uint32_t rank, uint32_t size, const char *dir, void *arg);
-
-static void test_dir_remove(const char *path)
+static void test_run_ranks(uint32_t size, crmpi_btl_test_scenario_fn_t scenario, void *arg)
 {
-    DIR *dir = opendir(path);
-    struct dirent *entry;
-
-    if (!dir)
-        return;
-    while ((entry = readdir(dir)) != NULL) {
-        char file[1024];
-        struct stat st;
-
-        if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
-            continue;
-        snprintf(file, sizeof(file), "%s/%s", path, entry->d_name);
-        if (stat(file, &st) == 0 && S_ISDIR(st.st_mode))
-            test_dir_remove(file);
-        else
-            unlink(file);
-    }
-    closedir(dir);
-    rmdir(path);
-}
-
-static void test_run_ranks(uint32_t size, test_scenario_fn_t scenario, void *arg)
-{
-    const char *tmp = getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR") : "/tmp";
-    char dir[512];
-    pid_t pids[TEST_MAX_RANKS];
-    int failed = 0;
-
-    snprintf(dir, sizeof(dir), "%s/crmpi-btl-ucx-XXXXXX", tmp);
-    assert_non_null(mkdtemp(dir));
-    fflush(NULL);
-    for (uint32_t r = 0; r < size; r++) {
-        pids[r] = fork();
-        assert_true(pids[r] >= 0);
-        if (pids[r] == 0) {
-            alarm(TEST_RANK_TIMEOUT);
-            scenario(r, size, dir, arg);
-            _exit(0);
-        }
-    }
-    for (uint32_t r = 0; r < size; r++) {
-        int status;
-
-        assert_int_equal(waitpid(pids[r], &status, 0), pids[r]);
-        if (WIFSIGNALED(status)) {
-            fprintf(stderr, "rank %u died of signal %d%s\n", r, WTERMSIG(status),
-                    WTERMSIG(status) == SIGALRM ? " (timeout: deadlock?)" : "");
-            failed++;
-        } else if (WEXITSTATUS(status) != 0) {
-            failed++;
-        }
-    }
-    test_dir_remove(dir);
-    assert_int_equal(failed, 0);
+    assert_int_equal(
+        crmpi_btl_test_run_ranks("btl-ucx", size, TEST_RANK_TIMEOUT, scenario, arg, NULL), 0);
 }
 
 /* ---- ping-pong ---- */
