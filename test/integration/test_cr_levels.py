@@ -194,18 +194,25 @@ def test_blocking_checkpoint(program, expected, tmp_path):
     assert crjob.ok_line(crjob.finish_clean(crenv, job).out) == expected
 
 
+def incremental_three_times(program, tmp_path, keep):
+    """A job with incremental dumps, the local level every time and the global one every
+    fourth, `keep` sequences kept: checkpointed three times, then killed."""
+    crenv, local = levels_env(tmp_path, "local,global:4")
+    job = crjob.CrJob(crenv, program, NP, ["--mca", "btl", BTLS, "--mca", "snapc_base_keep",
+                                           str(keep), "--mca", "crs_criu_incremental", "1"])
+    job.ready()
+    handle = checkpoints(crenv, job, 3)
+    job.kill()
+    crjob.assert_clean(job.jobid)
+    return crenv, local, handle
+
+
 def test_incremental_dumps_into_the_local_level(program, expected, tmp_path):
     """Incremental checkpoints with the local level: each dump goes straight into the node's
     own storage (no copy there), the deltas name their parents, and sequence 3, held
     locally only, restarts through its chain of local copies to the uninterrupted result;
     no unfinished copy is left behind."""
-    crenv, local = levels_env(tmp_path, "local,global:4")
-    job = crjob.CrJob(crenv, program, NP, ["--mca", "btl", BTLS, "--mca", "snapc_base_keep", "3",
-                                           "--mca", "crs_criu_incremental", "1"])
-    job.ready()
-    handle = checkpoints(crenv, job, 3)
-    job.kill()
-    crjob.assert_clean(job.jobid)
+    crenv, local, handle = incremental_three_times(program, tmp_path, 3)
     rec = record(handle)
     assert rec["levels"] == {"1": ["local", "global"], "2": ["local"], "3": ["local"]}, rec
     assert [rank.get("parent", 0) for rank in manifest(handle, 3)["ranks"]] == [2] * NP
@@ -229,13 +236,7 @@ def test_flattened_into_the_local_level(program, expected, tmp_path):
     """A delta stored flattened (keep 2: the chain's start would leave the 2 newest) where
     the dump went straight into the local level: the node's copy of sequence 3 is a full
     image, its manifest names no parent, and it restarts from the local level alone."""
-    crenv, local = levels_env(tmp_path, "local,global:4")
-    job = crjob.CrJob(crenv, program, NP, ["--mca", "btl", BTLS, "--mca", "snapc_base_keep", "2",
-                                           "--mca", "crs_criu_incremental", "1"])
-    job.ready()
-    handle = checkpoints(crenv, job, 3)
-    job.kill()
-    crjob.assert_clean(job.jobid)
+    crenv, local, handle = incremental_three_times(program, tmp_path, 2)
     assert record(handle)["levels"]["3"] == ["local"], record(handle)
     assert [rank.get("parent", 0) for rank in manifest(handle, 2)["ranks"]] == [1] * NP
     assert [rank.get("parent", 0) for rank in manifest(handle, 3)["ranks"]] == [0] * NP
