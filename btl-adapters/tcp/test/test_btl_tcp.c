@@ -40,6 +40,7 @@
 #include "convertor.h"
 #include "crmpi_status.h"
 #include "fake_rte.h"
+#include "place_check.h"
 #include "log.h"
 #include "param.h"
 #include "tcp/btl_tcp.h"
@@ -1205,197 +1206,27 @@ static void test_bad_peers(void **state)
 
 /* ---- placement: payloads written straight into the receiver's buffer (btl.h) ---- */
 
-/* The tag with a placer; TEST_TAG has none. */
-#define PLACE_TAG 8
-/* Fragments after the primer, all with payloads of at least CRMPI_BTL_PLACE_MIN. */
-#define PLACE_FRAGS 24
-/* Placement header: the offset says where the payload belongs in rank 1's buffer. */
-typedef struct place_hdr {
-    uint32_t magic;  /* TEST_MAGIC */
-    uint32_t seq;    /* fragment number, from 0 (the primer) */
-    uint64_t offset; /* stream offset of the payload's first byte */
-    uint32_t kind;   /* PLACE_KIND_* : what rank 1's placer answers */
-    uint32_t reserved;
-} place_hdr_t;
-
-enum {
-    PLACE_KIND_DECLINE, /* the placer says no: the recv callback gets it whole */
-    PLACE_KIND_WHOLE,   /* one iov over the destination */
-    PLACE_KIND_SCATTER, /* three iov pieces, as for a strided type */
-    PLACE_KIND_TRUNC,   /* the first half stored, the rest discarded */
-};
-
-/* Rank 1's destination, and what arrived where. */
-static uint8_t *place_dest;
-static size_t place_dest_len;
-static uint32_t place_next_seq;   /* next seq expected, placed or delivered */
-static uint32_t place_placed;     /* placements that completed with CRMPI_OK */
-static uint32_t place_delivered;  /* fragments the recv callback got */
-static uint32_t place_failed;     /* placements that ended with an error */
-static uint32_t place_pending;    /* 1 while a placement is running */
-static place_hdr_t place_current; /* the header of the running placement */
-
-static uint8_t place_byte(uint64_t pos)
-{
-    return (uint8_t)(pos * 13 + 5 + (pos >> 11));
-}
-
-static bool place_fn(crmpi_btl_module_t *module, uint32_t peer_rank, const void *hdr,
-                     size_t payload_len, crmpi_btl_place_t *place_out)
-{
-    place_hdr_t h;
-
-    memcpy(&h, hdr, sizeof(h));
-    RANK_CHECK(h.magic == TEST_MAGIC && h.seq == place_next_seq, "placer got seq %u, expected %u",
-               h.seq, place_next_seq);
-    RANK_CHECK(payload_len >= CRMPI_BTL_PLACE_MIN, "placer asked for %zu bytes", payload_len);
-    RANK_CHECK(!place_pending, "%s", "placer called while a placement runs");
-    RANK_CHECK(h.offset + payload_len <= place_dest_len, "fragment past the destination");
-    if (h.kind == PLACE_KIND_DECLINE)
-        return false;
-    place_out->iovcnt = 0;
-    place_out->discard = 0;
-    if (h.kind == PLACE_KIND_WHOLE) {
-        place_out->iov[place_out->iovcnt++] =
-            (struct iovec){.iov_base = place_dest + h.offset, .iov_len = payload_len};
-    } else if (h.kind == PLACE_KIND_SCATTER) {
-        size_t a = payload_len / 3;
-        size_t b = payload_len / 3 + 1;
-
-        place_out->iov[place_out->iovcnt++] =
-            (struct iovec){.iov_base = place_dest + h.offset, .iov_len = a};
-        place_out->iov[place_out->iovcnt++] =
-            (struct iovec){.iov_base = place_dest + h.offset + a, .iov_len = b};
-        place_out->iov[place_out->iovcnt++] = (struct iovec){
-            .iov_base = place_dest + h.offset + a + b, .iov_len = payload_len - a - b};
-    } else {
-        place_out->iov[place_out->iovcnt++] =
-            (struct iovec){.iov_base = place_dest + h.offset, .iov_len = payload_len / 2};
-        place_out->discard = payload_len - payload_len / 2;
-        /* What the discarded half would have overwritten must stay as it was. */
-        memset(place_dest + h.offset + payload_len / 2, 0xee, payload_len - payload_len / 2);
-    }
-    place_out->cookie = &place_current;
-    place_current = h;
-    place_pending = 1;
-    return true;
-}
-
-static void placed_fn(crmpi_btl_module_t *module, uint32_t peer_rank, void *cookie, int status)
-{
-    RANK_CHECK(place_pending && cookie == &place_current, "%s", "placed() without a placement");
-    place_pending = 0;
-    if (status != CRMPI_OK) {
-        place_failed++;
-        return;
-    }
-    place_placed++;
-    place_next_seq++;
-}
-
-static void place_on_recv(crmpi_btl_module_t *module, uint32_t peer_rank, const void *data,
-                          size_t len)
-{
-    place_hdr_t h;
-
-    RANK_CHECK(len >= sizeof(h), "fragment of %zu bytes", len);
-    memcpy(&h, data, sizeof(h));
-    RANK_CHECK(h.magic == TEST_MAGIC && h.seq == place_next_seq, "recv got seq %u, expected %u",
-               h.seq, place_next_seq);
-    memcpy(place_dest + h.offset, (const char *)data + sizeof(h), len - sizeof(h));
-    place_delivered++;
-    place_next_seq++;
-}
-
-/* The payload length and kind of fragment `seq` (0 is the primer). */
-static size_t place_frag_len(uint32_t seq, size_t max_payload, uint32_t *kind_out)
-{
-    static const size_t lens[] = {CRMPI_BTL_PLACE_MIN, 100000, 0, CRMPI_BTL_PLACE_MIN + 1, 77777};
-
-    *kind_out = seq == 0 ? PLACE_KIND_DECLINE : 1 + seq % 3;
-    /* The primer is longer than an eager message: the module then reads the next header
-     * alone, and each placed fragment keeps it doing so. */
-    if (seq == 0)
-        return max_payload;
-    return lens[seq % 5] ? lens[seq % 5] : max_payload;
-}
-
 /*
- * Rank 0 sends a primer (declined: it takes the copy path) and then only large fragments;
- * rank 1's placer places every one of them. After a large fragment the module reads the
- * next header alone, so each placed payload is read straight into its destination: at most
+ * place_check.h's stream: a primer (declined: it takes the copy path), then only large
+ * fragments, each placed. After a large fragment the module reads the next header alone,
+ * so each placed payload is read straight into its destination: at most
  * BTL_TCP_CONN_HEAD_READ bytes of it pass through the connection's buffer. Without
- * placement every fragment would reach the recv callback.
+ * placement every fragment reaches the recv callback.
  */
 static void scenario_place(uint32_t rank, uint32_t size, const char *dir, void *arg)
 {
     test_rank_t t;
-    size_t max_payload;
-    size_t total = 0;
-    uint32_t kind;
 
-    RANK_CHECK(crmpi_btl_register_recv(PLACE_TAG, test_recv_dispatch) == CRMPI_OK, "register");
-    RANK_CHECK(crmpi_btl_register_place(PLACE_TAG, sizeof(place_hdr_t), place_fn, placed_fn) ==
-                   CRMPI_OK,
-               "register place");
+    crmpi_btl_test_place_register();
     if (arg)
         RANK_CHECK(crmpi_param_set_override("btl_tcp_recv_place", "0") == CRMPI_OK, "set");
     test_rank_start(&t, rank, size, dir);
     RANK_CHECK(!!(t.module->flags & CRMPI_BTL_FLAG_RECV_PLACE) == !arg, "flags %#x",
                t.module->flags);
-    max_payload = t.module->max_send_size - sizeof(place_hdr_t);
-    for (uint32_t seq = 0; seq <= PLACE_FRAGS; seq++)
-        total += place_frag_len(seq, max_payload, &kind);
-    rank_on_recv = place_on_recv;
     if (rank == 0) {
-        uint8_t *src = malloc(total);
-        size_t offset = 0;
-
-        RANK_CHECK(src != NULL, "%s", "malloc");
-        for (size_t i = 0; i < total; i++)
-            src[i] = place_byte(i);
-        for (uint32_t seq = 0; seq <= PLACE_FRAGS; seq++) {
-            size_t len = place_frag_len(seq, max_payload, &kind);
-            place_hdr_t h = {.magic = TEST_MAGIC, .seq = seq, .offset = offset, .kind = kind};
-            crmpi_convertor_t conv;
-            int rc;
-
-            crmpi_convertor_init(&conv, src + offset, len, &test_byte_type);
-            while ((rc = t.module->send(t.module, t.eps[1], PLACE_TAG, &h, sizeof(h), &conv,
-                                        len)) == CRMPI_ERR_RESOURCE_BUSY)
-                t.module->progress(t.module);
-            RANK_CHECK(rc == CRMPI_OK, "send: %s", crmpi_strerror(rc));
-            offset += len;
-        }
-        free(src);
+        crmpi_btl_test_place_send(t.module, t.eps[1], false);
     } else {
-        place_dest = malloc(total);
-        place_dest_len = total;
-        RANK_CHECK(place_dest != NULL, "%s", "malloc");
-        memset(place_dest, 0xee, total);
-        while (place_next_seq <= PLACE_FRAGS)
-            t.module->progress(t.module);
-        RANK_CHECK(place_failed == 0 && !place_pending, "%u placements failed", place_failed);
-        if (arg) {
-            RANK_CHECK(place_placed == 0, "%u placed without the flag", place_placed);
-        } else {
-            RANK_CHECK(place_placed == PLACE_FRAGS && place_delivered == 1,
-                       "%u placed, %u delivered whole: expected %d and the primer", place_placed,
-                       place_delivered, PLACE_FRAGS);
-        }
-        for (size_t off = 0, seq = 0; seq <= PLACE_FRAGS; seq++) {
-            size_t len = place_frag_len((uint32_t)seq, max_payload, &kind);
-            size_t stored = !arg && kind == PLACE_KIND_TRUNC ? len / 2 : len;
-
-            for (size_t i = 0; i < len; i++) {
-                uint8_t want = i < stored ? place_byte(off + i) : 0xee;
-
-                RANK_CHECK(place_dest[off + i] == want, "fragment %zu byte %zu: %#x, want %#x", seq,
-                           i, place_dest[off + i], want);
-            }
-            off += len;
-        }
-        free(place_dest);
+        crmpi_btl_test_place_receive(t.module, false, !arg);
     }
     test_rank_stop(&t);
 }
@@ -1417,18 +1248,16 @@ static void scenario_place_torn(uint32_t rank, uint32_t size, const char *dir, v
     const char ping[] = "ping";
     test_rank_t t;
 
-    RANK_CHECK(crmpi_btl_register_recv(PLACE_TAG, test_recv_dispatch) == CRMPI_OK, "register");
-    RANK_CHECK(crmpi_btl_register_place(PLACE_TAG, sizeof(place_hdr_t), place_fn, placed_fn) ==
-                   CRMPI_OK,
-               "register place");
+    crmpi_btl_test_place_register();
     test_rank_start(&t, rank, size, dir);
     RANK_CHECK(crmpi_rte_fence(0) == CRMPI_OK, "fence");
     if (rank == 0) {
         btl_tcp_module_t *tcp = (btl_tcp_module_t *)t.module;
         uint8_t nonce[BTL_TCP_NONCE_LEN];
         const size_t len = 200000;
-        place_hdr_t h = {.magic = TEST_MAGIC, .seq = 0, .offset = 0, .kind = PLACE_KIND_WHOLE};
-        btl_tcp_frame_hdr_t fh = {.length = sizeof(h) + len, .tag = PLACE_TAG};
+        crmpi_btl_test_place_hdr_t h = {.magic = CRMPI_BTL_TEST_PLACE_MAGIC,
+                                        .kind = CRMPI_BTL_TEST_PLACE_WHOLE};
+        btl_tcp_frame_hdr_t fh = {.length = sizeof(h) + len, .tag = CRMPI_BTL_TEST_PLACE_TAG};
         btl_tcp_handshake_t hs;
         static char part[50000];
         int fd;
@@ -1443,20 +1272,21 @@ static void scenario_place_torn(uint32_t rank, uint32_t size, const char *dir, v
         raw_wait_closed(fd);
         test_send_blocking(&t, 1, ping, sizeof(ping), NULL, 0);
     } else {
+        crmpi_btl_test_place_result_t result;
         char *text;
 
-        place_dest = malloc(200000);
-        place_dest_len = 200000;
+        crmpi_btl_test_place_begin(200000);
         rank_on_recv = lazy_on_recv;
         test_capture_begin(&t, "stderr");
         while (lazy_arrived == 0)
             t.module->progress(t.module);
         text = test_capture_end(&t, "stderr");
-        RANK_CHECK(place_failed == 1 && place_placed == 0 && !place_pending,
-                   "placed %u, failed %u, pending %u", place_placed, place_failed, place_pending);
+        crmpi_btl_test_place_end(&result);
+        RANK_CHECK(result.failed == 1 && result.placed == 0 && !result.pending,
+                   "placed %u, failed %u, pending %d", result.placed, result.failed,
+                   result.pending);
         RANK_CHECK(strstr(text, "closed in the middle of a fragment"), "not reported: %s", text);
         free(text);
-        free(place_dest);
     }
     test_rank_stop(&t);
 }
