@@ -482,7 +482,10 @@ static void test_incremental(void **state)
         fail_msg("flatten: %s", errbuf);
     printf("# flat2: %llu pages from the chain\n",
            (unsigned long long)(bytes / (uint64_t)sysconf(_SC_PAGESIZE)));
-    assert_true(bytes / (uint64_t)sysconf(_SC_PAGESIZE) >= 4096 + 256 + 512);
+    /* The 16 MiB area but the dropped MiB, and the extra 2 MiB. The dropped MiB reads as
+     * the zero page since: CRIU leaves such pages out when it can tell them (kernels and
+     * transparent huge pages differ), so they are not counted on. */
+    assert_true(bytes / (uint64_t)sysconf(_SC_PAGESIZE) >= 4096 - 256 + 512);
     char link_path[320];
     snprintf(link_path, sizeof(link_path), "%s/parent", flat_dir);
     assert_int_equal(access(link_path, F_OK), -1);
