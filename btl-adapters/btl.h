@@ -115,10 +115,10 @@ extern crmpi_btl_recv_fn_t crmpi_btl_recv_table[CRMPI_BTL_TAG_MAX];
  * come). Until done, the destination must stay valid: the PML keeps the request active.
  *
  * How transports fill it: tcp reads the header, then readv()s the payload into the iov
- * (btl_tcp_conn.c). A ucx module would call ucp_am_recv_data_nbx() with the iov from
- * its active-message callback (UCX's rendezvous into the user buffer), done from the
- * completion; an ofi module would issue fi_readv() of the sender's registered payload into
- * the iov (or claim a peeked tagged message into it), done from the completion queue.
+ * (btl_tcp_conn.c); ofi has the payload sent as a tagged message behind the header, and
+ * posts its tagged receive into the iov, done from the completion queue (btl_ofi.h). A
+ * ucx module would call ucp_am_recv_data_nbx() with the iov from its active-message
+ * callback (UCX's rendezvous into the user buffer), done from the completion.
  * Modules without the flag never call place: everything reaches the recv callback.
  */
 enum {
@@ -174,6 +174,10 @@ int crmpi_btl_register_place(uint8_t tag, size_t hdr_len, crmpi_btl_place_fn_t p
 
 /** The placers by tag (hdr_len 0: none). Modules read this on every large arrival. */
 extern crmpi_btl_placer_t crmpi_btl_place_table[CRMPI_BTL_TAG_MAX];
+
+/** Does a placer's answer describe exactly `payload_len` bytes, in at most
+ *  CRMPI_BTL_PLACE_IOV_MAX pieces? (Modules check before they write.) */
+bool crmpi_btl_place_valid(const crmpi_btl_place_t *place, size_t payload_len);
 
 /* Each module's slots. Optional slots may be NULL where the comment says so. */
 struct crmpi_btl_module {

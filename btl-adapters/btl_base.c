@@ -36,6 +36,17 @@ int crmpi_btl_register_place(uint8_t tag, size_t hdr_len, crmpi_btl_place_fn_t p
     return CRMPI_OK;
 }
 
+bool crmpi_btl_place_valid(const crmpi_btl_place_t *place, size_t payload_len)
+{
+    size_t total = place->discard;
+
+    if (place->iovcnt < 0 || place->iovcnt > CRMPI_BTL_PLACE_IOV_MAX)
+        return false;
+    for (int i = 0; i < place->iovcnt; i++)
+        total += place->iov[i].iov_len;
+    return total == payload_len;
+}
+
 extern const crmpi_framework_info_t crmpi_btl_framework_info;
 extern const crmpi_component_t crmpi_btl_self_component;
 extern const crmpi_component_t crmpi_btl_sm_component;

@@ -104,6 +104,29 @@
  * no peer uses the module (the BML gave them all to sm or self) and no send is in flight,
  * progress returns at once.
  *
+ * Placement (btl.h; btl_ofi_recv_place, off until measured against the copy): a fragment
+ * of a tag with a placer, whose payload is at least CRMPI_BTL_PLACE_MIN, goes as two
+ * messages towards a rank that published takes_placed: its payload as a tagged message
+ * (fi_tsend, from the send buffer), then its header alone as the usual FI_MSG fragment with
+ * BTL_OFI_HDR_ANNOUNCE and the payload's length, the "announce". When the announce's turn
+ * comes in the sender's stream, the receiver asks the placer and posts a tagged receive of
+ * exactly that length: into the placer's iov when the provider takes it as it is (at most
+ * rx_attr->iov_limit pieces, no discarded tail), else into a malloc'ed buffer, copied into
+ * the iov (or, declined, delivered with its header to the recv callback) at completion.
+ * Over tcp;ofi_rxm a payload above 128 KiB moves by its rendezvous, not before its receive
+ * is posted, and then into the posted buffer. The sender's later fragments wait
+ * behind it ("Order": held like early ones), so the PML sees one fragment at a time per
+ * peer, as over a stream. The tag is the pair's token folded with the sequence number
+ * (btl_ofi_payload_tag): only a holder of the job's key can have a message matched to the
+ * receive, and the length comes from the authenticated announce, never from the payload. A
+ * payload longer than announced fails its receive (FI_ETRUNC) and the placement ends with
+ * an error. The payload is sent first, so that an announce never names a payload not
+ * sent; an announce the provider refuses then (-FI_EAGAIN) is sent again first thing in
+ * progress, in order. Needs FI_TAGGED, asked for only when the parameter is on, and a
+ * provider without FI_MR_LOCAL (placing into memory it never registered); ranks may differ.
+ * A checkpoint never sees a payload in flight: each belongs to a rendezvous receive, which
+ * the drain waits for (docs/design.md, "Placement").
+ *
  * Checkpoint/restart: not CKPT_FRIENDLY. The endpoint holds sockets (tcp, sockets, udp),
  * shared-memory mappings (shm) and, with the sockets provider, two progress threads of
  * libfabric's own; CRIU can take none of them. Finalize (also how the BML releases the
@@ -155,6 +178,8 @@
 #define BTL_OFI_FINALIZE_TIMEOUT_MS 10000
 /* Buffers start on a page: the copies into and out of them are the large ones. */
 #define BTL_OFI_PAGE 4096u
+/* The tag bits a payload's tag uses ("Placement"): some providers keep the top ones. */
+#define BTL_OFI_TAG_MASK (~0ull >> 8)
 
 /* Before every fragment, inside the provider's message. 32 bytes, so that the fragment
  * that follows is 16-byte aligned in the (page-aligned) receive buffer. */
@@ -162,9 +187,18 @@ typedef struct btl_ofi_hdr {
     uint32_t sender_rank; /* the sending rank, in MPI_COMM_WORLD: FI_MSG carries no source */
     uint32_t seq;         /* per (sender, receiver), from 0: the delivery order */
     uint8_t tag;          /* the receive callback's tag (< CRMPI_BTL_TAG_MAX) */
-    uint8_t reserved[7];  /* zero */
+    uint8_t flags;        /* BTL_OFI_HDR_* */
+    uint16_t reserved;    /* zero */
+    uint32_t payload_len; /* BTL_OFI_HDR_ANNOUNCE: bytes of payload sent by tag ("Placement") */
     uint8_t token[CRMPI_BTL_AUTH_TOKEN_LEN]; /* proves the job's key ("Who may send") */
 } btl_ofi_hdr_t;
+
+/* btl_ofi_hdr_t.flags */
+enum {
+    /* The message is the fragment's header only; its payload follows as a tagged message
+     * ("Placement"). */
+    BTL_OFI_HDR_ANNOUNCE = 1u << 0,
+};
 
 #define BTL_OFI_HDR_SIZE sizeof(btl_ofi_hdr_t)
 
@@ -174,7 +208,8 @@ typedef struct btl_ofi_modex {
     uint16_t version;                        /* BTL_OFI_VERSION */
     uint16_t addr_len;                       /* bytes of endpoint name that follow */
     uint8_t node_local;                      /* 1: the address reaches only this node */
-    uint8_t reserved[7];                     /* zero */
+    uint8_t takes_placed;                    /* 1: send it large payloads by tag ("Placement") */
+    uint8_t reserved[6];                     /* zero */
     char provider[BTL_OFI_PROVIDER_MAX];     /* the provider's name, NUL-terminated */
     uint8_t nonce[CRMPI_BTL_AUTH_NONCE_LEN]; /* the module's: covered by tokens to it */
 } btl_ofi_modex_t;
@@ -191,28 +226,57 @@ typedef struct btl_ofi_lib {
     uint32_t (*version)(void);
 } btl_ofi_lib_t;
 
+/* What an operation's completion belongs to. */
 typedef enum {
-    BTL_OFI_BUF_SEND, /* a send buffer: back to the free list at its completion */
-    BTL_OFI_BUF_RECV, /* a receive buffer: delivered, then re-posted */
-} btl_ofi_buf_kind_t;
+    BTL_OFI_OP_SEND,    /* a send buffer's message: back to the free list once it is done */
+    BTL_OFI_OP_TSEND,   /* a send buffer's payload sent by tag ("Placement") */
+    BTL_OFI_OP_RECV,    /* a receive buffer: delivered, then re-posted */
+    BTL_OFI_OP_PAYLOAD, /* a payload received by tag: placed, or delivered with its header */
+} btl_ofi_op_kind_t;
 
-/* One buffer of a pool: the descriptor libfabric's op_context points to. */
+/* What libfabric's op_context points to: the first field of every operation's owner. */
+typedef struct btl_ofi_op {
+    struct fi_context2 ctx; /* first (FI_CONTEXT2 mode) */
+    btl_ofi_op_kind_t kind; /* whose it is */
+} btl_ofi_op_t;
+
+/* One buffer of a pool. */
 typedef struct btl_ofi_buf {
-    struct fi_context2 ctx;   /* first: the op_context of its operation (FI_CONTEXT2 mode) */
-    btl_ofi_buf_kind_t kind;  /* which pool */
+    btl_ofi_op_t op;          /* first: its message's operation (kind SEND or RECV) */
+    btl_ofi_op_t tsend;       /* send: its payload sent by tag (kind TSEND), if announced */
+    unsigned pending;         /* send: operations not completed yet (1, or 2 when announced) */
+    bool failed;              /* send: one of them failed */
     uint32_t peer_rank;       /* send: the destination; receive: the sender, once arrived */
+    fi_addr_t addr;           /* send: the destination's address */
     uint32_t seq;             /* receive: the fragment's sequence number, once arrived */
     size_t len;               /* bytes received (receive), or sent (send) */
     char *data;               /* BTL_OFI_HDR_SIZE + max_send_size bytes in the slab */
     struct btl_ofi_buf *next; /* free list (send), early arrivals or re-post list (receive) */
 } btl_ofi_buf_t;
 
+/* The payload of an announced fragment, received by tag ("Placement"); at most one per
+ * sender at a time, since the sender's later fragments wait for it. */
+typedef struct btl_ofi_payload {
+    btl_ofi_op_t op;         /* first: the tagged receive (kind PAYLOAD) */
+    uint8_t tag;             /* the fragment's crmpi tag */
+    bool placing;            /* the placer took it: placed() follows, once */
+    bool posted;             /* the receive is posted (else the provider was full: retried) */
+    crmpi_btl_place_t place; /* the placer's answer */
+    char *bounce;            /* NULL: received straight into place.iov; else malloc'ed: the
+                              * header then the payload (declined: delivered whole), or the
+                              * payload only (copied into place.iov at completion) */
+    size_t hdr_len;          /* bytes of header at bounce (declined) */
+    size_t payload_len;      /* bytes announced */
+} btl_ofi_payload_t;
+
 /* What this rank knows of one sender: the token its fragments carry, and their order. */
 typedef struct btl_ofi_peer {
     uint8_t token[CRMPI_BTL_AUTH_TOKEN_LEN]; /* expected in its fragments (add_procs) */
     bool known;                              /* token is set: add_procs named the rank */
+    bool receiving;                          /* payload is posted: the stream waits for it */
     uint32_t recv_seq;                       /* the sequence number to deliver next */
-    btl_ofi_buf_t *early; /* fragments that completed before their turn, by seq */
+    btl_ofi_buf_t *early;      /* fragments that completed before their turn, by seq */
+    btl_ofi_payload_t payload; /* the announced fragment being received, when receiving */
 } btl_ofi_peer_t;
 
 typedef struct btl_ofi_module btl_ofi_module_t;
@@ -224,6 +288,7 @@ struct crmpi_btl_endpoint {
     fi_addr_t addr;           /* the peer's endpoint in the address vector */
     uint32_t send_seq;        /* the sequence number of the next fragment sent to it */
     bool failed;              /* a send to it failed (logged); later sends fail at once */
+    bool announce;            /* large payloads to it go by tag ("Placement") */
     uint8_t token[CRMPI_BTL_AUTH_TOKEN_LEN]; /* in every fragment to it (its nonce's) */
 };
 
@@ -238,6 +303,7 @@ typedef struct btl_ofi_settings {
     size_t eager_limit;   /* btl_ofi_eager_limit, for the PML */
     size_t send_buffers;  /* btl_ofi_send_buffers: buffers in the send pool */
     size_t recv_buffers;  /* btl_ofi_recv_buffers: receive buffers kept posted */
+    bool recv_place;      /* btl_ofi_recv_place: take large payloads by tag, placed */
 } btl_ofi_settings_t;
 
 struct btl_ofi_module {
@@ -276,7 +342,25 @@ struct btl_ofi_module {
     size_t num_live;                  /* endpoints added and not deleted */
     uint64_t num_early;               /* fragments that completed before their turn */
     bool in_progress;                 /* progress is running: a callback must not re-enter it */
+    bool recv_place;                  /* takes payloads by tag (FI_TAGGED is open) */
+    bool place_direct;                /* ... straight into the placer's iov: no FI_MR_LOCAL */
+    size_t iov_limit;                 /* most iov entries of one tagged receive */
+    btl_ofi_buf_t *announce_retry;    /* announces the provider refused after their payload
+                                       * went (-FI_EAGAIN): sent again first in progress */
+    size_t num_unposted;              /* payload receives the provider refused: retried */
+    bool tagged;                      /* FI_TAGGED is open: payloads can go by tag */
+    uint64_t num_payloads;            /* announced payloads received, placed or not */
+    uint64_t placed_bytes;            /* payload bytes received straight into a placement */
+    uint64_t place_copied_bytes;      /* ... received by tag, then copied (bounce) */
 };
+
+/* The buffer whose operation `op` is (kinds SEND, TSEND and RECV). */
+static inline btl_ofi_buf_t *btl_ofi_op_buf(btl_ofi_op_t *op)
+{
+    if (op->kind == BTL_OFI_OP_TSEND)
+        return (btl_ofi_buf_t *)((char *)op - offsetof(btl_ofi_buf_t, tsend));
+    return (btl_ofi_buf_t *)op;
+}
 
 /* Does the module have anything to poll? False lets progress return at once. */
 static inline bool btl_ofi_module_active(const btl_ofi_module_t *module)
@@ -352,5 +436,20 @@ void btl_ofi_send_complete(btl_ofi_module_t *module, btl_ofi_buf_t *buf, bool fa
 int btl_ofi_recv_complete(btl_ofi_module_t *module, btl_ofi_buf_t *buf, size_t len, bool deliver);
 /** Post a receive buffer, or keep it for the next progress when the provider is full. */
 void btl_ofi_recv_post(btl_ofi_module_t *module, btl_ofi_buf_t *buf);
+
+/** Send again the announces the provider refused, in order, until it refuses again. */
+void btl_ofi_announce_retry(btl_ofi_module_t *module);
+/** Post the tagged receive of `peer`'s announced payload; a refusal counts in num_unposted,
+ *  for the next progress. */
+void btl_ofi_payload_post(btl_ofi_module_t *module, btl_ofi_peer_t *peer);
+/**
+ * The tagged receive of an announced payload has ended (`status` CRMPI_OK with `len` bytes,
+ * or an error, logged by the caller): tell the placer, or deliver header and payload to the
+ * recv callback; then the sender's stream goes on.
+ * @param deliver  false: finalize; the placer hears of an error, nothing is delivered
+ * @return fragments delivered
+ */
+int btl_ofi_payload_complete(btl_ofi_module_t *module, btl_ofi_payload_t *pl, size_t len,
+                             int status, bool deliver);
 
 #endif /* CRMPI_BTL_OFI_H */

@@ -99,6 +99,9 @@ static int btl_ofi_component_settings(btl_ofi_settings_t *settings)
         (rc = btl_ofi_component_param_count("btl_ofi_recv_buffers", 1, BTL_OFI_BUFFERS_MAX,
                                             &settings->recv_buffers)))
         return rc;
+    rc = crmpi_param_get_bool("btl_ofi_recv_place", &settings->recv_place);
+    if (rc != CRMPI_OK)
+        return rc;
     /* Asked for by name, or configured. */
     settings->required = crmpi_framework_requested(&crmpi_btl_framework, "ofi") ||
                          settings->provider[0] || settings->domain[0];

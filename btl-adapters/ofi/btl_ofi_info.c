@@ -31,6 +31,13 @@ static const crmpi_param_decl_t btl_ofi_params[] = {
      "Receive buffers kept posted, each of btl_ofi_max_send_size, shared by every sender. "
      "At most the provider's receive queue.",
      CRMPI_PARAM_LEVEL_TUNER},
+    {"btl_ofi_recv_place", CRMPI_PARAM_BOOL, "0",
+     "Take large rendezvous fragments as a header, then their payload as a tagged message "
+     "received straight into the receive buffer (the PML names it when the header arrives), "
+     "instead of through a receive buffer and a copy. Needs a provider with tagged messages "
+     "and without FI_MR_LOCAL; ranks may differ (a sender uses it towards a rank that takes "
+     "it).",
+     CRMPI_PARAM_LEVEL_TUNER},
 };
 
 const crmpi_component_info_t crmpi_btl_ofi_info = {

@@ -30,7 +30,7 @@ const char *btl_ofi_strerror(const btl_ofi_module_t *module, int fi_status)
 
 /* `count` buffers of module->buf_size in one page-aligned slab, registered for `access`. */
 static int btl_ofi_module_pool_create(btl_ofi_module_t *module, size_t count, uint64_t access,
-                                      uint64_t key, btl_ofi_buf_kind_t kind, char **slab_out,
+                                      uint64_t key, btl_ofi_op_kind_t kind, char **slab_out,
                                       btl_ofi_buf_t **bufs_out, struct fid_mr **mr_out)
 {
     const size_t bytes = count * module->buf_size;
@@ -50,7 +50,8 @@ static int btl_ofi_module_pool_create(btl_ofi_module_t *module, size_t count, ui
         return CRMPI_ERR_OUT_OF_RESOURCE;
     }
     for (size_t i = 0; i < count; i++) {
-        (*bufs_out)[i].kind = kind;
+        (*bufs_out)[i].op.kind = kind;
+        (*bufs_out)[i].tsend.kind = BTL_OFI_OP_TSEND;
         (*bufs_out)[i].data = (char *)slab + i * module->buf_size;
     }
     /* Keys matter only without FI_MR_PROV_KEY, where they must differ per domain. */
@@ -79,6 +80,13 @@ static void btl_ofi_module_destroy(btl_ofi_module_t *module)
 {
     if (module->ep)
         btl_ofi_module_close_fid(module, &module->ep->fid, "endpoint");
+    /* Payloads still being received: closing the endpoint ended their receives, so their
+     * destinations are no longer written, and their placers hear of it now. */
+    for (uint32_t r = 0; module->peers && r < module->job_size; r++) {
+        if (module->peers[r].receiving)
+            btl_ofi_payload_complete(module, &module->peers[r].payload, 0, CRMPI_ERR_UNREACH,
+                                     false);
+    }
     if (module->av)
         btl_ofi_module_close_fid(module, &module->av->fid, "address vector");
     if (module->cq)
@@ -106,10 +114,10 @@ static void btl_ofi_module_destroy(btl_ofi_module_t *module)
 
 /* Find the peer's endpoint name and decide whether it can be reached (btl_ofi.h,
  * "Reachability"); insert it into the address vector, and make the token of fragments to it.
- * @return CRMPI_OK with *addr_out and token_out, CRMPI_ERR_UNREACH (said at verbose
- *         level), other errors (logged). */
+ * @return CRMPI_OK with *addr_out, token_out and *announce_out (its large payloads go by tag,
+ *         "Placement"), CRMPI_ERR_UNREACH (said at verbose level), other errors (logged). */
 static int btl_ofi_module_peer_addr(btl_ofi_module_t *module, uint32_t peer_rank,
-                                    fi_addr_t *addr_out, uint8_t *token_out)
+                                    fi_addr_t *addr_out, uint8_t *token_out, bool *announce_out)
 {
     const btl_ofi_modex_t *modex;
     const void *addr;
@@ -161,6 +169,7 @@ static int btl_ofi_module_peer_addr(btl_ofi_module_t *module, uint32_t peer_rank
         } else {
             crmpi_btl_auth_token(&module->auth, module->my_rank, peer_rank, modex->nonce,
                                  token_out);
+            *announce_out = module->tagged && modex->takes_placed;
         }
     }
     free(blob);
@@ -178,6 +187,7 @@ static int btl_ofi_module_add_procs(crmpi_btl_module_t *base, size_t nprocs,
         uint8_t token[CRMPI_BTL_AUTH_TOKEN_LEN];
         crmpi_btl_endpoint_t *ep;
         fi_addr_t addr;
+        bool announce;
         int rc;
 
         endpoints_out[i] = NULL;
@@ -196,7 +206,7 @@ static int btl_ofi_module_add_procs(crmpi_btl_module_t *base, size_t nprocs,
             endpoints_out[i] = module->endpoints[peer_rank];
             continue;
         }
-        rc = btl_ofi_module_peer_addr(module, peer_rank, &addr, token);
+        rc = btl_ofi_module_peer_addr(module, peer_rank, &addr, token, &announce);
         if (rc == CRMPI_ERR_UNREACH)
             continue;
         if (rc != CRMPI_OK)
@@ -210,6 +220,7 @@ static int btl_ofi_module_add_procs(crmpi_btl_module_t *base, size_t nprocs,
         ep->module = module;
         ep->peer_rank = peer_rank;
         ep->addr = addr;
+        ep->announce = announce;
         memcpy(ep->token, token, sizeof(ep->token));
         module->endpoints[peer_rank] = ep;
         module->num_live++;
@@ -245,6 +256,7 @@ static int btl_ofi_module_cq_error(btl_ofi_module_t *module, bool deliver)
     struct fi_cq_err_entry err = {0};
     char text[256];
     const char *why;
+    btl_ofi_op_t *op;
     btl_ofi_buf_t *buf;
     ssize_t rc;
 
@@ -255,22 +267,33 @@ static int btl_ofi_module_cq_error(btl_ofi_module_t *module, bool deliver)
                             btl_ofi_strerror(module, (int)rc), rc);
         return 0;
     }
-    buf = err.op_context;
+    op = err.op_context;
     why = fi_cq_strerror(module->cq, err.prov_errno, err.err_data, text, sizeof(text));
-    if (!buf) {
+    if (!op) {
         crmpi_log_error("btl:ofi: rank %u: an operation without context failed: %s (%s)",
                         module->my_rank, btl_ofi_strerror(module, err.err), why ? why : "");
         return 0;
     }
-    if (buf->kind == BTL_OFI_BUF_SEND) {
+    switch (op->kind) {
+    case BTL_OFI_OP_SEND:
+    case BTL_OFI_OP_TSEND:
+        buf = btl_ofi_op_buf(op);
         crmpi_log_error("btl:ofi: rank %u -> rank %u: a send failed: %s (%s); the fragment is "
                         "lost, and the peer is unreachable from now on",
                         module->my_rank, buf->peer_rank, btl_ofi_strerror(module, err.err),
                         why ? why : "");
         btl_ofi_send_complete(module, buf, true);
         return 0;
+    case BTL_OFI_OP_PAYLOAD:
+        if (err.err != FI_ECANCELED)
+            crmpi_log_error("btl:ofi: rank %u: receiving an announced payload failed: %s (%s); "
+                            "the fragment is lost",
+                            module->my_rank, btl_ofi_strerror(module, err.err), why ? why : "");
+        return btl_ofi_payload_complete(module, (btl_ofi_payload_t *)op, 0, CRMPI_ERR_IO, deliver);
+    case BTL_OFI_OP_RECV: break;
     }
     /* A receive buffer. Cancelled ones only come from a closing endpoint. */
+    buf = btl_ofi_op_buf(op);
     if (err.err != FI_ECANCELED)
         crmpi_log_error("btl:ofi: rank %u: a receive failed: %s (%s)%s; its buffer is posted "
                         "again",
@@ -306,6 +329,15 @@ static int btl_ofi_module_poll(btl_ofi_module_t *module, bool deliver)
             btl_ofi_recv_post(module, buf);
         }
     }
+    /* Also in finalize: an announce not sent would keep its payload's send from completing. */
+    if (module->announce_retry)
+        btl_ofi_announce_retry(module);
+    for (uint32_t r = 0; deliver && module->num_unposted && r < module->job_size; r++) {
+        if (module->peers[r].receiving && !module->peers[r].payload.posted) {
+            module->num_unposted--;
+            btl_ofi_payload_post(module, &module->peers[r]);
+        }
+    }
     num = fi_cq_read(module->cq, entries, BTL_OFI_CQ_BATCH);
     if (num == -FI_EAVAIL)
         return btl_ofi_module_cq_error(module, deliver);
@@ -316,13 +348,21 @@ static int btl_ofi_module_poll(btl_ofi_module_t *module, bool deliver)
         return 0;
     }
     for (ssize_t i = 0; i < num; i++) {
-        btl_ofi_buf_t *buf = entries[i].op_context;
+        btl_ofi_op_t *op = entries[i].op_context;
 
-        if (buf->kind == BTL_OFI_BUF_SEND) {
-            btl_ofi_send_complete(module, buf, false);
+        switch (op->kind) {
+        case BTL_OFI_OP_SEND:
+        case BTL_OFI_OP_TSEND:
+            btl_ofi_send_complete(module, btl_ofi_op_buf(op), false);
             count++;
-        } else {
-            count += btl_ofi_recv_complete(module, buf, entries[i].len, deliver);
+            break;
+        case BTL_OFI_OP_RECV:
+            count += btl_ofi_recv_complete(module, btl_ofi_op_buf(op), entries[i].len, deliver);
+            break;
+        case BTL_OFI_OP_PAYLOAD:
+            count += btl_ofi_payload_complete(module, (btl_ofi_payload_t *)op, entries[i].len,
+                                              CRMPI_OK, deliver);
+            break;
         }
     }
     return count;
@@ -382,11 +422,13 @@ static int btl_ofi_module_finalize(crmpi_btl_module_t *base)
     struct fi_info *info = module->info;
 
     btl_ofi_module_flush(module);
-    crmpi_fw_verbose(&crmpi_btl_framework, 20,
-                     "ofi: rank %u: finalize; %llu fragments completed before their turn, %llu "
-                     "refused",
-                     module->my_rank, (unsigned long long)module->num_early,
-                     (unsigned long long)module->auth.num_refused);
+    crmpi_fw_verbose(
+        &crmpi_btl_framework, 20,
+        "ofi: rank %u: finalize; %llu fragments completed before their turn, %llu "
+        "refused; %llu payloads received by tag, bytes: %llu placed, %llu copied",
+        module->my_rank, (unsigned long long)module->num_early,
+        (unsigned long long)module->auth.num_refused, (unsigned long long)module->num_payloads,
+        (unsigned long long)module->placed_bytes, (unsigned long long)module->place_copied_bytes);
     btl_ofi_module_destroy(module);
     /* After every object is closed: the sockets provider's threads are joined by then. */
     lib.freeinfo(info);
@@ -513,6 +555,19 @@ int btl_ofi_module_create(const crmpi_rte_job_info_t *job, const btl_ofi_setting
     module->lib = *lib;
     module->info = info;
     btl_ofi_module_limits(module, settings);
+    /* Placement takes the payload into memory the provider has not seen: with FI_MR_LOCAL
+     * each would have to be registered first. */
+    module->tagged = (info->caps & FI_TAGGED) != 0;
+    module->recv_place =
+        settings->recv_place && module->tagged && !(info->domain_attr->mr_mode & FI_MR_LOCAL);
+    module->iov_limit = info->rx_attr->iov_limit ? info->rx_attr->iov_limit : 1;
+    if (module->recv_place)
+        module->super.flags |= CRMPI_BTL_FLAG_RECV_PLACE;
+    else if (settings->recv_place)
+        crmpi_fw_verbose(
+            &crmpi_btl_framework, 10, "ofi: rank %u: provider %s %s: large payloads are not placed",
+            job->rank, info->fabric_attr->prov_name,
+            module->tagged ? "needs local registrations (FI_MR_LOCAL)" : "has no tagged messages");
     module->node_of_rank = calloc(job->size, sizeof(module->node_of_rank[0]));
     module->endpoints = calloc(job->size, sizeof(module->endpoints[0]));
     module->peers = calloc(job->size, sizeof(module->peers[0]));
@@ -531,11 +586,11 @@ int btl_ofi_module_create(const crmpi_rte_job_info_t *job, const btl_ofi_setting
     rc = btl_ofi_module_open_endpoint(module);
     if (rc != CRMPI_OK)
         goto err_destroy;
-    rc = btl_ofi_module_pool_create(module, module->num_send, FI_SEND, 1, BTL_OFI_BUF_SEND,
+    rc = btl_ofi_module_pool_create(module, module->num_send, FI_SEND, 1, BTL_OFI_OP_SEND,
                                     &module->send_slab, &module->send_bufs, &module->send_mr);
     if (rc != CRMPI_OK)
         goto err_destroy;
-    rc = btl_ofi_module_pool_create(module, module->num_recv, FI_RECV, 2, BTL_OFI_BUF_RECV,
+    rc = btl_ofi_module_pool_create(module, module->num_recv, FI_RECV, 2, BTL_OFI_OP_RECV,
                                     &module->recv_slab, &module->recv_bufs, &module->recv_mr);
     if (rc != CRMPI_OK)
         goto err_destroy;

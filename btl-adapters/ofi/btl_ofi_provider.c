@@ -30,6 +30,7 @@ static const char *const btl_ofi_auto_providers[] = {"tcp;ofi_rxm", "sockets", N
 typedef struct btl_ofi_query {
     const char *provider; /* a provider's name, or NULL for all of them */
     bool ordered;         /* FI_ORDER_SAS on send and receive */
+    bool tagged;          /* FI_TAGGED as well (btl_ofi_recv_place) */
 } btl_ofi_query_t;
 
 /* What the BTL asks of a provider. */
@@ -40,7 +41,7 @@ static struct fi_info *btl_ofi_provider_hints(const btl_ofi_lib_t *lib,
 
     if (!hints)
         return NULL;
-    hints->caps = FI_MSG;
+    hints->caps = FI_MSG | (query->tagged ? FI_TAGGED : 0);
     hints->ep_attr->type = FI_EP_RDM;
     /* Every operation's context is a btl_ofi_buf_t whose first field is a fi_context2. */
     hints->mode = FI_CONTEXT | FI_CONTEXT2;
@@ -216,7 +217,9 @@ static int btl_ofi_provider_choose_auto(const btl_ofi_lib_t *lib,
     char names[BTL_OFI_NAMES_MAX];
     int rc;
 
-    rc = btl_ofi_provider_query(lib, &(btl_ofi_query_t){.ordered = true}, my_rank, &ordered);
+    rc = btl_ofi_provider_query(lib,
+                                &(btl_ofi_query_t){.ordered = true, .tagged = settings->recv_place},
+                                my_rank, &ordered);
     if (rc != CRMPI_OK)
         return rc;
     for (name = btl_ofi_auto_providers; *name && !chosen; name++)
@@ -257,7 +260,8 @@ static int btl_ofi_provider_choose_named(const btl_ofi_lib_t *lib,
                                          const btl_ofi_settings_t *settings, uint32_t my_rank,
                                          struct fi_info **info_out)
 {
-    btl_ofi_query_t query = {.provider = settings->provider, .ordered = true};
+    btl_ofi_query_t query = {
+        .provider = settings->provider, .ordered = true, .tagged = settings->recv_place};
     const struct fi_info *chosen;
     struct fi_info *list;
     char names[BTL_OFI_NAMES_MAX];

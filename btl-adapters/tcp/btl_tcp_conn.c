@@ -102,18 +102,6 @@ static void btl_tcp_conn_place_abort(btl_tcp_conn_t *conn)
     placer->placed(&conn->module->super, conn->peer_rank, conn->place.cookie, CRMPI_ERR_UNREACH);
 }
 
-/* Does the placer's answer describe exactly `payload_len` bytes? */
-static bool btl_tcp_conn_place_valid(const crmpi_btl_place_t *place, size_t payload_len)
-{
-    size_t total = place->discard;
-
-    if (place->iovcnt < 0 || place->iovcnt > CRMPI_BTL_PLACE_IOV_MAX)
-        return false;
-    for (int i = 0; i < place->iovcnt; i++)
-        total += place->iov[i].iov_len;
-    return total == payload_len;
-}
-
 /* Start placing the incomplete frame `fh` at `start`, if its tag's placer takes it.
  * @return true when placing (buf is then empty), false to deliver the frame whole. */
 static bool btl_tcp_conn_place_begin(btl_tcp_conn_t *conn, const btl_tcp_frame_hdr_t *fh)
@@ -136,7 +124,7 @@ static bool btl_tcp_conn_place_begin(btl_tcp_conn_t *conn, const btl_tcp_frame_h
     conn->place_tag = fh->tag;
     conn->place_iov = 0;
     conn->place_left = btl_tcp_frame_size(fh) - hdr_end;
-    if (!btl_tcp_conn_place_valid(&conn->place, payload_len)) {
+    if (!crmpi_btl_place_valid(&conn->place, payload_len)) {
         /* A placer bug, not the peer's: the payload cannot go anywhere sensible. */
         crmpi_log_error("btl:tcp: rank %u <- rank %u: the placer of tag %u described a "
                         "destination that is not the %zu-byte payload; fragment dropped",

@@ -60,7 +60,8 @@ UCX_NET_DEVICES = "lo"
 def crmpi_btl_args(btls):
     """crmpi's --mca arguments for a BTL set. "ucx:TLS" in the list is the ucx BTL over UCX's
     transports TLS (btl_ucx_tls, which a restart takes too, unlike UCX_TLS): "self,ucx:tcp",
-    "self,ucx:sm", "self,sm,ucx:tcp". ofi and ucx keep to the loopback interface."""
+    "self,ucx:sm", "self,sm,ucx:tcp"; "ofi:place" is the ofi BTL with large payloads placed
+    (btl_ofi_recv_place). ofi and ucx keep to the loopback interface."""
     prefix = "^" if btls.startswith("^") else ""
     names = []
     extra = []
@@ -68,6 +69,9 @@ def crmpi_btl_args(btls):
         if name.startswith("ucx:"):
             extra += ["--mca", "btl_ucx_tls", name[len("ucx:"):]]
             name = "ucx"
+        elif name == "ofi:place":
+            extra += ["--mca", "btl_ofi_recv_place", "1"]
+            name = "ofi"
         names.append(name)
     args = ["--mca", "btl", prefix + ",".join(names)] + extra
     if "ofi" in names:

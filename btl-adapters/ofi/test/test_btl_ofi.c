@@ -38,6 +38,7 @@
 #include "convertor.h"
 #include "crmpi_status.h"
 #include "fake_rte.h"
+#include "place_check.h"
 #include "log.h"
 #include "ofi/btl_ofi.h"
 #include "param.h"
@@ -452,7 +453,21 @@ typedef struct stream_params {
     const char *buffers;       /* btl_ofi_send_buffers and recv_buffers, or NULL */
     bool expect_busy;          /* the senders must have met CRMPI_ERR_RESOURCE_BUSY */
     bool expect_early;         /* some fragments must have completed before their turn */
+    bool announced;            /* large payloads go by tag (btl_ofi_recv_place), declined */
 } stream_params_t;
+
+/* The stream's placer when payloads are announced: it declines every one, so that each goes
+ * through the announce, its tagged receive and the recv callback, in turn with the others. */
+static bool stream_decline(crmpi_btl_module_t *module, uint32_t peer_rank, const void *hdr,
+                           size_t payload_len, crmpi_btl_place_t *place_out)
+{
+    return false;
+}
+
+static void stream_placed(crmpi_btl_module_t *module, uint32_t peer_rank, void *cookie, int status)
+{
+    RANK_CHECK(false, "%s", "placed() after every placement was declined");
+}
 
 /* Per sender: the next sequence number expected, and fragments received. */
 static uint32_t stream_expected[TEST_MAX_RANKS];
@@ -522,6 +537,12 @@ static void scenario_stream(uint32_t rank, uint32_t size, const char *dir, void 
         RANK_CHECK(crmpi_param_set_override("btl_ofi_recv_buffers", params->buffers) == CRMPI_OK,
                    "%s", "set");
     }
+    if (params->announced) {
+        RANK_CHECK(crmpi_param_set_override("btl_ofi_recv_place", "1") == CRMPI_OK, "%s", "set");
+        RANK_CHECK(crmpi_btl_register_place(TEST_TAG, sizeof(test_hdr_t), stream_decline,
+                                            stream_placed) == CRMPI_OK,
+                   "%s", "register place");
+    }
     test_rank_start(&t, rank, size, dir);
     rank_on_recv = stream_on_recv;
     max_payload = t.module->max_send_size - sizeof(test_hdr_t);
@@ -559,6 +580,9 @@ static void scenario_stream(uint32_t rank, uint32_t size, const char *dir, void 
     if (params->expect_early)
         RANK_CHECK(((btl_ofi_module_t *)t.module)->num_early > 0,
                    "no fragment completed before its turn: the order was never at stake");
+    if (params->announced)
+        RANK_CHECK(((btl_ofi_module_t *)t.module)->num_payloads > 0, "%s",
+                   "no payload was announced");
     free(payload);
     test_rank_stop(&t);
 }
@@ -589,6 +613,17 @@ static void test_stream_4_large_fragments(void **state)
                               .expect_early = true};
 
     test_run_ranks(4, scenario_stream, &params);
+}
+
+static void test_stream_3_announced(void **state)
+{
+    /* Every payload of 16 KiB or more announced, received by tag behind its header and held
+     * up the sender's later fragments; few buffers, so that sends and announces meet a full
+     * queue. */
+    stream_params_t params = {
+        .provider = "", .frags = 2000, .buffers = "4", .expect_busy = true, .announced = true};
+
+    test_run_ranks(3, scenario_stream, &params);
 }
 
 static void test_stream_3_sockets(void **state)
@@ -772,7 +807,7 @@ static void scenario_reorder(uint32_t rank, uint32_t size, const char *dir, void
         int count;
 
         memcpy(wire.token, module->peers[1].token, sizeof(wire.token));
-        bufs[i].kind = BTL_OFI_BUF_RECV;
+        bufs[i].op.kind = BTL_OFI_OP_RECV;
         /* C11 7.22.3.1: the size must be a multiple of the alignment. */
         bufs[i].data = aligned_alloc(BTL_OFI_PAGE, (module->buf_size + BTL_OFI_PAGE - 1) &
                                                        ~(size_t)(BTL_OFI_PAGE - 1));
@@ -802,6 +837,88 @@ static void scenario_reorder(uint32_t rank, uint32_t size, const char *dir, void
 static void test_reorder(void **state)
 {
     test_run_ranks(1, scenario_reorder, NULL);
+}
+
+/* ---- placement: payloads received by tag straight into the receiver's buffer ---- */
+
+/* Who takes placed payloads: btl_ofi_recv_place of each rank, and the provider. */
+typedef struct place_params {
+    const char *provider; /* "": the automatic choice */
+    bool sender_place;    /* rank 0's btl_ofi_recv_place */
+    bool receiver_place;  /* rank 1's */
+} place_params_t;
+
+/*
+ * place_check.h's stream with small fragments in between, rank 0 to rank 1. When rank 1
+ * takes placed payloads and rank 0 can send by tag, every large fragment is announced and
+ * placed: one piece straight into the destination, the others (three pieces where the
+ * provider takes fewer, a discarded tail) through a buffer and a copy; the declined primer
+ * reaches the recv callback with its payload. Otherwise nothing is announced.
+ */
+static void scenario_place(uint32_t rank, uint32_t size, const char *dir, void *arg)
+{
+    const place_params_t *params = arg;
+    const bool mine = rank == 0 ? params->sender_place : params->receiver_place;
+    const bool placing = params->sender_place && params->receiver_place;
+    btl_ofi_module_t *module;
+    test_rank_t t;
+
+    crmpi_btl_test_place_register();
+    test_use_provider(params->provider);
+    RANK_CHECK(crmpi_param_set_override("btl_ofi_recv_place", mine ? "1" : "0") == CRMPI_OK, "set");
+    test_rank_start(&t, rank, size, dir);
+    module = (btl_ofi_module_t *)t.module;
+    RANK_CHECK(!!(t.module->flags & CRMPI_BTL_FLAG_RECV_PLACE) == mine, "flags %#x",
+               t.module->flags);
+    if (rank == 0) {
+        RANK_CHECK(t.eps[1]->announce == placing, "announce %d", t.eps[1]->announce);
+        crmpi_btl_test_place_send(t.module, t.eps[1], true);
+    } else {
+        crmpi_btl_test_place_receive(t.module, true, placing);
+        RANK_CHECK((module->placed_bytes > 0) == placing &&
+                       (module->place_copied_bytes > 0) == placing,
+                   "%llu bytes placed, %llu copied", (unsigned long long)module->placed_bytes,
+                   (unsigned long long)module->place_copied_bytes);
+    }
+    /* Rank 0's finalize progresses until rank 1 has taken every send. */
+    test_rank_stop(&t);
+}
+
+static void test_place(void **state)
+{
+    place_params_t params = {.provider = "", .sender_place = true, .receiver_place = true};
+
+    test_run_ranks(2, scenario_place, &params);
+}
+
+static void test_place_sockets(void **state)
+{
+    place_params_t params = {.provider = "sockets", .sender_place = true, .receiver_place = true};
+
+    test_run_ranks(2, scenario_place, &params);
+}
+
+static void test_place_shm(void **state)
+{
+    place_params_t params = {.provider = "shm", .sender_place = true, .receiver_place = true};
+
+    test_run_ranks(2, scenario_place, &params);
+}
+
+/* Ranks may differ: a receiver that does not take placed payloads is sent whole fragments,
+ * and so is every receiver of a sender that does not send by tag. */
+static void test_place_receiver_off(void **state)
+{
+    place_params_t params = {.provider = "", .sender_place = true, .receiver_place = false};
+
+    test_run_ranks(2, scenario_place, &params);
+}
+
+static void test_place_sender_off(void **state)
+{
+    place_params_t params = {.provider = "", .sender_place = false, .receiver_place = true};
+
+    test_run_ranks(2, scenario_place, &params);
 }
 
 /* ---- finalize waits for the sends in flight ---- */
@@ -1601,8 +1718,14 @@ int main(void)
         cmocka_unit_test(test_stream_3),
         cmocka_unit_test(test_stream_4_large_fragments),
         cmocka_unit_test(test_stream_3_sockets),
+        cmocka_unit_test(test_stream_3_announced),
         cmocka_unit_test(test_noncontiguous),
         cmocka_unit_test(test_reorder),
+        cmocka_unit_test(test_place),
+        cmocka_unit_test(test_place_sockets),
+        cmocka_unit_test(test_place_shm),
+        cmocka_unit_test(test_place_receiver_off),
+        cmocka_unit_test(test_place_sender_off),
         cmocka_unit_test(test_finalize_flushes),
         cmocka_unit_test(test_finalize_flushes_sockets),
         cmocka_unit_test(test_forged_fragments),
