@@ -67,14 +67,11 @@ static uint64_t btl_ofi_payload_tag(const uint8_t *token, uint32_t seq)
     return (bits ^ seq) & BTL_OFI_TAG_MASK;
 }
 
-/* Send an announce (a fragment's header whose payload went by tag) again. */
+/* Send an announce (a fragment's header whose payload went by tag). The address stays in the
+ * vector when the peer is deleted meanwhile (del_procs). */
 static ssize_t btl_ofi_announce_send(btl_ofi_module_t *module, btl_ofi_buf_t *buf)
 {
-    crmpi_btl_endpoint_t *ep = module->endpoints[buf->peer_rank];
-
-    /* A peer deleted meanwhile: its address stays in the vector (del_procs). */
-    return fi_send(module->ep, buf->data, buf->len, module->send_desc, ep ? ep->addr : buf->addr,
-                   &buf->op.ctx);
+    return fi_send(module->ep, buf->data, buf->len, module->send_desc, buf->addr, &buf->op.ctx);
 }
 
 void btl_ofi_announce_retry(btl_ofi_module_t *module)
