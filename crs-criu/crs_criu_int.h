@@ -89,14 +89,22 @@ typedef struct crs_criu_thread_rec {
  * refuses a file whose size changed, and the application expects it as it was then. A
  * file mapped shared and writable is more: its bytes are the process's memory, which CRIU
  * does not dump (it maps the file again by name), so the dump keeps a copy of the file
- * ("mapped.<index>" in the images directory) and the restart puts it back. */
+ * ("mapped.<index>" in the images directory) and the restart puts it back. So does a file
+ * open for writing when crs_criu_file_content is on. */
+typedef enum {
+    CRS_CRIU_FILE_SIZE,    /* open for writing: its size is brought back ("wfile") */
+    CRS_CRIU_FILE_CONTENT, /* open for writing, crs_criu_file_content: copied ("cfile") */
+    CRS_CRIU_FILE_MAPPED,  /* mapped shared and writable: copied ("mfile") */
+} crs_criu_file_kind_t;
+
 typedef struct crs_criu_file_rec {
-    uint64_t size; /* its size at the checkpoint */
-    char *path;    /* absolute, as /proc/<pid>/fd/<n> or /proc/<pid>/maps named it (malloc'ed) */
-    int mapped;    /* mapped MAP_SHARED and writable: its content is in the images */
+    uint64_t size;             /* its size at the checkpoint */
+    char *path;                /* absolute, as /proc/<pid>/fd/<n> or /proc/<pid>/maps named it
+                                * (malloc'ed) */
+    crs_criu_file_kind_t kind; /* the most it is kept as (a mapped file may be written too) */
 } crs_criu_file_rec_t;
 
-/* The copy of mapped file `index` in the images directory. */
+/* The copy of file `index` (kind CONTENT or MAPPED) in the images directory. */
 #define CRS_CRIU_MAPPED_FMT "mapped.%zu"
 
 /* Nodes a record can name (OS indices below this): the mempolicy.h limit. */
@@ -150,6 +158,7 @@ typedef struct crs_criu_meta {
     size_t num_nodes;                               /* entries in nodes (0: none recorded) */
     crs_criu_vma_rec_t *vmas;                       /* malloc'ed, num_vmas entries */
     size_t num_vmas;                                /* entries in vmas */
+    bool copy_written;                              /* collect: crs_criu_file_content */
 } crs_criu_meta_t;
 
 /**

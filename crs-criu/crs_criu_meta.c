@@ -98,8 +98,9 @@ int crs_criu_tree_walk(pid_t host_pid, crs_criu_thread_fn_t fn, void *arg, int d
     return rc;
 }
 
-/* Record `path` (open for writing or mapped, `size` bytes now) once; `mapped` sticks. */
-static int crs_criu_file_add(crs_criu_meta_t *meta, const char *path, uint64_t size, int mapped)
+/* Record `path` (open for writing or mapped, `size` bytes now) once, as the most it is kept as. */
+static int crs_criu_file_add(crs_criu_meta_t *meta, const char *path, uint64_t size,
+                             crs_criu_file_kind_t kind)
 {
     crs_criu_file_rec_t *grown;
 
@@ -107,7 +108,8 @@ static int crs_criu_file_add(crs_criu_meta_t *meta, const char *path, uint64_t s
         return CRMPI_OK; /* no line of the record can name it: not brought back */
     for (size_t i = 0; i < meta->num_files; i++) {
         if (strcmp(meta->files[i].path, path) == 0) {
-            meta->files[i].mapped |= mapped;
+            if (kind > meta->files[i].kind)
+                meta->files[i].kind = kind;
             return CRMPI_OK;
         }
     }
@@ -116,7 +118,7 @@ static int crs_criu_file_add(crs_criu_meta_t *meta, const char *path, uint64_t s
         return CRMPI_ERR_OUT_OF_RESOURCE;
     meta->files = grown;
     meta->files[meta->num_files] =
-        (crs_criu_file_rec_t){.size = size, .path = strdup(path), .mapped = mapped};
+        (crs_criu_file_rec_t){.size = size, .path = strdup(path), .kind = kind};
     if (!meta->files[meta->num_files].path)
         return CRMPI_ERR_OUT_OF_RESOURCE;
     meta->num_files++;
@@ -145,7 +147,8 @@ static int crs_criu_collect_maps(pid_t host_pid, crs_criu_meta_t *meta)
         if (strstr(line + path_at, " (deleted)"))
             continue; /* CRIU dumps the content of what has no name */
         if (stat(line + path_at, &st) == 0 && S_ISREG(st.st_mode))
-            rc = crs_criu_file_add(meta, line + path_at, (uint64_t)st.st_size, 1);
+            rc =
+                crs_criu_file_add(meta, line + path_at, (uint64_t)st.st_size, CRS_CRIU_FILE_MAPPED);
     }
     free(line);
     if (f)
@@ -187,7 +190,8 @@ static int crs_criu_collect_files(pid_t host_pid, crs_criu_meta_t *meta)
         if (info)
             fclose(info);
         if ((flags & O_ACCMODE) != O_RDONLY)
-            rc = crs_criu_file_add(meta, target, (uint64_t)st.st_size, 0);
+            rc = crs_criu_file_add(meta, target, (uint64_t)st.st_size,
+                                   meta->copy_written ? CRS_CRIU_FILE_CONTENT : CRS_CRIU_FILE_SIZE);
     }
     if (dir)
         closedir(dir);
@@ -259,6 +263,7 @@ int crs_criu_meta_collect(pid_t init_pid, crs_criu_meta_t *meta_out)
     }
     bool numa = true;
     crmpi_param_get_bool("crs_criu_numa", &numa); /* unregistered (unit tests): on */
+    crmpi_param_get_bool("crs_criu_file_content", &meta.copy_written); /* unregistered: off */
     /* Without a topology (hwloc said why) the checkpoint goes on without memory placement:
      * a restart of it leaves memory where CRIU puts it, which is still correct. */
     if (numa && crs_criu_numa_collect_nodes(&meta.cpuset, &meta) == CRMPI_ERR_OUT_OF_RESOURCE) {
@@ -340,6 +345,13 @@ int crs_criu_cpulist_parse(const char *text, cpu_set_t *set_out)
     return CRMPI_OK;
 }
 
+/* The record's word for each kind of file. */
+static const char *const crs_criu_file_tokens[] = {
+    [CRS_CRIU_FILE_SIZE] = "wfile",
+    [CRS_CRIU_FILE_CONTENT] = "cfile",
+    [CRS_CRIU_FILE_MAPPED] = "mfile",
+};
+
 int crs_criu_meta_write(int dirfd, const crs_criu_meta_t *meta)
 {
     static const char tmp_name[] = CRS_CRIU_META_FILE ".tmp";
@@ -358,6 +370,8 @@ int crs_criu_meta_write(int dirfd, const crs_criu_meta_t *meta)
     fprintf(f, "# fd <number in the init> <inherit key>\n");
     fprintf(f, "# thread <ns pid> <ns tid> <cpus> <mems allowed> [<its own memory policy>]\n");
     fprintf(f, "# wfile <size> <path>: a regular file open for writing\n");
+    fprintf(f, "# cfile <size> <path>: one open for writing, copied as mapped.<n> "
+               "(crs_criu_file_content)\n");
     fprintf(f, "# mfile <size> <path>: one mapped shared and writable, copied as mapped.<n>\n");
     if (meta->num_nodes > 0) {
         fprintf(f, "# numanode <os index> <hwloc logical index> <1: local to the cpuset>\n");
@@ -424,7 +438,7 @@ int crs_criu_meta_write(int dirfd, const crs_criu_meta_t *meta)
     }
     /* Every file has a line, in order: mapped.<n> is the n-th. */
     for (size_t i = 0; i < meta->num_files; i++)
-        fprintf(f, "%s %llu %s\n", meta->files[i].mapped ? "mfile" : "wfile",
+        fprintf(f, "%s %llu %s\n", crs_criu_file_tokens[meta->files[i].kind],
                 (unsigned long long)meta->files[i].size, meta->files[i].path);
     if (fflush(f) != 0 || fsync(fd) < 0) {
         fclose(f);
@@ -567,10 +581,14 @@ int crs_criu_meta_read(int dirfd, crs_criu_meta_t *meta_out)
             crs_criu_vma_rec_t *vma = crs_criu_meta_vma_at(&meta, ns_pid, start);
             rc = vma ? crs_criu_numa_thp_parse(a, vma) : CRMPI_ERR_PROTO;
         } else if ((sscanf(line, "wfile %llu %n", &size, &path_at) == 1 ||
+                    sscanf(line, "cfile %llu %n", &size, &path_at) == 1 ||
                     sscanf(line, "mfile %llu %n", &size, &path_at) == 1) &&
                    path_at > 0 && line[path_at] == '/') {
             line[strcspn(line, "\n")] = '\0';
-            rc = crs_criu_file_add(&meta, line + path_at, size, line[0] == 'm');
+            rc = crs_criu_file_add(&meta, line + path_at, size,
+                                   line[0] == 'w'   ? CRS_CRIU_FILE_SIZE
+                                   : line[0] == 'c' ? CRS_CRIU_FILE_CONTENT
+                                                    : CRS_CRIU_FILE_MAPPED);
         } else if (sscanf(line, "cpuset %s", a) == 1) {
             rc = crs_criu_cpulist_parse(a, &meta.cpuset);
         } else if (sscanf(line, "fd %d %47s", &fdnum, b) == 2) {
@@ -649,7 +667,7 @@ int crs_criu_files_restore(const crs_criu_meta_t *meta, char *errbuf, size_t err
         const crs_criu_file_rec_t *file = &meta->files[i];
         struct stat st;
 
-        if (file->mapped)
+        if (file->kind != CRS_CRIU_FILE_SIZE)
             continue; /* put back whole, by crs_criu_mapped_restore */
         if (stat(file->path, &st) < 0) {
             snprintf(errbuf, errbuf_len,
@@ -688,7 +706,7 @@ int crs_criu_mapped_save(const crs_criu_meta_t *meta, int dirfd, char *errbuf, s
         struct stat st;
         int src, dst = -1, ok;
 
-        if (!file->mapped)
+        if (file->kind == CRS_CRIU_FILE_SIZE)
             continue;
         snprintf(name, sizeof(name), CRS_CRIU_MAPPED_FMT, i);
         src = open(file->path, O_RDONLY | O_CLOEXEC);
@@ -701,15 +719,19 @@ int crs_criu_mapped_save(const crs_criu_meta_t *meta, int dirfd, char *errbuf, s
         }
         if (!ok)
             snprintf(errbuf, errbuf_len,
-                     "crs:criu: cannot keep a copy of %s, which the rank maps shared (its "
-                     "memory): %s",
-                     file->path, strerror(errno));
+                     "crs:criu: cannot keep a copy of %s, which the rank %s: %s", file->path,
+                     file->kind == CRS_CRIU_FILE_MAPPED ? "maps shared (its memory)" : "writes",
+                     strerror(errno));
         if (src >= 0)
             close(src);
         if (dst >= 0)
             close(dst);
         if (!ok)
             return CRMPI_ERR_IO;
+        if (file->kind == CRS_CRIU_FILE_CONTENT)
+            crmpi_log_warn("crs:criu: %s put back as it was at the checkpoint (%llu bytes; "
+                           "crs_criu_file_content)",
+                           file->path, (unsigned long long)st.st_size);
     }
     return CRMPI_OK;
 }
@@ -722,16 +744,17 @@ int crs_criu_mapped_restore(const crs_criu_meta_t *meta, int dirfd, char *errbuf
         struct stat st, old;
         int src, dst = -1, ok;
 
-        if (!file->mapped)
+        if (file->kind == CRS_CRIU_FILE_SIZE)
             continue;
         snprintf(name, sizeof(name), CRS_CRIU_MAPPED_FMT, i);
         snprintf(tmp, sizeof(tmp), "%s.crmpi-restart", file->path);
         src = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
         if (src < 0) {
             snprintf(errbuf, errbuf_len,
-                     "crs:criu: the images hold no copy of %s (%s), which the rank mapped "
-                     "shared: its memory cannot be restored",
-                     file->path, name);
+                     "crs:criu: the images hold no copy of %s (%s), which the rank %s: it "
+                     "cannot be put back as it was",
+                     file->path, name,
+                     file->kind == CRS_CRIU_FILE_MAPPED ? "mapped shared" : "had open for writing");
             return CRMPI_ERR_NOT_FOUND;
         }
         crmpi_mkdirs(file->path, false); /* or the open below says what failed */
@@ -742,9 +765,8 @@ int crs_criu_mapped_restore(const crs_criu_meta_t *meta, int dirfd, char *errbuf
              rename(tmp, file->path) == 0;
         if (!ok) {
             snprintf(errbuf, errbuf_len,
-                     "crs:criu: cannot put %s, which the rank mapped shared, back as it was at "
-                     "the checkpoint: %s",
-                     file->path, strerror(errno));
+                     "crs:criu: cannot put %s back as it was at the checkpoint: %s", file->path,
+                     strerror(errno));
             unlink(tmp);
         }
         close(src);
@@ -752,6 +774,10 @@ int crs_criu_mapped_restore(const crs_criu_meta_t *meta, int dirfd, char *errbuf
             close(dst);
         if (!ok)
             return CRMPI_ERR_IO;
+        if (file->kind == CRS_CRIU_FILE_CONTENT)
+            crmpi_log_warn("crs:criu: %s put back as it was at the checkpoint (%llu bytes; "
+                           "crs_criu_file_content)",
+                           file->path, (unsigned long long)st.st_size);
     }
     return CRMPI_OK;
 }

@@ -28,6 +28,13 @@ static const crmpi_param_decl_t crs_criu_params[] = {
      "is still dumped as a delta but stored flattened with its chain into a full image, so "
      "that a restart reads at most this many deltas and older sequences can be removed.",
      CRMPI_PARAM_LEVEL_TUNER},
+    {"crs_criu_file_content", CRMPI_PARAM_BOOL, "0",
+     "Keep in each checkpoint a copy of every regular file the ranks have open for writing, "
+     "taken while they are frozen, and put it back whole at restart, so that a file "
+     "rewritten in place since comes back as it was. 0 records only each file's size, and a "
+     "restart cuts a file that grew back to it. Copying large output files lengthens the "
+     "time the ranks are blocked.",
+     CRMPI_PARAM_LEVEL_USER},
     {"crs_criu_affinity", CRMPI_PARAM_BOOL, "1",
      "At restart, give every restored thread its recorded CPU mask (remapped onto the new "
      "binding) before it runs. 0 leaves the threads with the restorer's mask (for "

@@ -1012,17 +1012,15 @@ def test_abort_during_copy(tmp_path, ticker):
     crjob.assert_clean(job.jobid)
 
 
-def test_files_written_after_the_checkpoint(tmp_path):
-    """Ranks appending to output files of their own go on writing after a checkpoint; the
-    job restarted from it finds the files longer than they were then. The restart brings
-    each back to its size at the checkpoint (saying so), and the files end as one
-    uninterrupted run writes them. (CRIU refused such a restart: 'File ... has bad size'.)
-    A file made shorter since cannot be brought back: the restart is refused, naming it."""
+def outfile_checkpointed(tmp_path, env=None):
+    """The outfile scenario on 2 ranks, each with an input file and an output file of its own
+    in a directory of the test: checkpointed once, then run to its end. Returns the
+    environment, the directory, the snapshot, the finished job and the output files' text."""
     outdir = tmp_path / "out"
     outdir.mkdir()
     (outdir / "in.1").write_text("input\n")
     program = crjob.compile_scenario("outfile", tmp_path)
-    crenv = crjob.CrEnv(tmp_path, {"CR_OUT_DIR": str(outdir)})
+    crenv = crjob.CrEnv(tmp_path, dict({"CR_OUT_DIR": str(outdir)}, **(env or {})))
     job = crjob.CrJob(crenv, program, 2)
     job.ready()
     handle = ckpt_ok(crenv, job)
@@ -1031,6 +1029,16 @@ def test_files_written_after_the_checkpoint(tmp_path):
     assert first.returncode == 0 and crjob.ok_line(first.out), first.report()
     whole = {name: (outdir / name).read_text() for name in ("out.0", "out.1")}
     assert all(text.count("\n") == 6 for text in whole.values()), whole
+    return crenv, outdir, handle, first, whole
+
+
+def test_files_written_after_the_checkpoint(tmp_path):
+    """Ranks appending to output files of their own go on writing after a checkpoint; the
+    job restarted from it finds the files longer than they were then. The restart brings
+    each back to its size at the checkpoint (saying so), and the files end as one
+    uninterrupted run writes them. (CRIU refused such a restart: 'File ... has bad size'.)
+    A file made shorter since cannot be brought back: the restart is refused, naming it."""
+    crenv, outdir, handle, first, whole = outfile_checkpointed(tmp_path)
 
     restarted = crenv.restart(handle)
     assert restarted.returncode == 0, restarted.report("ompi-restart")
@@ -1055,3 +1063,21 @@ def test_files_written_after_the_checkpoint(tmp_path):
         assert "in.1 has bad size" in f.read()
     for log in set(logs):
         os.unlink(log)
+
+
+def test_files_written_kept_whole(tmp_path):
+    """With crs_criu_file_content, each checkpoint keeps a copy of the files the ranks write:
+    a restart after one was rewritten shorter and the other rewritten in place at the same
+    size puts both back as they were (saying so), and they end as one uninterrupted run
+    writes them."""
+    crenv, outdir, handle, first, whole = outfile_checkpointed(
+        tmp_path, {"CRMPI_MCA_crs_criu_file_content": "1"})
+
+    (outdir / "out.1").write_text("short\n")
+    (outdir / "out.0").write_text("x" * len(whole["out.0"]))
+    restarted = crenv.restart(handle)
+    assert restarted.returncode == 0, restarted.report("ompi-restart")
+    assert crjob.ok_line(restarted.out) == crjob.ok_line(first.out), restarted.report()
+    assert restarted.err.count("put back as it was at the checkpoint") == 2, restarted.report()
+    assert {name: (outdir / name).read_text() for name in whole} == whole
+    crjob.assert_clean(restarted.pid)
