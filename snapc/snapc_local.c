@@ -743,6 +743,25 @@ err_refuse:
     snapc_local_stored(local, seq, dest, rc, NULL, NULL);
 }
 
+/* Is the copy that runs one of a checkpoint mpirun aborted (it ends at its next file)? */
+static bool snapc_local_copy_aborted(const crmpi_snapc_local_t *local)
+{
+    return local->copy && __atomic_load_n(&local->copy->aborted, __ATOMIC_ACQUIRE);
+}
+
+/* The aborted checkpoint has ended here, in the rank and in the copy: the start held
+ * meanwhile (CKPT_BEGIN) goes on now. */
+static void snapc_local_begin_release(crmpi_snapc_local_t *local)
+{
+    crmpi_ctl_msg_t held = local->begin_held;
+
+    if (!held.hdr.type || local->in_checkpoint || local->copy)
+        return;
+    local->begin_held = (crmpi_ctl_msg_t){0};
+    crmpi_snapc_local_from_hnp(local, &held);
+    crmpi_ctl_msg_free(&held);
+}
+
 int crmpi_snapc_local_copy_fd(const crmpi_snapc_local_t *local)
 {
     return local->copy ? local->copy->done_fd : -1;
@@ -768,6 +787,7 @@ void crmpi_snapc_local_copy_done(crmpi_snapc_local_t *local)
     free(copy->keep);
     free(copy->json);
     free(copy);
+    snapc_local_begin_release(local);
 }
 
 /*
@@ -878,12 +898,14 @@ void crmpi_snapc_local_from_hnp(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *msg
                                                    : "it has not finished MPI_Init");
             break;
         }
-        if (snapc_local_copy_busy(local, CRMPI_CTL_CKPT_BOOKMARKS, msg->hdr.seq))
+        if (!snapc_local_copy_aborted(local) &&
+            snapc_local_copy_busy(local, CRMPI_CTL_CKPT_BOOKMARKS, msg->hdr.seq))
             break;
-        if (local->in_checkpoint) {
-            /* An earlier checkpoint, aborted at mpirun, has not ended in the rank yet (its
-             * C/R thread would drop this one's messages): held until the rank's answer to
-             * the abort, which comes as soon as the rank has undone its part. mpirun's
+        if (local->in_checkpoint || local->copy) {
+            /* An earlier checkpoint, aborted at mpirun, has not ended here yet: in the rank
+             * (its C/R thread would drop this one's messages), or in the copy of its images,
+             * which stops at its next file. Held until the rank's answer to the abort, which
+             * comes as soon as the rank has undone its part, and the copy's end. mpirun's
              * timeout bounds the wait; the other ranks wait in the bookmark exchange. */
             if (local->begin_held.hdr.type) {
                 snapc_local_refuse(local, CRMPI_CTL_CKPT_BOOKMARKS, msg->hdr.seq,
@@ -1005,12 +1027,5 @@ void crmpi_snapc_local_from_rank(crmpi_snapc_local_t *local, crmpi_ctl_msg_t *ms
                        msg->hdr.status, msg->payload, msg->hdr.len) != CRMPI_OK)
         crmpi_log_error("snapc: cannot pass the rank's %s to mpirun",
                         crmpi_ctl_type_name(msg->hdr.type));
-    /* The rank has finished the aborted checkpoint: the held one starts now. */
-    if (local->begin_held.hdr.type && !local->in_checkpoint) {
-        crmpi_ctl_msg_t held = local->begin_held;
-
-        local->begin_held = (crmpi_ctl_msg_t){0};
-        crmpi_snapc_local_from_hnp(local, &held);
-        crmpi_ctl_msg_free(&held);
-    }
+    snapc_local_begin_release(local);
 }

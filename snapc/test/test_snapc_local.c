@@ -175,7 +175,8 @@ static void from_hnp(fixture_t *fx, crmpi_ctl_type_t type, uint32_t seq, const c
     msg.payload = buf.data;
     msg.hdr.len = (uint32_t)buf.len;
     crmpi_snapc_local_from_hnp(&fx->local, &msg);
-    crmpi_buf_free(&buf);
+    /* A held message is the agent's now (its payload taken, as from the agent's loop). */
+    crmpi_ctl_msg_free(&msg);
 }
 
 /* Has the agent sent mpirun anything (within `timeout_ms`)? */
@@ -284,6 +285,35 @@ static void test_abort_during_copy(void **state)
     hnp_expect(fx, CRMPI_CTL_CKPT_STORED, TEST_SEQ, CRMPI_ERR_CKPT_ABORTED, &text);
     free(text);
     assert_false(path_exists(fx->dest));
+}
+
+/* The next checkpoint's start, come while the aborted one's copy still runs (its thread
+ * stops at the next file), is held until that copy has ended, then goes to the rank: a
+ * checkpoint asked right after a failed one is taken, not refused. */
+static void test_begin_held_during_aborted_copy(void **state)
+{
+    fixture_t *fx = *state;
+    struct pollfd rank = {.fd = fx->rank_peer, .events = POLLIN};
+    crmpi_ctl_msg_t msg;
+    char *text;
+
+    assert_int_equal(crmpi_fault_configure("filem_copy_pause"), CRMPI_OK);
+    from_hnp(fx, CRMPI_CTL_CKPT_STORE, TEST_SEQ, fx->dest);
+    from_hnp(fx, CRMPI_CTL_CKPT_ABORT, TEST_SEQ, NULL);
+    from_hnp(fx, CRMPI_CTL_CKPT_BEGIN, TEST_SEQ + 1, NULL);
+    assert_false(hnp_has_message(fx, 0));
+    assert_int_equal(poll(&rank, 1, 0), 0);
+
+    copy_wait(fx);
+    hnp_expect(fx, CRMPI_CTL_CKPT_STORED, TEST_SEQ, CRMPI_ERR_CKPT_ABORTED, &text);
+    free(text);
+    assert_int_equal(poll(&rank, 1, 10000), 1);
+    assert_int_equal(crmpi_ctl_recv(fx->rank_peer, &msg), CRMPI_OK);
+    assert_int_equal(msg.hdr.type, CRMPI_CTL_CKPT_BEGIN);
+    assert_int_equal(msg.hdr.seq, TEST_SEQ + 1);
+    crmpi_ctl_msg_free(&msg);
+    assert_true(fx->local.in_checkpoint);
+    assert_false(hnp_has_message(fx, 0));
 }
 
 /* An agent being torn down reports no copy: mpirun would commit it. */
@@ -462,7 +492,8 @@ static void prune_request(fixture_t *fx, uint32_t seq, const uint32_t *keep, uin
     msg.payload = buf.data;
     msg.hdr.len = (uint32_t)buf.len;
     crmpi_snapc_local_from_hnp(&fx->local, &msg);
-    crmpi_buf_free(&buf);
+    /* A held message is the agent's now (its payload taken, as from the agent's loop). */
+    crmpi_ctl_msg_free(&msg);
 }
 
 /* Does <local>/<rel> exist? */
@@ -570,7 +601,8 @@ static void app_dump_request(fixture_t *fx)
     msg.payload = buf.data;
     msg.hdr.len = (uint32_t)buf.len;
     crmpi_snapc_local_from_hnp(&fx->local, &msg);
-    crmpi_buf_free(&buf);
+    /* A held message is the agent's now (its payload taken, as from the agent's loop). */
+    crmpi_ctl_msg_free(&msg);
 }
 
 /* What the fake application dump was given. */
@@ -697,6 +729,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_app_answers_passed_down, setup, teardown),
         cmocka_unit_test_setup_teardown(test_store_in_thread, setup, teardown),
         cmocka_unit_test_setup_teardown(test_abort_during_copy, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_begin_held_during_aborted_copy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ending_agent_reports_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_copy_fails, setup, teardown),
         cmocka_unit_test_setup_teardown(test_store_levels, setup, teardown),
