@@ -116,9 +116,9 @@ extern crmpi_btl_recv_fn_t crmpi_btl_recv_table[CRMPI_BTL_TAG_MAX];
  *
  * How transports fill it: tcp reads the header, then readv()s the payload into the iov
  * (btl_tcp_conn.c); ofi has the payload sent as a tagged message behind the header, and
- * posts its tagged receive into the iov, done from the completion queue (btl_ofi.h). A
- * ucx module would call ucp_am_recv_data_nbx() with the iov from its active-message
- * callback (UCX's rendezvous into the user buffer), done from the completion.
+ * posts its tagged receive into the iov, done from the completion queue (btl_ofi.h); ucx
+ * has it sent by UCP's rendezvous, the header in the active message's, and calls
+ * ucp_am_recv_data_nbx() with the iov, done from its completion (btl_ucx.h).
  * Modules without the flag never call place: everything reaches the recv callback.
  */
 enum {
@@ -178,6 +178,10 @@ extern crmpi_btl_placer_t crmpi_btl_place_table[CRMPI_BTL_TAG_MAX];
 /** Does a placer's answer describe exactly `payload_len` bytes, in at most
  *  CRMPI_BTL_PLACE_IOV_MAX pieces? (Modules check before they write.) */
 bool crmpi_btl_place_valid(const crmpi_btl_place_t *place, size_t payload_len);
+
+/** Copy a payload that `place` (valid) describes from `payload` into its iov, dropping the
+ *  discarded tail: for a module that received it into a buffer of its own. */
+void crmpi_btl_place_copy(const crmpi_btl_place_t *place, const void *payload);
 
 /* Each module's slots. Optional slots may be NULL where the comment says so. */
 struct crmpi_btl_module {

@@ -6,6 +6,8 @@
 
 #include "btl.h"
 
+#include <string.h>
+
 #include "crmpi_status.h"
 
 crmpi_btl_recv_fn_t crmpi_btl_recv_table[CRMPI_BTL_TAG_MAX];
@@ -45,6 +47,16 @@ bool crmpi_btl_place_valid(const crmpi_btl_place_t *place, size_t payload_len)
     for (int i = 0; i < place->iovcnt; i++)
         total += place->iov[i].iov_len;
     return total == payload_len;
+}
+
+void crmpi_btl_place_copy(const crmpi_btl_place_t *place, const void *payload)
+{
+    const char *src = payload;
+
+    for (int i = 0; i < place->iovcnt; i++) {
+        memcpy(place->iov[i].iov_base, src, place->iov[i].iov_len);
+        src += place->iov[i].iov_len;
+    }
 }
 
 extern const crmpi_framework_info_t crmpi_btl_framework_info;

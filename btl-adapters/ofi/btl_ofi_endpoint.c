@@ -370,12 +370,7 @@ int btl_ofi_payload_complete(btl_ofi_module_t *module, btl_ofi_payload_t *pl, si
                             module->my_rank, sender_rank, pl->place.iovcnt, pl->payload_len);
             status = CRMPI_ERR_BAD_PARAM;
         } else if (status == CRMPI_OK && pl->bounce) {
-            const char *src = pl->bounce;
-
-            for (int i = 0; i < pl->place.iovcnt; i++) {
-                memcpy(pl->place.iov[i].iov_base, src, pl->place.iov[i].iov_len);
-                src += pl->place.iov[i].iov_len;
-            }
+            crmpi_btl_place_copy(&pl->place, pl->bounce);
             module->place_copied_bytes += pl->payload_len;
         } else if (status == CRMPI_OK) {
             module->placed_bytes += pl->payload_len;

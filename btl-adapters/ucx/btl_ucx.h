@@ -61,10 +61,27 @@
  * Order (btl.h: whole, once, in order). Every fragment carries a per-peer sequence number in
  * its AM header, and the receiver delivers in sequence, copying a fragment that arrives
  * ahead of its turn until the ones before it came; UCP does not promise the order of active
- * messages across lanes and protocols. Every send asks for UCP's eager protocol
- * (UCP_AM_SEND_FLAG_EAGER): a fragment reaches the handler whole, with its data, during
- * the receiver's progress. Rendezvous would add a round trip that the PML already makes
- * above the eager limit, and its data would arrive after later eager fragments.
+ * messages across lanes and protocols. Every send but a placed one ("Placement") asks for
+ * UCP's eager protocol (UCP_AM_SEND_FLAG_EAGER): a fragment reaches the handler whole, with
+ * its data, during the receiver's progress. Rendezvous would add a round trip that the PML
+ * already makes above the eager limit, and its data would arrive after later eager
+ * fragments.
+ *
+ * Placement (btl.h; btl_ucx_recv_place, off until measured against the copy): towards a rank
+ * that publishes that it takes them (takes_placed in the modex), a fragment of a tag with a
+ * placer, whose payload is at least CRMPI_BTL_PLACE_MIN, goes by UCP's rendezvous
+ * (UCP_AM_SEND_FLAG_RNDV): its header travels in the AM header after the wire (hdr_len), and
+ * the handler gets a descriptor of the payload instead of its bytes. The handler keeps the
+ * descriptor (UCS_INPROGRESS), held like an early fragment when it is ahead of its turn.
+ * When its turn comes, the module's progress, after the worker's, asks the placer and calls
+ * ucp_am_recv_data_nbx into its iov (UCX's iov datatype), or into a malloc'ed buffer for a
+ * discarded tail (then copied) or a declined fragment (delivered whole with its header);
+ * the sender's later fragments wait behind it, so the PML sees one fragment at a time per
+ * peer, and the drain's wait for rendezvous receives covers the payload. Without rendezvous
+ * lanes ("Progress") UCX moves such a payload through its active-message lanes, into the
+ * posted buffer. A rendezvous send is done only when its receiver took the payload, so
+ * finalize progresses until every send completed (bounded by btl_ucx_finalize_timeout)
+ * before it flushes; it gives back the descriptors it still holds. Ranks may differ.
  *
  * Sizes: fragments up to btl_ucx_max_send_size (256 KiB); UCX cuts them into its
  * transports' segments and joins them again (UCP_AM_FLAG_WHOLE_MSG). The eager limit
@@ -132,25 +149,33 @@
 /* "CRUX": the first four bytes of the modex blob. */
 #define BTL_UCX_MAGIC 0x43525558u
 /* Bumped whenever the modex blob or the AM header change meaning (2: the nonce in the
- * blob, the token in the header). */
-#define BTL_UCX_VERSION 2u
+ * blob, the token in the header; 3: placed fragments, "Placement"). */
+#define BTL_UCX_VERSION 3u
 /* Largest worker address accepted from a peer's modex. */
 #define BTL_UCX_ADDR_MAX 65536
 /* Room for the first message UCX logs while the context starts (the reason it failed). */
 #define BTL_UCX_LOG_MAX 512
 
-/* The UCP AM header of every fragment (its AM id is the crmpi tag). */
+/* The UCP AM header of every fragment (its AM id is the crmpi tag); a placed fragment's
+ * header of hdr_len bytes follows it in the AM header ("Placement"). */
 typedef struct btl_ucx_wire {
     uint32_t sender_rank; /* in MPI_COMM_WORLD: an AM carries no source of its own */
     uint32_t seq;         /* per (sender, receiver), from 0: the delivery order */
+    uint32_t hdr_len;     /* 0: the AM's data is the whole fragment; else a placed fragment:
+                           * this many header bytes follow, the data is its payload */
+    uint32_t reserved;    /* zero */
     uint8_t token[CRMPI_BTL_AUTH_TOKEN_LEN]; /* proves the job's key ("Who may send") */
 } btl_ucx_wire_t;
+
+/* Largest header of a placed fragment (its AM header is the wire and this). */
+#define BTL_UCX_PLACE_HDR_MAX 128
 
 /* The modex blob: this, then addr_len bytes of the worker's address. */
 typedef struct btl_ucx_modex {
     uint32_t magic;                          /* BTL_UCX_MAGIC */
     uint16_t version;                        /* BTL_UCX_VERSION */
-    uint16_t reserved;                       /* zero */
+    uint8_t takes_placed;                    /* 1: send it large payloads by rendezvous */
+    uint8_t reserved;                        /* zero */
     uint32_t addr_len;                       /* bytes of address that follow */
     uint8_t nonce[CRMPI_BTL_AUTH_NONCE_LEN]; /* the module's: covered by tokens to it */
 } btl_ucx_modex_t;
@@ -180,6 +205,9 @@ typedef struct btl_ucx_lib {
     ucs_status_ptr_t (*am_send_nbx)(ucp_ep_h ep, unsigned id, const void *header,
                                     size_t header_length, const void *buffer, size_t count,
                                     const ucp_request_param_t *param);
+    ucs_status_ptr_t (*am_recv_data_nbx)(ucp_worker_h worker, void *data_desc, void *buffer,
+                                         size_t count, const ucp_request_param_t *param);
+    void (*am_data_release)(ucp_worker_h worker, void *data);
     ucs_status_t (*request_check_status)(void *request);
     void (*request_free)(void *request);
     const char *(*status_string)(ucs_status_t status);
@@ -190,26 +218,49 @@ typedef struct btl_ucx_lib {
 typedef struct btl_ucx_send {
     struct btl_ucx_module *module; /* the owner, for the completion */
     uint32_t peer_rank;            /* the destination, for messages */
-    btl_ucx_wire_t wire;           /* the AM header, valid until completion */
     size_t len;                    /* bytes at data */
+    btl_ucx_wire_t wire;           /* the AM header, valid until completion; a placed
+                                    * fragment's AM header goes on into data */
     char data[];                   /* the fragment: hdr, then the packed payload */
 } btl_ucx_send_t;
 
-/* A fragment that arrived before its turn, copied (UCX's buffer is gone after the handler). */
+/* A fragment that arrived before its turn: copied (UCX's buffer is gone after the handler),
+ * or, a placed one, its header copied and its rendezvous descriptor kept. */
 typedef struct btl_ucx_early {
     uint32_t seq;               /* its place in the sender's stream */
     uint8_t tag;                /* its callback */
     size_t len;                 /* bytes at data */
+    void *desc;                 /* a placed fragment's rendezvous descriptor, or NULL */
+    size_t payload_len;         /* desc: bytes of payload it describes */
     struct btl_ucx_early *next; /* the sender's next early fragment, by seq */
-    char data[];                /* the fragment */
+    char data[];                /* the fragment (desc: its header) */
 } btl_ucx_early_t;
+
+/* A placed fragment whose turn has come: its payload is received by rendezvous into the
+ * placer's iov, or into a buffer of ours ("Placement"). At most one per sender. */
+typedef struct btl_ucx_payload {
+    struct btl_ucx_module *module; /* the owner, for the receive's completion */
+    void *desc;                    /* the rendezvous descriptor; NULL once the receive started */
+    uint8_t tag;                   /* the fragment's crmpi tag */
+    bool placing;                  /* the placer took it: placed() follows, once */
+    crmpi_btl_place_t place;       /* the placer's answer */
+    ucp_dt_iov_t iov[CRMPI_BTL_PLACE_IOV_MAX]; /* the same, as UCX takes it */
+    char *bounce;       /* NULL: received into iov; else malloc'ed: the header, then the
+                         * payload (declined: delivered whole), or the payload alone
+                         * (copied into place.iov) */
+    size_t hdr_len;     /* bytes of header (at bounce when declined) */
+    size_t payload_len; /* bytes of payload */
+    char hdr[BTL_UCX_PLACE_HDR_MAX]; /* the fragment's header, until the receive starts */
+} btl_ucx_payload_t;
 
 /* What this rank knows of one sender: the token its fragments carry, and their order. */
 typedef struct btl_ucx_peer {
     uint8_t token[CRMPI_BTL_AUTH_TOKEN_LEN]; /* expected in its fragments (add_procs) */
     bool known;                              /* token is set: add_procs named the rank */
+    bool receiving;                          /* payload's turn came: the stream waits for it */
     uint32_t recv_seq;                       /* the sequence number to deliver next */
     btl_ucx_early_t *early;                  /* fragments that arrived before their turn, by seq */
+    btl_ucx_payload_t payload;               /* while receiving */
 } btl_ucx_peer_t;
 
 typedef struct btl_ucx_module btl_ucx_module_t;
@@ -228,6 +279,7 @@ struct crmpi_btl_endpoint {
     uint32_t send_seq;        /* the sequence number of the next fragment sent to it */
     bool failed;              /* a send to it failed (logged); later sends fail at once */
     bool deleted;             /* del_procs: the BML no longer uses it (closed at finalize) */
+    bool place;               /* large payloads to it go by rendezvous ("Placement") */
     uint8_t token[CRMPI_BTL_AUTH_TOKEN_LEN]; /* in every fragment to it (its nonce's) */
 };
 
@@ -242,6 +294,7 @@ typedef struct btl_ucx_settings {
     size_t max_sends;            /* btl_ucx_max_sends: sends in flight before RESOURCE_BUSY */
     uint32_t priority;           /* btl_ucx_priority, among modules of its exclusivity */
     int64_t finalize_timeout_ms; /* btl_ucx_finalize_timeout: each of finalize's waits */
+    bool recv_place;             /* btl_ucx_recv_place: take large payloads by rendezvous */
 } btl_ucx_settings_t;
 
 struct btl_ucx_module {
@@ -265,6 +318,11 @@ struct btl_ucx_module {
     int delivered;                              /* fragments delivered or sent in this progress */
     bool in_progress;                           /* progress is running: no re-entrance */
     bool finalizing;                            /* finalize: arrivals are dropped */
+    bool recv_place;                            /* takes placed fragments (btl_ucx_recv_place) */
+    size_t num_to_start;                        /* payloads whose turn came, not yet asked for */
+    uint64_t num_payloads;                      /* placed fragments received */
+    uint64_t placed_bytes;                      /* payload bytes received into placements */
+    uint64_t place_copied_bytes;                /* ... received into a buffer, then copied */
 };
 
 /* The library (btl_ucx_lib.c) */
@@ -297,9 +355,10 @@ int btl_ucx_module_create(const crmpi_rte_job_info_t *job, const btl_ucx_setting
 /** Encode this module's worker address for crmpi_rte_modex_publish (malloc'ed blob). */
 int btl_ucx_modex_pack(const btl_ucx_module_t *module, void **blob_out, size_t *len_out);
 /** Decode a peer's blob; CRMPI_ERR_PROTO (not logged) when malformed or of another version
- *  (one without a nonce); *addr_out and *nonce_out point into `blob`. */
+ *  (one without a nonce); *addr_out and *nonce_out point into `blob`; *takes_placed_out
+ *  (NULL: not wanted) says whether the peer takes placed fragments. */
 int btl_ucx_modex_unpack(const void *blob, size_t len, const void **addr_out, size_t *addr_len_out,
-                         const uint8_t **nonce_out);
+                         const uint8_t **nonce_out, bool *takes_placed_out);
 
 /** The module's send slot (btl.h). */
 int btl_ucx_endpoint_send(crmpi_btl_module_t *module, crmpi_btl_endpoint_t *ep, uint8_t tag,
@@ -321,5 +380,12 @@ int btl_ucx_endpoint_recv(btl_ucx_module_t *module, uint32_t sender_rank, uint32
 
 /** Free the held fragments of every sender (finalize). */
 void btl_ucx_endpoint_early_free(btl_ucx_module_t *module);
+
+/** Ask UCX for the payloads whose turn came in the handlers (placer first); progress calls
+ *  this after the worker's. @return fragments delivered by receives that completed at once */
+int btl_ucx_endpoint_payload_start(btl_ucx_module_t *module);
+/** Finalize, before the worker goes: give every kept rendezvous descriptor back to UCX, and
+ *  tell the placer of a placement not started that it never will be. */
+void btl_ucx_endpoint_payload_abort(btl_ucx_module_t *module);
 
 #endif /* CRMPI_BTL_UCX_H */

@@ -82,6 +82,9 @@ static int btl_ucx_component_settings(btl_ucx_settings_t *settings)
         (rc = btl_ucx_component_param_uint("btl_ucx_finalize_timeout", false, 0,
                                            BTL_UCX_FINALIZE_TIMEOUT_MAX, &timeout)))
         return rc;
+    rc = crmpi_param_get_bool("btl_ucx_recv_place", &settings->recv_place);
+    if (rc != CRMPI_OK)
+        return rc;
     settings->finalize_timeout_ms = (int64_t)timeout;
     settings->max_send_size = (size_t)max_send_size;
     settings->eager_limit = (size_t)eager_limit;

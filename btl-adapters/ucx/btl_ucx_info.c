@@ -34,6 +34,12 @@ static const crmpi_param_decl_t btl_ucx_params[] = {
      "in flight, and again for the endpoints to close, while a peer does not progress; what "
      "is left then is dropped and said.",
      CRMPI_PARAM_LEVEL_TUNER},
+    {"btl_ucx_recv_place", CRMPI_PARAM_BOOL, "0",
+     "Take large rendezvous fragments by UCX's rendezvous, their payload received straight "
+     "into the receive buffer (the PML names it when the header arrives), instead of eager "
+     "through UCX's buffers and a copy. Ranks may differ (a sender uses it towards a rank "
+     "that takes it).",
+     CRMPI_PARAM_LEVEL_TUNER},
 };
 
 const crmpi_component_info_t crmpi_btl_ucx_info = {

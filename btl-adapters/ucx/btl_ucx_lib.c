@@ -92,6 +92,8 @@ int btl_ucx_lib_open(const char *name, bool loud, const btl_ucx_lib_t **lib_out)
         {"ucp_ep_create", (void **)&lib.ep_create},
         {"ucp_ep_close_nbx", (void **)&lib.ep_close_nbx},
         {"ucp_am_send_nbx", (void **)&lib.am_send_nbx},
+        {"ucp_am_recv_data_nbx", (void **)&lib.am_recv_data_nbx},
+        {"ucp_am_data_release", (void **)&lib.am_data_release},
         {"ucp_request_check_status", (void **)&lib.request_check_status},
         {"ucp_request_free", (void **)&lib.request_free},
         {"ucs_status_string", (void **)&lib.status_string},

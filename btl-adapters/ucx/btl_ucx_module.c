@@ -27,7 +27,7 @@ static int64_t btl_ucx_module_now_ms(void)
  * CRMPI_ERR_UNREACH when it published none or UCX has no transport to it (said at verbose
  * 10), other errors logged. */
 static int btl_ucx_module_peer_connect(btl_ucx_module_t *module, uint32_t peer_rank,
-                                       ucp_ep_h *ep_out, uint8_t *token_out)
+                                       ucp_ep_h *ep_out, uint8_t *token_out, bool *place_out)
 {
     const btl_ucx_lib_t *lib = module->lib;
     ucp_ep_params_t params = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS};
@@ -52,7 +52,7 @@ static int btl_ucx_module_peer_connect(btl_ucx_module_t *module, uint32_t peer_r
                         module->my_rank, peer_rank, crmpi_strerror(rc));
         return rc;
     }
-    if (btl_ucx_modex_unpack(blob, len, &addr, &addr_len, &nonce) != CRMPI_OK) {
+    if (btl_ucx_modex_unpack(blob, len, &addr, &addr_len, &nonce, place_out) != CRMPI_OK) {
         crmpi_log_error("btl:ucx: rank %u: rank %u published a ucx address this rank cannot "
                         "read (%zu bytes; another crmpi version?)",
                         module->my_rank, peer_rank, len);
@@ -98,6 +98,7 @@ static int btl_ucx_module_add_procs(crmpi_btl_module_t *base, size_t nprocs,
         uint8_t token[CRMPI_BTL_AUTH_TOKEN_LEN];
         crmpi_btl_endpoint_t *ep;
         ucp_ep_h ucp_ep;
+        bool place = false;
         int rc;
 
         endpoints_out[i] = NULL;
@@ -120,7 +121,7 @@ static int btl_ucx_module_add_procs(crmpi_btl_module_t *base, size_t nprocs,
             endpoints_out[i] = ep;
             continue;
         }
-        rc = btl_ucx_module_peer_connect(module, peer_rank, &ucp_ep, token);
+        rc = btl_ucx_module_peer_connect(module, peer_rank, &ucp_ep, token, &place);
         if (rc == CRMPI_ERR_UNREACH)
             continue;
         if (rc != CRMPI_OK)
@@ -136,6 +137,7 @@ static int btl_ucx_module_add_procs(crmpi_btl_module_t *base, size_t nprocs,
         ep->module = module;
         ep->peer_rank = peer_rank;
         ep->ucp_ep = ucp_ep;
+        ep->place = place;
         memcpy(ep->token, token, sizeof(ep->token));
         module->endpoints[peer_rank] = ep;
         module->num_live++;
@@ -176,6 +178,8 @@ static int btl_ucx_module_progress(crmpi_btl_module_t *base)
     module->in_progress = true;
     module->delivered = 0;
     module->lib->worker_progress(module->worker);
+    if (module->num_to_start)
+        module->delivered += btl_ucx_endpoint_payload_start(module);
     count = module->delivered;
     module->in_progress = false;
     return count;
@@ -280,6 +284,12 @@ static void btl_ucx_module_flush_close(btl_ucx_module_t *module)
     size_t pending;
 
     module->finalizing = true;
+    btl_ucx_endpoint_payload_abort(module);
+    /* A send by rendezvous ("Placement") is done only once its receiver has taken the
+     * payload, which needs this side's progress: the worker's flush does not wait for it. */
+    for (int64_t deadline = btl_ucx_module_now_ms() + module->finalize_timeout_ms;
+         module->num_sending > 0 && btl_ucx_module_now_ms() < deadline;)
+        lib->worker_progress(module->worker);
     flush = btl_ucx_module_wait_of(lib->worker_flush_nbx(module->worker, &flush_param));
     if (btl_ucx_module_wait_all(module, &flush, 1, module->finalize_timeout_ms) != 0) {
         unflushed = module->num_sending;
@@ -327,11 +337,13 @@ static int btl_ucx_module_finalize(crmpi_btl_module_t *base)
     btl_ucx_module_t *module = (btl_ucx_module_t *)base;
 
     btl_ucx_module_flush_close(module);
-    crmpi_fw_verbose(&crmpi_btl_framework, 20,
-                     "ucx: rank %u: finalize; %llu fragments arrived before their turn, %llu "
-                     "refused",
-                     module->my_rank, (unsigned long long)module->num_early,
-                     (unsigned long long)module->auth.num_refused);
+    crmpi_fw_verbose(
+        &crmpi_btl_framework, 20,
+        "ucx: rank %u: finalize; %llu fragments arrived before their turn, %llu "
+        "refused; %llu payloads by rendezvous, bytes: %llu placed, %llu copied",
+        module->my_rank, (unsigned long long)module->num_early,
+        (unsigned long long)module->auth.num_refused, (unsigned long long)module->num_payloads,
+        (unsigned long long)module->placed_bytes, (unsigned long long)module->place_copied_bytes);
     btl_ucx_module_destroy(module);
     return CRMPI_OK;
 }
@@ -621,6 +633,9 @@ int btl_ucx_module_create(const crmpi_rte_job_info_t *job, const btl_ucx_setting
     module->lib = lib;
     module->max_sends = settings->max_sends;
     module->finalize_timeout_ms = settings->finalize_timeout_ms;
+    module->recv_place = settings->recv_place;
+    if (module->recv_place)
+        module->super.flags |= CRMPI_BTL_FLAG_RECV_PLACE;
     module->endpoints = calloc(job->size, sizeof(module->endpoints[0]));
     module->peers = calloc(job->size, sizeof(module->peers[0]));
     if (!module->endpoints || !module->peers) {

@@ -60,18 +60,20 @@ UCX_NET_DEVICES = "lo"
 def crmpi_btl_args(btls):
     """crmpi's --mca arguments for a BTL set. "ucx:TLS" in the list is the ucx BTL over UCX's
     transports TLS (btl_ucx_tls, which a restart takes too, unlike UCX_TLS): "self,ucx:tcp",
-    "self,ucx:sm", "self,sm,ucx:tcp"; "ofi:place" is the ofi BTL with large payloads placed
-    (btl_ofi_recv_place). ofi and ucx keep to the loopback interface."""
+    "self,ucx:sm", "self,sm,ucx:tcp"; a ":place" suffix has ofi or ucx place large payloads
+    (btl_ofi_recv_place, btl_ucx_recv_place): "self,ofi:place", "self,ucx:tcp:place". ofi
+    and ucx keep to the loopback interface."""
     prefix = "^" if btls.startswith("^") else ""
     names = []
     extra = []
     for name in btls.lstrip("^").split(","):
-        if name.startswith("ucx:"):
-            extra += ["--mca", "btl_ucx_tls", name[len("ucx:"):]]
-            name = "ucx"
-        elif name == "ofi:place":
-            extra += ["--mca", "btl_ofi_recv_place", "1"]
-            name = "ofi"
+        parts = name.split(":")
+        name = parts[0]
+        if parts[-1] == "place":
+            extra += ["--mca", "btl_%s_recv_place" % name, "1"]
+            parts.pop()
+        if name == "ucx" and len(parts) > 1:
+            extra += ["--mca", "btl_ucx_tls", parts[1]]
         names.append(name)
     args = ["--mca", "btl", prefix + ",".join(names)] + extra
     if "ofi" in names:

@@ -9,9 +9,9 @@ Flavours:
   other_btl     --term under one BTL set, ompi-restart --mca btl with the other
                 (self,sm <-> self,tcp)
 test_fabric_btl: a checkpoint continued over self,ofi, then restarted over self,sm,tcp; and
-a snapshot of self,sm,tcp restarted over self,ofi; the same with ofi placing large payloads,
-with ucx over UCX's tcp and its shared memory, and a ucx snapshot moved from UCX's shared
-memory to its tcp.
+a snapshot of self,sm,tcp restarted over self,ofi; the same with ofi and ucx placing large
+payloads, with ucx over UCX's tcp and its shared memory, and a ucx snapshot moved from UCX's
+shared memory to its tcp.
   cycles        three checkpoint/continue cycles, then --term and ompi-restart
   twice         ompi-restart twice from the same snapshot handle
   other_layout  started unbound, restarted with --map-by core --bind-to core: the restored
@@ -253,6 +253,8 @@ FABRIC_MOVES = [
     ("rma_fence", 2, "self,ofi", "self,sm,tcp"),
     ("unmatched", 3, "self,ofi:place", "self,sm,tcp"),
     ("inflight", 2, "self,sm,tcp", "self,ofi:place"),
+    ("unmatched", 3, "self,ucx:tcp:place", "self,sm,tcp"),
+    ("inflight", 2, "self,sm,tcp", "self,ucx:tcp:place"),
 ]
 
 

@@ -4,10 +4,10 @@ Each program holds many subtests and prints "ok NAME", "skip NAME: ..." or "FAIL
 for each (see test/p2p/p2p_common.h); the subtests a program must report are read from
 its P2P_TEST(name, min_ranks) lines. Every program runs with --mca btl self (one rank),
 and with self,sm / self,tcp / self,sm,tcp / self,ofi / self,sm,ofi at 2, 3 and 4 ranks (ofi
-over its default provider, tcp;ofi_rxm; self,ofi also with large payloads placed at 2 and 4,
-OFI_PLACE_CASES), and over ucx with UCX's tcp and shared memory (UCX_CASES says which rank
-counts); each job must exit 0, say ok for every subtest it has ranks for, print no FAIL
-line, and leave nothing behind.
+over its default provider, tcp;ofi_rxm), and over ucx with UCX's tcp and shared memory
+(UCX_CASES says which rank counts); ofi and ucx also with large payloads placed
+(PLACE_CASES); each job must exit 0, say ok for every subtest it has ranks for, print no
+FAIL line, and leave nothing behind.
 
 P2P_IMPL=openmpi runs the same against Debian's Open MPI (conftest.py), to validate the
 programs: P2P_IMPL=openmpi /usr/bin/python3 -m pytest test/integration/test_p2p.py
@@ -35,8 +35,10 @@ RANK_COUNTS = [2, 3, 4]
 # of a node) at 3.
 UCX_CASES = [("self,ucx:tcp", 2), ("self,ucx:tcp", 4), ("self,ucx:sm", 2), ("self,ucx:sm", 4),
              ("self,sm,ucx:tcp", 3)]
-# ofi with large payloads received by tag into the receive buffer (btl_ofi_recv_place).
-OFI_PLACE_CASES = [("self,ofi:place", 2), ("self,ofi:place", 4)]
+# ofi and ucx with large payloads received straight into the receive buffer
+# (btl_ofi_recv_place, btl_ucx_recv_place).
+PLACE_CASES = [("self,ofi:place", 2), ("self,ofi:place", 4), ("self,ucx:tcp:place", 2),
+               ("self,ucx:sm:place", 4)]
 
 # Subtests that fail under Debian's Open MPI 4.1.4 because of a bug of Open MPI, not of the
 # test: they are left out of the Open MPI runs and shown by test_openmpi_known_bugs.
@@ -116,7 +118,7 @@ def conformance_cases():
                 marks = [pytest.mark.full] if np == 3 and btls != "self,sm,tcp" else []
                 yield pytest.param(program, btls, np, marks=marks,
                                    id="%s-%s-np%d" % (program, btls, np))
-        for btls, np in UCX_CASES + OFI_PLACE_CASES:
+        for btls, np in UCX_CASES + PLACE_CASES:
             yield pytest.param(program, btls, np, id="%s-%s-np%d" % (program, btls, np))
 
 

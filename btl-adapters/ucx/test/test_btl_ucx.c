@@ -37,6 +37,7 @@
 #include "convertor.h"
 #include "crmpi_status.h"
 #include "fake_rte.h"
+#include "place_check.h"
 #include "log.h"
 #include "param.h"
 #include "ucx/btl_ucx.h"
@@ -809,7 +810,7 @@ static void scenario_forged(uint32_t rank, uint32_t size, const char *dir, void 
         auth_send_forged(&t, victim, 0, token);
         /* (d) The job's key and the victim's present nonce, for a rank the job lacks. */
         RANK_CHECK(crmpi_rte_modex_lookup(victim, BTL_UCX_MODEX_KEY, &blob, &len) == CRMPI_OK &&
-                       btl_ucx_modex_unpack(blob, len, &addr, &addr_len, &nonce) == CRMPI_OK,
+                       btl_ucx_modex_unpack(blob, len, &addr, &addr_len, &nonce, NULL) == CRMPI_OK,
                    "the victim's modex");
         RANK_CHECK(crmpi_btl_auth_init(&real, "ucx", job) == CRMPI_OK, "auth");
         crmpi_btl_auth_token(&real, unknown_rank, victim, nonce, token);
@@ -844,6 +845,81 @@ static void test_forged_fragments_tcp(void **state)
 static void test_forged_fragments_sm(void **state)
 {
     test_run_ranks(4, scenario_forged, "sm");
+}
+
+/* ---- placement: payloads received by rendezvous straight into the receiver's buffer ---- */
+
+/* Who takes placed payloads: btl_ucx_recv_place of each rank, and UCX's transports. */
+typedef struct place_params {
+    const char *tls;     /* btl_ucx_tls */
+    bool sender_place;   /* rank 0's btl_ucx_recv_place */
+    bool receiver_place; /* rank 1's */
+} place_params_t;
+
+/*
+ * place_check.h's stream with small fragments in between, rank 0 to rank 1. When rank 1
+ * takes placed payloads, every large fragment after the primer goes by UCX's rendezvous
+ * and is placed: one or three pieces straight into the destination, a discarded tail
+ * through a buffer and a copy; the declined primer reaches the recv callback with its
+ * payload. Otherwise every fragment goes eager, as before.
+ */
+static void scenario_place(uint32_t rank, uint32_t size, const char *dir, void *arg)
+{
+    const place_params_t *params = arg;
+    const bool mine = rank == 0 ? params->sender_place : params->receiver_place;
+    btl_ucx_module_t *module;
+    test_rank_t t;
+
+    crmpi_btl_test_place_register();
+    test_use_tls(params->tls);
+    RANK_CHECK(crmpi_param_set_override("btl_ucx_recv_place", mine ? "1" : "0") == CRMPI_OK, "%s",
+               "set");
+    test_rank_start(&t, rank, size, dir);
+    module = (btl_ucx_module_t *)t.module;
+    RANK_CHECK(!!(t.module->flags & CRMPI_BTL_FLAG_RECV_PLACE) == mine, "flags %#x",
+               t.module->flags);
+    if (rank == 0) {
+        RANK_CHECK(t.eps[1]->place == params->receiver_place, "place %d", t.eps[1]->place);
+        crmpi_btl_test_place_send(t.module, t.eps[1], true);
+    } else {
+        crmpi_btl_test_place_receive(t.module, true, params->receiver_place);
+        RANK_CHECK((module->placed_bytes > 0) == params->receiver_place &&
+                       (module->place_copied_bytes > 0) == params->receiver_place,
+                   "%llu bytes placed, %llu copied", (unsigned long long)module->placed_bytes,
+                   (unsigned long long)module->place_copied_bytes);
+    }
+    /* Rank 0's finalize progresses until rank 1 has taken every send. */
+    test_rank_stop(&t);
+}
+
+static void test_place_tcp(void **state)
+{
+    place_params_t params = {.tls = "tcp", .sender_place = true, .receiver_place = true};
+
+    test_run_ranks(2, scenario_place, &params);
+}
+
+static void test_place_sm(void **state)
+{
+    place_params_t params = {.tls = "sm", .sender_place = true, .receiver_place = true};
+
+    test_run_ranks(2, scenario_place, &params);
+}
+
+/* Ranks may differ: a sender places towards a rank that takes it, whatever its own
+ * setting; a rank that does not take it is sent whole fragments. */
+static void test_place_receiver_off(void **state)
+{
+    place_params_t params = {.tls = "tcp", .sender_place = true, .receiver_place = false};
+
+    test_run_ranks(2, scenario_place, &params);
+}
+
+static void test_place_sender_off(void **state)
+{
+    place_params_t params = {.tls = "tcp", .sender_place = false, .receiver_place = true};
+
+    test_run_ranks(2, scenario_place, &params);
 }
 
 /* ---- finalize flushes what UCX still holds ---- */
@@ -1283,22 +1359,22 @@ static void test_modex_round_trip(void **state)
     memset(module.auth.nonce, 0xa5, sizeof(module.auth.nonce));
     assert_int_equal(btl_ucx_modex_pack(&module, (void **)&blob, &len), CRMPI_OK);
     assert_int_equal(len, sizeof(btl_ucx_modex_t) + sizeof(addr));
-    assert_int_equal(btl_ucx_modex_unpack(blob, len, &addr_out, &addr_len, &nonce), CRMPI_OK);
+    assert_int_equal(btl_ucx_modex_unpack(blob, len, &addr_out, &addr_len, &nonce, NULL), CRMPI_OK);
     assert_int_equal(addr_len, sizeof(addr));
     assert_memory_equal(addr_out, addr, sizeof(addr));
     assert_memory_equal(nonce, module.auth.nonce, sizeof(module.auth.nonce));
     /* Truncated, too long, another version, another magic: refused. */
-    assert_int_equal(btl_ucx_modex_unpack(blob, len - 1, &addr_out, &addr_len, &nonce),
+    assert_int_equal(btl_ucx_modex_unpack(blob, len - 1, &addr_out, &addr_len, &nonce, NULL),
                      CRMPI_ERR_PROTO);
     assert_int_equal(
-        btl_ucx_modex_unpack(blob, sizeof(btl_ucx_modex_t) - 1, &addr_out, &addr_len, &nonce),
+        btl_ucx_modex_unpack(blob, sizeof(btl_ucx_modex_t) - 1, &addr_out, &addr_len, &nonce, NULL),
         CRMPI_ERR_PROTO);
     ((btl_ucx_modex_t *)blob)->version++;
-    assert_int_equal(btl_ucx_modex_unpack(blob, len, &addr_out, &addr_len, &nonce),
+    assert_int_equal(btl_ucx_modex_unpack(blob, len, &addr_out, &addr_len, &nonce, NULL),
                      CRMPI_ERR_PROTO);
     ((btl_ucx_modex_t *)blob)->version--;
     ((btl_ucx_modex_t *)blob)->magic ^= 1;
-    assert_int_equal(btl_ucx_modex_unpack(blob, len, &addr_out, &addr_len, &nonce),
+    assert_int_equal(btl_ucx_modex_unpack(blob, len, &addr_out, &addr_len, &nonce, NULL),
                      CRMPI_ERR_PROTO);
     free(blob);
 }
@@ -1337,6 +1413,10 @@ int main(void)
         cmocka_unit_test(test_stream_2_few_sends),
         cmocka_unit_test(test_stream_4_large_fragments),
         cmocka_unit_test(test_reorder),
+        cmocka_unit_test(test_place_tcp),
+        cmocka_unit_test(test_place_sm),
+        cmocka_unit_test(test_place_receiver_off),
+        cmocka_unit_test(test_place_sender_off),
         cmocka_unit_test(test_finalize_flushes_tcp),
         cmocka_unit_test(test_finalize_flushes_sm),
         cmocka_unit_test(test_forged_fragments_tcp),
