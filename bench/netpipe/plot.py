@@ -18,7 +18,9 @@ PAIRS = [
     ("sm", "openmpi-vader", "shared memory: btl sm / btl vader"),
     ("tcp", "openmpi-tcp", "TCP: btl tcp / btl tcp"),
     ("ofi", "openmpi-ofi", "libfabric: btl ofi / mtl ofi"),
+    ("ofi-place", "openmpi-ofi", "libfabric: btl ofi placed / mtl ofi"),
     ("ucx", "openmpi-ucx", "UCX: btl ucx / pml ucx"),
+    ("ucx-place", "openmpi-ucx", "UCX: btl ucx placed / pml ucx"),
 ]
 
 
@@ -51,7 +53,9 @@ def main():
     pairs = []
     for transport, ompi, title in PAIRS:
         files = [os.path.join(results, name + ".np.out") for name in ("crmpi-" + transport, ompi)]
-        if any(os.path.exists(f) for f in files):
+        # A placement variant has a panel only when it ran (its Open MPI run is the plain one's).
+        placed_only = transport.endswith("-place")
+        if os.path.exists(files[0]) or (not placed_only and os.path.exists(files[1])):
             pairs.append((title, [read_np_out(f) if os.path.exists(f) else {} for f in files]))
     if not pairs:
         print("plot: no NetPIPE outputs (*.np.out) in %s" % results, file=sys.stderr)

@@ -21,10 +21,13 @@
 #                       source: NPmpi built from the same source with Open MPI's mpicc
 #   --crmpi-arg ARG     one more argument for crmpi's mpirun (repeatable; bench/cr-overhead
 #                       passes --with-ft cr this way)
-#   --transports LIST   the pairs to run, comma-separated, in this order: sm, tcp, ofi, ucx
-#                       (default sm,tcp); ofi is crmpi's btl ofi against Open MPI's ofi MTL,
-#                       both over libfabric's tcp;ofi_rxm; ucx is crmpi's btl ucx against
-#                       Open MPI's ucx PML, both with UCX's own choice of transports
+#   --transports LIST   the pairs to run, comma-separated, in this order: sm, tcp, ofi,
+#                       ofi-place, ucx, ucx-place (default sm,tcp); ofi is crmpi's btl ofi
+#                       against Open MPI's ofi MTL, both over libfabric's tcp;ofi_rxm; ucx is
+#                       crmpi's btl ucx against Open MPI's ucx PML, both with UCX's own choice
+#                       of transports; ofi-place and ucx-place are the same with crmpi's
+#                       payloads placed into the receive buffer (btl_ofi_recv_place,
+#                       btl_ucx_recv_place), against the same Open MPI run
 #   --invalidate        NetPIPE's -I: every message from a buffer out of the cache (a copy
 #                       through shared memory looks best when the buffer stays in cache)
 #   --report DIR        print the tables of an earlier run's results directory (and draw
@@ -44,10 +47,13 @@
 #   crmpi     mpirun --mca btl self,ofi     NPmpi       (provider tcp;ofi_rxm, interface lo)
 #   Open MPI  mpirun --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include tcp;ofi_rxm
 #                                           NPopenmpi   (-x FI_TCP_IFACE=lo)
+# and with --transports ...,ofi-place: crmpi as for ofi, with --mca btl_ofi_recv_place 1
 # and with --transports ...,ucx:
 #   crmpi     mpirun --mca btl self,ucx     NPmpi
 #   Open MPI  mpirun --mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any
 #                                           NPopenmpi   (its best on-node path)
+# and with --transports ...,ucx-place: crmpi as for ucx, with --mca btl_ucx_recv_place 1
+# (Open MPI runs once per round for ofi and ofi-place, and once for ucx and ucx-place)
 # then prints, per transport pair, the 1-byte one-way latency, the bandwidth at the sizes
 # nearest 64 KiB, 1 MiB and 4 MiB, and the peak, with the ratio crmpi / Open MPI, and draws
 # bandwidth.png in the results directory: bandwidth against size and the ratio, one panel per
@@ -106,7 +112,10 @@ case "$ompi_binary" in debian | source) ;; *) die "--openmpi-binary takes debian
 [[ "$run_timeout" =~ ^[0-9]+$ ]] && [ "$run_timeout" -gt 0 ] || die "--timeout must be seconds"
 [[ "$rounds" =~ ^[0-9]+$ ]] && [ "$rounds" -gt 0 ] || die "--rounds must be a count"
 for t in ${transports//,/ }; do
-    case "$t" in sm | tcp | ofi | ucx) ;; *) die "--transports takes sm, tcp, ofi and ucx, not $t" ;; esac
+    case "$t" in
+        sm | tcp | ofi | ofi-place | ucx | ucx-place) ;;
+        *) die "--transports takes sm, tcp, ofi, ofi-place, ucx and ucx-place, not $t" ;;
+    esac
 done
 [ ! -d "$prefix" ] || prefix=$(cd "$prefix" && pwd)
 if [ -n "$report" ]; then
@@ -225,9 +234,10 @@ cpu_busy_percent() {
         printf "%d\n", (busy + idle > 0) ? 100 * busy / (busy + idle) + 0.5 : 0 }'
 }
 
-# The Open MPI label of a transport (its shared-memory BTL is vader).
+# The Open MPI label of a transport (its shared-memory BTL is vader; crmpi's placement
+# variants are measured against the same Open MPI run).
 ompi_label() {
-    case "$1" in sm) echo openmpi-vader ;; *) echo "openmpi-$1" ;; esac
+    case "$1" in sm) echo openmpi-vader ;; *) echo "openmpi-${1%-place}" ;; esac
 }
 
 # run_netpipe LABEL STEM MPIRUN BINARY [ENV...]: NetPIPE's output goes to STEM.np.out,
@@ -242,8 +252,9 @@ run_netpipe() {
         crmpi-sm) cmd+=(--mca btl self,sm) ;;
         crmpi-tcp) cmd+=(--mca btl self,tcp) ;;
         # Both over the loopback interface: libfabric's first may be any bridge of the host.
-        crmpi-ofi)
+        crmpi-ofi | crmpi-ofi-place)
             cmd+=(--mca btl self,ofi --mca btl_ofi_provider "tcp;ofi_rxm" --mca btl_ofi_domain lo)
+            [ "$label" = crmpi-ofi ] || cmd+=(--mca btl_ofi_recv_place 1)
             ;;
         openmpi-vader) cmd+=(--mca btl self,vader --mca pml ob1) ;;
         openmpi-tcp) cmd+=(--mca btl self,tcp --mca pml ob1) ;;
@@ -252,6 +263,7 @@ run_netpipe() {
                 -x FI_TCP_IFACE=lo)
             ;;
         crmpi-ucx) cmd+=(--mca btl self,ucx) ;;
+        crmpi-ucx-place) cmd+=(--mca btl self,ucx --mca btl_ucx_recv_place 1) ;;
         openmpi-ucx) cmd+=(--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any) ;;
     esac
     case "$label" in
@@ -386,9 +398,15 @@ print_tables() {
     [ ! -e "$dir/crmpi-ofi.np.out" ] && [ ! -e "$dir/openmpi-ofi.np.out" ] ||
         summarize "libfabric tcp;ofi_rxm: crmpi btl ofi vs Open MPI mtl ofi (pml cm)" \
             "$dir/crmpi-ofi.np.out" "$dir/openmpi-ofi.np.out"
+    [ ! -e "$dir/crmpi-ofi-place.np.out" ] ||
+        summarize "libfabric tcp;ofi_rxm: crmpi btl ofi, payloads placed, vs Open MPI mtl ofi" \
+            "$dir/crmpi-ofi-place.np.out" "$dir/openmpi-ofi.np.out"
     [ ! -e "$dir/crmpi-ucx.np.out" ] && [ ! -e "$dir/openmpi-ucx.np.out" ] ||
         summarize "UCX: crmpi btl ucx vs Open MPI pml ucx" \
             "$dir/crmpi-ucx.np.out" "$dir/openmpi-ucx.np.out"
+    [ ! -e "$dir/crmpi-ucx-place.np.out" ] ||
+        summarize "UCX: crmpi btl ucx, payloads placed, vs Open MPI pml ucx" \
+            "$dir/crmpi-ucx-place.np.out" "$dir/openmpi-ucx.np.out"
 }
 
 # --- Main ----------------------------------------------------------------------------------
@@ -474,7 +492,7 @@ fi
 # The runs alternate between the implementations, so that each compared pair runs close
 # together in time: this VM's speed changes from one minute to the next.
 ompi_env=(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1)
-failed_labels=" " suffix=""
+failed_labels=" " suffix="" ran_ompi=""
 for round in $(seq 1 "$rounds"); do
     [ "$rounds" = 1 ] || suffix=".r$round"
     [ "$rounds" = 1 ] || say "round $round of $rounds"
@@ -488,6 +506,9 @@ for round in $(seq 1 "$rounds"); do
             }
         fi
         label=$(ompi_label "$t")
+        # Once per round for a transport and its placement variant.
+        [[ " $ran_ompi " != *" $label$suffix "* ]] || continue
+        ran_ompi+=" $label$suffix"
         if [ -n "$ompi_np" ] && [[ "$failed_labels" != *" $label "* ]]; then
             run_netpipe "$label" "$label$suffix" "$ompi_mpirun" "$ompi_np" \
                 "${ompi_env[@]}" || {
