@@ -728,10 +728,6 @@ int crs_criu_mapped_save(const crs_criu_meta_t *meta, int dirfd, char *errbuf, s
             close(dst);
         if (!ok)
             return CRMPI_ERR_IO;
-        if (file->kind == CRS_CRIU_FILE_CONTENT)
-            crmpi_log_warn("crs:criu: %s put back as it was at the checkpoint (%llu bytes; "
-                           "crs_criu_file_content)",
-                           file->path, (unsigned long long)st.st_size);
     }
     return CRMPI_OK;
 }

@@ -1073,6 +1073,8 @@ def test_files_written_kept_whole(tmp_path):
     writes them."""
     crenv, outdir, handle, first, whole = outfile_checkpointed(
         tmp_path, {"CRMPI_MCA_crs_criu_file_content": "1"})
+    # The checkpoint only copied the files: nothing was put back then.
+    assert "put back" not in first.err, first.report()
 
     (outdir / "out.1").write_text("short\n")
     (outdir / "out.0").write_text("x" * len(whole["out.0"]))
