@@ -22,6 +22,25 @@
 
 #include "crmpi_status.h"
 
+/* One contiguous byte (fake_rte.h). */
+static const crmpi_dt_run_t fake_byte_run = {.disp = 0, .len = 1, .basic_size = 1};
+const struct crmpi_datatype_s crmpi_btl_test_byte_type = {
+    .name = "test byte",
+    .size = 1,
+    .extent = 1,
+    .true_extent = 1,
+    .predefined = true,
+    .committed = true,
+    .refcount = 1,
+    .runs = (crmpi_dt_run_t *)&fake_byte_run,
+    .num_runs = 1,
+    .basic_count = 1,
+    .contiguous = true,
+    .run_len = 1,
+    .runs_regular = true,
+    .align = 1,
+};
+
 /* The job this process plays a rank of. */
 static crmpi_rte_job_info_t fake_job;
 /* The shared directory. */

@@ -11,7 +11,12 @@
 
 #include <stdint.h>
 
+#include "datatype.h"
 #include "rte.h"
+
+/* A byte type built by hand, for tests whose payloads are plain contiguous bytes (the
+ * datatype engine is not initialised in them). */
+extern const struct crmpi_datatype_s crmpi_btl_test_byte_type;
 
 /* A rank that exits with this skipped its scenario (said why on stderr). */
 #define CRMPI_BTL_TEST_EXIT_SKIP 77

@@ -12,6 +12,7 @@
 
 #include "convertor.h"
 #include "crmpi_status.h"
+#include "fake_rte.h"
 #include "datatype.h"
 
 #define PLACE_CHECK(cond, ...)                                                                     \
@@ -25,20 +26,6 @@
     } while (0)
 
 typedef crmpi_btl_test_place_hdr_t place_hdr_t;
-
-/* A byte type built by hand: the payloads are plain contiguous bytes. */
-static crmpi_dt_run_t place_byte_run = {.disp = 0, .len = 1, .basic_size = 1};
-static struct crmpi_datatype_s place_byte_type = {
-    .name = "test byte",
-    .size = 1,
-    .extent = 1,
-    .true_extent = 1,
-    .predefined = true,
-    .committed = true,
-    .refcount = 1,
-    .runs = &place_byte_run,
-    .num_runs = 1,
-};
 
 /* Rank 1's destination, and what arrived where. */
 static uint8_t *place_dest;
@@ -189,7 +176,7 @@ void crmpi_btl_test_place_send(crmpi_btl_module_t *module, crmpi_btl_endpoint_t 
         crmpi_convertor_t conv;
         int rc;
 
-        crmpi_convertor_init(&conv, src + offset, len, &place_byte_type);
+        crmpi_convertor_init(&conv, src + offset, len, &crmpi_btl_test_byte_type);
         while ((rc = module->send(module, ep, CRMPI_BTL_TEST_PLACE_TAG, &h, sizeof(h), &conv,
                                   len)) == CRMPI_ERR_RESOURCE_BUSY)
             module->progress(module);

@@ -88,25 +88,6 @@ static test_rank_t test_me;
         }                                                                                          \
     } while (0)
 
-/* A one-byte contiguous type: the convertor's fast path. */
-static const crmpi_dt_run_t test_byte_run = {.disp = 0, .len = 1, .basic_size = 1};
-static const struct crmpi_datatype_s test_byte_type = {
-    .name = "test byte",
-    .size = 1,
-    .extent = 1,
-    .true_extent = 1,
-    .predefined = true,
-    .committed = true,
-    .refcount = 1,
-    .runs = (crmpi_dt_run_t *)&test_byte_run,
-    .num_runs = 1,
-    .basic_count = 1,
-    .contiguous = true,
-    .run_len = 1,
-    .runs_regular = true,
-    .align = 1,
-};
-
 static void test_recv_data(crmpi_btl_module_t *module, uint32_t peer_rank, const void *data,
                            size_t len)
 {
@@ -149,7 +130,7 @@ static int test_send(uint32_t peer, uint8_t tag, const void *hdr, size_t hdr_len
     crmpi_convertor_t conv;
     int rc;
 
-    crmpi_convertor_init(&conv, payload, payload_len, &test_byte_type);
+    crmpi_convertor_init(&conv, payload, payload_len, &crmpi_btl_test_byte_type);
     rc = test_me.module->send(test_me.module, test_me.eps[peer], tag, hdr, hdr_len,
                               payload_len ? &conv : NULL, payload_len);
     CHILD_CHECK(rc == CRMPI_OK || rc == CRMPI_ERR_RESOURCE_BUSY, "send to %u: %d", peer, rc);

@@ -98,22 +98,6 @@ static void (*rank_on_recv)(crmpi_btl_module_t *module, uint32_t peer_rank, cons
         }                                                                                          \
     } while (0)
 
-/* A byte type built by hand: the payloads below are plain contiguous bytes. */
-static crmpi_dt_run_t test_byte_run = {.disp = 0, .len = 1, .basic_size = 1};
-static struct crmpi_datatype_s test_byte_type = {
-    .name = "test byte",
-    .size = 1,
-    .extent = 1,
-    .true_extent = 1,
-    .predefined = true,
-    .committed = true,
-    .refcount = 1,
-    .runs = &test_byte_run,
-    .num_runs = 1,
-    .basic_count = 1,
-    .contiguous = true,
-};
-
 /* What a rank's scenario works with. */
 typedef struct test_rank {
     uint32_t rank;                             /* this rank */
@@ -167,7 +151,7 @@ static int test_send(test_rank_t *t, uint32_t dest, const void *hdr, size_t hdr_
     crmpi_convertor_t conv;
     int rc;
 
-    crmpi_convertor_init(&conv, payload, payload_len, &test_byte_type);
+    crmpi_convertor_init(&conv, payload, payload_len, &crmpi_btl_test_byte_type);
     rc = t->module->send(t->module, t->eps[dest], TEST_TAG, hdr, hdr_len,
                          payload_len ? &conv : NULL, payload_len);
     if (rc == CRMPI_OK)
